@@ -1,0 +1,50 @@
+// Gates the published shape: publint --strict and attw --pack on the packed tarball, then the
+// emitted .d.ts compiled by a consumer on the oldest supported TypeScript 5.x and on the newest major.
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { installedConsumer, pack, root, run, tmp } from './lib.mjs';
+
+const tarball = pack();
+console.log(`package: checking ${tarball}`);
+run('npx', ['publint', '--strict', tarball]);
+run('npx', ['attw', '--pack', '.', '--profile', 'strict']);
+
+const consumer = installedConsumer('consumer-types', tarball);
+copyFileSync(join(root, 'test/consumer/consumer.ts'), join(consumer, 'consumer.ts'));
+copyFileSync(join(root, 'test/consumer/consumer.cts'), join(consumer, 'consumer.cts'));
+// The oldest 5.x and the newest major are installed on the side (pinned here), so their `tsc`
+// binaries never shadow the project's own compiler in node_modules/.bin.
+function sideCompiler(version) {
+  const dir = join(tmp, `typescript-${version}`);
+  if (!existsSync(join(dir, 'node_modules/typescript/bin/tsc'))) {
+    mkdirSync(dir, { recursive: true });
+    run('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', '--silent', '--no-save', `typescript@${version}`]);
+  }
+  return join(dir, 'node_modules/typescript/bin/tsc');
+}
+const compilers = [
+  ['TypeScript 5.0.4', sideCompiler('5.0.4')],
+  ['TypeScript 5.9 (the project compiler)', join(root, 'node_modules/typescript/bin/tsc')],
+  ['TypeScript 7.0.2', sideCompiler('7.0.2')],
+];
+const settings = [
+  { module: 'NodeNext', moduleResolution: 'NodeNext', type: 'module' },
+  { module: 'NodeNext', moduleResolution: 'NodeNext', type: 'commonjs' },
+  { module: 'ESNext', moduleResolution: 'Bundler', type: 'module' },
+];
+for (const [label, tsc] of compilers) {
+  for (const setting of settings) {
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: setting.type }));
+    const files = setting.type === 'commonjs' ? ['consumer.cts'] : ['consumer.ts'];
+    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        noEmit: true, strict: true, target: 'ES2022', lib: ['ES2022', 'DOM'], types: [],
+        module: setting.module, moduleResolution: setting.moduleResolution, skipLibCheck: false,
+      },
+      files,
+    }));
+    console.log(`package: ${label}, module ${setting.module}/${setting.moduleResolution}, ${setting.type}`);
+    run('node', [tsc, '-p', 'tsconfig.json'], { cwd: consumer });
+  }
+}
+console.log('package: publint, attw and consumer type checks passed');

@@ -1,0 +1,30 @@
+// `npm test`: everything that gates a change, in the order a failure is cheapest to read.
+// In CI (CI=true) nothing may be skipped: a step that cannot run fails the run.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { root, run, tmp } from './lib.mjs';
+
+const steps = [
+  ['typecheck', () => run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'])],
+  ['unit, property and type tests (vitest, with coverage)', () =>
+    run('npx', ['vitest', 'run', '--coverage', '--reporter=default', '--reporter=json', `--outputFile.json=${join(tmp, 'vitest.json')}`])],
+  ['build (tsup)', () => run('npx', ['tsup', '--silent'])],
+  ['package (publint --strict, attw --pack, consumer types on TS 5.0/5.9/7)', () => run('node', ['scripts/check-package.mjs'])],
+  ['built package on Node 20, 22 and 24 (ESM and CJS)', () => run('node', ['scripts/smoke-runtimes.mjs'])],
+];
+
+rmSync(join(tmp, 'vitest.json'), { force: true });
+for (const [index, [label, step]] of steps.entries()) {
+  console.log(`\n==> [${index + 1}/${steps.length}] ${label}`);
+  step();
+}
+
+const reportPath = join(tmp, 'vitest.json');
+if (!existsSync(reportPath)) throw new Error('vitest wrote no report');
+const report = JSON.parse(readFileSync(reportPath, 'utf8'));
+if (report.numTotalTests === 0) throw new Error('vitest ran no test');
+if (process.env.CI && (report.numPendingTests > 0 || report.numTodoTests > 0)) {
+  throw new Error(`${report.numPendingTests + report.numTodoTests} test(s) were skipped; CI allows none`);
+}
+console.log(`\nAll ${steps.length} steps passed.`);
+console.log(`${report.numPassedTests} passed, ${report.numFailedTests} failed`);

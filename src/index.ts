@@ -1,0 +1,5 @@
+/**
+ * rack-webhooks: the runtime-agnostic core. Nothing here imports a `node:` module; node:crypto is
+ * reached through process.getBuiltinModule where it exists, Web Crypto everywhere else.
+ */
+export * from './signature/index.js';

@@ -1,0 +1,42 @@
+import type { HmacBackend } from './backend.js';
+import { bytesToHex } from '../hex.js';
+import type { SigningKey } from '../secrets.js';
+
+const cryptoKeys = new WeakMap<SigningKey, Promise<CryptoKey>>();
+const utf8 = new TextEncoder();
+
+function subtle(): SubtleCrypto {
+  const api = (globalThis as { crypto?: Crypto }).crypto?.subtle;
+  if (api === undefined) {
+    throw new Error('rack-webhooks: this runtime has neither node:crypto nor Web Crypto (crypto.subtle).');
+  }
+  return api;
+}
+
+function importKey(key: SigningKey): Promise<CryptoKey> {
+  let imported = cryptoKeys.get(key);
+  if (imported === undefined) {
+    imported = subtle().importKey('raw', key.bytes as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    cryptoKeys.set(key, imported);
+  }
+  return imported;
+}
+
+function signedBytes(timestampText: string, body: Uint8Array | string): Uint8Array<ArrayBuffer> {
+  const prefix = utf8.encode(`${timestampText}.`);
+  const payload = typeof body === 'string' ? utf8.encode(body) : body;
+  const joined = new Uint8Array(prefix.length + payload.length);
+  joined.set(prefix, 0);
+  joined.set(payload, prefix.length);
+  return joined;
+}
+
+/** Web Crypto: Workers, browsers, Deno, Bun, and Node releases without getBuiltinModule. */
+export const webBackend: HmacBackend = {
+  name: 'web',
+  hmac: async (key, timestampText, body) => {
+    const cryptoKey = await importKey(key);
+    return new Uint8Array(await subtle().sign('HMAC', cryptoKey, signedBytes(timestampText, body)));
+  },
+  encodeHex: bytesToHex,
+};

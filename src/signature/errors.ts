@@ -1,0 +1,67 @@
+/**
+ * Every way a delivery can fail verification, as fixed by the public contract.
+ * The first group is the sender's (or an attacker's) problem; the last three are the
+ * receiver's own configuration or wiring and can never be fixed by the rack.
+ */
+export type WebhookVerificationErrorCode =
+  | 'missing_header'
+  | 'malformed_header'
+  | 'header_too_large'
+  | 'no_v1_signatures'
+  | 'too_many_signatures'
+  | 'signature_mismatch'
+  | 'timestamp_too_old'
+  | 'timestamp_too_new'
+  | 'payload_not_raw'
+  | 'no_secrets'
+  | 'invalid_secret';
+
+const RECEIVER_SIDE_CODES: ReadonlySet<WebhookVerificationErrorCode> = new Set([
+  'payload_not_raw',
+  'no_secrets',
+  'invalid_secret',
+]);
+
+export interface WebhookVerificationErrorDetails {
+  /** The header's `t`, when the header got far enough to have one. */
+  readonly timestamp?: number;
+  /** Seconds between `t` and the clock, for the two time-window codes (always positive). */
+  readonly skewSeconds?: number;
+  /** The tolerance the timestamp was judged against, for the two time-window codes. */
+  readonly tolerance?: number;
+  /** Set on `signature_mismatch` when the other key encoding would have matched. */
+  readonly suggestedSecretEncoding?: 'utf8' | 'hex';
+}
+
+/**
+ * The single error class of verification. `status` is the HTTP status a receiver should answer
+ * with: 401 for anything the request did wrong, 500 for the receiver's own misconfiguration
+ * (a missing key, a parsed body), because a 401 there would send on-call looking at the rack.
+ */
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError';
+  readonly code: WebhookVerificationErrorCode;
+  readonly status: 401 | 500;
+  readonly timestamp: number | undefined;
+  readonly skewSeconds: number | undefined;
+  readonly tolerance: number | undefined;
+  readonly suggestedSecretEncoding: 'utf8' | 'hex' | undefined;
+
+  constructor(
+    code: WebhookVerificationErrorCode,
+    message: string,
+    details: WebhookVerificationErrorDetails = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.status = RECEIVER_SIDE_CODES.has(code) ? 500 : 401;
+    this.timestamp = details.timestamp;
+    this.skewSeconds = details.skewSeconds;
+    this.tolerance = details.tolerance;
+    this.suggestedSecretEncoding = details.suggestedSecretEncoding;
+  }
+}
+
+export function isWebhookVerificationError(value: unknown): value is WebhookVerificationError {
+  return value instanceof WebhookVerificationError;
+}

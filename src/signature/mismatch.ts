@@ -1,0 +1,69 @@
+import { WebhookVerificationError } from './errors.js';
+import { encodeSecret, type SecretEncoding, type SigningKey } from './secrets.js';
+
+/**
+ * A failed verification is usually a configuration slip, not an attack. These are the keys that
+ * the two common slips would have produced; if one of them matches, the error says which slip.
+ * Only the failure path pays for this.
+ */
+export interface MismatchCandidate {
+  readonly key: SigningKey;
+  readonly secretIndex: number;
+  readonly slip: 'other_encoding' | 'whitespace';
+}
+
+export function mismatchCandidates(keys: readonly SigningKey[], encoding: SecretEncoding): MismatchCandidate[] {
+  const candidates: MismatchCandidate[] = [];
+  const other: SecretEncoding = encoding === 'utf8' ? 'hex' : 'utf8';
+  keys.forEach((key, secretIndex) => {
+    const otherBytes = encodeSecret(key.source, other);
+    if (otherBytes !== undefined && otherBytes.length > 0) {
+      candidates.push({ key: { source: key.source, bytes: otherBytes }, secretIndex, slip: 'other_encoding' });
+    }
+    const trimmed = key.source.trim();
+    if (trimmed !== key.source && trimmed !== '') {
+      const trimmedBytes = encodeSecret(trimmed, encoding);
+      if (trimmedBytes !== undefined) {
+        candidates.push({ key: { source: trimmed, bytes: trimmedBytes }, secretIndex, slip: 'whitespace' });
+      }
+    }
+  });
+  return candidates;
+}
+
+export function mismatchError(
+  keys: readonly SigningKey[],
+  signatureCount: number,
+  encoding: SecretEncoding,
+  timestamp: number,
+  matched: MismatchCandidate | undefined,
+): WebhookVerificationError {
+  const base =
+    `No v1 signature (of ${signatureCount}) matches any of the ${keys.length} configured ` +
+    `secret${keys.length === 1 ? '' : 's'}.`;
+  if (matched?.slip === 'other_encoding') {
+    const other = encoding === 'utf8' ? 'hex' : 'utf8';
+    return new WebhookVerificationError(
+      'signature_mismatch',
+      `${base} It would verify with secret #${matched.secretIndex + 1} decoded as ${other}: ` +
+        `set secretEncoding: '${other}'` +
+        (other === 'hex' ? ' (this rack hex-decodes webhook_signing_key).' : '.'),
+      { timestamp, suggestedSecretEncoding: other },
+    );
+  }
+  if (matched?.slip === 'whitespace') {
+    return new WebhookVerificationError(
+      'signature_mismatch',
+      `${base} Secret #${matched.secretIndex + 1} has whitespace at its start or end (a pasted ` +
+        'newline?); without it the signature verifies. Trim the secret.',
+      { timestamp },
+    );
+  }
+  const padded = keys.findIndex((key) => key.source.trim() !== key.source);
+  const hint =
+    padded === -1
+      ? ' Check that the secret is the rack\'s current webhook_signing_key and that the body is ' +
+        'passed exactly as received, not re-serialised JSON.'
+      : ` Note: secret #${padded + 1} has whitespace at its start or end.`;
+  return new WebhookVerificationError('signature_mismatch', base + hint, { timestamp });
+}

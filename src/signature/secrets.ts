@@ -1,0 +1,76 @@
+import { WebhookVerificationError } from './errors.js';
+import { hexToBytes, isHex } from './hex.js';
+
+export type SecretEncoding = 'utf8' | 'hex';
+
+/** One key, several, or the rack parameter's own `"new,old"` form. */
+export type SecretsInput = string | readonly string[];
+
+export interface SigningKey {
+  /** The key as configured (after comma-splitting), kept for diagnostics only. */
+  readonly source: string;
+  /** The HMAC key bytes under the chosen encoding. */
+  readonly bytes: Uint8Array;
+}
+
+const utf8 = new TextEncoder();
+
+export function assertSecretEncoding(encoding: unknown): asserts encoding is SecretEncoding {
+  if (encoding !== 'utf8' && encoding !== 'hex') {
+    throw new RangeError(`secretEncoding must be 'utf8' or 'hex', got ${JSON.stringify(encoding)}`);
+  }
+}
+
+/**
+ * A string is the rack parameter's form: comma-separated, each key trimmed, as the rack itself
+ * splits it. An array is taken byte for byte, so a stray newline in one is reported, not hidden.
+ */
+export function splitSecrets(secrets: unknown): string[] {
+  if (typeof secrets === 'string') {
+    if (secrets.trim() === '') throw noSecrets();
+    return secrets.split(',').map((part) => part.trim());
+  }
+  if (Array.isArray(secrets)) {
+    if (secrets.length === 0) throw noSecrets();
+    return secrets.map((secret, index) => {
+      if (typeof secret !== 'string') {
+        throw new WebhookVerificationError(
+          'invalid_secret',
+          `Secret #${index + 1} is a ${typeof secret}, not a string.`,
+        );
+      }
+      return secret;
+    });
+  }
+  throw noSecrets();
+}
+
+export function encodeSecret(secret: string, encoding: SecretEncoding): Uint8Array | undefined {
+  if (encoding === 'utf8') return utf8.encode(secret);
+  return isHex(secret) ? hexToBytes(secret) : undefined;
+}
+
+export function toSigningKeys(secrets: unknown, encoding: SecretEncoding): SigningKey[] {
+  return splitSecrets(secrets).map((source, index) => {
+    if (source === '') {
+      throw new WebhookVerificationError('invalid_secret', `Secret #${index + 1} is empty.`);
+    }
+    const bytes = encodeSecret(source, encoding);
+    if (bytes === undefined) {
+      throw new WebhookVerificationError(
+        'invalid_secret',
+        `Secret #${index + 1} is not an even-length hex string, but secretEncoding is 'hex'. ` +
+          `Use secretEncoding: 'utf8' if the rack uses the parameter value as text.`,
+      );
+    }
+    return { source, bytes };
+  });
+}
+
+function noSecrets(): WebhookVerificationError {
+  return new WebhookVerificationError(
+    'no_secrets',
+    'No signing secret configured: pass the rack\'s webhook_signing_key value as `secrets` ' +
+      '(a string, a "new,old" comma-separated string, or an array).',
+  );
+}

@@ -1,0 +1,144 @@
+import type { HmacBackend } from './crypto/backend.js';
+import { nodeBackend } from './crypto/node-backend.js';
+import { webBackend } from './crypto/web-backend.js';
+import { resolveKeys } from './keyring.js';
+import { mismatchCandidates, mismatchError } from './mismatch.js';
+import { digestMatches, parseHeaderInternal, type ParsedHeaderInternal, type SignatureHeaderInput } from './parse-header.js';
+import { toRawPayload, type RawPayload } from './payload.js';
+import { assertSecretEncoding, type SecretEncoding, type SecretsInput, type SigningKey } from './secrets.js';
+import { assertInsideWindow, resolveNow, resolveTolerance } from './timestamp.js';
+
+export interface VerifyOptions {
+  /** One key, several, or the rack parameter's `"new,old"` comma-separated form. */
+  secrets: SecretsInput;
+  /** Seconds either side of now; default 300; `0` = same second; `Infinity` disables. */
+  tolerance?: number;
+  /** Unix seconds to judge the timestamp against (re-verifying stored payloads). */
+  now?: number;
+  /** How the configured key becomes HMAC key bytes; default `'utf8'` as the spec says. */
+  secretEncoding?: SecretEncoding;
+}
+
+export interface VerifiedSignature {
+  /** The header's `t`: unix seconds of dispatch. */
+  timestamp: number;
+  /** Which of the receiver's secrets matched: once an old key stops matching, it can go. */
+  secretIndex: number;
+}
+
+interface PreparedVerification {
+  readonly keys: SigningKey[];
+  readonly body: Uint8Array | string;
+  readonly header: ParsedHeaderInternal;
+  readonly encoding: SecretEncoding;
+  readonly tolerance: number;
+  readonly now: number;
+}
+
+/** Everything that can fail before any HMAC is computed, in the order a user would fix it. */
+function prepare(
+  payload: unknown,
+  header: SignatureHeaderInput,
+  options: VerifyOptions,
+): PreparedVerification {
+  const encoding = options.secretEncoding ?? 'utf8';
+  assertSecretEncoding(encoding);
+  const tolerance = resolveTolerance(options.tolerance);
+  const now = resolveNow(options.now);
+  const keys = resolveKeys(options.secrets, encoding);
+  const body = toRawPayload(payload);
+  return { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now };
+}
+
+function matchesAny(digest: Uint8Array, header: ParsedHeaderInternal): boolean {
+  let matched = false;
+  // Every v1 is compared even after a match, as the contract says.
+  for (const offset of header.signatureOffsets) matched = digestMatches(digest, header.source, offset) || matched;
+  return matched;
+}
+
+function accept(prepared: PreparedVerification, secretIndex: number): VerifiedSignature {
+  assertInsideWindow(prepared.header.timestamp, prepared.tolerance, prepared.now);
+  return { timestamp: prepared.header.timestamp, secretIndex };
+}
+
+function verifyPreparedSync(
+  backend: HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> },
+  prepared: PreparedVerification,
+): VerifiedSignature {
+  const { keys, header, body } = prepared;
+  for (let i = 0; i < keys.length; i++) {
+    if (matchesAny(backend.hmacSync(keys[i]!, header.timestampText, body), header)) return accept(prepared, i);
+  }
+  const matched = mismatchCandidates(keys, prepared.encoding).find((candidate) =>
+    matchesAny(backend.hmacSync(candidate.key, header.timestampText, body), header),
+  );
+  throw mismatchError(keys, header.signatureOffsets.length, prepared.encoding, header.timestamp, matched);
+}
+
+async function verifyPreparedAsync(backend: HmacBackend, prepared: PreparedVerification): Promise<VerifiedSignature> {
+  const { keys, header, body } = prepared;
+  const count = header.signatureOffsets.length;
+  for (let i = 0; i < keys.length; i++) {
+    if (matchesAny(await backend.hmac(keys[i]!, header.timestampText, body), header)) return accept(prepared, i);
+  }
+  for (const candidate of mismatchCandidates(keys, prepared.encoding)) {
+    if (matchesAny(await backend.hmac(candidate.key, header.timestampText, body), header)) {
+      throw mismatchError(keys, count, prepared.encoding, header.timestamp, candidate);
+    }
+  }
+  throw mismatchError(keys, count, prepared.encoding, header.timestamp, undefined);
+}
+
+/** Exposed for the test suite, which runs every vector through every backend. */
+export function verifyWithBackend(
+  backend: HmacBackend,
+  payload: RawPayload,
+  header: SignatureHeaderInput,
+  options: VerifyOptions,
+): Promise<VerifiedSignature> {
+  try {
+    const prepared = prepare(payload, header, options);
+    if (backend.hmacSync !== undefined) {
+      // On Node the HMAC is synchronous, so the promise costs one allocation, not a thread hop.
+      return Promise.resolve(verifyPreparedSync(backend as Parameters<typeof verifyPreparedSync>[0], prepared));
+    }
+    return verifyPreparedAsync(backend, prepared);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * Verifies a delivery: HMAC-SHA256 over `${t}.` and the raw body, compared in constant time
+ * against every `v1` segment with every secret; then the time window. Works on every runtime.
+ */
+export function verify(
+  payload: RawPayload,
+  header: SignatureHeaderInput,
+  options: VerifyOptions,
+): Promise<VerifiedSignature> {
+  return verifyWithBackend(nodeBackend ?? webBackend, payload, header, options);
+}
+
+/** `verify` without the promise. Needs node:crypto (Node 20.16+, Bun, Deno). */
+export function verifySync(
+  payload: RawPayload,
+  header: SignatureHeaderInput,
+  options: VerifyOptions,
+): VerifiedSignature {
+  const backend = requireSyncBackend('verifySync');
+  return verifyPreparedSync(backend, prepare(payload, header, options));
+}
+
+export function requireSyncBackend(
+  caller: string,
+): HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> } {
+  if (nodeBackend?.hmacSync === undefined) {
+    throw new Error(
+      `rack-webhooks: ${caller} needs node:crypto (Node 20.16+, Bun or Deno); ` +
+        'on this runtime use the async variant, which runs on Web Crypto.',
+    );
+  }
+  return nodeBackend as HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> };
+}

@@ -1,0 +1,50 @@
+import vectorsFile from '../vectors/signature.json' with { type: 'json' };
+import { nodeBackend } from '../../src/signature/crypto/node-backend.js';
+import { webBackend } from '../../src/signature/crypto/web-backend.js';
+import { verify, verifySync, verifyWithBackend, type VerifyOptions, type VerifiedSignature } from '../../src/signature/verify.js';
+import type { RawPayload } from '../../src/signature/payload.js';
+import type { SignatureHeaderInput } from '../../src/signature/parse-header.js';
+
+export interface SignatureVector {
+  name: string;
+  bodyBase64: string;
+  header: string | null;
+  secrets: string | string[];
+  secretEncoding?: 'utf8' | 'hex';
+  tolerance?: number | 'Infinity';
+  now: number;
+  expect: { timestamp: number; secretIndex: number } | { error: string; suggestedSecretEncoding?: string };
+}
+
+export const vectors = vectorsFile.vectors as SignatureVector[];
+export const vectorSecrets = vectorsFile.secrets;
+
+export function vectorOptions(vector: SignatureVector): VerifyOptions {
+  return {
+    secrets: vector.secrets,
+    now: vector.now,
+    ...(vector.secretEncoding === undefined ? {} : { secretEncoding: vector.secretEncoding }),
+    ...(vector.tolerance === undefined
+      ? {}
+      : { tolerance: vector.tolerance === 'Infinity' ? Infinity : vector.tolerance }),
+  };
+}
+
+type VerifyPath = (payload: RawPayload, header: SignatureHeaderInput, options: VerifyOptions) => Promise<VerifiedSignature>;
+
+/** Every way the SDK can verify; the vectors must give the same answer on each. */
+export const verifyPaths: ReadonlyArray<readonly [string, VerifyPath]> = [
+  ['verifySync', async (p, h, o) => verifySync(p, h, o)],
+  ['verify (node:crypto)', verify],
+  ['verify (Web Crypto)', (p, h, o) => verifyWithBackend(webBackend, p, h, o)],
+];
+
+export async function outcome(path: VerifyPath, payload: RawPayload, header: SignatureHeaderInput, options: VerifyOptions) {
+  try {
+    return { ok: await path(payload, header, options) } as const;
+  } catch (error) {
+    return { error } as const;
+  }
+}
+
+export { nodeBackend, webBackend };

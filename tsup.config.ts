@@ -1,0 +1,22 @@
+import { defineConfig } from 'tsup';
+
+/**
+ * One entry per public subpath (see package.json "exports"). The core is built for a neutral
+ * platform: a `node:` import sneaking into it fails the build instead of a Worker at run time.
+ */
+export const entries = {
+  index: 'src/index.ts',
+} as const;
+
+export default defineConfig({
+  entry: entries,
+  format: ['esm', 'cjs'],
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: 'es2022',
+  platform: 'neutral',
+  splitting: true,
+  treeshake: true,
+  minify: false,
+});
