@@ -18,5 +18,9 @@ export default defineConfig({
   platform: 'neutral',
   splitting: true,
   treeshake: true,
-  minify: false,
+  // Whitespace and syntax only: identifiers stay readable in stack traces, and the precompiled
+  // validators (most of the bytes) shrink by half. Source maps ship alongside.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  minifyIdentifiers: false,
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { root, run, tmp } from './lib.mjs';
 
 const steps = [
+  ['generated code matches schemas/ (npm run generate --check)', () => run('node', ['scripts/generate.mjs', '--check'])],
   ['typecheck', () => run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'])],
   ['unit, property and type tests (vitest, with coverage)', () =>
     run('npx', ['vitest', 'run', '--coverage', '--reporter=default', '--reporter=json', `--outputFile.json=${join(tmp, 'vitest.json')}`])],

@@ -3,3 +3,4 @@
  * reached through process.getBuiltinModule where it exists, Web Crypto everywhere else.
  */
 export * from './signature/index.js';
+export * from './events/index.js';

@@ -19,3 +19,26 @@ await verify({ action: 'x' }, header, { secrets: 'a' });
 // @ts-expect-error base64 is not a supported key encoding
 await verify('{}', header, { secrets: 'a', secretEncoding: 'base64' });
 export {};
+
+// Events: exact narrowing through the published .d.ts.
+import { isKnownEvent, parseEvent, WEBHOOK_ACTIONS, type WebhookEvent, type WebhookAction } from 'rack-webhooks';
+const parsedEvent = parseEvent('{"action":"app:create","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","actor":"a","name":"n"}}');
+if (isKnownEvent(parsedEvent)) {
+  const known: WebhookEvent = parsedEvent;
+  switch (known.action) {
+    case 'app:budget:per-service-truncated': {
+      const dropped: number = known.data.dropped;
+      console.log(dropped);
+      break;
+    }
+    case 'app:scale-override:toggled': {
+      const state: 'on' | 'off' = known.data.state;
+      // @ts-expect-error cancel_reason is not a field of toggled
+      console.log(state, known.data.cancel_reason);
+      break;
+    }
+  }
+}
+const firstAction: 'app:create' = WEBHOOK_ACTIONS[0];
+const anyAction: WebhookAction = firstAction;
+console.log(anyAction);

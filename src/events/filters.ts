@@ -1,0 +1,35 @@
+import type { WebhookEvent } from '../generated/events.js';
+import type { AnyWebhookEvent, EventOf, WebhookAction } from './types.js';
+
+/** Routine, high-volume actions that receivers usually drop (the spec's filtering guidance). */
+export const ROUTINE_ACTIONS = [
+  'app:budget:auto-shutdown:noop',
+  'app:budget:auto-shutdown:simulated',
+] as const satisfies readonly WebhookAction[];
+
+/**
+ * Actions on-call channels subscribe to. `app:budget:cap` pages only when the app's `atCapAction`
+ * is `block-new-deploys` or `auto-shutdown`, which the event itself does not carry.
+ */
+export const ON_CALL_ACTIONS = [
+  'app:budget:auto-shutdown:fired',
+  'app:budget:auto-shutdown:failed',
+  'app:budget:cap',
+] as const satisfies readonly WebhookAction[];
+
+/** Informative only: never act on these. */
+export const INFORMATIVE_ACTIONS = ['app:budget:auto-shutdown:flap-suppressed'] as const satisfies readonly WebhookAction[];
+
+export type RoutineAction = (typeof ROUTINE_ACTIONS)[number];
+export type OnCallAction = (typeof ON_CALL_ACTIONS)[number];
+
+const routine: ReadonlySet<string> = new Set(ROUTINE_ACTIONS);
+const onCall: ReadonlySet<string> = new Set(ON_CALL_ACTIONS);
+
+export function isRoutineEvent(event: AnyWebhookEvent): event is EventOf<RoutineAction> {
+  return routine.has(event.action);
+}
+
+export function isOnCallEvent(event: AnyWebhookEvent): event is Extract<WebhookEvent, { action: OnCallAction }> {
+  return onCall.has(event.action);
+}

@@ -1,0 +1,82 @@
+import { INTEGER_FIELDS } from '../generated/catalog.js';
+import { WebhookPayloadError } from './errors.js';
+import { isKnownAction } from './known.js';
+import type { AnyWebhookEvent, UnknownWebhookEvent } from './types.js';
+import { assertValidEvent } from './validate.js';
+
+export interface ParseEventOptions {
+  /** Check a known action against its JSON Schema; default false. Unknown actions are never rejected. */
+  validate?: boolean;
+}
+
+/** Raw JSON text or bytes as received, or a value parsed earlier (a persisted payload). */
+export type EventInput = string | Uint8Array | ArrayBuffer | object;
+
+const utf8 = new TextDecoder('utf-8');
+const INTEGER_TEXT = /^-?[0-9]+$/;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJson(input: string | Uint8Array | ArrayBuffer): unknown {
+  // TextDecoder drops a leading BOM, which JSON.parse would refuse.
+  let text = typeof input === 'string' ? input : utf8.decode(input);
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    return JSON.parse(text);
+  } catch {
+    // The engine's message quotes the body; this one does not.
+    throw new WebhookPayloadError('invalid_json', `The body is not valid JSON (${text.length} characters).`);
+  }
+}
+
+function invalid(path: string, reason: string, action?: string): WebhookPayloadError {
+  return new WebhookPayloadError('invalid_event', `Invalid ${action ?? 'webhook'} event: ${path === '' ? 'the payload' : path} ${reason}.`, path, action);
+}
+
+/** The envelope every handler relies on, checked even without `validate`. */
+function assertEnvelope(value: unknown): asserts value is UnknownWebhookEvent {
+  if (!isObject(value)) throw invalid('', 'must be a JSON object');
+  const action = value['action'];
+  if (typeof action !== 'string' || action === '') throw invalid('/action', 'must be a non-empty string');
+  if (typeof value['status'] !== 'string') throw invalid('/status', 'must be a string', action);
+  if (typeof value['timestamp'] !== 'string') throw invalid('/timestamp', 'must be a string', action);
+  if (!isObject(value['data'])) throw invalid('/data', 'must be an object', action);
+}
+
+/**
+ * Racks send every `data` value as a string; fields the spec types as integers are handed over
+ * as numbers. A value that is not an integer is an error even without `validate`, because the
+ * type promises a number.
+ */
+function withIntegers(event: UnknownWebhookEvent, owned: boolean): UnknownWebhookEvent {
+  const fields = INTEGER_FIELDS[event.action];
+  if (fields === undefined) return event;
+  let data = event.data;
+  for (const field of fields) {
+    const value = data[field];
+    if (value === undefined || (typeof value === 'number' && Number.isSafeInteger(value))) continue;
+    const number = typeof value === 'string' && INTEGER_TEXT.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(number)) {
+      throw invalid(`/data/${field}`, 'must be an integer (a number or a decimal string)', event.action);
+    }
+    if (!owned && data === event.data) data = { ...data }; // never mutate a caller's object
+    data[field] = number;
+  }
+  return data === event.data ? event : { ...event, data };
+}
+
+/**
+ * Turns a delivery body into an event, without checking any signature (use `constructEvent` for
+ * that). Unknown actions and unknown fields never throw; use `isKnownEvent` to tell them apart.
+ */
+export function parseEvent(input: EventInput, options: ParseEventOptions = {}): AnyWebhookEvent {
+  const fromText = typeof input === 'string' || input instanceof Uint8Array || input instanceof ArrayBuffer;
+  const value: unknown = fromText ? parseJson(input) : input;
+  assertEnvelope(value);
+  if (options.validate === true && isKnownAction(value.action)) assertValidEvent(value.action, value);
+  // The envelope is checked and the integers are numbers; the rest is the rack's word (or the
+  // schema's, with `validate`).
+  return withIntegers(value, fromText) as AnyWebhookEvent;
+}

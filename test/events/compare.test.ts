@@ -1,0 +1,68 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compareEvents, timestampNanos, type AnyWebhookEvent } from '../../src/index.js';
+
+const event = (timestamp: string, action = 'app:budget:auto-shutdown:armed', data: Record<string, string> = { rack: 'r' }) =>
+  ({ action, status: 'success', timestamp, data }) as AnyWebhookEvent;
+
+describe('timestampNanos', () => {
+  it('keeps every fractional digit that Date.parse drops', () => {
+    expect(timestampNanos('2015-10-28T03:46:24.106682533Z')).toBe(1446003984106682533n);
+    expect(timestampNanos('2015-10-28T03:46:24.106682534Z')! - timestampNanos('2015-10-28T03:46:24.106682533Z')!).toBe(1n);
+    expect(timestampNanos('2026-04-27T10:30:00Z')).toBe(1777285800000000000n);
+    expect(timestampNanos('2026-04-27T10:30:00.1Z')).toBe(1777285800100000000n);
+  });
+  it('honours offsets', () => {
+    expect(timestampNanos('2026-04-27T12:30:00.5+02:00')).toBe(timestampNanos('2026-04-27T10:30:00.5Z'));
+  });
+  it.each(['', 'yesterday', '2026-04-27', '2026-04-27T10:30:00', '2026-04-27T10:30:00.1234567890Z', '2026-13-45T10:30:00Z'])('refuses %j', (text) => {
+    expect(timestampNanos(text)).toBeUndefined();
+  });
+  it('round-trips any nanosecond instant formatted the way racks send it', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 4_102_444_800_000_000_000n }), (nanos) => {
+        const seconds = new Date(Number(nanos / 1_000_000_000n) * 1000).toISOString().slice(0, 19);
+        const fraction = (nanos % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
+        expect(timestampNanos(`${seconds}${fraction === '' ? '' : `.${fraction}`}Z`)).toBe(nanos);
+      }),
+    );
+  });
+});
+
+describe('compareEvents', () => {
+  it('orders two events in the same millisecond, which Date.parse cannot', () => {
+    const early = event('2026-04-27T10:30:00.106682533Z', 'app:budget:auto-shutdown:fired');
+    const late = event('2026-04-27T10:30:00.106682534Z', 'app:budget:auto-shutdown:armed');
+    expect(Date.parse(early.timestamp)).toBe(Date.parse(late.timestamp));
+    expect([late, early].sort(compareEvents)).toEqual([early, late]);
+    expect(compareEvents(early, late)).toBeLessThan(0);
+  });
+  it('treats trailing zeros as the same instant and breaks the tie by action', () => {
+    const a = event('2026-04-27T10:30:00.1Z', 'app:budget:set');
+    const b = event('2026-04-27T10:30:00.100000000Z', 'app:budget:breaker-cleared');
+    expect([a, b].sort(compareEvents)).toEqual([b, a]);
+  });
+  it('breaks a full tie by tick_id, then by data, and puts unparseable timestamps last', () => {
+    const x = event('2026-04-27T10:30:00Z', 'a:b', { tick_id: 'tick-2', rack: 'r' });
+    const y = event('2026-04-27T10:30:00Z', 'a:b', { tick_id: 'tick-1', rack: 'r' });
+    const z = event('2026-04-27T10:30:00Z', 'a:b', { tick_id: 'tick-1', rack: 's' });
+    const bad = event('not a time');
+    expect([bad, x, z, y].sort(compareEvents)).toEqual([y, z, x, bad]);
+  });
+  it('is a consistent total order: antisymmetric, transitive, and zero only for equal content', () => {
+    const ts = fc.oneof(
+      fc.constantFrom('2026-04-27T10:30:00Z', '2026-04-27T10:30:00.1Z', '2026-04-27T10:30:00.100000001Z', '2026-04-27T12:30:00+02:00', 'garbage'),
+      fc.integer({ min: 0, max: 999_999_999 }).map((n) => `2026-04-27T10:30:00.${String(n).padStart(9, '0')}Z`),
+    );
+    const arbitraryEvent = fc.record({ timestamp: ts, action: fc.constantFrom('a:b', 'a:c'), tick: fc.constantFrom('t1', 't2'), app: fc.constantFrom('x', 'y') })
+      .map((e) => event(e.timestamp, e.action, { tick_id: e.tick, app: e.app }));
+    fc.assert(
+      fc.property(arbitraryEvent, arbitraryEvent, arbitraryEvent, (a, b, c) => {
+        expect(Math.sign(compareEvents(a, b))).toBe(-Math.sign(compareEvents(b, a)) || 0);
+        if (compareEvents(a, b) <= 0 && compareEvents(b, c) <= 0) expect(compareEvents(a, c)).toBeLessThanOrEqual(0);
+        if (compareEvents(a, b) === 0) expect(a.action === b.action && JSON.stringify(a.data) === JSON.stringify(b.data)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
