@@ -4,3 +4,5 @@
  */
 export * from './signature/index.js';
 export * from './events/index.js';
+export * from './receiver/index.js';
+export * from './dedup/index.js';

@@ -1,6 +1,5 @@
-import type { HmacBackend } from './crypto/backend.js';
-import { nodeBackend } from './crypto/node-backend.js';
-import { webBackend } from './crypto/web-backend.js';
+import type { HmacBackend } from '../crypto/backend.js';
+import { defaultBackend } from '../crypto/index.js';
 import { resolveKeys } from './keyring.js';
 import { MAX_SIGNING_SECRETS } from './limits.js';
 import { toRawPayload, type RawPayload } from './payload.js';
@@ -51,7 +50,7 @@ export async function signWithBackend(backend: HmacBackend, payload: RawPayload,
 
 /** Signs a body the way the rack does and returns the signature header value. */
 export function sign(payload: RawPayload, options: SignOptions): Promise<string> {
-  return signWithBackend(nodeBackend ?? webBackend, payload, options);
+  return signWithBackend(defaultBackend, payload, options);
 }
 
 /** `sign` without the promise. Needs node:crypto (Node 20.16+, Bun, Deno). */

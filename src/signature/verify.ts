@@ -1,6 +1,6 @@
-import type { HmacBackend } from './crypto/backend.js';
-import { nodeBackend } from './crypto/node-backend.js';
-import { webBackend } from './crypto/web-backend.js';
+import type { HmacBackend } from '../crypto/backend.js';
+import { nodeBackend } from '../crypto/node-backend.js';
+import { defaultBackend } from '../crypto/index.js';
 import { resolveKeys } from './keyring.js';
 import { mismatchCandidates, mismatchError } from './mismatch.js';
 import { digestMatches, parseHeaderInternal, type ParsedHeaderInternal, type SignatureHeaderInput } from './parse-header.js';
@@ -118,7 +118,7 @@ export function verify(
   header: SignatureHeaderInput,
   options: VerifyOptions,
 ): Promise<VerifiedSignature> {
-  return verifyWithBackend(nodeBackend ?? webBackend, payload, header, options);
+  return verifyWithBackend(defaultBackend, payload, header, options);
 }
 
 /** `verify` without the promise. Needs node:crypto (Node 20.16+, Bun, Deno). */

@@ -1,6 +1,6 @@
 import vectorsFile from '../vectors/signature.json' with { type: 'json' };
-import { nodeBackend } from '../../src/signature/crypto/node-backend.js';
-import { webBackend } from '../../src/signature/crypto/web-backend.js';
+import { nodeBackend } from '../../src/crypto/node-backend.js';
+import { webBackend } from '../../src/crypto/web-backend.js';
 import { verify, verifySync, verifyWithBackend, type VerifyOptions, type VerifiedSignature } from '../../src/signature/verify.js';
 import type { RawPayload } from '../../src/signature/payload.js';
 import type { SignatureHeaderInput } from '../../src/signature/parse-header.js';

@@ -1,13 +1,15 @@
-import type { SigningKey } from '../secrets.js';
+import type { SigningKey } from '../signature/secrets.js';
 
 /**
- * The one thing verification needs from a crypto library: HMAC-SHA256 over `${t}.` and the body,
- * and a constant-time comparison. Node and Web Crypto each provide one.
+ * What the SDK needs from a crypto library: HMAC-SHA256 over `${t}.` and the body (verification)
+ * and SHA-256 of the body (replay keys). Node and Web Crypto each provide both.
  */
 export interface HmacBackend {
   readonly name: 'node' | 'web';
   /** Present only where a synchronous HMAC exists (node:crypto). */
   readonly hmacSync?: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Uint8Array;
   readonly hmac: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Promise<Uint8Array>;
+  /** SHA-256 of the raw body, hex: the replay-protection key. */
+  readonly sha256Hex: (body: Uint8Array | string) => Promise<string>;
   readonly encodeHex: (bytes: Uint8Array) => string;
 }

@@ -1,6 +1,6 @@
 import type { HmacBackend } from './backend.js';
-import { bytesToHex } from '../hex.js';
-import type { SigningKey } from '../secrets.js';
+import { bytesToHex } from '../signature/hex.js';
+import type { SigningKey } from '../signature/secrets.js';
 
 const cryptoKeys = new WeakMap<SigningKey, Promise<CryptoKey>>();
 const utf8 = new TextEncoder();
@@ -37,6 +37,10 @@ export const webBackend: HmacBackend = {
   hmac: async (key, timestampText, body) => {
     const cryptoKey = await importKey(key);
     return new Uint8Array(await subtle().sign('HMAC', cryptoKey, signedBytes(timestampText, body)));
+  },
+  sha256Hex: async (body) => {
+    const bytes = typeof body === 'string' ? utf8.encode(body) : body;
+    return bytesToHex(new Uint8Array(await subtle().digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
   },
   encodeHex: bytesToHex,
 };

@@ -1,6 +1,6 @@
 import type { HmacBackend } from './backend.js';
 import { nodeCrypto } from './node-crypto.js';
-import type { SigningKey } from '../secrets.js';
+import type { SigningKey } from '../signature/secrets.js';
 
 type KeyObject = import('node:crypto').KeyObject;
 const keyObjects = new WeakMap<SigningKey, KeyObject>();
@@ -30,6 +30,13 @@ function createNodeBackend(): HmacBackend | undefined {
     hmac: (key, timestampText, body) => {
       try {
         return Promise.resolve(hmacSync(key, timestampText, body));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    sha256Hex: (body) => {
+      try {
+        return Promise.resolve(crypto.createHash('sha256').update(body).digest('hex'));
       } catch (error) {
         return Promise.reject(error);
       }

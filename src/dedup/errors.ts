@@ -1,0 +1,13 @@
+/**
+ * The dedup store could not answer (Redis down, a timeout). With `dedupFailure: 'closed'` the
+ * receiver refuses the delivery with this error; its status, 503, tells a retrying proxy to retry.
+ */
+export class WebhookDedupError extends Error {
+  override readonly name = 'WebhookDedupError';
+  readonly code = 'dedup_unavailable';
+  readonly status = 503;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,99 @@
+import { WebhookDedupError } from './errors.js';
+import type { DedupClaim, DedupStore } from './store.js';
+
+/**
+ * The part of a Redis client this store uses. ioredis clients have `call(command, ...args)`;
+ * node-redis (v4 and later) clients have `sendCommand([command, ...args])`. Neither package is a
+ * dependency: the user passes in the client they already have.
+ */
+export type RedisClientLike =
+  | { call(command: string, ...args: (string | number)[]): Promise<unknown> }
+  | { sendCommand(args: string[]): Promise<unknown> };
+
+export interface RedisDedupStoreOptions {
+  /** Prefix of every key, default `"rack-webhooks:"`. Share it across receivers of one stream. */
+  prefix?: string;
+  /**
+   * Give up on a command after this many milliseconds (default 2000), whatever the client's own
+   * retry settings: a delivery is never held hostage by a Redis that does not answer.
+   */
+  timeoutMs?: number;
+}
+
+/** All keys free: set them all with their TTLs. Any key held: set nothing. One round trip. */
+const CLAIM_ALL = `for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
+end
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], '1', 'PX', ARGV[i])
+end
+return 1`;
+
+type Send = (args: string[]) => Promise<unknown>;
+
+function commandSender(client: RedisClientLike): Send {
+  if (typeof (client as { call?: unknown }).call === 'function') {
+    const ioredis = client as { call(command: string, ...args: string[]): Promise<unknown> };
+    return ([command, ...args]) => ioredis.call(command!, ...args);
+  }
+  if (typeof (client as { sendCommand?: unknown }).sendCommand === 'function') {
+    const nodeRedis = client as { sendCommand(args: string[]): Promise<unknown> };
+    return (args) => nodeRedis.sendCommand(args);
+  }
+  throw new TypeError('RedisDedupStore needs an ioredis client (call) or a node-redis client (sendCommand).');
+}
+
+function ttlMillis(ttlSeconds: number): string {
+  return String(Math.max(1000, Math.ceil(ttlSeconds * 1000)));
+}
+
+/**
+ * The same contract as MemoryDedupStore across any number of receiver processes. Each delivery
+ * costs one round trip (a Lua script claims both keys atomically); keys expire in Redis itself.
+ */
+export class RedisDedupStore implements DedupStore {
+  readonly prefix: string;
+  readonly timeoutMs: number;
+  readonly #send: Send;
+
+  constructor(client: RedisClientLike, options: RedisDedupStoreOptions = {}) {
+    this.#send = commandSender(client);
+    this.prefix = options.prefix ?? 'rack-webhooks:';
+    this.timeoutMs = options.timeoutMs ?? 2000;
+    if (!(this.timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0, got ${String(options.timeoutMs)}`);
+  }
+
+  async #run(args: string[]): Promise<unknown> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new WebhookDedupError(`Redis did not answer ${args[0]} within ${this.timeoutMs} ms.`)),
+        this.timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([this.#send(args), timeout]);
+    } catch (error) {
+      if (error instanceof WebhookDedupError) throw error;
+      throw new WebhookDedupError(`Redis ${args[0]} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async claim(key: string, ttlSeconds: number): Promise<boolean> {
+    const reply = await this.#run(['SET', this.prefix + key, '1', 'NX', 'PX', ttlMillis(ttlSeconds)]);
+    return reply === 'OK';
+  }
+
+  async claimAll(claims: readonly DedupClaim[]): Promise<boolean> {
+    const keys = claims.map(({ key }) => this.prefix + key);
+    const ttls = claims.map(({ ttlSeconds }) => ttlMillis(ttlSeconds));
+    const reply = await this.#run(['EVAL', CLAIM_ALL, String(keys.length), ...keys, ...ttls]);
+    return reply === 1 || reply === '1';
+  }
+
+  async release(key: string): Promise<void> {
+    await this.#run(['DEL', this.prefix + key]);
+  }
+}

@@ -1,0 +1,36 @@
+/** One key to hold for `ttlSeconds`. */
+export interface DedupClaim {
+  readonly key: string;
+  readonly ttlSeconds: number;
+}
+
+/**
+ * Where claims on delivery keys live. `claim` is an atomic set-if-absent: it resolves true when
+ * this caller now holds the key, false when someone already does. `release` gives a key back.
+ * A store may also claim several keys atomically (`claimAll`: all or none), which the receiver
+ * uses when present; otherwise it claims one by one and gives back what it got.
+ */
+export interface DedupStore {
+  claim(key: string, ttlSeconds: number): Promise<boolean>;
+  release(key: string): Promise<void>;
+  claimAll?(claims: readonly DedupClaim[]): Promise<boolean>;
+}
+
+/** Claims every key or none, with one atomic call when the store offers it. */
+export async function claimAll(store: DedupStore, claims: readonly DedupClaim[]): Promise<boolean> {
+  if (store.claimAll !== undefined) return store.claimAll(claims);
+  const held: string[] = [];
+  try {
+    for (const { key, ttlSeconds } of claims) {
+      if (!(await store.claim(key, ttlSeconds))) {
+        await Promise.all(held.map((key) => store.release(key)));
+        return false;
+      }
+      held.push(key);
+    }
+  } catch (error) {
+    await Promise.allSettled(held.map((key) => store.release(key)));
+    throw error;
+  }
+  return true;
+}

@@ -1,0 +1,203 @@
+import { defaultBackend } from '../crypto/index.js';
+import { WebhookDedupError } from '../dedup/errors.js';
+import { MemoryDedupStore } from '../dedup/memory-store.js';
+import { claimAll, type DedupClaim, type DedupStore } from '../dedup/store.js';
+import { isKnownEvent } from '../events/known.js';
+import { parseEvent } from '../events/parse-event.js';
+import type { AnyWebhookEvent } from '../events/types.js';
+import { resolveKeys } from '../signature/keyring.js';
+import { toRawPayload } from '../signature/payload.js';
+import { assertSecretEncoding } from '../signature/secrets.js';
+import { resolveTolerance } from '../signature/timestamp.js';
+import { verifyWithBackend } from '../signature/verify.js';
+import { dedupClaims } from './dedup-keys.js';
+import { WebhookHandlerError } from './errors.js';
+import { getHeader } from './headers.js';
+import { describeRejection, errorCode } from './log.js';
+import {
+  HandlerRegistry,
+  assertPattern,
+  matchesPattern,
+  type ActionPattern,
+  type EventForPattern,
+  type EventHandler,
+} from './patterns.js';
+import type { Delivery, ReceiveResult, ReceiverLogRecord, ReceiverOptions } from './types.js';
+
+export const DEFAULT_HEADER_NAME = 'Service-Signature';
+
+export type ErrorHandler = (error: WebhookHandlerError | WebhookDedupError) => unknown;
+
+export interface Receiver {
+  /** The header the signature is read from. */
+  readonly headerName: string;
+  /** Runs `handler` for an action, a list of actions, or a `prefix:*` pattern; typed exactly. */
+  on<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<EventForPattern<P>>): Receiver;
+  /** Runs `handler` for every accepted delivery, unknown actions included. */
+  onAny(handler: EventHandler<AnyWebhookEvent>): Receiver;
+  /** Sees handler failures and, when dedup fails open, store failures. Its own errors are contained. */
+  onError(handler: ErrorHandler): Receiver;
+  /** Removes a handler from one pattern, or (without a pattern) from everywhere. */
+  off(handler: EventHandler<never> | ErrorHandler): Receiver;
+  off<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<never>): Receiver;
+  /**
+   * Verifies, parses, deduplicates and dispatches one delivery. Resolves with the outcome;
+   * rejects with WebhookVerificationError (401), WebhookPayloadError (400), WebhookDedupError (503)
+   * or WebhookHandlerError (500).
+   */
+  receive(delivery: Delivery): Promise<ReceiveResult>;
+}
+
+function positiveSeconds(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
+    throw new RangeError(`${name} must be a finite number of seconds > 0, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** A receiver: verify, parse, drop replays and duplicates, run the typed handlers. */
+export function createReceiver(options: ReceiverOptions): Receiver {
+  const encoding = options.secretEncoding ?? 'utf8';
+  assertSecretEncoding(encoding);
+  resolveKeys(options.secrets, encoding); // no_secrets / invalid_secret now, not on the first delivery
+  const tolerance = resolveTolerance(options.tolerance);
+  const headerName = options.headerName ?? DEFAULT_HEADER_NAME;
+  if (typeof headerName !== 'string' || headerName.trim() === '') throw new TypeError('headerName must be a non-empty string');
+  const eventKeyTtl = positiveSeconds('eventKeyTtl', options.eventKeyTtl, 86_400);
+  const store: DedupStore | undefined = options.dedup === false ? undefined : (options.dedup ?? new MemoryDedupStore());
+  const failClosed = options.dedupFailure === 'closed';
+  if (options.dedupFailure !== undefined && options.dedupFailure !== 'open' && !failClosed) {
+    throw new RangeError(`dedupFailure must be 'open' or 'closed', got ${JSON.stringify(options.dedupFailure)}`);
+  }
+  const releaseOnError = options.releaseOnError ?? true;
+  const clock = options.now ?? Date.now;
+  const ignore = options.ignore ?? [];
+  ignore.forEach(assertPattern);
+  const verifyOptions = { secrets: options.secrets, tolerance, secretEncoding: encoding };
+
+  const registry = new HandlerRegistry();
+  const errorHandlers = new Set<ErrorHandler>();
+
+  const log = (started: number, record: Omit<ReceiverLogRecord, 'durationMs'>): void => {
+    if (options.logger === undefined) return;
+    try {
+      options.logger({ ...record, durationMs: clock() - started });
+    } catch {
+      // A broken logger must not turn a good delivery into a failure.
+    }
+  };
+
+  const reportError = async (error: WebhookHandlerError | WebhookDedupError, started: number): Promise<void> => {
+    await Promise.all(
+      [...errorHandlers].map(async (handler) => {
+        try {
+          await handler(error);
+        } catch (failure) {
+          log(started, { level: 'error', event: 'on_error_failed', message: 'an onError handler threw', code: errorCode(failure) });
+        }
+      }),
+    );
+  };
+
+  async function claim(claims: DedupClaim[], event: AnyWebhookEvent, started: number): Promise<'fresh' | 'duplicate' | 'unclaimed'> {
+    if (store === undefined || claims.length === 0) return 'unclaimed';
+    try {
+      return (await claimAll(store, claims)) ? 'fresh' : 'duplicate';
+    } catch (cause) {
+      const error = cause instanceof WebhookDedupError ? cause : new WebhookDedupError('The dedup store failed.', { cause });
+      log(started, {
+        level: failClosed ? 'error' : 'warn',
+        event: 'dedup_unavailable',
+        message: failClosed ? 'dedup store failed; delivery refused (dedupFailure: closed)' : 'dedup store failed; delivery processed without dedup (dedupFailure: open)',
+        action: event.action,
+        code: error.code,
+      });
+      if (failClosed) throw error;
+      await reportError(error, started);
+      return 'unclaimed';
+    }
+  }
+
+  const receiver: Receiver = {
+    headerName,
+    on(pattern, handler) {
+      for (const one of (Array.isArray(pattern) ? pattern : [pattern]) as string[]) {
+        assertPattern(one);
+        registry.add(one, handler as EventHandler<never>);
+      }
+      return receiver;
+    },
+    onAny(handler) {
+      registry.addAny(handler);
+      return receiver;
+    },
+    onError(handler) {
+      errorHandlers.add(handler);
+      return receiver;
+    },
+    off(patternOrHandler: unknown, maybeHandler?: EventHandler<never>) {
+      if (typeof patternOrHandler === 'function') {
+        registry.remove(patternOrHandler as EventHandler<never>);
+        errorHandlers.delete(patternOrHandler as ErrorHandler);
+      } else {
+        const patterns = (Array.isArray(patternOrHandler) ? patternOrHandler : [patternOrHandler]) as string[];
+        for (const pattern of patterns) registry.remove(maybeHandler!, pattern);
+      }
+      return receiver;
+    },
+
+    async receive({ body, headers }) {
+      const started = clock();
+      let event: AnyWebhookEvent;
+      let timestamp: number;
+      let secretIndex: number;
+      try {
+        ({ timestamp, secretIndex } = await verifyWithBackend(defaultBackend, body, getHeader(headers, headerName), {
+          ...verifyOptions,
+          now: Math.floor(started / 1000),
+        }));
+        event = parseEvent(body, { validate: options.validate === true });
+      } catch (error) {
+        log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
+        throw error;
+      }
+      const tickId = (event.data as Record<string, unknown>)['tick_id'];
+      const context = { action: event.action, timestamp, secretIndex, ...(typeof tickId === 'string' ? { tickId } : {}) };
+
+      if (ignore.some((pattern) => matchesPattern(pattern, event.action))) {
+        log(started, { level: 'info', event: 'ignored', message: 'delivery ignored (ignore option)', ...context });
+        return { outcome: 'ignored', event };
+      }
+
+      let claims: DedupClaim[] = [];
+      if (store !== undefined) {
+        const bodySha256 = await defaultBackend.sha256Hex(toRawPayload(body));
+        claims = dedupClaims(bodySha256, timestamp, event, tolerance, Math.floor(started / 1000), eventKeyTtl);
+      }
+      const claimed = await claim(claims, event, started);
+      if (claimed === 'duplicate') {
+        log(started, { level: 'info', event: 'duplicate', message: 'duplicate delivery dropped', ...context });
+        return { outcome: 'duplicate', event };
+      }
+
+      const known = isKnownEvent(event);
+      const handlers = registry.forAction(event.action, known);
+      const results = await Promise.allSettled(handlers.map((handler) => new Promise((resolve) => resolve(handler(event)))));
+      const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+      if (failures.length > 0) {
+        const error = new WebhookHandlerError(event, failures);
+        if (releaseOnError && claimed === 'fresh') {
+          await Promise.allSettled(claims.map(({ key }) => store!.release(key)));
+        }
+        log(started, { level: 'error', event: 'handler_failed', message: error.message, code: error.code, ...context });
+        await reportError(error, started);
+        throw error;
+      }
+      const outcome = known ? 'processed' : 'ignored';
+      log(started, { level: 'info', event: outcome, message: known ? 'delivery processed' : 'unknown action; passed to onAny only', ...context });
+      return { outcome, event };
+    },
+  };
+  return receiver;
+}

@@ -1,0 +1,25 @@
+import type { DedupClaim } from '../dedup/store.js';
+import type { AnyWebhookEvent } from '../events/types.js';
+
+/**
+ * The spec's two keys. The replay key `(t, sha256(body))` is held exactly while `t` can still
+ * pass the time window (a later copy is refused by the time check instead); with the window
+ * turned off it is held as long as the event key. The event key `(tick_id, action)` catches a
+ * duplicate that a proxy re-sent with a new `t`.
+ */
+export function dedupClaims(
+  bodySha256: string,
+  timestamp: number,
+  event: AnyWebhookEvent,
+  tolerance: number,
+  nowSeconds: number,
+  eventKeyTtl: number,
+): DedupClaim[] {
+  const replayTtl = Number.isFinite(tolerance) ? Math.max(1, timestamp + tolerance - nowSeconds + 1) : eventKeyTtl;
+  const claims: DedupClaim[] = [{ key: `replay:${timestamp}:${bodySha256}`, ttlSeconds: replayTtl }];
+  const tickId = (event.data as Record<string, unknown>)['tick_id'];
+  if (typeof tickId === 'string' && tickId !== '') {
+    claims.push({ key: `event:${event.action}:${tickId}`, ttlSeconds: eventKeyTtl });
+  }
+  return claims;
+}

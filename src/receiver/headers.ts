@@ -1,0 +1,29 @@
+/** Headers as Node, Express, Fastify, fetch (`Headers`) or a plain object hand them over. */
+export type HeadersInput =
+  | { get(name: string): string | null }
+  | Readonly<Record<string, string | readonly string[] | undefined>>
+  | Iterable<readonly [string, string]>;
+
+/** Case-insensitive lookup of one header across every shape frameworks use. */
+export function getHeader(headers: HeadersInput | null | undefined, name: string): string | readonly string[] | undefined {
+  if (headers === null || headers === undefined) return undefined;
+  const lower = name.toLowerCase();
+  const HeadersClass = (globalThis as { Headers?: abstract new () => unknown }).Headers;
+  if (HeadersClass !== undefined && headers instanceof HeadersClass) {
+    return (headers as { get(name: string): string | null }).get(lower) ?? undefined;
+  }
+  // Maps, entry arrays and other iterables: keys may be in any case.
+  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    const values = [];
+    for (const [key, value] of headers as Iterable<readonly [string, string]>) if (key.toLowerCase() === lower) values.push(value);
+    return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+  }
+  if (typeof (headers as { get?: unknown }).get === 'function') {
+    return (headers as { get(name: string): string | null }).get(lower) ?? undefined;
+  }
+  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
+  // Node and most frameworks lower-case header names; anything else is found by scanning.
+  if (record[lower] !== undefined) return record[lower];
+  for (const key of Object.keys(record)) if (key.toLowerCase() === lower) return record[key];
+  return undefined;
+}

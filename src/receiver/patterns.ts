@@ -1,0 +1,74 @@
+import type { WebhookEvent } from '../generated/events.js';
+import type { AnyWebhookEvent, EventOf, WebhookAction } from '../events/types.js';
+
+/** Every `prefix:*` pattern of an action: `app:budget:cap` gives `app:*` and `app:budget:*`. */
+type PrefixPatterns<Action extends string> = Action extends `${infer Head}:${infer Rest}`
+  ? `${Head}:*` | `${Head}:${PrefixPatterns<Rest>}`
+  : never;
+
+/** What `on` accepts: an action, or a prefix pattern such as `app:budget:auto-shutdown:*`. */
+export type ActionPattern = WebhookAction | PrefixPatterns<WebhookAction>;
+
+/** The event a handler of `Pattern` receives: one exact type, or the union a prefix matches. */
+export type EventForPattern<Pattern extends ActionPattern> = Pattern extends `${infer Prefix}*`
+  ? Extract<WebhookEvent, { action: `${Prefix}${string}` }>
+  : Pattern extends WebhookAction
+    ? EventOf<Pattern>
+    : never;
+
+export type EventHandler<E> = (event: E) => unknown;
+
+export function matchesPattern(pattern: string, action: string): boolean {
+  return pattern.endsWith('*') ? action.startsWith(pattern.slice(0, -1)) : pattern === action;
+}
+
+export function assertPattern(pattern: unknown): asserts pattern is string {
+  if (typeof pattern !== 'string' || pattern === '' || (pattern.includes('*') && !pattern.endsWith(':*'))) {
+    throw new TypeError(
+      `Handler pattern must be an action such as "app:budget:cap" or a prefix such as "app:budget:*", got ${JSON.stringify(pattern)}`,
+    );
+  }
+}
+
+/** Handlers by pattern, plus catch-all handlers; lookups are cached per action. */
+export class HandlerRegistry {
+  readonly #byPattern = new Map<string, Set<EventHandler<never>>>();
+  readonly #any = new Set<EventHandler<AnyWebhookEvent>>();
+  #cache = new Map<string, EventHandler<never>[]>();
+
+  add(pattern: string, handler: EventHandler<never>): void {
+    let handlers = this.#byPattern.get(pattern);
+    if (handlers === undefined) this.#byPattern.set(pattern, (handlers = new Set()));
+    handlers.add(handler);
+    this.#cache = new Map();
+  }
+
+  addAny(handler: EventHandler<AnyWebhookEvent>): void {
+    this.#any.add(handler);
+  }
+
+  /** Removes a handler from one pattern, or from every pattern and the catch-all when none is given. */
+  remove(handler: EventHandler<never>, pattern?: string): void {
+    for (const [key, handlers] of this.#byPattern) {
+      if (pattern === undefined || key === pattern) handlers.delete(handler);
+    }
+    if (pattern === undefined) this.#any.delete(handler as EventHandler<AnyWebhookEvent>);
+    this.#cache = new Map();
+  }
+
+  /** Handlers for a known action (pattern handlers, each once), then the catch-all ones. */
+  forAction(action: string, known: boolean): EventHandler<AnyWebhookEvent>[] {
+    let handlers = this.#cache.get(action);
+    if (handlers === undefined) {
+      const found = new Set<EventHandler<never>>();
+      if (known) {
+        for (const [pattern, set] of this.#byPattern) {
+          if (matchesPattern(pattern, action)) for (const handler of set) found.add(handler);
+        }
+      }
+      handlers = [...found];
+      this.#cache.set(action, handlers);
+    }
+    return [...(handlers as EventHandler<AnyWebhookEvent>[]), ...this.#any];
+  }
+}

@@ -1,0 +1,72 @@
+import type { DedupStore } from '../dedup/store.js';
+import type { AnyWebhookEvent } from '../events/types.js';
+import type { RawPayload } from '../signature/payload.js';
+import type { SecretEncoding, SecretsInput } from '../signature/secrets.js';
+import type { HeadersInput } from './headers.js';
+
+export interface ReceiverOptions {
+  /** One key, several, or the rack parameter's `"new,old"` form. */
+  secrets: SecretsInput;
+  /** Seconds either side of now; default 300. */
+  tolerance?: number;
+  secretEncoding?: SecretEncoding;
+  /** Default `Service-Signature`; deployed racks use a vendor-prefixed name. Case-insensitive. */
+  headerName?: string;
+  /** Where delivery keys are claimed; default a `MemoryDedupStore`; `false` turns dedup off. */
+  dedup?: DedupStore | false;
+  /** How long the `(tick_id, action)` key is held, in seconds; default 86,400 (24 hours). */
+  eventKeyTtl?: number;
+  /** Give the keys back when a handler fails, so a copy of the delivery can still be processed. Default true. */
+  releaseOnError?: boolean;
+  /**
+   * What to do when the dedup store fails. `'open'` (default) processes the delivery and reports
+   * the store error: the rack never retries, so refusing would lose the event for good, while a
+   * duplicate is the lesser harm. `'closed'` refuses it with a 503 `WebhookDedupError`.
+   */
+  dedupFailure?: 'open' | 'closed';
+  /** Validate known actions against their schemas. Default false. */
+  validate?: boolean;
+  /** Actions or `prefix:*` patterns dropped before dedup and handlers, e.g. `ROUTINE_ACTIONS`. */
+  ignore?: readonly string[];
+  /** Structured records of what the receiver did. Never holds a secret, a signature or a body. */
+  logger?: (record: ReceiverLogRecord) => void;
+  /** Clock in milliseconds (tests, re-processing stored deliveries). */
+  now?: () => number;
+}
+
+export interface Delivery {
+  /** The raw body exactly as received. */
+  body: RawPayload;
+  headers: HeadersInput | null | undefined;
+}
+
+export type ReceiveOutcome = 'processed' | 'duplicate' | 'ignored';
+
+export interface ReceiveResult {
+  outcome: ReceiveOutcome;
+  event: AnyWebhookEvent;
+}
+
+export type ReceiverLogEvent =
+  | 'processed'
+  | 'duplicate'
+  | 'ignored'
+  | 'rejected'
+  | 'handler_failed'
+  | 'dedup_unavailable'
+  | 'on_error_failed';
+
+export interface ReceiverLogRecord {
+  level: 'info' | 'warn' | 'error';
+  event: ReceiverLogEvent;
+  message: string;
+  action?: string;
+  tickId?: string;
+  /** The signature's `t`. */
+  timestamp?: number;
+  /** Which configured secret matched. */
+  secretIndex?: number;
+  /** The error code, for rejections and failures. */
+  code?: string;
+  durationMs: number;
+}

@@ -1,0 +1,318 @@
+import { describe, expect, it, vi } from 'vitest';
+import {
+  MemoryDedupStore,
+  ROUTINE_ACTIONS,
+  WebhookDedupError,
+  WebhookHandlerError,
+  WebhookPayloadError,
+  WebhookVerificationError,
+  createReceiver,
+  type DedupStore,
+  type ReceiverLogRecord,
+} from '../../src/index.js';
+import { SECRET, T0, delivery, manualClock } from './helpers.js';
+
+const base = () => {
+  const clock = manualClock();
+  return { clock, options: { secrets: SECRET, now: clock.now, dedup: new MemoryDedupStore({ now: clock.now }) } };
+};
+
+describe('dispatch', () => {
+  it('calls the handler of the exact action with the parsed event, once', async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    const fired = vi.fn();
+    const other = vi.fn();
+    receiver.on('app:budget:auto-shutdown:fired', fired).on('app:budget:cap', other);
+    const result = await receiver.receive(delivery('app:budget:auto-shutdown:fired'));
+    expect(result.outcome).toBe('processed');
+    expect(fired).toHaveBeenCalledTimes(1);
+    expect(fired.mock.calls[0]![0]).toMatchObject({ action: 'app:budget:auto-shutdown:fired', data: { actor: 'system' } });
+    expect(other).not.toHaveBeenCalled();
+  });
+
+  it('takes lists and prefix patterns, each handler once per delivery', async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    const list = vi.fn();
+    const prefix = vi.fn();
+    const app = vi.fn();
+    receiver.on(['app:budget:cap', 'app:budget:auto-shutdown:failed'], list);
+    receiver.on('app:budget:auto-shutdown:*', prefix).on('app:budget:*', prefix);
+    receiver.on('app:*', app);
+    await receiver.receive(delivery('app:budget:auto-shutdown:failed'));
+    await receiver.receive(delivery('app:budget:cap'));
+    await receiver.receive(delivery('build:create'));
+    expect(list).toHaveBeenCalledTimes(2);
+    expect(prefix).toHaveBeenCalledTimes(2); // failed (both patterns, once) and cap
+    expect(app).toHaveBeenCalledTimes(2);
+  });
+
+  it('sends unknown actions to onAny only, with outcome ignored', async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    const any = vi.fn();
+    const everythingApp = vi.fn();
+    receiver.onAny(any).on('app:*', everythingApp);
+    const body = '{"action":"app:budget:forecast","status":"success","timestamp":"2027-01-01T00:00:00Z","data":{"rack":"r"}}';
+    const { headers } = delivery('app:create');
+    headers['service-signature'] = (await import('../../src/index.js')).signSync(body, { secrets: SECRET, timestamp: T0 });
+    const result = await receiver.receive({ body, headers });
+    expect(result.outcome).toBe('ignored');
+    expect(any).toHaveBeenCalledTimes(1);
+    expect(everythingApp).not.toHaveBeenCalled();
+  });
+
+  it('off removes a handler from a pattern or everywhere', async () => {
+    const { options } = base();
+    const receiver = createReceiver({ ...options, dedup: false });
+    const handler = vi.fn();
+    receiver.on('app:budget:cap', handler).on('app:budget:*', handler).onAny(handler);
+    receiver.off('app:budget:cap', handler);
+    await receiver.receive(delivery('app:budget:cap'));
+    expect(handler).toHaveBeenCalledTimes(2); // app:budget:* and onAny
+    receiver.off(handler);
+    await receiver.receive(delivery('app:budget:cap'));
+    expect(handler).toHaveBeenCalledTimes(2);
+  });
+
+  it('runs the handlers of one event concurrently', async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    receiver.on('app:budget:cap', async () => {
+      order.push('a start');
+      await gate;
+      order.push('a end');
+    });
+    receiver.on('app:budget:cap', async () => {
+      order.push('b start');
+      release();
+    });
+    await receiver.receive(delivery('app:budget:cap'));
+    expect(order).toEqual(['a start', 'b start', 'a end']);
+  });
+
+  it('ignores the routine actions before any handler or claim when told to', async () => {
+    const { options } = base();
+    const store = new MemoryDedupStore();
+    const receiver = createReceiver({ ...options, dedup: store, ignore: ROUTINE_ACTIONS });
+    const any = vi.fn();
+    receiver.onAny(any);
+    expect((await receiver.receive(delivery('app:budget:auto-shutdown:noop'))).outcome).toBe('ignored');
+    expect((await receiver.receive(delivery('app:budget:auto-shutdown:simulated'))).outcome).toBe('ignored');
+    expect(any).not.toHaveBeenCalled();
+    expect(store.size).toBe(0);
+    expect((await receiver.receive(delivery('app:budget:auto-shutdown:fired'))).outcome).toBe('processed');
+  });
+});
+
+describe('handler failures', () => {
+  it('gathers every failure into one WebhookHandlerError carrying the event, and onError sees it', async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    const seen = vi.fn();
+    receiver.on('app:budget:cap', () => {
+      throw new Error('chat down');
+    });
+    receiver.on('app:budget:cap', async () => Promise.reject(new Error('pager down')));
+    receiver.on('app:budget:cap', () => 'fine');
+    receiver.onError(seen);
+    const error = await receiver.receive(delivery('app:budget:cap')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WebhookHandlerError);
+    const handlerError = error as WebhookHandlerError;
+    expect(handlerError.status).toBe(500);
+    expect(handlerError.code).toBe('handler_failed');
+    expect(handlerError.errors.map((e: Error) => e.message).sort()).toEqual(['chat down', 'pager down']);
+    expect(handlerError.event.action).toBe('app:budget:cap');
+    expect(seen).toHaveBeenCalledWith(handlerError);
+  });
+
+  it('an error inside onError never escapes and is logged', async () => {
+    const { options } = base();
+    const records: ReceiverLogRecord[] = [];
+    const receiver = createReceiver({ ...options, logger: (r) => records.push(r) });
+    receiver.on('app:budget:cap', () => Promise.reject(new Error('x')));
+    receiver.onError(() => {
+      throw new Error('onError broke');
+    });
+    receiver.onError(async () => Promise.reject(new Error('async onError broke')));
+    await expect(receiver.receive(delivery('app:budget:cap'))).rejects.toBeInstanceOf(WebhookHandlerError);
+    expect(records.filter((r) => r.event === 'on_error_failed')).toHaveLength(2);
+  });
+
+  it('releases the claims so a copy can be processed, unless told to keep them', async () => {
+    for (const releaseOnError of [true, false]) {
+      const { options } = base();
+      const receiver = createReceiver({ ...options, releaseOnError });
+      let calls = 0;
+      receiver.on('app:budget:auto-shutdown:fired', () => {
+        calls++;
+        if (calls === 1) throw new Error('first attempt fails');
+      });
+      await expect(receiver.receive(delivery('app:budget:auto-shutdown:fired'))).rejects.toBeInstanceOf(WebhookHandlerError);
+      const second = await receiver.receive(delivery('app:budget:auto-shutdown:fired'));
+      expect(second.outcome).toBe(releaseOnError ? 'processed' : 'duplicate');
+      expect(calls).toBe(releaseOnError ? 2 : 1);
+    }
+  });
+});
+
+describe('replays and duplicates', () => {
+  it('refuses a replay inside the window; after the window the time check refuses it', async () => {
+    const { clock, options } = base();
+    const receiver = createReceiver(options);
+    const handler = vi.fn();
+    receiver.on('app:budget:cap', handler);
+    const copy = delivery('app:budget:cap');
+    expect((await receiver.receive(copy)).outcome).toBe('processed');
+    clock.advance(299);
+    expect((await receiver.receive(copy)).outcome).toBe('duplicate');
+    clock.advance(2); // t + 301: the replay key has expired, and so has the window
+    const error = await receiver.receive(copy).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WebhookVerificationError);
+    expect((error as WebhookVerificationError).code).toBe('timestamp_too_old');
+    expect(handler).toHaveBeenCalledTimes(1);
+  });
+
+  it('drops a copy with another t and body but the same tick_id and action', async () => {
+    const { clock, options } = base();
+    const receiver = createReceiver(options);
+    const handler = vi.fn();
+    receiver.on('app:budget:auto-shutdown:fired', handler);
+    await receiver.receive(delivery('app:budget:auto-shutdown:fired'));
+    clock.advance(60);
+    const resent = delivery('app:budget:auto-shutdown:fired', { t: T0 + 60, patch: { spend_usd: '151.00' } });
+    expect((await receiver.receive(resent)).outcome).toBe('duplicate');
+    // Same tick, another action: a different event.
+    expect((await receiver.receive(delivery('app:budget:auto-shutdown:armed', { t: T0 + 60 }))).outcome).toBe('processed');
+    expect(handler).toHaveBeenCalledTimes(1);
+  });
+
+  it('holds the replay key exactly while t can pass the window, and the event key for eventKeyTtl', async () => {
+    const claims: Array<{ key: string; ttlSeconds: number }> = [];
+    const recording: DedupStore = {
+      claim: async () => true,
+      release: async () => {},
+      claimAll: async (c) => (claims.push(...c), true),
+    };
+    const clock = manualClock(T0 + 100);
+    const receiver = createReceiver({ secrets: SECRET, now: clock.now, dedup: recording, tolerance: 300, eventKeyTtl: 3600 });
+    await receiver.receive(delivery('app:budget:auto-shutdown:fired', { t: T0 }));
+    expect(claims).toEqual([
+      { key: expect.stringMatching(/^replay:1777285800:[0-9a-f]{64}$/), ttlSeconds: 201 }, // t + 300 - now + 1
+      { key: 'event:app:budget:auto-shutdown:fired:tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836', ttlSeconds: 3600 },
+    ]);
+  });
+
+  it('with dedup: false every copy is processed', async () => {
+    const { options } = base();
+    const receiver = createReceiver({ ...options, dedup: false });
+    const handler = vi.fn();
+    receiver.on('app:budget:cap', handler);
+    await receiver.receive(delivery('app:budget:cap'));
+    await receiver.receive(delivery('app:budget:cap'));
+    expect(handler).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('dedup store failure policy', () => {
+  const broken: DedupStore = {
+    claim: () => Promise.reject(new Error('ECONNREFUSED')),
+    release: () => Promise.reject(new Error('ECONNREFUSED')),
+  };
+  it("'open' (default) processes the delivery and reports the store error", async () => {
+    const { options } = base();
+    const records: ReceiverLogRecord[] = [];
+    const receiver = createReceiver({ ...options, dedup: broken, logger: (r) => records.push(r) });
+    const handler = vi.fn();
+    const onError = vi.fn();
+    receiver.on('app:budget:cap', handler).onError(onError);
+    expect((await receiver.receive(delivery('app:budget:cap'))).outcome).toBe('processed');
+    expect(handler).toHaveBeenCalledTimes(1);
+    expect(onError.mock.calls[0]![0]).toBeInstanceOf(WebhookDedupError);
+    expect(records.find((r) => r.event === 'dedup_unavailable')).toMatchObject({ level: 'warn', code: 'dedup_unavailable' });
+  });
+  it("'closed' refuses with a 503 WebhookDedupError and runs no handler", async () => {
+    const { options } = base();
+    const receiver = createReceiver({ ...options, dedup: broken, dedupFailure: 'closed' });
+    const handler = vi.fn();
+    receiver.on('app:budget:cap', handler);
+    const error = await receiver.receive(delivery('app:budget:cap')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WebhookDedupError);
+    expect(error).toMatchObject({ status: 503, code: 'dedup_unavailable' });
+    expect(handler).not.toHaveBeenCalled();
+  });
+});
+
+describe('headers and options', () => {
+  it.each([
+    ['a lower-case object (Node)', (h: string) => ({ 'service-signature': h })],
+    ['an object with original case', (h: string) => ({ 'Service-Signature': h })],
+    ['a string array', (h: string) => ({ 'service-signature': [h] })],
+    ['fetch Headers', (h: string) => new Headers({ 'Service-Signature': h })],
+    ['a Map', (h: string) => new Map([['SERVICE-SIGNATURE', h]])],
+  ])('finds the signature header in %s', async (_, make) => {
+    const { options } = base();
+    const { body, headers } = delivery('app:budget:cap');
+    const result = await createReceiver(options).receive({ body, headers: make(headers['service-signature']!) });
+    expect(result.outcome).toBe('processed');
+  });
+
+  it('reads a vendor-prefixed header name when configured', async () => {
+    const { options } = base();
+    const receiver = createReceiver({ ...options, headerName: 'Acme-Signature' });
+    expect((await receiver.receive(delivery('app:budget:cap', { headerName: 'Acme-Signature' }))).outcome).toBe('processed');
+    const error = await receiver.receive(delivery('app:budget:cap')).catch((e: unknown) => e);
+    expect((error as WebhookVerificationError).code).toBe('missing_header');
+  });
+
+  it('fails at construction on a bad configuration, not on the first delivery', () => {
+    expect(() => createReceiver({ secrets: '' })).toThrow(WebhookVerificationError);
+    expect(() => createReceiver({ secrets: 'k', tolerance: -1 })).toThrow(RangeError);
+    expect(() => createReceiver({ secrets: 'k', eventKeyTtl: 0 })).toThrow(RangeError);
+    expect(() => createReceiver({ secrets: 'k', headerName: ' ' })).toThrow(TypeError);
+    expect(() => createReceiver({ secrets: 'k', dedupFailure: 'maybe' as 'open' })).toThrow(RangeError);
+    expect(() => createReceiver({ secrets: 'k', ignore: ['app:bud*'] })).toThrow(TypeError);
+    expect(() => createReceiver({ secrets: 'k' }).on('app:*budget' as 'app:*', () => {})).toThrow(TypeError);
+  });
+
+  it('rejects bad bodies with WebhookPayloadError after a good signature', async () => {
+    const { options } = base();
+    const { signSync } = await import('../../src/index.js');
+    const body = '{"action":"app:scale-override:toggled","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"a","actor":"x","service":"web","state":"maybe"}}';
+    const receiver = createReceiver({ ...options, validate: true });
+    const error = await receiver.receive({ body, headers: { 'service-signature': signSync(body, { secrets: SECRET, timestamp: T0 }) } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WebhookPayloadError);
+    expect((error as WebhookPayloadError).path).toBe('/data/state');
+  });
+});
+
+describe('logging', () => {
+  it('writes structured records without secrets, signatures or bodies, and says when a delivery was unsigned', async () => {
+    const { options } = base();
+    const records: ReceiverLogRecord[] = [];
+    const receiver = createReceiver({ ...options, logger: (r) => records.push(r) });
+    const signed = delivery('app:budget:auto-shutdown:fired');
+    await receiver.receive(signed);
+    await receiver.receive(signed);
+    await receiver.receive({ body: signed.body, headers: {} }).catch(() => {});
+    await receiver.receive({ body: signed.body, headers: { 'service-signature': signed.headers['service-signature']!.replace(/.$/, '0') } }).catch(() => {});
+    expect(records.map((r) => r.event)).toEqual(['processed', 'duplicate', 'rejected', 'rejected']);
+    expect(records[0]).toMatchObject({ level: 'info', action: 'app:budget:auto-shutdown:fired', timestamp: T0, secretIndex: 0, tickId: expect.stringMatching(/^tick-/) });
+    expect(records[2]).toMatchObject({ level: 'warn', code: 'missing_header' });
+    expect(records[2]!.message).toMatch(/carried no Service-Signature header at all/);
+    const text = JSON.stringify(records);
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(signed.headers['service-signature']!.slice(-64));
+    expect(text).not.toContain('billing-api');
+  });
+
+  it('a throwing logger never breaks a delivery', async () => {
+    const { options } = base();
+    const receiver = createReceiver({ ...options, logger: () => { throw new Error('log sink down'); } });
+    expect((await receiver.receive(delivery('app:budget:cap'))).outcome).toBe('processed');
+  });
+});
