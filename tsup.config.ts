@@ -6,6 +6,7 @@ import { defineConfig } from 'tsup';
  */
 export const entries = {
   index: 'src/index.ts',
+  redis: 'src/redis.ts',
 } as const;
 
 export default defineConfig({
@@ -16,6 +17,7 @@ export default defineConfig({
   sourcemap: true,
   target: 'es2022',
   platform: 'neutral',
+  // Shared chunks for CJS too, so `instanceof WebhookDedupError` holds across subpaths.
   splitting: true,
   treeshake: true,
   // Whitespace and syntax only: identifiers stay readable in stack traces, and the precompiled

@@ -25,7 +25,15 @@ function median(values) {
  * cases: [{ name, fn, async? }], the first is the floor.
  * Each round runs every case for `iterations` calls; the median of the rounds is kept.
  */
-export async function compare(cases, { rounds = 25, targetMs = 20 } = {}) {
+export async function compare(cases, { rounds = 25, targetMs = 20, warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 300) } = {}) {
+  // Warm-up: let the JIT settle on every case before anything is timed.
+  for (const c of cases) {
+    const until = performance.now() + warmupMs;
+    while (performance.now() < until) {
+      if (c.async) await timeBatchAsync(c.fn, 100);
+      else timeBatch(c.fn, 100);
+    }
+  }
   const iterations = new Map();
   for (const c of cases) {
     // Calibrate so one batch takes about targetMs, after a warm-up.

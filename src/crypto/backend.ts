@@ -9,7 +9,9 @@ export interface HmacBackend {
   /** Present only where a synchronous HMAC exists (node:crypto). */
   readonly hmacSync?: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Uint8Array;
   readonly hmac: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Promise<Uint8Array>;
-  /** SHA-256 of the raw body, hex: the replay-protection key. */
-  readonly sha256Hex: (body: Uint8Array | string) => Promise<string>;
+  /** SHA-256 of the raw body, base64url (43 characters): the replay-protection key. */
+  readonly sha256: (body: Uint8Array | string) => Promise<string>;
+  /** Present only where a synchronous hash exists (node:crypto). */
+  readonly sha256Sync?: (body: Uint8Array | string) => string;
   readonly encodeHex: (bytes: Uint8Array) => string;
 }

@@ -34,9 +34,10 @@ function createNodeBackend(): HmacBackend | undefined {
         return Promise.reject(error);
       }
     },
-    sha256Hex: (body) => {
+    sha256Sync: (body) => crypto.createHash('sha256').update(body).digest('base64url'),
+    sha256: (body) => {
       try {
-        return Promise.resolve(crypto.createHash('sha256').update(body).digest('hex'));
+        return Promise.resolve(crypto.createHash('sha256').update(body).digest('base64url'));
       } catch (error) {
         return Promise.reject(error);
       }

@@ -1,5 +1,5 @@
 import type { HmacBackend } from './backend.js';
-import { bytesToHex } from '../signature/hex.js';
+import { bytesToBase64Url, bytesToHex } from '../signature/hex.js';
 import type { SigningKey } from '../signature/secrets.js';
 
 const cryptoKeys = new WeakMap<SigningKey, Promise<CryptoKey>>();
@@ -38,9 +38,9 @@ export const webBackend: HmacBackend = {
     const cryptoKey = await importKey(key);
     return new Uint8Array(await subtle().sign('HMAC', cryptoKey, signedBytes(timestampText, body)));
   },
-  sha256Hex: async (body) => {
+  sha256: async (body) => {
     const bytes = typeof body === 'string' ? utf8.encode(body) : body;
-    return bytesToHex(new Uint8Array(await subtle().digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
+    return bytesToBase64Url(new Uint8Array(await subtle().digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
   },
   encodeHex: bytesToHex,
 };

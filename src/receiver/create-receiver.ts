@@ -9,7 +9,7 @@ import { resolveKeys } from '../signature/keyring.js';
 import { toRawPayload } from '../signature/payload.js';
 import { assertSecretEncoding } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
-import { verifyWithBackend } from '../signature/verify.js';
+import { verify, verifySync, type VerifiedSignature, type VerifyOptions } from '../signature/verify.js';
 import { dedupClaims } from './dedup-keys.js';
 import { WebhookHandlerError } from './errors.js';
 import { getHeader } from './headers.js';
@@ -56,6 +56,34 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
+function logContext(event: AnyWebhookEvent, verified: VerifiedSignature) {
+  const tickId = (event.data as Record<string, unknown>)['tick_id'];
+  return {
+    action: event.action,
+    timestamp: verified.timestamp,
+    secretIndex: verified.secretIndex,
+    ...(typeof tickId === 'string' ? { tickId } : {}),
+  };
+}
+
+const NO_FAILURES: readonly unknown[] = Object.freeze([]);
+
+/** Runs every handler concurrently and returns what they threw; one handler skips the bookkeeping. */
+async function runHandlers(handlers: readonly EventHandler<AnyWebhookEvent>[], event: AnyWebhookEvent): Promise<readonly unknown[]> {
+  if (handlers.length === 0) return NO_FAILURES;
+  if (handlers.length === 1) {
+    try {
+      const result = handlers[0]!(event);
+      if (result instanceof Promise) await result; // a synchronous handler costs no extra tick
+      return NO_FAILURES;
+    } catch (error) {
+      return [error];
+    }
+  }
+  const results = await Promise.allSettled(handlers.map((handler) => new Promise((resolve) => resolve(handler(event)))));
+  return results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+}
+
 /** A receiver: verify, parse, drop replays and duplicates, run the typed handlers. */
 export function createReceiver(options: ReceiverOptions): Receiver {
   const encoding = options.secretEncoding ?? 'utf8';
@@ -74,11 +102,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const clock = options.now ?? Date.now;
   const ignore = options.ignore ?? [];
   ignore.forEach(assertPattern);
-  const verifyOptions = { secrets: options.secrets, tolerance, secretEncoding: encoding };
+  const secrets = options.secrets;
+  // On Node everything up to the store runs synchronously: no promise per step.
+  const syncCrypto = defaultBackend.hmacSync !== undefined;
+  const sha256Sync = defaultBackend.sha256Sync;
+  const checkSignature = (body: Delivery['body'], header: ReturnType<typeof getHeader>, nowSeconds: number): VerifiedSignature | Promise<VerifiedSignature> => {
+    const verifyOptions: VerifyOptions = { secrets, tolerance, secretEncoding: encoding, now: nowSeconds };
+    return syncCrypto ? verifySync(body, header, verifyOptions) : verify(body, header, verifyOptions);
+  };
 
   const registry = new HandlerRegistry();
   const errorHandlers = new Set<ErrorHandler>();
 
+  const logging = options.logger !== undefined;
   const log = (started: number, record: Omit<ReceiverLogRecord, 'durationMs'>): void => {
     if (options.logger === undefined) return;
     try {
@@ -94,7 +130,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         try {
           await handler(error);
         } catch (failure) {
-          log(started, { level: 'error', event: 'on_error_failed', message: 'an onError handler threw', code: errorCode(failure) });
+          if (logging) log(started, { level: 'error', event: 'on_error_failed', message: 'an onError handler threw', code: errorCode(failure) });
         }
       }),
     );
@@ -106,7 +142,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return (await claimAll(store, claims)) ? 'fresh' : 'duplicate';
     } catch (cause) {
       const error = cause instanceof WebhookDedupError ? cause : new WebhookDedupError('The dedup store failed.', { cause });
-      log(started, {
+      if (logging) log(started, {
         level: failClosed ? 'error' : 'warn',
         event: 'dedup_unavailable',
         message: failClosed ? 'dedup store failed; delivery refused (dedupFailure: closed)' : 'dedup store failed; delivery processed without dedup (dedupFailure: open)',
@@ -149,53 +185,49 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
     async receive({ body, headers }) {
       const started = clock();
+      const nowSeconds = Math.floor(started / 1000);
       let event: AnyWebhookEvent;
-      let timestamp: number;
-      let secretIndex: number;
+      let verified: VerifiedSignature;
       try {
-        ({ timestamp, secretIndex } = await verifyWithBackend(defaultBackend, body, getHeader(headers, headerName), {
-          ...verifyOptions,
-          now: Math.floor(started / 1000),
-        }));
+        const pending = checkSignature(body, getHeader(headers, headerName), nowSeconds);
+        verified = pending instanceof Promise ? await pending : pending;
         event = parseEvent(body, { validate: options.validate === true });
       } catch (error) {
-        log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
+        if (logging) log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
         throw error;
       }
-      const tickId = (event.data as Record<string, unknown>)['tick_id'];
-      const context = { action: event.action, timestamp, secretIndex, ...(typeof tickId === 'string' ? { tickId } : {}) };
+      const context = () => logContext(event, verified);
 
-      if (ignore.some((pattern) => matchesPattern(pattern, event.action))) {
-        log(started, { level: 'info', event: 'ignored', message: 'delivery ignored (ignore option)', ...context });
+      if (ignore.length > 0 && ignore.some((pattern) => matchesPattern(pattern, event.action))) {
+        if (logging) log(started, { level: 'info', event: 'ignored', message: 'delivery ignored (ignore option)', ...context() });
         return { outcome: 'ignored', event };
       }
 
       let claims: DedupClaim[] = [];
       if (store !== undefined) {
-        const bodySha256 = await defaultBackend.sha256Hex(toRawPayload(body));
-        claims = dedupClaims(bodySha256, timestamp, event, tolerance, Math.floor(started / 1000), eventKeyTtl);
+        const raw = toRawPayload(body);
+        const bodySha256 = sha256Sync !== undefined ? sha256Sync(raw) : await defaultBackend.sha256(raw);
+        claims = dedupClaims(bodySha256, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl);
       }
-      const claimed = await claim(claims, event, started);
+      const claimed = claims.length === 0 ? 'unclaimed' : await claim(claims, event, started);
       if (claimed === 'duplicate') {
-        log(started, { level: 'info', event: 'duplicate', message: 'duplicate delivery dropped', ...context });
+        if (logging) log(started, { level: 'info', event: 'duplicate', message: 'duplicate delivery dropped', ...context() });
         return { outcome: 'duplicate', event };
       }
 
       const known = isKnownEvent(event);
-      const handlers = registry.forAction(event.action, known);
-      const results = await Promise.allSettled(handlers.map((handler) => new Promise((resolve) => resolve(handler(event)))));
-      const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+      const failures = await runHandlers(registry.forAction(event.action, known), event);
       if (failures.length > 0) {
-        const error = new WebhookHandlerError(event, failures);
+        const error = new WebhookHandlerError(event, [...failures]);
         if (releaseOnError && claimed === 'fresh') {
           await Promise.allSettled(claims.map(({ key }) => store!.release(key)));
         }
-        log(started, { level: 'error', event: 'handler_failed', message: error.message, code: error.code, ...context });
+        if (logging) log(started, { level: 'error', event: 'handler_failed', message: error.message, code: error.code, ...context() });
         await reportError(error, started);
         throw error;
       }
       const outcome = known ? 'processed' : 'ignored';
-      log(started, { level: 'info', event: outcome, message: known ? 'delivery processed' : 'unknown action; passed to onAny only', ...context });
+      if (logging) log(started, { level: 'info', event: outcome, message: known ? 'delivery processed' : 'unknown action; passed to onAny only', ...context() });
       return { outcome, event };
     },
   };

@@ -8,6 +8,7 @@ import type { AnyWebhookEvent } from '../events/types.js';
  * duplicate that a proxy re-sent with a new `t`.
  */
 export function dedupClaims(
+  /** SHA-256 of the raw body, base64url. */
   bodySha256: string,
   timestamp: number,
   event: AnyWebhookEvent,

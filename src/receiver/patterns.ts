@@ -45,6 +45,7 @@ export class HandlerRegistry {
 
   addAny(handler: EventHandler<AnyWebhookEvent>): void {
     this.#any.add(handler);
+    this.#cache = new Map();
   }
 
   /** Removes a handler from one pattern, or from every pattern and the catch-all when none is given. */
@@ -56,9 +57,10 @@ export class HandlerRegistry {
     this.#cache = new Map();
   }
 
-  /** Handlers for a known action (pattern handlers, each once), then the catch-all ones. */
-  forAction(action: string, known: boolean): EventHandler<AnyWebhookEvent>[] {
-    let handlers = this.#cache.get(action);
+  /** Handlers for a known action (pattern handlers, each once), then the catch-all ones. Cached. */
+  forAction(action: string, known: boolean): readonly EventHandler<AnyWebhookEvent>[] {
+    const cacheKey = known ? action : `?${action}`;
+    let handlers = this.#cache.get(cacheKey);
     if (handlers === undefined) {
       const found = new Set<EventHandler<never>>();
       if (known) {
@@ -66,9 +68,11 @@ export class HandlerRegistry {
           if (matchesPattern(pattern, action)) for (const handler of set) found.add(handler);
         }
       }
+      for (const handler of this.#any) found.add(handler);
       handlers = [...found];
-      this.#cache.set(action, handlers);
+      // Unknown actions are unbounded input: do not let them grow the cache.
+      if (known || this.#cache.size < 256) this.#cache.set(cacheKey, handlers);
     }
-    return [...(handlers as EventHandler<AnyWebhookEvent>[]), ...this.#any];
+    return handlers as EventHandler<AnyWebhookEvent>[];
   }
 }

@@ -31,3 +31,16 @@ export function bytesToHex(bytes: Uint8Array): string {
   }
   return out;
 }
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** Unpadded base64url, as Node's `digest('base64url')` writes it. */
+export function bytesToBase64Url(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const chunk = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    const chars = Math.min(4, Math.ceil(((bytes.length - i) * 8) / 6));
+    for (let j = 0; j < chars; j++) out += BASE64URL[(chunk >> (18 - 6 * j)) & 63]!;
+  }
+  return out;
+}

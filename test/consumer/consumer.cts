@@ -8,3 +8,6 @@ console.log(result.secretIndex, error);
 // @ts-expect-error secrets is required
 rack.verifySync('{}', header, {});
 export {};
+import redisEntry = require('rack-webhooks/redis');
+const store = new redisEntry.RedisDedupStore({ call: async () => 'OK' });
+console.log(store.timeoutMs);

@@ -42,3 +42,22 @@ if (isKnownEvent(parsedEvent)) {
 const firstAction: 'app:create' = WEBHOOK_ACTIONS[0];
 const anyAction: WebhookAction = firstAction;
 console.log(anyAction);
+
+// Receiver and the Redis subpath: handler types follow the pattern.
+import { createReceiver, MemoryDedupStore, ROUTINE_ACTIONS } from 'rack-webhooks';
+import { RedisDedupStore } from 'rack-webhooks/redis';
+const receiver = createReceiver({ secrets: 'k', dedup: new MemoryDedupStore({ maxEntries: 10 }), ignore: ROUTINE_ACTIONS });
+receiver.on('app:budget:auto-shutdown:*', (event) => {
+  const tick: string = event.data.tick_id ?? '';
+  console.log(tick, event.action);
+});
+receiver.on(['app:budget:cap', 'app:scale-override:toggled'], (event) => {
+  if (event.action === 'app:scale-override:toggled') {
+    const state: 'on' | 'off' = event.data.state;
+    console.log(state);
+  }
+});
+// @ts-expect-error not an action or a prefix of one
+receiver.on('app:nothing', () => {});
+const redisStore = new RedisDedupStore({ sendCommand: async (args: string[]) => args.length });
+console.log(redisStore.prefix);

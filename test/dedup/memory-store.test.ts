@@ -71,13 +71,28 @@ describe('MemoryDedupStore', () => {
     );
   });
 
-  it('sweeps expired keys from the front as it goes', async () => {
+  it('grows its ring past the initial size and keeps order when it wraps', async () => {
+    const store = new MemoryDedupStore({ maxEntries: 3000 });
+    for (let i = 0; i < 7000; i++) await store.claim(`k${i}`, 3600);
+    expect(store.size).toBe(3000);
+    expect(await store.claim('k3999', 3600)).toBe(true); // long evicted
+    expect(await store.claim('k4000', 3600)).toBe(true); // the oldest held key, evicted by k3999
+    expect(await store.claim('k4002', 3600)).toBe(false);
+    expect(await store.claim('k6999', 3600)).toBe(false);
+  });
+
+  it('a re-claimed expired key and a released key leave no stale slot behind', async () => {
     let now = 0;
-    const store = new MemoryDedupStore({ now: () => now });
-    for (let i = 0; i < 100; i++) await store.claim(`old${i}`, 1);
-    now += 5_000;
-    for (let i = 0; i < 60; i++) await store.claim(`new${i}`, 60);
-    expect(store.size).toBe(60); // two expired keys swept per claim: all 100 old ones are gone
+    const store = new MemoryDedupStore({ maxEntries: 2, now: () => now });
+    await store.claim('a', 1);
+    now += 2000;
+    expect(await store.claim('a', 60)).toBe(true); // expired, claimed again in a new slot
+    await store.claim('b', 60); // overwrites a's old slot, which must not evict the new 'a'
+    expect(await store.claim('a', 60)).toBe(false);
+    await store.release('b');
+    expect(store.size).toBe(1);
+    expect(await store.claim('b', 60)).toBe(true); // released, so claimable again
+    expect(store.size).toBeLessThanOrEqual(2);
   });
 
   it('release frees a key, and bad options are refused', async () => {
@@ -86,5 +101,8 @@ describe('MemoryDedupStore', () => {
     await store.release('a');
     expect(await store.claim('a', 60)).toBe(true);
     expect(() => new MemoryDedupStore({ maxEntries: 0 })).toThrow(RangeError);
+    store.clear();
+    expect(store.size).toBe(0);
+    expect(await store.claim('a', 60)).toBe(true);
   });
 });

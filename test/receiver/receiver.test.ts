@@ -70,7 +70,11 @@ describe('dispatch', () => {
     receiver.on('app:budget:cap', handler).on('app:budget:*', handler).onAny(handler);
     receiver.off('app:budget:cap', handler);
     await receiver.receive(delivery('app:budget:cap'));
-    expect(handler).toHaveBeenCalledTimes(2); // app:budget:* and onAny
+    // Still registered through app:budget:* and onAny: a function runs at most once per delivery.
+    expect(handler).toHaveBeenCalledTimes(1);
+    receiver.off('app:budget:*', handler);
+    await receiver.receive(delivery('app:budget:cap'));
+    expect(handler).toHaveBeenCalledTimes(2); // onAny only
     receiver.off(handler);
     await receiver.receive(delivery('app:budget:cap'));
     expect(handler).toHaveBeenCalledTimes(2);
@@ -202,7 +206,7 @@ describe('replays and duplicates', () => {
     const receiver = createReceiver({ secrets: SECRET, now: clock.now, dedup: recording, tolerance: 300, eventKeyTtl: 3600 });
     await receiver.receive(delivery('app:budget:auto-shutdown:fired', { t: T0 }));
     expect(claims).toEqual([
-      { key: expect.stringMatching(/^replay:1777285800:[0-9a-f]{64}$/), ttlSeconds: 201 }, // t + 300 - now + 1
+      { key: expect.stringMatching(/^replay:1777285800:[A-Za-z0-9_-]{43}$/), ttlSeconds: 201 }, // t + 300 - now + 1
       { key: 'event:app:budget:auto-shutdown:fired:tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836', ttlSeconds: 3600 },
     ]);
   });
