@@ -7,13 +7,18 @@ import { defineConfig } from 'tsup';
 export const entries = {
   index: 'src/index.ts',
   redis: 'src/redis.ts',
+  node: 'src/adapters/node.ts',
+  express: 'src/adapters/express.ts',
+  fastify: 'src/adapters/fastify.ts',
+  web: 'src/adapters/web.ts',
+  testing: 'src/testing/index.ts',
 } as const;
 
-export default defineConfig({
+const library = defineConfig({
   entry: entries,
   format: ['esm', 'cjs'],
   dts: true,
-  clean: true,
+  clean: false, // the build script empties dist/ once: the two configs below build concurrently
   sourcemap: true,
   target: 'es2022',
   platform: 'neutral',
@@ -25,4 +30,22 @@ export default defineConfig({
   minifyWhitespace: true,
   minifySyntax: true,
   minifyIdentifiers: false,
+  external: ['fastify'],
 });
+
+/** The command-line tool: one ESM file for Node, with a shebang; it shares no chunks with the library. */
+const cli = defineConfig({
+  entry: { cli: 'src/cli/main.ts' },
+  format: ['esm'],
+  dts: false,
+  clean: false,
+  sourcemap: true,
+  target: 'node20',
+  platform: 'node',
+  splitting: false,
+  minifyWhitespace: true,
+  minifySyntax: true,
+  banner: { js: '#!/usr/bin/env node' },
+});
+
+export default [library, cli];

@@ -1,6 +1,6 @@
 // Gates the published shape: publint --strict and attw --pack on the packed tarball, then the
 // emitted .d.ts compiled by a consumer on the oldest supported TypeScript 5.x and on the newest major.
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installedConsumer, pack, root, run, tmp } from './lib.mjs';
 
@@ -9,8 +9,10 @@ console.log(`package: checking ${tarball}`);
 run('npx', ['publint', '--strict', tarball]);
 run('npx', ['attw', '--pack', '.', '--profile', 'strict']);
 
-const consumer = installedConsumer('consumer-types', tarball);
-copyFileSync(join(root, 'test/consumer/consumer.ts'), join(consumer, 'consumer.ts'));
+// What an adapter user has installed next to the package (versions as in our own devDependencies).
+const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies;
+const consumer = installedConsumer('consumer-types', tarball, ['@types/node', 'express', '@types/express', 'fastify'].map((name) => `${name}@${own[name]}`));
+for (const file of ['consumer.ts', 'consumer-adapters.ts']) copyFileSync(join(root, 'test/consumer', file), join(consumer, file));
 copyFileSync(join(root, 'test/consumer/consumer.cts'), join(consumer, 'consumer.cts'));
 // The oldest 5.x and the newest major are installed on the side (pinned here), so their `tsc`
 // binaries never shadow the project's own compiler in node_modules/.bin.
@@ -23,22 +25,22 @@ function sideCompiler(version) {
   return join(dir, 'node_modules/typescript/bin/tsc');
 }
 const compilers = [
-  ['TypeScript 5.0.4', sideCompiler('5.0.4')],
-  ['TypeScript 5.9 (the project compiler)', join(root, 'node_modules/typescript/bin/tsc')],
-  ['TypeScript 7.0.2', sideCompiler('7.0.2')],
+  ['TypeScript 5.0.4', sideCompiler('5.0.4'), { adapters: false }],
+  ['TypeScript 5.9 (the project compiler)', join(root, 'node_modules/typescript/bin/tsc'), { adapters: true }],
+  ['TypeScript 7.0.2', sideCompiler('7.0.2'), { adapters: true }],
 ];
 const settings = [
   { module: 'NodeNext', moduleResolution: 'NodeNext', type: 'module' },
   { module: 'NodeNext', moduleResolution: 'NodeNext', type: 'commonjs' },
   { module: 'ESNext', moduleResolution: 'Bundler', type: 'module' },
 ];
-for (const [label, tsc] of compilers) {
+for (const [label, tsc, { adapters }] of compilers) {
   for (const setting of settings) {
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: setting.type }));
-    const files = setting.type === 'commonjs' ? ['consumer.cts'] : ['consumer.ts'];
+    const files = setting.type === 'commonjs' ? ['consumer.cts'] : adapters ? ['consumer.ts', 'consumer-adapters.ts'] : ['consumer.ts'];
     writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
       compilerOptions: {
-        noEmit: true, strict: true, target: 'ES2022', lib: ['ES2022', 'DOM'], types: [],
+        noEmit: true, strict: true, target: 'ES2022', lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: ['node'],
         module: setting.module, moduleResolution: setting.moduleResolution, skipLibCheck: false,
       },
       files,

@@ -27,11 +27,11 @@ export function pack() {
 }
 
 /** A scratch project with the packed tarball installed, as a user would have it. */
-export function installedConsumer(name, tarball) {
+export function installedConsumer(name, tarball, extraPackages = []) {
   const dir = join(tmp, name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore' });
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball, ...extraPackages], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
   return dir;
 }

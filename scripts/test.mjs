@@ -7,11 +7,14 @@ import { root, run, tmp } from './lib.mjs';
 const steps = [
   ['generated code matches schemas/ (npm run generate --check)', () => run('node', ['scripts/generate.mjs', '--check'])],
   ['typecheck', () => run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'])],
-  ['unit, property and type tests (vitest, with coverage)', () =>
+  // Built before the tests: the examples import the package by its published name.
+  ['build (tsup)', () => run('npm', ['run', '--silent', 'build', '--', '--silent'])],
+  ['core and fetch adapter import no node: module', () => run('node', ['scripts/check-runtime-neutral.mjs'])],
+  ['unit, property, type, adapter and example tests (vitest, with coverage)', () =>
     run('npx', ['vitest', 'run', '--coverage', '--reporter=default', '--reporter=json', `--outputFile.json=${join(tmp, 'vitest.json')}`])],
-  ['build (tsup)', () => run('npx', ['tsup', '--silent'])],
   ['package (publint --strict, attw --pack, consumer types on TS 5.0/5.9/7)', () => run('node', ['scripts/check-package.mjs'])],
   ['built package on Node 20, 22 and 24 (ESM and CJS)', () => run('node', ['scripts/smoke-runtimes.mjs'])],
+  ['built package on Bun, Deno and the Web Crypto path', () => run('node', ['scripts/smoke-edge-runtimes.mjs'])],
 ];
 
 rmSync(join(tmp, 'vitest.json'), { force: true });

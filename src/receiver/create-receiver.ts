@@ -45,7 +45,17 @@ export interface Receiver {
    * rejects with WebhookVerificationError (401), WebhookPayloadError (400), WebhookDedupError (503)
    * or WebhookHandlerError (500).
    */
-  receive(delivery: Delivery): Promise<ReceiveResult>;
+  receive(delivery: Delivery, options?: ReceiveOptions): Promise<ReceiveResult>;
+}
+
+export interface ReceiveOptions {
+  /**
+   * `'after-handlers'` (default) resolves once every handler has finished. `'before-handlers'`
+   * resolves as soon as the delivery is verified, parsed and claimed, and lets the handlers run on:
+   * for a rack whose dispatch timeout is shorter than your handlers. Their failures then go to
+   * `onError` and the logger (and release the claims), since the response is already sent.
+   */
+  acknowledge?: 'after-handlers' | 'before-handlers';
 }
 
 function positiveSeconds(name: string, value: number | undefined, fallback: number): number {
@@ -67,6 +77,11 @@ function logContext(event: AnyWebhookEvent, verified: VerifiedSignature) {
 }
 
 const NO_FAILURES: readonly unknown[] = Object.freeze([]);
+
+function handlerFailureSummary(error: WebhookHandlerError): string {
+  const kinds = error.errors.map((failure: unknown) => (failure instanceof Error ? failure.name : typeof failure));
+  return `${kinds.length} handler${kinds.length === 1 ? '' : 's'} failed (${kinds.join(', ')}); the error passed to onError has the details`;
+}
 
 /** Runs every handler concurrently and returns what they threw; one handler skips the bookkeeping. */
 async function runHandlers(handlers: readonly EventHandler<AnyWebhookEvent>[], event: AnyWebhookEvent): Promise<readonly unknown[]> {
@@ -183,7 +198,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
 
-    async receive({ body, headers }) {
+    async receive({ body, headers }, receiveOptions = {}) {
       const started = clock();
       const nowSeconds = Math.floor(started / 1000);
       let event: AnyWebhookEvent;
@@ -216,18 +231,28 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       }
 
       const known = isKnownEvent(event);
-      const failures = await runHandlers(registry.forAction(event.action, known), event);
-      if (failures.length > 0) {
+      const outcome = known ? 'processed' : 'ignored';
+      const dispatch = async (): Promise<WebhookHandlerError | undefined> => {
+        const failures = await runHandlers(registry.forAction(event.action, known), event);
+        if (failures.length === 0) {
+          if (logging) log(started, { level: 'info', event: outcome, message: known ? 'delivery processed' : 'unknown action; passed to onAny only', ...context() });
+          return undefined;
+        }
         const error = new WebhookHandlerError(event, [...failures]);
         if (releaseOnError && claimed === 'fresh') {
           await Promise.allSettled(claims.map(({ key }) => store!.release(key)));
         }
-        if (logging) log(started, { level: 'error', event: 'handler_failed', message: error.message, code: error.code, ...context() });
+        // The record names what failed, never the handlers' own messages: those may quote anything.
+        if (logging) log(started, { level: 'error', event: 'handler_failed', message: handlerFailureSummary(error), code: error.code, ...context() });
         await reportError(error, started);
-        throw error;
+        return error;
+      };
+      if (receiveOptions.acknowledge === 'before-handlers') {
+        dispatch().catch(() => {}); // dispatch reports its own failures; nothing may escape as unhandled
+        return { outcome, event };
       }
-      const outcome = known ? 'processed' : 'ignored';
-      if (logging) log(started, { level: 'info', event: outcome, message: known ? 'delivery processed' : 'unknown action; passed to onAny only', ...context() });
+      const error = await dispatch();
+      if (error !== undefined) throw error;
       return { outcome, event };
     },
   };

@@ -11,3 +11,8 @@ export {};
 import redisEntry = require('rack-webhooks/redis');
 const store = new redisEntry.RedisDedupStore({ call: async () => 'OK' });
 console.log(store.timeoutMs);
+import web = require('rack-webhooks/web');
+import nodeAdapter = require('rack-webhooks/node');
+import expressAdapter = require('rack-webhooks/express');
+const receiver = rack.createReceiver({ secrets: 'k' });
+console.log(web.createFetchHandler(receiver), nodeAdapter.createNodeHandler(receiver), expressAdapter.webhookMiddleware(receiver));

@@ -61,3 +61,4 @@ receiver.on(['app:budget:cap', 'app:scale-override:toggled'], (event) => {
 receiver.on('app:nothing', () => {});
 const redisStore = new RedisDedupStore({ sendCommand: async (args: string[]) => args.length });
 console.log(redisStore.prefix);
+

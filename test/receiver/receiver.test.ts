@@ -145,6 +145,9 @@ describe('handler failures', () => {
     receiver.onError(async () => Promise.reject(new Error('async onError broke')));
     await expect(receiver.receive(delivery('app:budget:cap'))).rejects.toBeInstanceOf(WebhookHandlerError);
     expect(records.filter((r) => r.event === 'on_error_failed')).toHaveLength(2);
+    const failed = records.find((r) => r.event === 'handler_failed')!;
+    expect(failed.message).toBe('1 handler failed (Error); the error passed to onError has the details');
+    expect(JSON.stringify(records)).not.toMatch(/onError broke|"x"/);
   });
 
   it('releases the claims so a copy can be processed, unless told to keep them', async () => {

@@ -1,0 +1,89 @@
+// Plain node:http receiver for the rack's webhooks (no framework).
+//
+// Run:  RACK_WEBHOOK_SECRETS=<key> node examples/node-http.mjs
+// Env:  RACK_WEBHOOK_SECRETS  required; the rack's webhook_signing_key ("new,old" during a rotation)
+//       PORT                  default 3000 (0 = any free port)
+//       HOST                  default 127.0.0.1
+// Point the rack at http://<host>:<port>/webhooks. Every other path answers 404.
+import { createServer } from 'node:http';
+import { createReceiver, ROUTINE_ACTIONS } from 'rack-webhooks';
+import { createNodeHandler } from 'rack-webhooks/node';
+
+const secrets = process.env.RACK_WEBHOOK_SECRETS;
+if (!secrets?.trim()) {
+  console.error('RACK_WEBHOOK_SECRETS is not set: export the rack\'s webhook_signing_key ("new,old" during a key rotation).');
+  process.exit(1);
+}
+const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(process.env.PORT)}.`);
+  process.exit(1);
+}
+const host = process.env.HOST || '127.0.0.1';
+
+let receiver;
+try {
+  receiver = createReceiver({
+    secrets,
+    ignore: ROUTINE_ACTIONS, // :noop and :simulated: answered 200 "ignored", no handler runs
+    // Records never hold a body, a signature or a secret. Successes print their own summary below.
+    logger: (record) => {
+      if (record.event === 'processed' || record.event === 'ignored') return;
+      const action = record.action ? ` ${record.action}` : '';
+      console.error(`[rack-webhooks] ${record.level} ${record.event}${action}${record.code ? ` (${record.code})` : ''}: ${record.message}`);
+    },
+  });
+} catch (error) {
+  console.error(`Invalid RACK_WEBHOOK_SECRETS: ${error.message}`);
+  process.exit(1);
+}
+
+receiver.on('app:budget:auto-shutdown:fired', (event) => {
+  const { app, rack, tick_id, spend_usd, cap_usd } = event.data;
+  console.log(`auto-shutdown fired: app=${app} rack=${rack} tick=${tick_id} (spend $${spend_usd} of $${cap_usd} cap)`);
+});
+receiver.on('app:budget:auto-shutdown:failed', (event) => {
+  const { app, rack, tick_id, spend_usd, cap_usd } = event.data;
+  console.log(`auto-shutdown FAILED, services still running: app=${app} rack=${rack} tick=${tick_id} (spend $${spend_usd} of $${cap_usd} cap)`);
+});
+receiver.on('app:budget:cap', (event) => {
+  console.log(`budget cap reached: app=${event.data.app} rack=${event.data.rack}`);
+});
+receiver.onError((error) => {
+  console.error(`[rack-webhooks] ${error.code}: ${error.message}`);
+});
+
+// The handler answers every request it is given (405 for non-POST, 415, 413, 401, ...), so the
+// path check is ours. It reads the raw body itself: nothing else may read the request first.
+const handleWebhook = createNodeHandler(receiver);
+
+const server = createServer((req, res) => {
+  const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+  if (pathname !== '/webhooks') {
+    res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify({ error: 'not_found' }));
+    return;
+  }
+  handleWebhook(req, res).catch((error) => {
+    console.error(`[rack-webhooks] error: ${error.message}`);
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify({ error: 'internal_error' }));
+  });
+});
+
+server.on('error', (error) => {
+  console.error(`Could not listen on ${host}:${port}: ${error.message}`);
+  process.exit(1);
+});
+server.listen(port, host, () => {
+  const { port: actual } = server.address();
+  console.log(`listening on http://${host.includes(':') ? `[${host}]` : host}:${actual}/webhooks`);
+});
+
+function shutdown() {
+  server.close(() => process.exit(0));
+  server.closeIdleConnections();
+  setTimeout(() => process.exit(1), 5000).unref(); // a request that never finishes
+}
+process.once('SIGTERM', shutdown);
+process.once('SIGINT', shutdown);

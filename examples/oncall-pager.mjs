@@ -1,0 +1,120 @@
+// On-call pager: forwards ONLY the on-call actions (auto-shutdown :fired and :failed, app:budget:cap)
+// to an incident-paging endpoint, as a JSON POST. Built on plain node:http.
+//
+// Run:  RACK_WEBHOOK_SECRETS=<key> PAGER_URL=https://pager.example.com/v1/events node examples/oncall-pager.mjs
+// Env:  RACK_WEBHOOK_SECRETS  required; the rack's webhook_signing_key ("new,old" during a rotation)
+//       PAGER_URL             required; receives {summary, severity, source, dedup_key, action, app, timestamp}
+//       PORT                  default 3000 (0 = any free port)
+//       HOST                  default 127.0.0.1
+// Point the rack at http://<host>:<port>/webhooks. Every other path answers 404.
+//
+// If the pager does not accept a page (network error, timeout, non-2xx), the handler throws: the
+// rack gets 500 handler_failed and the delivery's dedup claims are released, so a copy of it (the
+// rack never retries, but a proxy or a manual re-send may) is processed and paged again.
+import { createServer } from 'node:http';
+import { createReceiver, ON_CALL_ACTIONS, ROUTINE_ACTIONS } from 'rack-webhooks';
+import { createNodeHandler } from 'rack-webhooks/node';
+
+const secrets = process.env.RACK_WEBHOOK_SECRETS;
+if (!secrets?.trim()) {
+  console.error('RACK_WEBHOOK_SECRETS is not set: export the rack\'s webhook_signing_key ("new,old" during a key rotation).');
+  process.exit(1);
+}
+let pagerUrl;
+try {
+  pagerUrl = new URL(process.env.PAGER_URL ?? '');
+} catch {
+  console.error('PAGER_URL is not set or not a URL: export the paging endpoint, e.g. PAGER_URL=https://pager.example.com/v1/events.');
+  process.exit(1);
+}
+const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(process.env.PORT)}.`);
+  process.exit(1);
+}
+const host = process.env.HOST || '127.0.0.1';
+
+let receiver;
+try {
+  receiver = createReceiver({
+    secrets,
+    ignore: ROUTINE_ACTIONS,
+    // Records never hold a body, a signature or a secret. Pages print their own line below.
+    logger: (record) => {
+      if (record.event === 'processed' || record.event === 'ignored') return;
+      const action = record.action ? ` ${record.action}` : '';
+      console.error(`[rack-webhooks] ${record.level} ${record.event}${action}${record.code ? ` (${record.code})` : ''}: ${record.message}`);
+    },
+  });
+} catch (error) {
+  console.error(`Invalid RACK_WEBHOOK_SECRETS: ${error.message}`);
+  process.exit(1);
+}
+
+const SUMMARIES = {
+  'app:budget:auto-shutdown:fired': (data) => `${data.app}: budget auto-shutdown FIRED, services scaled to zero (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
+  'app:budget:auto-shutdown:failed': (data) => `${data.app}: budget auto-shutdown FAILED, services are still running (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
+  // The spec pages on app:budget:cap only when the app's atCapAction is block-new-deploys or
+  // auto-shutdown; the event does not carry it. Filter here if you know your apps' settings.
+  'app:budget:cap': (data) => `${data.app}: monthly budget cap reached`,
+};
+
+async function page(event) {
+  const { data } = event;
+  const summary = SUMMARIES[event.action](data);
+  const response = await fetch(pagerUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      summary: `[${data.rack}] ${summary}`,
+      severity: 'critical',
+      source: data.rack,
+      // The pager folds pages with one dedup_key into one incident. app:budget:cap has no tick_id.
+      dedup_key: data.tick_id ?? `${event.action}:${data.rack}:${data.app}:${event.timestamp}`,
+      action: event.action,
+      app: data.app,
+      timestamp: event.timestamp,
+    }),
+    signal: AbortSignal.timeout(10_000), // stay well inside the rack's 30 s dispatch timeout
+  });
+  await response.body?.cancel();
+  if (!response.ok) throw new Error(`the pager answered HTTP ${response.status}`);
+  console.log(`paged: ${event.action} app=${data.app} rack=${data.rack}${data.tick_id ? ` tick=${data.tick_id}` : ''}`);
+}
+
+receiver.on(ON_CALL_ACTIONS, page); // every other action is answered 200 and not paged
+receiver.onError((error) => {
+  console.error(`[rack-webhooks] ${error.code}: ${error.message}`);
+});
+
+const handleWebhook = createNodeHandler(receiver);
+const server = createServer((req, res) => {
+  const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+  if (pathname !== '/webhooks') {
+    res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify({ error: 'not_found' }));
+    return;
+  }
+  handleWebhook(req, res).catch((error) => {
+    console.error(`[rack-webhooks] error: ${error.message}`);
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify({ error: 'internal_error' }));
+  });
+});
+
+server.on('error', (error) => {
+  console.error(`Could not listen on ${host}:${port}: ${error.message}`);
+  process.exit(1);
+});
+server.listen(port, host, () => {
+  const { port: actual } = server.address();
+  console.log(`listening on http://${host.includes(':') ? `[${host}]` : host}:${actual}/webhooks`);
+});
+
+function shutdown() {
+  server.close(() => process.exit(0));
+  server.closeIdleConnections();
+  setTimeout(() => process.exit(1), 5000).unref(); // a request that never finishes
+}
+process.once('SIGTERM', shutdown);
+process.once('SIGINT', shutdown);

@@ -1,0 +1,57 @@
+/** rack-webhooks/fastify: a Fastify 5 plugin that owns the webhook route in its own scope. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Receiver } from '../receiver/create-receiver.js';
+import { DEFAULT_MAX_BODY_BYTES, errorResponse, handleWebhookRequest, respond, type AdapterOptions } from './core.js';
+
+export type { AdapterOptions, WebhookResponse } from './core.js';
+
+export interface FastifyWebhookOptions extends AdapterOptions {
+  receiver: Receiver;
+  /** Route path inside the plugin's prefix; default `/webhooks`. */
+  path?: string;
+}
+
+const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'] as const;
+
+/**
+ * `app.register(rackWebhooks, { receiver, path: '/webhooks' })`. The plugin is encapsulated: its
+ * scope swaps every content-type parser for one that keeps the raw Buffer, so the app's other
+ * routes keep their normal JSON parsing. Fastify's `bodyLimit` applies unless `maxBodyBytes` is given.
+ */
+const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, options) => {
+  const { receiver, path = '/webhooks' } = options;
+  if (typeof receiver?.receive !== 'function') throw new TypeError('rack-webhooks/fastify: pass { receiver } from createReceiver()');
+  const bodyLimit = options.maxBodyBytes ?? fastify.initialConfig.bodyLimit ?? DEFAULT_MAX_BODY_BYTES;
+
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+  fastify.setErrorHandler(async (error: { statusCode?: number; code?: string }, request, reply) => {
+    const response =
+      error.statusCode === 413 ? respond(413, { error: 'payload_too_large' }) : error.statusCode === 415 ? respond(415, { error: 'unsupported_media_type' }) : errorResponse(error);
+    if (response.status >= 500) request.log.error({ err: error }, 'rack webhook failed');
+    return reply.code(response.status).headers(response.headers).send(response.body);
+  });
+
+  fastify.route({
+    method: [...ALL_METHODS],
+    url: path,
+    bodyLimit,
+    handler: async (request, reply) => {
+      const response = await handleWebhookRequest(
+        receiver,
+        {
+          method: request.method,
+          headers: request.headers,
+          readBody: async () => ({ body: (request.body as Uint8Array | undefined) ?? '' }),
+        },
+        { ...options, maxBodyBytes: bodyLimit },
+      );
+      const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info';
+      request.log[level]({ webhook: { status: response.status, ...response.result } }, 'rack webhook');
+      return reply.code(response.status).headers(response.headers).send(response.body);
+    },
+  });
+};
+
+export default rackWebhooks;
+export { rackWebhooks };

@@ -1,0 +1,56 @@
+import type { IncomingMessage } from 'node:http';
+import type { BodyReadResult } from './core.js';
+import { rawBodyGone } from './errors.js';
+
+/** Bodies frameworks may have left on the request: a raw buffer or string kept by the user. */
+export type RequestWithBody = IncomingMessage & { body?: unknown; rawBody?: unknown; _body?: unknown };
+
+function rawFrom(value: unknown): Uint8Array | string | undefined {
+  return typeof value === 'string' || value instanceof Uint8Array ? value : undefined;
+}
+
+/**
+ * Reads a Node request body, or uses the raw bytes a framework kept. Stops reading (and answers
+ * 413) as soon as the limit is passed; fails at once, never waits, if the stream was consumed.
+ */
+export function readNodeBody(req: RequestWithBody, maxBytes: number, framework: 'express' | 'node'): Promise<BodyReadResult> {
+  const kept = rawFrom(req.body) ?? rawFrom(req.rawBody);
+  if (kept !== undefined) {
+    return Promise.resolve(kept.length > maxBytes ? { tooLarge: true } : { body: kept });
+  }
+  // body-parser marks the request (`_body`) and the stream has ended: the bytes are gone.
+  if (req.body !== undefined || req._body === true || req.readableEnded) return Promise.reject(rawBodyGone(framework));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        req.pause();
+        resolve({ tooLarge: true });
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ body: Buffer.concat(chunks, size) });
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onAborted = () => onError(new Error('the client aborted the request'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * rack-webhooks/web: a fetch-style handler, `(request: Request) => Promise<Response>`, for Hono,
+ * Next.js route handlers, Cloudflare Workers, Bun and Deno. Web APIs only: no `node:` import.
+ */
+import type { Receiver } from '../receiver/create-receiver.js';
+import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions, type BodyReadResult } from './core.js';
+import { WebhookMountError } from './errors.js';
+
+export type { AdapterOptions, WebhookResponse } from './core.js';
+export { WebhookMountError } from './errors.js';
+
+/** Reads the body stream up to `maxBytes`, cancelling it as soon as the limit is passed. */
+async function readLimited(request: Request, maxBytes: number): Promise<BodyReadResult> {
+  if (request.bodyUsed) {
+    throw new WebhookMountError(
+      'rack-webhooks: the request body was already read (request.json() or request.text() ran first), so the raw bytes the signature covers are gone. Pass the untouched Request to the handler.',
+    );
+  }
+  if (request.body === null) return { body: new Uint8Array(0) };
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      return { tooLarge: true };
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return { body };
+}
+
+export function createFetchHandler(receiver: Receiver, options: AdapterOptions = {}): (request: Request) => Promise<Response> {
+  const maxBodyBytes = resolveMaxBodyBytes(options);
+  return async (request) => {
+    const response = await handleWebhookRequest(
+      receiver,
+      { method: request.method, headers: request.headers, readBody: (limit) => readLimited(request, limit) },
+      { ...options, maxBodyBytes },
+    );
+    return new Response(response.body, { status: response.status, headers: response.headers });
+  };
+}

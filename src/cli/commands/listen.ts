@@ -1,0 +1,116 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DEFAULT_MAX_BODY_BYTES, errorResponse, isJsonContentType, respond, type WebhookResponse } from '../../adapters/core.js';
+import { readNodeBody } from '../../adapters/node-body.js';
+import { writeNodeResponse } from '../../adapters/node.js';
+import { createReceiver, DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
+import { HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
+import type { Command } from '../command.js';
+import { openDeliveryLog, type DeliveryLog } from '../delivery-log.js';
+import { acceptedLine, colourEnabled, rejectedLine } from '../format.js';
+
+function port(flags: Flags): number {
+  const text = stringFlag(flags, 'port');
+  if (text === undefined) throw new UsageError('no port: pass --port P (0 picks a free one)');
+  if (!/^\d+$/.test(text) || Number(text) > 65535) throw new UsageError(`--port must be 0 to 65535, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/** Why a request was refused, from the SDK's own message (never a secret or a body); none for plain HTTP refusals. */
+function reason(error: unknown): string | undefined {
+  return error instanceof Error && typeof (error as { code?: unknown }).code === 'string' ? error.message : undefined;
+}
+
+export const listen: Command = {
+  name: 'listen',
+  summary: 'run a verifying receiver that prints one line per delivery',
+  help: `Usage: rack-webhooks listen --port P --key K [--host 127.0.0.1] [--log events.jsonl]
+
+Runs a receiver that verifies, parses and de-duplicates deliveries (POST, any path) and answers
+as the SDK's adapters do. Prints "listening on http://HOST:PORT/webhooks", then one line per
+delivery: time, outcome, action, app and tick_id, or the status and code it was refused with.
+
+  --port P                the port (0: a free one, printed in the first line)
+  --host H                the address to bind (default 127.0.0.1)
+${KEY_HELP}
+  --header-name N         the signature header (default ${DEFAULT_HEADER_NAME}; racks may use a vendor prefix)
+  --tolerance S           seconds either side of now (default 300; Infinity turns the check off)
+  --log F                 append every accepted payload (processed or ignored) to F, one per line, as
+                          received, synced to disk before the 200 is sent`,
+  flags: { ...KEY_FLAGS, ...HEADER_NAME_FLAG, port: { type: 'string' }, host: { type: 'string' }, tolerance: { type: 'string' }, log: { type: 'string' } },
+  async run(flags) {
+    const tolerance = secondsFlag(flags, 'tolerance', true);
+    const headerName = stringFlag(flags, 'header-name');
+    const receiver = createReceiver({
+      secrets: requireKeys(flags, process.env),
+      secretEncoding: secretEncoding(flags),
+      ...(tolerance === undefined ? {} : { tolerance }),
+      ...(headerName === undefined ? {} : { headerName }),
+    });
+    const listenPort = port(flags);
+    const host = stringFlag(flags, 'host') ?? '127.0.0.1';
+    const logPath = stringFlag(flags, 'log');
+    const log: DeliveryLog | undefined = logPath === undefined ? undefined : openDeliveryLog(logPath);
+    const colour = colourEnabled(process.stdout, process.env);
+    const print = (line: string) => process.stdout.write(`${line}\n`);
+
+    // The raw bytes of the delivery being received. The log is written from a handler, so a failed
+    // write fails the delivery (500) and the receiver releases its dedup claim for a later copy.
+    const rawBody = new AsyncLocalStorage<Uint8Array | string>();
+    if (log !== undefined) receiver.onAny(() => log.append(rawBody.getStore()!));
+
+    /** A refusal before the receiver saw the request (405, 415, 413): printed and answered. */
+    const refuse = (status: number, code: string): WebhookResponse => {
+      print(rejectedLine(status, code, undefined, colour));
+      return respond(status, { error: code }, status === 405 ? { allow: 'POST' } : {});
+    };
+
+    async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+      if (req.method !== 'POST') return writeNodeResponse(res, refuse(405, 'method_not_allowed'));
+      if (!isJsonContentType(req.headers['content-type'])) return writeNodeResponse(res, refuse(415, 'unsupported_media_type'));
+      // A declared length over the limit is refused unread, as the adapters do.
+      if (Number(req.headers['content-length']) > DEFAULT_MAX_BODY_BYTES) return writeNodeResponse(res, refuse(413, 'payload_too_large'), true);
+      try {
+        const read = await readNodeBody(req, DEFAULT_MAX_BODY_BYTES, 'node');
+        // A 413 leaves unread bytes on the socket: close it rather than read them.
+        if ('tooLarge' in read) return writeNodeResponse(res, refuse(413, 'payload_too_large'), true);
+        const { outcome, event } = await rawBody.run(read.body, () => receiver.receive({ body: read.body, headers: req.headers }));
+        print(acceptedLine({ outcome, action: event.action, data: event.data as Record<string, unknown> }, colour));
+        writeNodeResponse(res, respond(200, { status: outcome }));
+      } catch (error) {
+        const response = errorResponse(error);
+        const { error: code } = JSON.parse(response.body) as { error: string };
+        print(rejectedLine(response.status, code, reason(error), colour));
+        writeNodeResponse(res, response);
+      }
+    }
+
+    const server = createServer((req, res) => void answer(req, res));
+    // Installed before the address is printed: whoever read that line may signal at once.
+    let closed = () => {};
+    const stopped = new Promise<void>((resolve) => (closed = resolve));
+    const stop = () => {
+      server.close(() => closed());
+      server.closeAllConnections();
+    };
+    process.once('SIGINT', stop).once('SIGTERM', stop);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${listenPort} (${error.code ?? error.message})`)));
+        server.listen(listenPort, host, resolve);
+      });
+    } catch (error) {
+      process.off('SIGINT', stop).off('SIGTERM', stop);
+      log?.close();
+      throw error;
+    }
+    const address = server.address() as AddressInfo;
+    const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    print(`listening on http://${shownHost}:${address.port}/webhooks`);
+    await stopped;
+    process.off('SIGINT', stop).off('SIGTERM', stop); // the other one of the two is still installed
+    log?.close();
+    return 0;
+  },
+};

@@ -1,0 +1,105 @@
+import { createRackEmulator } from '../../testing/emulator.js';
+import { DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
+import { HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, readUserFile, resolveKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
+import type { Command } from '../command.js';
+import { eventFromFile, eventFromFlags, parseJsonFile } from '../event-source.js';
+import { colourEnabled, dispatchLine } from '../format.js';
+
+const note = (line: string) => process.stderr.write(`rack-webhooks send: ${line}\n`);
+
+function isHttpUrl(text: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** The rack's `webhooks` map: from --config (values as strings, or JSON objects for convenience), or one --url. */
+function webhooksConfig(flags: Flags): Record<string, string> {
+  const url = stringFlag(flags, 'url');
+  const path = stringFlag(flags, 'config');
+  if (url !== undefined && path !== undefined) throw new UsageError('pass --url or --config, not both');
+  if (url !== undefined) {
+    // A typo in --url is the caller's mistake (exit 2); a bad URL inside --config is skipped or
+    // fails at dispatch, as on the rack.
+    if (!isHttpUrl(url)) {
+      throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+    }
+    return { [stringFlag(flags, 'name') ?? 'default']: url };
+  }
+  if (path === undefined) throw new UsageError('no receiver: pass --url U or --config webhooks.json');
+  const config = parseJsonFile(readUserFile(path, '--config'), '--config', path);
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    throw new UsageError(`--config ${JSON.stringify(path)} must be a JSON object of name -> URL or JSON value`);
+  }
+  const entries = Object.entries(config).map(([name, value]): [string, string] => {
+    if (typeof value === 'string') return [name, value];
+    if (typeof value === 'object' && value !== null) return [name, JSON.stringify(value)];
+    throw new UsageError(`--config entry ${JSON.stringify(name)} must be a string (a URL or JSON) or an object`);
+  });
+  if (entries.length === 0) throw new UsageError(`--config ${JSON.stringify(path)} has no receivers`);
+  return Object.fromEntries(entries);
+}
+
+function eventToSend(flags: Flags): object | string {
+  const file = stringFlag(flags, 'event') ?? stringFlag(flags, 'file');
+  const action = stringFlag(flags, 'action');
+  const sets = (flags['set'] as string[] | undefined) ?? [];
+  if (file !== undefined) {
+    if (action !== undefined || sets.length > 0) throw new UsageError('--event is sent byte for byte: it cannot be combined with --action or --set');
+    return eventFromFile(file, stringFlag(flags, 'event') === undefined ? '--file' : '--event');
+  }
+  if (action === undefined) throw new UsageError('nothing to send: pass --action A (a test event) or --event file.json');
+  return eventFromFlags(action, sets, note);
+}
+
+export const send: Command = {
+  name: 'send',
+  summary: 'deliver a signed test event to receivers, as the rack does',
+  help: `Usage: rack-webhooks send --url U --key K --action A [--set data.FIELD=VALUE ...]
+       rack-webhooks send --config webhooks.json --event event.json
+
+Dispatches one event the way the rack does: signed with every key (none: unsigned, as a rack
+without webhook_signing_key), POSTed to every receiver at once, each with its own timeout, never
+retried. Prints one line per receiver: name, url, HTTP status (or why it was skipped, or the
+error) and the time taken. Exits 0 only when every receiver answered 2xx.
+
+  --url U                 one receiver
+  --name N                its name in the output (default "default")
+  --config F              the rack's webhooks map as JSON: {"name": "https://...", "other":
+                          "{\\"url\\":\\"https://...\\",\\"timeout\\":\\"5s\\"}"}; bad entries are
+                          skipped as the rack skips them
+  --action A              send a realistic test event for this action (fresh timestamp, tick_id)
+  --set K=V               override status=..., timestamp=... or data.FIELD=... (repeatable)
+  --event F               send this JSON file as the body, byte for byte (--file F: the same)
+${KEY_HELP.split('\n').slice(0, 3).join('\n')}
+  --header-name N         the signature header's name (default ${DEFAULT_HEADER_NAME})
+  --timestamp T           sign with this unix time instead of now (a stale delivery)
+  --verbose               print the rack's own log lines (skipped entries) on stderr`,
+  flags: {
+    ...KEY_FLAGS, ...HEADER_NAME_FLAG,
+    url: { type: 'string' }, name: { type: 'string' }, config: { type: 'string' }, action: { type: 'string' },
+    set: { type: 'string', multiple: true }, event: { type: 'string' }, file: { type: 'string' },
+    timestamp: { type: 'string' }, verbose: { type: 'boolean' },
+  },
+  async run(flags) {
+    const keys = resolveKeys(flags, process.env);
+    const timestamp = secondsFlag(flags, 'timestamp');
+    const webhooks = webhooksConfig(flags);
+    const event = eventToSend(flags);
+    if (keys === undefined) note('note: no key (--key, --key-file or RACK_WEBHOOK_SECRETS): sending unsigned, as a rack without webhook_signing_key does');
+    const headerName = stringFlag(flags, 'header-name');
+    const emulator = createRackEmulator({
+      webhooks,
+      ...(keys === undefined ? {} : { signingKeys: keys }),
+      ...(headerName === undefined ? {} : { headerName }),
+      secretEncoding: secretEncoding(flags),
+      log: (line) => { if (flags['verbose'] === true) process.stderr.write(`${line}\n`); },
+    });
+    const results = await emulator.dispatch(event, timestamp === undefined ? {} : { timestamp });
+    const colour = colourEnabled(process.stdout, process.env);
+    for (const result of results) process.stdout.write(`${dispatchLine(result, colour)}\n`);
+    return results.every((result) => result.status !== undefined && result.status >= 200 && result.status < 300) ? 0 : 1;
+  },
+};

@@ -1,0 +1,72 @@
+/** One-line output: colours only for a person at a terminal, plain text for pipes and files. */
+import type { DispatchResult } from '../testing/types.js';
+
+type Colour = 'green' | 'yellow' | 'red' | 'dim';
+const CODES: Record<Colour, string> = { green: '32', yellow: '33', red: '31', dim: '2' };
+
+/** https://no-color.org: any non-empty NO_COLOR turns colour off; a pipe or file never gets any. */
+export function colourEnabled(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && (env['NO_COLOR'] ?? '') === '';
+}
+
+export function paint(enabled: boolean, colour: Colour, text: string): string {
+  return enabled ? `\u001b[${CODES[colour]}m${text}\u001b[0m` : text;
+}
+
+/** Local wall-clock time, to the millisecond: enough to match a line with the rack's log. */
+export function clock(date = new Date()): string {
+  const pad = (value: number, width = 2) => String(value).padStart(width, '0');
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+}
+
+/** What `listen` prints for an accepted (or duplicate) delivery. */
+export interface AcceptedLine {
+  outcome: 'processed' | 'ignored' | 'duplicate';
+  action: string;
+  data: Record<string, unknown>;
+}
+
+function field(data: Record<string, unknown>, name: string): string {
+  const value = data[name];
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : '-';
+}
+
+export function acceptedLine(line: AcceptedLine, colour: boolean, now = new Date()): string {
+  const tint: Colour = line.outcome === 'processed' ? 'green' : 'yellow';
+  return [
+    paint(colour, 'dim', clock(now)),
+    paint(colour, tint, line.outcome.padEnd(9)),
+    line.action,
+    // app:create names the new app in `name`; every other event in `app`.
+    `app=${field(line.data, line.action === 'app:create' ? 'name' : 'app')}`,
+    `tick_id=${field(line.data, 'tick_id')}`,
+  ].join('  ');
+}
+
+/** A refused request: status and code, and the SDK's reason (its messages never hold a secret or a body). */
+export function rejectedLine(status: number, code: string, reason: string | undefined, colour: boolean, now = new Date()): string {
+  const head = paint(colour, 'red', `${status} ${code}`);
+  return [paint(colour, 'dim', clock(now)), reason === undefined ? head : `${head}: ${oneLine(reason)}`].join('  ');
+}
+
+/** What `send` prints per receiver: name, url, what came back, and how long it took. */
+export function dispatchLine(result: DispatchResult, colour: boolean): string {
+  const answered = result.status !== undefined && result.status >= 200 && result.status < 300;
+  let outcome: string;
+  if (result.skipped !== undefined) outcome = paint(colour, 'yellow', `skipped (${result.skipped})`);
+  else if (result.timedOut === true) outcome = paint(colour, 'red', `timeout after ${result.timeoutMs} ms`);
+  else if (result.status !== undefined) outcome = paint(colour, answered ? 'green' : 'red', String(result.status));
+  else outcome = paint(colour, 'red', `error (${oneLine(result.error ?? 'no response')})`);
+  return [result.name, result.url ?? '-', outcome, `${Math.round(result.durationMs)} ms`].join('  ');
+}
+
+/** Messages are printed on one line: output is read line by line, by people and by scripts. */
+export function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, ' ');
+}
+
+export function verifiedLine(secretIndex: number, keyCount: number, timestamp: number, nowSeconds: number): string {
+  const skew = nowSeconds - timestamp;
+  const when = skew >= 0 ? `signed ${skew} s ago` : `signed ${-skew} s in the future`;
+  return `ok: signature verified with key #${secretIndex + 1} (of ${keyCount}); ${when} (t=${timestamp})`;
+}

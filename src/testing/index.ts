@@ -1,0 +1,8 @@
+/** rack-webhooks/testing: realistic events, signed requests and a rack emulator for receivers' tests. */
+export { createTestEvent, rackTickId, rackTimestamp } from './test-event.js';
+export type { TestEvent, TestEventOverrides, WireData } from './test-event.js';
+export { createSignedRequest, createSignedRequestSync, toFetchRequest } from './signed-request.js';
+export type { SignedRequest, SignedRequestOptions } from './signed-request.js';
+export { createRackEmulator, parseReceiverEntry, DEFAULT_DISPATCH_TIMEOUT_MS } from './emulator.js';
+export { parseDuration } from './duration.js';
+export type { DispatchResult, RackEmulator, RackEmulatorOptions, SkipReason, WebhooksConfig } from './types.js';

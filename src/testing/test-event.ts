@@ -1,0 +1,54 @@
+import { SAMPLE_EVENTS } from '../generated/samples.js';
+import { isKnownAction } from '../events/known.js';
+import type { EventOf, WebhookAction } from '../events/types.js';
+
+/** Integer fields travel as decimal strings; a test event is the payload as it travels. */
+type WireValue<V> = V extends number ? string : V;
+export type WireData<D> = { [K in keyof D]: WireValue<D[K]> };
+
+/** An event for `A` exactly as a rack sends it: every `data` value a string. */
+export type TestEvent<A extends WebhookAction> = Omit<EventOf<A>, 'data'> & { data: WireData<EventOf<A>['data']> };
+
+export interface TestEventOverrides<A extends WebhookAction> {
+  status?: EventOf<A>['status'];
+  timestamp?: string;
+  /** Fields of this action's `data` only: a field of another event is a type error. */
+  data?: Partial<WireData<EventOf<A>['data']>>;
+}
+
+function randomHex(bytes: number): string {
+  const values = globalThis.crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(values, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/** RFC 3339 with nanoseconds and the trailing zeros dropped, as racks write it. */
+export function rackTimestamp(date = new Date()): string {
+  const fraction = `${String(date.getUTCMilliseconds()).padStart(3, '0')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`.replace(/0+$/, '');
+  return `${date.toISOString().slice(0, 19)}${fraction === '' ? '' : `.${fraction}`}Z`;
+}
+
+/** `tick-<RFC 3339 second>-<32 hex>`, with UUID v4 version and variant bits, as racks make them. */
+export function rackTickId(date = new Date()): string {
+  const hex = randomHex(16).split('');
+  hex[12] = '4';
+  hex[16] = '89ab'[Number.parseInt(hex[16]!, 16) & 3]!;
+  return `tick-${date.toISOString().slice(0, 19)}Z-${hex.join('')}`;
+}
+
+/**
+ * A realistic event for any known action, shaped as deployed racks send it (valid against its
+ * schema), with a fresh timestamp and, where the action has one, a fresh `tick_id`.
+ */
+export function createTestEvent<A extends WebhookAction>(action: A, overrides: TestEventOverrides<A> = {}): TestEvent<A> {
+  if (!isKnownAction(action)) throw new TypeError(`createTestEvent: unknown action ${JSON.stringify(action)}`);
+  const sample = SAMPLE_EVENTS[action]!;
+  const now = new Date();
+  const data: Record<string, string> = { ...sample.data };
+  if (data['tick_id'] !== undefined) data['tick_id'] = rackTickId(now);
+  return {
+    action,
+    status: overrides.status ?? sample.status,
+    timestamp: overrides.timestamp ?? rackTimestamp(now),
+    data: { ...data, ...(overrides.data as Record<string, string> | undefined) },
+  } as unknown as TestEvent<A>;
+}

@@ -1,0 +1,120 @@
+/** Runs the built CLI as a real process: real stdin, stdout, stderr and exit codes. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+const children = new Set<ChildProcess>();
+
+/** For afterEach: no child outlives its test. */
+export function killChildren(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.clear();
+}
+
+/** The parent's environment without anything that would change the CLI's behaviour. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  if (extra['RACK_WEBHOOK_SECRETS'] === undefined) delete env['RACK_WEBHOOK_SECRETS'];
+  if (extra['NO_COLOR'] === undefined) delete env['NO_COLOR'];
+  return env;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function run(args: readonly string[], options: { stdin?: string | Buffer; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunResult> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(options.env ?? {}), stdio: 'pipe' });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.on('error', () => {}); // a command that exits before reading stdin closes the pipe
+  child.stdin.end(options.stdin ?? '');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`rack-webhooks ${args.join(' ')} did not exit within ${options.timeoutMs ?? 10_000} ms; stderr: ${stderr}`));
+    }, options.timeoutMs ?? 10_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export interface Listener {
+  child: ChildProcess;
+  url: string;
+  lines: string[];
+  /** Resolves with the first line (from `from` on) matching `pattern`. */
+  waitForLine(pattern: RegExp, from?: number): Promise<string>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** `listen --port 0 ...`, resolved once it printed its address. */
+export function startListener(args: readonly string[], env: Record<string, string> = {}): Promise<Listener> {
+  const child = spawn(process.execPath, [CLI, 'listen', '--port', '0', ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  const lines: string[] = [];
+  const waiters: (() => void)[] = [];
+  let buffered = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    const parts = buffered.split('\n');
+    buffered = parts.pop()!;
+    lines.push(...parts);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const waitForLine = (pattern: RegExp, from = 0): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} in: ${JSON.stringify(lines)} stderr: ${stderr}`)), 5_000);
+      const check = () => {
+        const line = lines.slice(from).find((candidate) => pattern.test(candidate));
+        if (line !== undefined) {
+          clearTimeout(timer);
+          resolve(line);
+        } else waiters.push(check);
+      };
+      check();
+    });
+  return waitForLine(/^listening on /).then((first) => ({
+    child,
+    url: first.slice('listening on '.length),
+    lines,
+    waitForLine,
+    stop: (signal = 'SIGTERM') => {
+      child.kill(signal);
+      return exited;
+    },
+  }));
+}
+
+const dirs: string[] = [];
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rack-webhooks-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** For afterAll. */
+export function removeTempDirs(): void {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+export function writeTemp(dir: string, name: string, contents: string | Buffer): string {
+  const path = join(dir, name);
+  writeFileSync(path, contents);
+  return path;
+}
