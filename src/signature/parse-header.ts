@@ -81,11 +81,38 @@ function isDigits(value: string, start: number, end: number): boolean {
 }
 
 /**
+ * The form a rack with one key sends, `t=<digits>,v1=<64 hex>` with no spaces, recognised by
+ * position alone; anything else takes the general scanner below.
+ */
+function parseCanonical(value: string): ParsedHeaderInternal | undefined {
+  const length = value.length;
+  const comma = length - SIGNATURE_HEX_LENGTH - 4;
+  if (
+    comma < 3 ||
+    comma > 2 + MAX_TIMESTAMP_DIGITS ||
+    value.charCodeAt(0) !== 116 /* t */ ||
+    value.charCodeAt(1) !== EQUALS ||
+    value.charCodeAt(comma) !== COMMA ||
+    value.charCodeAt(comma + 1) !== 118 /* v */ ||
+    value.charCodeAt(comma + 2) !== 49 /* 1 */ ||
+    value.charCodeAt(comma + 3) !== EQUALS ||
+    !isDigits(value, 2, comma) ||
+    !isSignatureHex(value, comma + 4)
+  ) {
+    return undefined;
+  }
+  const timestampText = value.slice(2, comma);
+  return { timestamp: Number(timestampText), timestampText, source: value, signatureOffsets: [comma + 4] };
+}
+
+/**
  * One pass over the header with no intermediate arrays: this runs on every delivery, and a
  * split/trim/regex version cost more than the HMAC of a 1 KiB body.
  */
 export function parseHeaderInternal(header: SignatureHeaderInput): ParsedHeaderInternal {
   const value = headerInputToString(header);
+  const canonical = parseCanonical(value);
+  if (canonical !== undefined) return canonical;
   const length = value.length;
   if (length > MAX_HEADER_LENGTH) {
     throw new WebhookVerificationError(

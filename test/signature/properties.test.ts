@@ -113,6 +113,21 @@ describe('parseSignatureHeader on any input', () => {
     );
   });
 
+  it('the canonical fast path and the general scanner agree', () => {
+    const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: 64, maxLength: 64 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 999_999_999_999_999 }), hex, (t, signature) => { // up to 15 digits
+        const canonical = parseSignatureHeader(`t=${t},v1=${signature}`);
+        const spaced = parseSignatureHeader(` t = ${t} , v1 = ${signature} `); // never canonical
+        expect(canonical).toEqual(spaced);
+        expect(canonical).toEqual({ timestamp: t, signatures: [signature.toLowerCase()] });
+      }),
+    );
+    for (const almost of ['t=,v1=' + 'a'.repeat(64), 't=12,v2=' + 'a'.repeat(64), 't=1x,v1=' + 'a'.repeat(64), 't=1,v1=' + 'g'.repeat(64), 'x=1,v1=' + 'a'.repeat(64)]) {
+      expect(() => parseSignatureHeader(almost), almost).toThrow(WebhookVerificationError);
+    }
+  });
+
   it('verify on any header gives a result or a WebhookVerificationError', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 400 }), (value) => {
