@@ -1,4 +1,6 @@
+import type { AnyWebhookEvent } from '../events/types.js';
 import type { Receiver, ReceiveOptions } from '../receiver/create-receiver.js';
+import type { ReceiveOutcome } from '../receiver/types.js';
 import type { HeadersInput } from '../receiver/headers.js';
 import { getHeader } from '../receiver/headers.js';
 
@@ -21,7 +23,11 @@ export interface WebhookResponse {
   headers: Record<string, string>;
   body: string;
   /** The body as data, for adapters that log it (never holds a secret, a signature or the request body). */
-  result: { status: string } | { error: string };
+  result: { status: ReceiveOutcome } | { error: string };
+  /** On 200: the event that was received (for callers that print or log it). */
+  event?: AnyWebhookEvent;
+  /** On a refusal raised by the SDK: the error, whose code and message explain it. */
+  cause?: unknown;
 }
 
 /** A body reader returns the bytes, or `tooLarge` as soon as the limit is passed (it stops reading). */
@@ -35,7 +41,7 @@ export interface AdapterRequest {
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
-export function respond(status: number, payload: { status: string } | { error: string }, headers?: Record<string, string>): WebhookResponse {
+export function respond(status: number, payload: { status: ReceiveOutcome } | { error: string }, headers?: Record<string, string>): WebhookResponse {
   return { status, headers: headers === undefined ? { ...JSON_HEADERS } : { ...JSON_HEADERS, ...headers }, body: JSON.stringify(payload), result: payload };
 }
 
@@ -58,12 +64,12 @@ export function errorResponse(error: unknown): WebhookResponse {
   const { code, status, message } = (error ?? {}) as { code?: unknown; status?: unknown; message?: unknown };
   if (code === 'raw_body_unavailable' && typeof message === 'string') {
     // A wiring mistake: the developer reading this response needs the fix, not just a code.
-    return { status: 500, headers: { ...JSON_HEADERS }, body: JSON.stringify({ error: code, message }), result: { error: code } };
+    return { status: 500, headers: { ...JSON_HEADERS }, body: JSON.stringify({ error: code, message }), result: { error: code }, cause: error };
   }
   if (typeof code === 'string' && typeof status === 'number' && status >= 400 && status < 600) {
-    return respond(status, { error: code });
+    return { ...respond(status, { error: code }), cause: error };
   }
-  return respond(500, { error: 'internal_error' });
+  return { ...respond(500, { error: 'internal_error' }), cause: error };
 }
 
 export async function handleWebhookRequest(
@@ -90,8 +96,8 @@ export async function handleWebhookRequest(
   if ('tooLarge' in read) return respond(413, { error: 'payload_too_large' });
   try {
     const receiveOptions = options.acknowledge === undefined ? {} : { acknowledge: options.acknowledge };
-    const { outcome } = await receiver.receive({ body: read.body, headers: request.headers }, receiveOptions);
-    return respond(200, { status: outcome });
+    const { outcome, event } = await receiver.receive({ body: read.body, headers: request.headers }, receiveOptions);
+    return { ...respond(200, { status: outcome }), event };
   } catch (error) {
     return errorResponse(error);
   }

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_MAX_BODY_BYTES, errorResponse, isJsonContentType, respond, type WebhookResponse } from '../../adapters/core.js';
+import { DEFAULT_MAX_BODY_BYTES, handleWebhookRequest } from '../../adapters/core.js';
 import { readNodeBody } from '../../adapters/node-body.js';
 import { writeNodeResponse } from '../../adapters/node.js';
 import { createReceiver, DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
@@ -57,33 +57,36 @@ ${KEY_HELP}
 
     // The raw bytes of the delivery being received. The log is written from a handler, so a failed
     // write fails the delivery (500) and the receiver releases its dedup claim for a later copy.
-    const rawBody = new AsyncLocalStorage<Uint8Array | string>();
-    if (log !== undefined) receiver.onAny(() => log.append(rawBody.getStore()!));
+    const rawBody = new AsyncLocalStorage<{ body?: Uint8Array | string }>();
+    if (log !== undefined) receiver.onAny(() => log.append(rawBody.getStore()!.body!));
 
-    /** A refusal before the receiver saw the request (405, 415, 413): printed and answered. */
-    const refuse = (status: number, code: string): WebhookResponse => {
-      print(rejectedLine(status, code, undefined, colour));
-      return respond(status, { error: code }, status === 405 ? { allow: 'POST' } : {});
-    };
-
+    // The same request path as the adapters (405, 415, 413, then the receiver), printed per delivery.
     async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
-      if (req.method !== 'POST') return writeNodeResponse(res, refuse(405, 'method_not_allowed'));
-      if (!isJsonContentType(req.headers['content-type'])) return writeNodeResponse(res, refuse(415, 'unsupported_media_type'));
-      // A declared length over the limit is refused unread, as the adapters do.
-      if (Number(req.headers['content-length']) > DEFAULT_MAX_BODY_BYTES) return writeNodeResponse(res, refuse(413, 'payload_too_large'), true);
-      try {
-        const read = await readNodeBody(req, DEFAULT_MAX_BODY_BYTES, 'node');
-        // A 413 leaves unread bytes on the socket: close it rather than read them.
-        if ('tooLarge' in read) return writeNodeResponse(res, refuse(413, 'payload_too_large'), true);
-        const { outcome, event } = await rawBody.run(read.body, () => receiver.receive({ body: read.body, headers: req.headers }));
-        print(acceptedLine({ outcome, action: event.action, data: event.data as Record<string, unknown> }, colour));
-        writeNodeResponse(res, respond(200, { status: outcome }));
-      } catch (error) {
-        const response = errorResponse(error);
-        const { error: code } = JSON.parse(response.body) as { error: string };
-        print(rejectedLine(response.status, code, reason(error), colour));
-        writeNodeResponse(res, response);
+      const delivery: { body?: Uint8Array | string } = {};
+      const response = await rawBody.run(delivery, () =>
+        handleWebhookRequest(
+          receiver,
+          {
+            method: req.method,
+            headers: req.headers,
+            readBody: async (limit) => {
+              const read = await readNodeBody(req, limit, 'node');
+              if ('body' in read) delivery.body = read.body;
+              return read;
+            },
+          },
+          { maxBodyBytes: DEFAULT_MAX_BODY_BYTES },
+        ),
+      );
+      if (response.event !== undefined && 'status' in response.result) {
+        const { action, data } = response.event;
+        print(acceptedLine({ outcome: response.result.status, action, data: data as Record<string, unknown> }, colour));
+      } else {
+        const code = 'error' in response.result ? response.result.error : String(response.status);
+        print(rejectedLine(response.status, code, reason(response.cause), colour));
       }
+      // A 413 leaves unread bytes on the socket: close it rather than read them.
+      writeNodeResponse(res, response, response.status === 413);
     }
 
     const server = createServer((req, res) => void answer(req, res));
