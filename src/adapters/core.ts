@@ -39,15 +39,24 @@ export interface AdapterRequest {
   readBody: (maxBytes: number) => Promise<BodyReadResult>;
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** The three 200 bodies, serialised once. */
+const OK_BODIES: Record<ReceiveOutcome, string> = {
+  processed: '{"status":"processed"}',
+  duplicate: '{"status":"duplicate"}',
+  ignored: '{"status":"ignored"}',
+};
 
 export function respond(status: number, payload: { status: ReceiveOutcome } | { error: string }, headers?: Record<string, string>): WebhookResponse {
-  return { status, headers: headers === undefined ? { ...JSON_HEADERS } : { ...JSON_HEADERS, ...headers }, body: JSON.stringify(payload), result: payload };
+  const body = 'status' in payload && status === 200 ? OK_BODIES[payload.status] : JSON.stringify(payload);
+  return { status, headers: headers === undefined ? { 'content-type': JSON_CONTENT_TYPE } : { 'content-type': JSON_CONTENT_TYPE, ...headers }, body, result: payload };
 }
 
 /** `application/json` or any `application/*+json`, with parameters such as `charset` allowed. */
 export function isJsonContentType(value: string | readonly string[] | undefined): boolean {
   const text = Array.isArray(value) ? value[0] : value;
+  if (text === 'application/json') return true; // what the rack sends
   if (typeof text !== 'string') return false;
   const mediaType = text.split(';', 1)[0]!.trim().toLowerCase();
   return mediaType === 'application/json' || (mediaType.startsWith('application/') && mediaType.endsWith('+json'));
@@ -64,7 +73,7 @@ export function errorResponse(error: unknown): WebhookResponse {
   const { code, status, message } = (error ?? {}) as { code?: unknown; status?: unknown; message?: unknown };
   if (code === 'raw_body_unavailable' && typeof message === 'string') {
     // A wiring mistake: the developer reading this response needs the fix, not just a code.
-    return { status: 500, headers: { ...JSON_HEADERS }, body: JSON.stringify({ error: code, message }), result: { error: code }, cause: error };
+    return { status: 500, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify({ error: code, message }), result: { error: code }, cause: error };
   }
   if (typeof code === 'string' && typeof status === 'number' && status >= 400 && status < 600) {
     return { ...respond(status, { error: code }), cause: error };
@@ -72,21 +81,49 @@ export function errorResponse(error: unknown): WebhookResponse {
   return { ...respond(500, { error: 'internal_error' }), cause: error };
 }
 
+/** The answers that need no body: method, content type and the declared length. */
+export function refuseBeforeBody(method: string | undefined, headers: HeadersInput, maxBodyBytes: number): WebhookResponse | undefined {
+  if (method !== 'POST' && method?.toUpperCase() !== 'POST') {
+    return respond(405, { error: 'method_not_allowed' }, { allow: 'POST' });
+  }
+  if (!isJsonContentType(getHeader(headers, 'content-type'))) {
+    return respond(415, { error: 'unsupported_media_type' });
+  }
+  const declared = getHeader(headers, 'content-length');
+  if (declared !== undefined && Number(declared) > maxBodyBytes) {
+    return respond(413, { error: 'payload_too_large' });
+  }
+  return undefined;
+}
+
+/** Hands the body to the receiver and turns the outcome, or the error, into the response. */
+export function receiveToResponse(
+  receiver: Receiver,
+  body: Uint8Array | string,
+  headers: HeadersInput,
+  receiveOptions: ReceiveOptions,
+): Promise<WebhookResponse> {
+  return receiver.receive({ body, headers }, receiveOptions).then(
+    ({ outcome, event }) => {
+      const response: WebhookResponse = respond(200, { status: outcome });
+      response.event = event;
+      return response;
+    },
+    errorResponse,
+  );
+}
+
+export function receiveOptionsOf(options: AdapterOptions): ReceiveOptions {
+  return options.acknowledge === undefined ? {} : { acknowledge: options.acknowledge };
+}
+
 export async function handleWebhookRequest(
   receiver: Receiver,
   request: AdapterRequest,
   options: AdapterOptions & { maxBodyBytes: number },
 ): Promise<WebhookResponse> {
-  if (request.method?.toUpperCase() !== 'POST') {
-    return respond(405, { error: 'method_not_allowed' }, { allow: 'POST' });
-  }
-  if (!isJsonContentType(getHeader(request.headers, 'content-type'))) {
-    return respond(415, { error: 'unsupported_media_type' });
-  }
-  const declared = Number(getHeader(request.headers, 'content-length'));
-  if (Number.isFinite(declared) && declared > options.maxBodyBytes) {
-    return respond(413, { error: 'payload_too_large' });
-  }
+  const refused = refuseBeforeBody(request.method, request.headers, options.maxBodyBytes);
+  if (refused !== undefined) return refused;
   let read: BodyReadResult;
   try {
     read = await request.readBody(options.maxBodyBytes);
@@ -94,11 +131,5 @@ export async function handleWebhookRequest(
     return errorResponse(error);
   }
   if ('tooLarge' in read) return respond(413, { error: 'payload_too_large' });
-  try {
-    const receiveOptions = options.acknowledge === undefined ? {} : { acknowledge: options.acknowledge };
-    const { outcome, event } = await receiver.receive({ body: read.body, headers: request.headers }, receiveOptions);
-    return { ...respond(200, { status: outcome }), event };
-  } catch (error) {
-    return errorResponse(error);
-  }
+  return receiveToResponse(receiver, read.body, request.headers, receiveOptionsOf(options));
 }

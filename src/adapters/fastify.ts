@@ -1,7 +1,17 @@
 /** rack-webhooks/fastify: a Fastify 5 plugin that owns the webhook route in its own scope. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Receiver } from '../receiver/create-receiver.js';
-import { DEFAULT_MAX_BODY_BYTES, errorResponse, handleWebhookRequest, respond, type AdapterOptions } from './core.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  errorResponse,
+  receiveOptionsOf,
+  receiveToResponse,
+  refuseBeforeBody,
+  respond,
+  type AdapterOptions,
+  type WebhookResponse,
+} from './core.js';
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 
@@ -32,23 +42,23 @@ const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, 
     return reply.code(response.status).headers(response.headers).send(response.body);
   });
 
+  const receiveOptions = receiveOptionsOf(options);
+  const send = (request: FastifyRequest, reply: FastifyReply, response: WebhookResponse): FastifyReply => {
+    const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info';
+    request.log[level]({ webhook: { status: response.status, ...response.result } }, 'rack webhook');
+    return reply.code(response.status).headers(response.headers).send(response.body);
+  };
+
   fastify.route({
     method: [...ALL_METHODS],
     url: path,
     bodyLimit,
-    handler: async (request, reply) => {
-      const response = await handleWebhookRequest(
-        receiver,
-        {
-          method: request.method,
-          headers: request.headers,
-          readBody: async () => ({ body: (request.body as Uint8Array | undefined) ?? '' }),
-        },
-        { ...options, maxBodyBytes: bodyLimit },
-      );
-      const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info';
-      request.log[level]({ webhook: { status: response.status, ...response.result } }, 'rack webhook');
-      return reply.code(response.status).headers(response.headers).send(response.body);
+    // Not an async function: the only wait is the receiver's, so no extra promise per request.
+    handler: (request, reply) => {
+      const refused = refuseBeforeBody(request.method, request.headers, bodyLimit);
+      if (refused !== undefined) return send(request, reply, refused);
+      const body = (request.body as Uint8Array | undefined) ?? '';
+      return receiveToResponse(receiver, body, request.headers, receiveOptions).then((response) => send(request, reply, response));
     },
   });
 };

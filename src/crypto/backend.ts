@@ -4,14 +4,20 @@ import type { SigningKey } from '../signature/secrets.js';
  * What the SDK needs from a crypto library: HMAC-SHA256 over `${t}.` and the body (verification)
  * and SHA-256 of the body (replay keys). Node and Web Crypto each provide both.
  */
+/**
+ * An HMAC-SHA256 digest: 32 bytes, or the same as 64 lowercase hex characters (Node's one-shot
+ * path returns text, which skips allocating an ArrayBuffer per digest).
+ */
+export type Digest = Uint8Array | string;
+
 export interface HmacBackend {
   readonly name: 'node' | 'web';
   /** Present only where a synchronous HMAC exists (node:crypto). */
-  readonly hmacSync?: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Uint8Array;
-  readonly hmac: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Promise<Uint8Array>;
+  readonly hmacSync?: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Digest;
+  readonly hmac: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Promise<Digest>;
   /** SHA-256 of the raw body, base64url (43 characters): the replay-protection key. */
   readonly sha256: (body: Uint8Array | string) => Promise<string>;
   /** Present only where a synchronous hash exists (node:crypto). */
   readonly sha256Sync?: (body: Uint8Array | string) => string;
-  readonly encodeHex: (bytes: Uint8Array) => string;
+  readonly encodeHex: (digest: Digest) => string;
 }

@@ -1,16 +1,23 @@
-import type { HmacBackend } from './backend.js';
+import type { Digest, HmacBackend } from './backend.js';
 import { nodeCrypto } from './node-crypto.js';
+import { createOneShotHmac, type OneShotHmac } from './one-shot-hmac.js';
 import type { SigningKey } from '../signature/secrets.js';
 
+type NodeCrypto = typeof import('node:crypto');
 type KeyObject = import('node:crypto').KeyObject;
-const keyObjects = new WeakMap<SigningKey, KeyObject>();
 
-function createNodeBackend(): HmacBackend | undefined {
-  const crypto = nodeCrypto;
+export interface NodeBackendOptions {
+  /** HMAC and SHA-256 through one-shot `crypto.hash` where it exists; default true. */
+  oneShot?: boolean;
+}
+
+/** Exposed for the test suite, which runs every vector through both Node paths. */
+export function createNodeBackend(crypto: NodeCrypto | undefined, options: NodeBackendOptions = {}): HmacBackend | undefined {
   if (crypto === undefined) return undefined;
-  const BufferCtor = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer;
-  if (BufferCtor === undefined) return undefined;
+  const BufferClass = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer;
+  if (BufferClass === undefined) return undefined;
 
+  const keyObjects = new WeakMap<SigningKey, KeyObject>();
   const keyObjectFor = (key: SigningKey): KeyObject => {
     let keyObject = keyObjects.get(key);
     if (keyObject === undefined) {
@@ -19,9 +26,22 @@ function createNodeBackend(): HmacBackend | undefined {
     }
     return keyObject;
   };
-
-  const hmacSync = (key: SigningKey, timestampText: string, body: Uint8Array | string): Uint8Array =>
+  const streamingHmac = (key: SigningKey, timestampText: string, body: Uint8Array | string): Uint8Array =>
     crypto.createHmac('sha256', keyObjectFor(key)).update(`${timestampText}.`).update(body).digest();
+
+  // Decided on first use, not at import: the known-answer check and the scratch buffer cost
+  // nothing in a process that never verifies.
+  let oneShotHmac: OneShotHmac | undefined | null = options.oneShot === false ? undefined : null;
+  const hmacSync = (key: SigningKey, timestampText: string, body: Uint8Array | string): Digest => {
+    if (oneShotHmac === null) oneShotHmac = createOneShotHmac(crypto, BufferClass);
+    return (oneShotHmac !== undefined ? oneShotHmac(key, timestampText, body) : undefined) ?? streamingHmac(key, timestampText, body);
+  };
+
+  const hash = (crypto as { hash?: (algorithm: string, data: Uint8Array | string, encoding: string) => string }).hash;
+  const oneShotHash = options.oneShot !== false && typeof hash === 'function' && hashesKnownAnswer(hash);
+  const sha256Sync = oneShotHash
+    ? (body: Uint8Array | string): string => hash('sha256', body, 'base64url')
+    : (body: Uint8Array | string): string => crypto.createHash('sha256').update(body).digest('base64url');
 
   return {
     name: 'node',
@@ -34,16 +54,25 @@ function createNodeBackend(): HmacBackend | undefined {
         return Promise.reject(error);
       }
     },
-    sha256Sync: (body) => crypto.createHash('sha256').update(body).digest('base64url'),
+    sha256Sync,
     sha256: (body) => {
       try {
-        return Promise.resolve(crypto.createHash('sha256').update(body).digest('base64url'));
+        return Promise.resolve(sha256Sync(body));
       } catch (error) {
         return Promise.reject(error);
       }
     },
-    encodeHex: (bytes) => BufferCtor.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex'),
+    encodeHex: (digest) => (typeof digest === 'string' ? digest : BufferClass.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex')),
   };
 }
 
-export const nodeBackend: HmacBackend | undefined = createNodeBackend();
+/** SHA-256("abc") in base64url: a runtime whose one-shot hash disagrees keeps createHash. */
+function hashesKnownAnswer(hash: (algorithm: string, data: string, encoding: string) => string): boolean {
+  try {
+    return hash('sha256', 'abc', 'base64url') === 'ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0';
+  } catch {
+    return false;
+  }
+}
+
+export const nodeBackend: HmacBackend | undefined = createNodeBackend(nodeCrypto);

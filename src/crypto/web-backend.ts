@@ -42,5 +42,5 @@ export const webBackend: HmacBackend = {
     const bytes = typeof body === 'string' ? utf8.encode(body) : body;
     return bytesToBase64Url(new Uint8Array(await subtle().digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
   },
-  encodeHex: bytesToHex,
+  encodeHex: (digest) => (typeof digest === 'string' ? digest : bytesToHex(digest)),
 };

@@ -13,6 +13,16 @@ const CLAIMED = Promise.resolve(true);
 const ALREADY_HELD = Promise.resolve(false);
 const DONE = Promise.resolve();
 
+let claimNow: (store: MemoryDedupStore, claims: readonly DedupClaim[]) => boolean;
+
+/**
+ * `store.claimAll(claims)` answered in the calling tick: the receiver uses it so a delivery does
+ * not wait a microtask turn for an answer the memory store already has. Internal.
+ */
+export function claimAllImmediately(store: MemoryDedupStore, claims: readonly DedupClaim[]): boolean {
+  return claimNow(store, claims);
+}
+
 /**
  * The embedded store for one process. It remembers the most recent `maxEntries` claims (fewer
  * when some were released or have expired). Keys live in a ring of slots in claim order; a Map points
@@ -54,9 +64,11 @@ export class MemoryDedupStore implements DedupStore {
     return (this.#now() - this.#origin) / 1000;
   }
 
-  #isHeld(key: string, now: number): boolean {
+  /** The key's slot while its claim is live; -1 when absent; -2 - slot when it has expired. */
+  #lookup(key: string, now: number): number {
     const slot = this.#slotOf.get(key);
-    return slot !== undefined && this.#expiries[slot]! > now;
+    if (slot === undefined) return -1;
+    return this.#expiries[slot]! > now ? slot : -2 - slot;
   }
 
   /** Grows the ring by doubling until it reaches maxEntries; only before it first wraps. */
@@ -69,9 +81,14 @@ export class MemoryDedupStore implements DedupStore {
     this.#keys.fill(undefined, this.#next);
   }
 
-  #hold(key: string, ttlSeconds: number, now: number): void {
-    const previous = this.#slotOf.get(key);
-    if (previous !== undefined) this.#keys[previous] = undefined; // an expired claim, re-claimed
+  /** `found` is what #lookup said: an expired claim's old slot is cleared, not looked up again. */
+  #hold(key: string, ttlSeconds: number, now: number, found: number): void {
+    if (found >= 0) return; // held already: the same key twice in one claimAll
+    if (found <= -2) {
+      // An expired claim, re-claimed; unless holding an earlier key of this call reused its slot.
+      const expiredSlot = -2 - found;
+      if (this.#keys[expiredSlot] === key) this.#keys[expiredSlot] = undefined;
+    }
     if (this.#next === this.#keys.length) {
       if (this.#keys.length < this.maxEntries) this.#grow();
       else this.#next = 0;
@@ -87,16 +104,35 @@ export class MemoryDedupStore implements DedupStore {
 
   claim(key: string, ttlSeconds: number): Promise<boolean> {
     const now = this.#seconds();
-    if (this.#isHeld(key, now)) return ALREADY_HELD;
-    this.#hold(key, ttlSeconds, now);
+    const found = this.#lookup(key, now);
+    if (found >= 0) return ALREADY_HELD;
+    this.#hold(key, ttlSeconds, now, found);
     return CLAIMED;
   }
 
   claimAll(claims: readonly DedupClaim[]): Promise<boolean> {
+    return this.#claimAllNow(claims) ? CLAIMED : ALREADY_HELD;
+  }
+
+  static {
+    claimNow = (store, claims) => store.#claimAllNow(claims);
+  }
+
+  #claimAllNow(claims: readonly DedupClaim[]): boolean {
     const now = this.#seconds();
-    for (const { key } of claims) if (this.#isHeld(key, now)) return ALREADY_HELD;
-    for (const { key, ttlSeconds } of claims) this.#hold(key, ttlSeconds, now);
-    return CLAIMED;
+    if (claims.length === 2 && claims[0]!.key !== claims[1]!.key) {
+      // The receiver's case: two distinct keys, each looked up once.
+      const first = this.#lookup(claims[0]!.key, now);
+      if (first >= 0) return false;
+      const second = this.#lookup(claims[1]!.key, now);
+      if (second >= 0) return false;
+      this.#hold(claims[0]!.key, claims[0]!.ttlSeconds, now, first);
+      this.#hold(claims[1]!.key, claims[1]!.ttlSeconds, now, second);
+      return true;
+    }
+    for (let i = 0; i < claims.length; i++) if (this.#lookup(claims[i]!.key, now) >= 0) return false;
+    for (let i = 0; i < claims.length; i++) this.#hold(claims[i]!.key, claims[i]!.ttlSeconds, now, this.#lookup(claims[i]!.key, now));
+    return true;
   }
 
   release(key: string): Promise<void> {

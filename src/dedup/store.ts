@@ -17,8 +17,12 @@ export interface DedupStore {
 }
 
 /** Claims every key or none, with one atomic call when the store offers it. */
-export async function claimAll(store: DedupStore, claims: readonly DedupClaim[]): Promise<boolean> {
+export function claimAll(store: DedupStore, claims: readonly DedupClaim[]): Promise<boolean> {
   if (store.claimAll !== undefined) return store.claimAll(claims);
+  return claimOneByOne(store, claims);
+}
+
+async function claimOneByOne(store: DedupStore, claims: readonly DedupClaim[]): Promise<boolean> {
   const held: string[] = [];
   try {
     for (const { key, ttlSeconds } of claims) {

@@ -1,6 +1,6 @@
 import { defaultBackend } from '../crypto/index.js';
 import { WebhookDedupError } from '../dedup/errors.js';
-import { MemoryDedupStore } from '../dedup/memory-store.js';
+import { MemoryDedupStore, claimAllImmediately } from '../dedup/memory-store.js';
 import { claimAll, type DedupClaim, type DedupStore } from '../dedup/store.js';
 import { isKnownEvent } from '../events/known.js';
 import { parseEvent } from '../events/parse-event.js';
@@ -8,55 +8,19 @@ import type { AnyWebhookEvent } from '../events/types.js';
 import { resolveKeys } from '../signature/keyring.js';
 import { toRawPayload } from '../signature/payload.js';
 import { assertSecretEncoding } from '../signature/secrets.js';
-import { resolveTolerance } from '../signature/timestamp.js';
-import { verify, verifySync, type VerifiedSignature, type VerifyOptions } from '../signature/verify.js';
+import { resolveNow, resolveTolerance } from '../signature/timestamp.js';
+import { verify, verifyResolvedSync, type VerifiedSignature, type VerifyOptions } from '../signature/verify.js';
 import { dedupClaims } from './dedup-keys.js';
 import { WebhookHandlerError } from './errors.js';
 import { getHeader } from './headers.js';
-import { describeRejection, errorCode } from './log.js';
-import {
-  HandlerRegistry,
-  assertPattern,
-  matchesPattern,
-  type ActionPattern,
-  type EventForPattern,
-  type EventHandler,
-} from './patterns.js';
-import type { Delivery, ReceiveResult, ReceiverLogRecord, ReceiverOptions } from './types.js';
+import { describeRejection, errorCode, logContext } from './log.js';
+import { handlerFailureSummary, runHandlers } from './run-handlers.js';
+import { HandlerRegistry, assertPattern, matchesPattern, type EventHandler } from './patterns.js';
+import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverLogRecord, ReceiverOptions } from './types.js';
 
 export const DEFAULT_HEADER_NAME = 'Service-Signature';
 
-export type ErrorHandler = (error: WebhookHandlerError | WebhookDedupError) => unknown;
-
-export interface Receiver {
-  /** The header the signature is read from. */
-  readonly headerName: string;
-  /** Runs `handler` for an action, a list of actions, or a `prefix:*` pattern; typed exactly. */
-  on<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<EventForPattern<P>>): Receiver;
-  /** Runs `handler` for every accepted delivery, unknown actions included. */
-  onAny(handler: EventHandler<AnyWebhookEvent>): Receiver;
-  /** Sees handler failures and, when dedup fails open, store failures. Its own errors are contained. */
-  onError(handler: ErrorHandler): Receiver;
-  /** Removes a handler from one pattern, or (without a pattern) from everywhere. */
-  off(handler: EventHandler<never> | ErrorHandler): Receiver;
-  off<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<never>): Receiver;
-  /**
-   * Verifies, parses, deduplicates and dispatches one delivery. Resolves with the outcome;
-   * rejects with WebhookVerificationError (401), WebhookPayloadError (400), WebhookDedupError (503)
-   * or WebhookHandlerError (500).
-   */
-  receive(delivery: Delivery, options?: ReceiveOptions): Promise<ReceiveResult>;
-}
-
-export interface ReceiveOptions {
-  /**
-   * `'after-handlers'` (default) resolves once every handler has finished. `'before-handlers'`
-   * resolves as soon as the delivery is verified, parsed and claimed, and lets the handlers run on:
-   * for a rack whose dispatch timeout is shorter than your handlers. Their failures then go to
-   * `onError` and the logger (and release the claims), since the response is already sent.
-   */
-  acknowledge?: 'after-handlers' | 'before-handlers';
-}
+export type { ErrorHandler, Receiver, ReceiveOptions } from './types.js';
 
 function positiveSeconds(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -66,44 +30,11 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
-function logContext(event: AnyWebhookEvent, verified: VerifiedSignature) {
-  const tickId = (event.data as Record<string, unknown>)['tick_id'];
-  return {
-    action: event.action,
-    timestamp: verified.timestamp,
-    secretIndex: verified.secretIndex,
-    ...(typeof tickId === 'string' ? { tickId } : {}),
-  };
-}
-
-const NO_FAILURES: readonly unknown[] = Object.freeze([]);
-
-function handlerFailureSummary(error: WebhookHandlerError): string {
-  const kinds = error.errors.map((failure: unknown) => (failure instanceof Error ? failure.name : typeof failure));
-  return `${kinds.length} handler${kinds.length === 1 ? '' : 's'} failed (${kinds.join(', ')}); the error passed to onError has the details`;
-}
-
-/** Runs every handler concurrently and returns what they threw; one handler skips the bookkeeping. */
-async function runHandlers(handlers: readonly EventHandler<AnyWebhookEvent>[], event: AnyWebhookEvent): Promise<readonly unknown[]> {
-  if (handlers.length === 0) return NO_FAILURES;
-  if (handlers.length === 1) {
-    try {
-      const result = handlers[0]!(event);
-      if (result instanceof Promise) await result; // a synchronous handler costs no extra tick
-      return NO_FAILURES;
-    } catch (error) {
-      return [error];
-    }
-  }
-  const results = await Promise.allSettled(handlers.map((handler) => new Promise((resolve) => resolve(handler(event)))));
-  return results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
-}
-
 /** A receiver: verify, parse, drop replays and duplicates, run the typed handlers. */
 export function createReceiver(options: ReceiverOptions): Receiver {
   const encoding = options.secretEncoding ?? 'utf8';
   assertSecretEncoding(encoding);
-  resolveKeys(options.secrets, encoding); // no_secrets / invalid_secret now, not on the first delivery
+  const keys = resolveKeys(options.secrets, encoding); // no_secrets / invalid_secret now, not on the first delivery
   const tolerance = resolveTolerance(options.tolerance);
   const headerName = options.headerName ?? DEFAULT_HEADER_NAME;
   if (typeof headerName !== 'string' || headerName.trim() === '') throw new TypeError('headerName must be a non-empty string');
@@ -121,10 +52,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // On Node everything up to the store runs synchronously: no promise per step.
   const syncCrypto = defaultBackend.hmacSync !== undefined;
   const sha256Sync = defaultBackend.sha256Sync;
-  const checkSignature = (body: Delivery['body'], header: ReturnType<typeof getHeader>, nowSeconds: number): VerifiedSignature | Promise<VerifiedSignature> => {
-    const verifyOptions: VerifyOptions = { secrets, tolerance, secretEncoding: encoding, now: nowSeconds };
-    return syncCrypto ? verifySync(body, header, verifyOptions) : verify(body, header, verifyOptions);
-  };
+  const parseOptions = { validate: options.validate === true };
 
   const registry = new HandlerRegistry();
   const errorHandlers = new Set<ErrorHandler>();
@@ -151,24 +79,148 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     );
   };
 
-  async function claim(claims: DedupClaim[], event: AnyWebhookEvent, started: number): Promise<'fresh' | 'duplicate' | 'unclaimed'> {
-    if (store === undefined || claims.length === 0) return 'unclaimed';
+  type ClaimState = 'fresh' | 'duplicate' | 'unclaimed';
+
+  const storeFailed = (cause: unknown, event: AnyWebhookEvent, started: number): Promise<ClaimState> => {
+    const error = cause instanceof WebhookDedupError ? cause : new WebhookDedupError('The dedup store failed.', { cause });
+    if (logging) log(started, {
+      level: failClosed ? 'error' : 'warn',
+      event: 'dedup_unavailable',
+      message: failClosed ? 'dedup store failed; delivery refused (dedupFailure: closed)' : 'dedup store failed; delivery processed without dedup (dedupFailure: open)',
+      action: event.action,
+      code: error.code,
+    });
+    if (failClosed) return Promise.reject(error);
+    return reportError(error, started).then(() => 'unclaimed');
+  };
+
+  /** The memory store answers in this tick; any other store through its promise. */
+  const claim = (store: DedupStore, claims: DedupClaim[], event: AnyWebhookEvent, started: number): ClaimState | Promise<ClaimState> => {
+    let claimed: boolean | Promise<boolean>;
     try {
-      return (await claimAll(store, claims)) ? 'fresh' : 'duplicate';
+      claimed = store instanceof MemoryDedupStore ? claimAllImmediately(store, claims) : claimAll(store, claims);
     } catch (cause) {
-      const error = cause instanceof WebhookDedupError ? cause : new WebhookDedupError('The dedup store failed.', { cause });
-      if (logging) log(started, {
-        level: failClosed ? 'error' : 'warn',
-        event: 'dedup_unavailable',
-        message: failClosed ? 'dedup store failed; delivery refused (dedupFailure: closed)' : 'dedup store failed; delivery processed without dedup (dedupFailure: open)',
-        action: event.action,
-        code: error.code,
-      });
-      if (failClosed) throw error;
-      await reportError(error, started);
-      return 'unclaimed';
+      return storeFailed(cause, event, started);
     }
+    if (typeof claimed === 'boolean') return claimed ? 'fresh' : 'duplicate';
+    return claimed.then((fresh) => (fresh ? 'fresh' : 'duplicate'), (cause: unknown) => storeFailed(cause, event, started));
+  };
+
+  const rejected = (error: unknown, started: number): never => {
+    if (logging) log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
+    throw error;
+  };
+
+  /** Failures after the claim: give the keys back, log, tell onError; resolves with the error to throw. */
+  const handlersFailed = async (failures: readonly unknown[], run: Run): Promise<WebhookHandlerError> => {
+    const error = new WebhookHandlerError(run.event, [...failures]);
+    if (releaseOnError && run.claimed === 'fresh') {
+      await Promise.allSettled(run.claims.map(({ key }) => store!.release(key)));
+    }
+    // The record names what failed, never the handlers' own messages: those may quote anything.
+    if (logging) log(run.started, { level: 'error', event: 'handler_failed', message: handlerFailureSummary(error), code: error.code, ...logContext(run.event, run.verified) });
+    await reportError(error, run.started);
+    return error;
+  };
+
+  interface Run {
+    readonly event: AnyWebhookEvent;
+    readonly verified: VerifiedSignature;
+    readonly started: number;
+    readonly acknowledge: ReceiveOptions['acknowledge'];
+    claims: DedupClaim[];
+    claimed: ClaimState;
   }
+
+  // Each step returns its result directly when it could finish in this tick (the common case on
+  // Node: sync crypto, the memory store, synchronous handlers) and a promise only when it could not.
+
+  const dispatch = (run: Run): ReceiveResult | Promise<ReceiveResult> => {
+    const { event } = run;
+    if (run.claimed === 'duplicate') {
+      if (logging) log(run.started, { level: 'info', event: 'duplicate', message: 'duplicate delivery dropped', ...logContext(event, run.verified) });
+      return { outcome: 'duplicate', event };
+    }
+    const known = isKnownEvent(event);
+    const result: ReceiveResult = { outcome: known ? 'processed' : 'ignored', event };
+    const failures = runHandlers(registry.forAction(event.action, known), event);
+    const settled = failures instanceof Promise ? failures.then((settledFailures) => finish(run, result, settledFailures)) : finish(run, result, failures);
+    if (run.acknowledge === 'before-handlers' && settled instanceof Promise) {
+      settled.catch(() => {}); // failures are reported by handlersFailed; nothing may escape as unhandled
+      return result;
+    }
+    return settled;
+  };
+
+  const finish = (run: Run, result: ReceiveResult, failures: readonly unknown[]): ReceiveResult | Promise<ReceiveResult> => {
+    if (failures.length === 0) {
+      if (logging) {
+        const message = result.outcome === 'processed' ? 'delivery processed' : 'unknown action; passed to onAny only';
+        log(run.started, { level: 'info', event: result.outcome, message, ...logContext(run.event, run.verified) });
+      }
+      return result;
+    }
+    return handlersFailed(failures, run).then((error) => Promise.reject(error));
+  };
+
+  const claimThenDispatch = (run: Run, bodySha256: string, nowSeconds: number): ReceiveResult | Promise<ReceiveResult> => {
+    run.claims = dedupClaims(bodySha256, run.verified.timestamp, run.event, tolerance, nowSeconds, eventKeyTtl);
+    const claimed = claim(store!, run.claims, run.event, run.started);
+    if (typeof claimed === 'string') {
+      run.claimed = claimed;
+      return dispatch(run);
+    }
+    return claimed.then((state) => {
+      run.claimed = state;
+      return dispatch(run);
+    });
+  };
+
+  const afterVerify = (
+    body: Delivery['body'],
+    raw: Uint8Array | string,
+    verified: VerifiedSignature,
+    started: number,
+    nowSeconds: number,
+    acknowledge: ReceiveOptions['acknowledge'],
+  ): ReceiveResult | Promise<ReceiveResult> => {
+    let event: AnyWebhookEvent;
+    try {
+      event = parseEvent(body, parseOptions);
+    } catch (error) {
+      return rejected(error, started);
+    }
+    if (ignore.length > 0 && ignore.some((pattern) => matchesPattern(pattern, event.action))) {
+      if (logging) log(started, { level: 'info', event: 'ignored', message: 'delivery ignored (ignore option)', ...logContext(event, verified) });
+      return { outcome: 'ignored', event };
+    }
+    const run: Run = { event, verified, started, acknowledge, claims: [], claimed: 'unclaimed' };
+    if (store === undefined) return dispatch(run);
+    if (sha256Sync !== undefined) return claimThenDispatch(run, sha256Sync(raw), nowSeconds);
+    return defaultBackend.sha256(raw).then((bodySha256) => claimThenDispatch(run, bodySha256, nowSeconds));
+  };
+
+  const receiveNow = ({ body, headers }: Delivery, acknowledge: ReceiveOptions['acknowledge']): ReceiveResult | Promise<ReceiveResult> => {
+    const started = clock();
+    const nowSeconds = Math.floor(started / 1000);
+    const header = getHeader(headers, headerName);
+    if (!syncCrypto) {
+      const verifyOptions: VerifyOptions = { secrets, tolerance, secretEncoding: encoding, now: nowSeconds };
+      return verify(body, header, verifyOptions).then(
+        (verified) => afterVerify(body, toRawPayload(body), verified, started, nowSeconds, acknowledge),
+        (error: unknown) => rejected(error, started),
+      );
+    }
+    let raw: Uint8Array | string;
+    let verified: VerifiedSignature;
+    try {
+      raw = toRawPayload(body);
+      verified = verifyResolvedSync(keys, encoding, tolerance, resolveNow(nowSeconds), raw, header);
+    } catch (error) {
+      return rejected(error, started);
+    }
+    return afterVerify(body, raw, verified, started, nowSeconds, acknowledge);
+  };
 
   const receiver: Receiver = {
     headerName,
@@ -198,62 +250,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
 
-    async receive({ body, headers }, receiveOptions = {}) {
-      const started = clock();
-      const nowSeconds = Math.floor(started / 1000);
-      let event: AnyWebhookEvent;
-      let verified: VerifiedSignature;
+    receive(delivery, receiveOptions = {}) {
       try {
-        const pending = checkSignature(body, getHeader(headers, headerName), nowSeconds);
-        verified = pending instanceof Promise ? await pending : pending;
-        event = parseEvent(body, { validate: options.validate === true });
+        const result = receiveNow(delivery, receiveOptions.acknowledge);
+        return result instanceof Promise ? result : Promise.resolve(result);
       } catch (error) {
-        if (logging) log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
-        throw error;
+        return Promise.reject(error);
       }
-      const context = () => logContext(event, verified);
-
-      if (ignore.length > 0 && ignore.some((pattern) => matchesPattern(pattern, event.action))) {
-        if (logging) log(started, { level: 'info', event: 'ignored', message: 'delivery ignored (ignore option)', ...context() });
-        return { outcome: 'ignored', event };
-      }
-
-      let claims: DedupClaim[] = [];
-      if (store !== undefined) {
-        const raw = toRawPayload(body);
-        const bodySha256 = sha256Sync !== undefined ? sha256Sync(raw) : await defaultBackend.sha256(raw);
-        claims = dedupClaims(bodySha256, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl);
-      }
-      const claimed = claims.length === 0 ? 'unclaimed' : await claim(claims, event, started);
-      if (claimed === 'duplicate') {
-        if (logging) log(started, { level: 'info', event: 'duplicate', message: 'duplicate delivery dropped', ...context() });
-        return { outcome: 'duplicate', event };
-      }
-
-      const known = isKnownEvent(event);
-      const outcome = known ? 'processed' : 'ignored';
-      const dispatch = async (): Promise<WebhookHandlerError | undefined> => {
-        const failures = await runHandlers(registry.forAction(event.action, known), event);
-        if (failures.length === 0) {
-          if (logging) log(started, { level: 'info', event: outcome, message: known ? 'delivery processed' : 'unknown action; passed to onAny only', ...context() });
-          return undefined;
-        }
-        const error = new WebhookHandlerError(event, [...failures]);
-        if (releaseOnError && claimed === 'fresh') {
-          await Promise.allSettled(claims.map(({ key }) => store!.release(key)));
-        }
-        // The record names what failed, never the handlers' own messages: those may quote anything.
-        if (logging) log(started, { level: 'error', event: 'handler_failed', message: handlerFailureSummary(error), code: error.code, ...context() });
-        await reportError(error, started);
-        return error;
-      };
-      if (receiveOptions.acknowledge === 'before-handlers') {
-        dispatch().catch(() => {}); // dispatch reports its own failures; nothing may escape as unhandled
-        return { outcome, event };
-      }
-      const error = await dispatch();
-      if (error !== undefined) throw error;
-      return { outcome, event };
     },
   };
   return receiver;

@@ -8,6 +8,9 @@ export type HeadersInput =
 export function getHeader(headers: HeadersInput | null | undefined, name: string): string | readonly string[] | undefined {
   if (headers === null || headers === undefined) return undefined;
   const lower = name.toLowerCase();
+  // Node, Express and Fastify hand over a plain object with lower-cased names: one property read.
+  const direct = (headers as Readonly<Record<string, unknown>>)[lower];
+  if (typeof direct === 'string') return direct;
   const HeadersClass = (globalThis as { Headers?: abstract new () => unknown }).Headers;
   if (HeadersClass !== undefined && headers instanceof HeadersClass) {
     return (headers as { get(name: string): string | null }).get(lower) ?? undefined;

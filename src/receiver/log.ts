@@ -1,3 +1,6 @@
+import type { AnyWebhookEvent } from '../events/types.js';
+import type { VerifiedSignature } from '../signature/verify.js';
+
 /** Log helpers: codes and sentences about an error, never its payload. */
 export function errorCode(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
@@ -10,4 +13,15 @@ export function describeRejection(error: unknown, headerName: string): string {
     return `delivery rejected: it carried no ${headerName} header at all (an unsigned delivery: no key on the rack, a rack older than 3.24.6, more than 4 keys, or a proxy dropped it)`;
   }
   return `delivery rejected: ${code}`;
+}
+
+/** What a record says about an accepted delivery: never the body, never the signature. */
+export function logContext(event: AnyWebhookEvent, verified: VerifiedSignature) {
+  const tickId = (event.data as Record<string, unknown>)['tick_id'];
+  return {
+    action: event.action,
+    timestamp: verified.timestamp,
+    secretIndex: verified.secretIndex,
+    ...(typeof tickId === 'string' ? { tickId } : {}),
+  };
 }

@@ -1,8 +1,11 @@
+import type { WebhookDedupError } from '../dedup/errors.js';
 import type { DedupStore } from '../dedup/store.js';
 import type { AnyWebhookEvent } from '../events/types.js';
 import type { RawPayload } from '../signature/payload.js';
 import type { SecretEncoding, SecretsInput } from '../signature/secrets.js';
+import type { WebhookHandlerError } from './errors.js';
 import type { HeadersInput } from './headers.js';
+import type { ActionPattern, EventForPattern, EventHandler } from './patterns.js';
 
 export interface ReceiverOptions {
   /** One key, several, or the rack parameter's `"new,old"` form. */
@@ -69,4 +72,36 @@ export interface ReceiverLogRecord {
   /** The error code, for rejections and failures. */
   code?: string;
   durationMs: number;
+}
+
+export type ErrorHandler = (error: WebhookHandlerError | WebhookDedupError) => unknown;
+
+export interface Receiver {
+  /** The header the signature is read from. */
+  readonly headerName: string;
+  /** Runs `handler` for an action, a list of actions, or a `prefix:*` pattern; typed exactly. */
+  on<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<EventForPattern<P>>): Receiver;
+  /** Runs `handler` for every accepted delivery, unknown actions included. */
+  onAny(handler: EventHandler<AnyWebhookEvent>): Receiver;
+  /** Sees handler failures and, when dedup fails open, store failures. Its own errors are contained. */
+  onError(handler: ErrorHandler): Receiver;
+  /** Removes a handler from one pattern, or (without a pattern) from everywhere. */
+  off(handler: EventHandler<never> | ErrorHandler): Receiver;
+  off<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<never>): Receiver;
+  /**
+   * Verifies, parses, deduplicates and dispatches one delivery. Resolves with the outcome;
+   * rejects with WebhookVerificationError (401), WebhookPayloadError (400), WebhookDedupError (503)
+   * or WebhookHandlerError (500).
+   */
+  receive(delivery: Delivery, options?: ReceiveOptions): Promise<ReceiveResult>;
+}
+
+export interface ReceiveOptions {
+  /**
+   * `'after-handlers'` (default) resolves once every handler has finished. `'before-handlers'`
+   * resolves as soon as the delivery is verified, parsed and claimed, and lets the handlers run on:
+   * for a rack whose dispatch timeout is shorter than your handlers. Their failures then go to
+   * `onError` and the logger (and release the claims), since the response is already sent.
+   */
+  acknowledge?: 'after-handlers' | 'before-handlers';
 }

@@ -62,13 +62,25 @@ function isSignatureHex(value: string, start: number): boolean {
  * Constant-time comparison of a digest with the hex signature at `offset` of `source` (already
  * validated by the parser): every byte is visited and differences are OR-ed, with no early exit.
  */
-export function digestMatches(digest: Uint8Array, source: string, offset: number): boolean {
+export function digestMatches(digest: Uint8Array | string, source: string, offset: number): boolean {
+  if (typeof digest === 'string') return hexDigestMatches(digest, source, offset);
   if (digest.length !== SIGNATURE_HEX_LENGTH / 2) return false;
   let diff = 0;
   for (let i = 0; i < digest.length; i++) {
     const byte = (HEX_VALUE[source.charCodeAt(offset + 2 * i)]! << 4) | HEX_VALUE[source.charCodeAt(offset + 2 * i + 1)]!;
     diff |= digest[i]! ^ byte;
   }
+  return diff === 0;
+}
+
+/**
+ * The same over a lowercase hex digest. OR-ing 0x20 lowercases A-F and leaves digits alone; the
+ * parser has already refused any other character, so no two distinct inputs can meet.
+ */
+function hexDigestMatches(digest: string, source: string, offset: number): boolean {
+  if (digest.length !== SIGNATURE_HEX_LENGTH) return false;
+  let diff = 0;
+  for (let i = 0; i < SIGNATURE_HEX_LENGTH; i++) diff |= (source.charCodeAt(offset + i) | 0x20) ^ digest.charCodeAt(i);
   return diff === 0;
 }
 

@@ -1,4 +1,4 @@
-import type { HmacBackend } from '../crypto/backend.js';
+import type { Digest, HmacBackend } from '../crypto/backend.js';
 import { defaultBackend } from '../crypto/index.js';
 import { resolveKeys } from './keyring.js';
 import { MAX_SIGNING_SECRETS } from './limits.js';
@@ -36,7 +36,7 @@ function prepare(payload: unknown, options: SignOptions): PreparedSignature {
   return { keys, body: toRawPayload(payload), timestampText: String(timestamp) };
 }
 
-function header(prepared: PreparedSignature, digests: readonly Uint8Array[], backend: HmacBackend): string {
+function header(prepared: PreparedSignature, digests: readonly Digest[], backend: HmacBackend): string {
   return `t=${prepared.timestampText}` + digests.map((digest) => `,v1=${backend.encodeHex(digest)}`).join('');
 }
 

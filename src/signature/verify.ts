@@ -1,4 +1,4 @@
-import type { HmacBackend } from '../crypto/backend.js';
+import type { Digest, HmacBackend } from '../crypto/backend.js';
 import { nodeBackend } from '../crypto/node-backend.js';
 import { defaultBackend } from '../crypto/index.js';
 import { resolveKeys } from './keyring.js';
@@ -50,7 +50,7 @@ function prepare(
   return { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now };
 }
 
-function matchesAny(digest: Uint8Array, header: ParsedHeaderInternal): boolean {
+function matchesAny(digest: Digest, header: ParsedHeaderInternal): boolean {
   let matched = false;
   // Every v1 is compared even after a match, as the contract says.
   for (const offset of header.signatureOffsets) matched = digestMatches(digest, header.source, offset) || matched;
@@ -129,6 +129,22 @@ export function verifySync(
 ): VerifiedSignature {
   const backend = requireSyncBackend('verifySync');
   return verifyPreparedSync(backend, prepare(payload, header, options));
+}
+
+/**
+ * The receiver's path: keys, encoding and tolerance were resolved when it was created, and the
+ * body has been through `toRawPayload`, so only the header is left to parse.
+ */
+export function verifyResolvedSync(
+  keys: SigningKey[],
+  encoding: SecretEncoding,
+  tolerance: number,
+  now: number,
+  body: Uint8Array | string,
+  header: SignatureHeaderInput,
+): VerifiedSignature {
+  const backend = requireSyncBackend('verifySync');
+  return verifyPreparedSync(backend, { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now });
 }
 
 export function requireSyncBackend(

@@ -1,7 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nodeBackend } from '../../src/crypto/node-backend.js';
+import { createNodeBackend, nodeBackend } from '../../src/crypto/node-backend.js';
+import { nodeCrypto } from '../../src/crypto/node-crypto.js';
+import { createOneShotHmac, ONE_SHOT_MAX_BODY_BYTES } from '../../src/crypto/one-shot-hmac.js';
 import { webBackend } from '../../src/crypto/web-backend.js';
 import { bytesToBase64Url } from '../../src/signature/hex.js';
 
@@ -22,5 +24,65 @@ describe('body hashing for replay keys', () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
       expect(bytesToBase64Url(bytes)).toBe(Buffer.from(bytes).toString('base64url'));
     }));
+  });
+});
+
+describe('HMAC-SHA256 on Node: one-shot (RFC 2104 over crypto.hash) and createHmac agree', () => {
+  const oneShot = nodeBackend!;
+  const streaming = createNodeBackend(nodeCrypto, { oneShot: false })!;
+  const hex = (digest: Uint8Array | string) => (typeof digest === 'string' ? digest : Buffer.from(digest).toString('hex'));
+
+  it('for any key (shorter, equal to and longer than a block), timestamp and body, bytes or text', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 1, maxLength: 200 }),
+        fc.bigInt({ min: 0n, max: 999_999_999_999_999n }),
+        fc.oneof(fc.uint8Array({ maxLength: 2048 }), fc.string({ unit: 'binary', maxLength: 1024 })),
+        (keyBytes, t, body) => {
+          const key = { source: 'k', bytes: keyBytes };
+          const expected = createHmac('sha256', keyBytes).update(`${t}.`).update(body).digest('hex');
+          expect(hex(oneShot.hmacSync!(key, String(t), body))).toBe(expected);
+          expect(hex(streaming.hmacSync!(key, String(t), body))).toBe(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('at and past the one-shot size limit, and for a body that is a view into a larger buffer', () => {
+    const key = { source: 'secret', bytes: new TextEncoder().encode('secret') };
+    for (const size of [ONE_SHOT_MAX_BODY_BYTES - 1, ONE_SHOT_MAX_BODY_BYTES, ONE_SHOT_MAX_BODY_BYTES + 1, 300_000]) {
+      const body = randomBytes(size);
+      expect(hex(oneShot.hmacSync!(key, '1700000000', body))).toBe(createHmac('sha256', 'secret').update('1700000000.').update(body).digest('hex'));
+    }
+    const backing = randomBytes(4096);
+    const view = new Uint8Array(backing.buffer, backing.byteOffset + 100, 1000);
+    expect(hex(oneShot.hmacSync!(key, '1', view))).toBe(createHmac('sha256', 'secret').update('1.').update(view).digest('hex'));
+    // A text body whose UTF-8 form is near the limit takes the streaming path and still agrees.
+    const text = '\u{1f600}'.repeat(ONE_SHOT_MAX_BODY_BYTES / 4);
+    expect(hex(oneShot.hmacSync!(key, '1', text))).toBe(createHmac('sha256', 'secret').update('1.').update(text).digest('hex'));
+  });
+
+  it('one key used in turn with others, so no padded key leaks into the next call', () => {
+    const keys = ['a', 'b'.repeat(64), 'c'.repeat(65)].map((text) => ({ source: text, bytes: new TextEncoder().encode(text) }));
+    for (let round = 0; round < 3; round++) {
+      for (const key of keys) {
+        const expected = createHmac('sha256', key.bytes).update('9.').update('{}').digest('hex');
+        expect(hex(oneShot.hmacSync!(key, '9', '{}'))).toBe(expected);
+      }
+    }
+  });
+
+  it('is the path Node takes, and falls back to createHmac when crypto.hash is missing', () => {
+    expect(createOneShotHmac(nodeCrypto!, Buffer)).toBeTypeOf('function');
+    const withoutHash = { ...nodeCrypto!, hash: undefined } as unknown as typeof nodeCrypto & object;
+    expect(createOneShotHmac(withoutHash, Buffer)).toBeUndefined();
+    // A runtime whose hash gives wrong answers fails the known-answer check and is not used.
+    const wrongHash = { ...nodeCrypto!, hash: () => '00' } as unknown as typeof nodeCrypto & object;
+    expect(createOneShotHmac(wrongHash, Buffer)).toBeUndefined();
+    const fallback = createNodeBackend(withoutHash)!;
+    const key = { source: 's', bytes: new TextEncoder().encode('s') };
+    expect(hex(fallback.hmacSync!(key, '1', 'x'))).toBe(createHmac('sha256', 's').update('1.x').digest('hex'));
+    expect(fallback.sha256Sync!('abc')).toBe(createHash('sha256').update('abc').digest('base64url'));
   });
 });

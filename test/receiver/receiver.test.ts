@@ -167,6 +167,72 @@ describe('handler failures', () => {
   });
 });
 
+describe('when receive() settles', () => {
+  it('always returns a promise: a forged delivery is a rejection, never a synchronous throw', async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    let pending: Promise<unknown> | undefined;
+    expect(() => {
+      pending = receiver.receive({ ...delivery('app:budget:cap'), headers: { 'service-signature': 't=1,v1=' + '0'.repeat(64) } });
+    }).not.toThrow();
+    expect(pending).toBeInstanceOf(Promise);
+    await expect(pending).rejects.toBeInstanceOf(WebhookVerificationError);
+  });
+
+  it('waits for a handler that returns a thenable that is not a native promise', async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    const order: string[] = [];
+    receiver.on('app:budget:cap', () => ({
+      then(resolve: () => void) {
+        setTimeout(() => {
+          order.push('handler done');
+          resolve();
+        }, 5);
+      },
+    }));
+    await receiver.receive(delivery('app:budget:cap'));
+    order.push('receive settled');
+    expect(order).toEqual(['handler done', 'receive settled']);
+  });
+
+  it("'before-handlers' settles before a slow handler ends; a failure then goes to onError and frees the keys", async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    receiver.on('app:budget:auto-shutdown:fired', async () => {
+      calls++;
+      if (calls === 1) {
+        await gate;
+        throw new Error('pager down');
+      }
+    });
+    const seen = new Promise<unknown>((resolve) => receiver.onError(resolve));
+    const result = await receiver.receive(delivery('app:budget:auto-shutdown:fired'), { acknowledge: 'before-handlers' });
+    expect(result.outcome).toBe('processed');
+    release();
+    const error = await seen;
+    expect(error).toBeInstanceOf(WebhookHandlerError);
+    expect((error as WebhookHandlerError).errors.map((e: Error) => e.message)).toEqual(['pager down']);
+    // The claims were given back, so a copy of the delivery is processed, not dropped.
+    expect((await receiver.receive(delivery('app:budget:auto-shutdown:fired'))).outcome).toBe('processed');
+  });
+
+  it("'before-handlers' with a handler that throws synchronously still answers processed and reports it", async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    receiver.on('app:budget:cap', () => {
+      throw new Error('sync failure');
+    });
+    const seen = new Promise<unknown>((resolve) => receiver.onError(resolve));
+    const result = await receiver.receive(delivery('app:budget:cap'), { acknowledge: 'before-handlers' });
+    expect(result.outcome).toBe('processed');
+    expect(await seen).toBeInstanceOf(WebhookHandlerError);
+  });
+});
+
 describe('replays and duplicates', () => {
   it('refuses a replay inside the window; after the window the time check refuses it', async () => {
     const { clock, options } = base();

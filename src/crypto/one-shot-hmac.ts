@@ -1,0 +1,103 @@
+import type { SigningKey } from '../signature/secrets.js';
+
+type NodeCrypto = typeof import('node:crypto');
+type NodeBuffer = import('node:buffer').Buffer;
+type BufferConstructor = typeof import('node:buffer').Buffer;
+
+/**
+ * HMAC-SHA256(key, `${timestampText}.` + body) as 64 lowercase hex characters, or undefined to
+ * defer to createHmac.
+ */
+export type OneShotHmac = (key: SigningKey, timestampText: string, body: Uint8Array | string) => string | undefined;
+
+const BLOCK_BYTES = 64;
+const DIGEST_BYTES = 32;
+const IPAD = 0x36;
+const OPAD = 0x5c;
+/**
+ * Bodies up to this size are copied once into a reusable buffer; past it the copy costs more than
+ * the HMAC object it saves, and `createHmac` streams the body instead.
+ */
+export const ONE_SHOT_MAX_BODY_BYTES = 16 * 1024;
+/** Room for the padded key, `t` (at most 15 digits), the dot and the largest body taken here. */
+const SCRATCH_BYTES = BLOCK_BYTES + 16 + ONE_SHOT_MAX_BODY_BYTES;
+
+interface PaddedKey {
+  /** key XOR ipad: the first block of the inner hash. */
+  readonly inner: NodeBuffer;
+  /** key XOR opad, followed by room for the inner digest: the whole input of the outer hash. */
+  readonly outer: NodeBuffer;
+}
+
+/**
+ * HMAC-SHA256 as RFC 2104 defines it, on top of Node's one-shot `crypto.hash`. On Node 20
+ * `createHmac` builds a JS object and an OpenSSL MAC context per call, which costs more than
+ * hashing a 1 KiB body; two one-shot digests over a reused buffer do the same work without either.
+ * Used only after a known-answer check against `createHmac`, so a runtime whose `crypto.hash`
+ * differs (or lacks the `'buffer'` encoding) keeps the classic path.
+ */
+export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstructor): OneShotHmac | undefined {
+  // Text output on purpose: a 'buffer' result allocates an ArrayBuffer per call, which costs more
+  // than hashing the 96 bytes of the outer round.
+  const hash = (crypto as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'latin1' | 'hex') => string }).hash;
+  if (typeof hash !== 'function') return undefined;
+
+  const padded = new WeakMap<SigningKey, PaddedKey>();
+  const padKey = (key: SigningKey): PaddedKey => {
+    let pads = padded.get(key);
+    if (pads === undefined) {
+      // A key longer than a block is replaced by its digest, as RFC 2104 says.
+      const bytes = key.bytes.length > BLOCK_BYTES ? BufferClass.from(hash('sha256', key.bytes, 'hex'), 'hex') : key.bytes;
+      const inner = BufferClass.alloc(BLOCK_BYTES, IPAD);
+      const outer = BufferClass.alloc(BLOCK_BYTES + DIGEST_BYTES, OPAD);
+      for (let i = 0; i < bytes.length; i++) {
+        inner[i]! ^= bytes[i]!;
+        outer[i]! ^= bytes[i]!;
+      }
+      pads = { inner, outer };
+      padded.set(key, pads);
+    }
+    return pads;
+  };
+
+  // One buffer for every call: verification is synchronous, so no two calls ever share it.
+  const scratch = BufferClass.allocUnsafeSlow(SCRATCH_BYTES);
+
+  const oneShot: OneShotHmac = (key, timestampText, body) => {
+    const isText = typeof body === 'string';
+    // A string's UTF-8 form is at most three bytes per UTF-16 unit.
+    const maxBodyBytes = isText ? body.length * 3 : body.byteLength;
+    if (maxBodyBytes > ONE_SHOT_MAX_BODY_BYTES || timestampText.length > 15) return undefined;
+    const pads = padKey(key);
+    pads.inner.copy(scratch, 0);
+    let length = BLOCK_BYTES + scratch.write(timestampText, BLOCK_BYTES, 'latin1');
+    scratch[length++] = 0x2e; // '.'
+    if (isText) length += scratch.write(body, length, 'utf8');
+    else {
+      scratch.set(body, length);
+      length += body.byteLength;
+    }
+    pads.outer.write(hash('sha256', scratch.subarray(0, length), 'latin1'), BLOCK_BYTES, 'latin1');
+    return hash('sha256', pads.outer, 'hex');
+  };
+
+  return passesKnownAnswers(crypto, oneShot) ? oneShot : undefined;
+}
+
+/** Short, block-sized and long keys, bytes and text bodies: all must equal createHmac's answer. */
+function passesKnownAnswers(crypto: NodeCrypto, oneShot: OneShotHmac): boolean {
+  const encoder = new TextEncoder();
+  const keys = ['k', 'x'.repeat(BLOCK_BYTES), 'long key '.repeat(20)].map((text) => ({ source: text, bytes: encoder.encode(text) }));
+  const bodies: (Uint8Array | string)[] = ['{"action":"app:budget:cap"}', 'caf\u00e9 \u{1f600}', new Uint8Array([0xef, 0xbb, 0xbf, 0xff, 0x00, 0x80])];
+  try {
+    for (const key of keys) {
+      for (const body of bodies) {
+        const expected = crypto.createHmac('sha256', key.bytes).update('1700000000.').update(body).digest('hex');
+        if (oneShot(key, '1700000000', body) !== expected) return false;
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
