@@ -203,10 +203,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const receiveNow = ({ body, headers }: Delivery, acknowledge: ReceiveOptions['acknowledge']): ReceiveResult | Promise<ReceiveResult> => {
     const started = clock();
     const nowSeconds = Math.floor(started / 1000);
-    const header = getHeader(headers, headerName);
     if (!syncCrypto) {
       const verifyOptions: VerifyOptions = { secrets, tolerance, secretEncoding: encoding, now: nowSeconds };
-      return verify(body, header, verifyOptions).then(
+      return new Promise<VerifiedSignature>((resolve) => resolve(verify(body, getHeader(headers, headerName), verifyOptions))).then(
         (verified) => afterVerify(body, toRawPayload(body), verified, started, nowSeconds, acknowledge),
         (error: unknown) => rejected(error, started),
       );
@@ -215,7 +214,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     let verified: VerifiedSignature;
     try {
       raw = toRawPayload(body);
-      verified = verifyResolvedSync(keys, encoding, tolerance, resolveNow(nowSeconds), raw, header);
+      verified = verifyResolvedSync(keys, encoding, tolerance, resolveNow(nowSeconds), raw, getHeader(headers, headerName));
     } catch (error) {
       return rejected(error, started);
     }
