@@ -20,19 +20,10 @@ export function webhookMiddleware(
 ): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
   const maxBodyBytes = resolveMaxBodyBytes(options);
   return (req, res, next) => {
-    let stoppedReading = false;
     handleWebhookRequest(
       receiver,
-      {
-        method: req.method,
-        headers: req.headers,
-        readBody: async (limit) => {
-          const read = await readNodeBody(req as RequestWithBody, limit, 'express');
-          stoppedReading = 'tooLarge' in read;
-          return read;
-        },
-      },
+      { method: req.method, headers: req.headers, readBody: (limit) => readNodeBody(req as RequestWithBody, limit, 'express') },
       { ...options, maxBodyBytes },
-    ).then((response) => writeNodeResponse(res, response, stoppedReading || response.status === 413), next);
+    ).then((response) => writeNodeResponse(res, response, req), next);
   };
 }

@@ -33,7 +33,7 @@ export function readNodeBody(req: RequestWithBody, maxBytes: number, framework: 
       size += chunk.length;
       if (size > maxBytes) {
         cleanup();
-        req.pause();
+        discardRest(req);
         resolve({ tooLarge: true });
         return;
       }
@@ -53,4 +53,40 @@ export function readNodeBody(req: RequestWithBody, maxBytes: number, framework: 
     req.on('error', onError);
     req.on('aborted', onAborted);
   });
+}
+
+/** How much of an oversized body is read and thrown away after the 413, at most. */
+export const DISCARD_MAX_BYTES = 4 * 1024 * 1024;
+const DISCARD_MAX_MS = 10_000;
+const discarding = new WeakSet<IncomingMessage>();
+
+/**
+ * After a 413, reads what the client is still sending and throws it away, keeping none of it.
+ * Closing a socket that has unread bytes makes the kernel reset the connection, and the reset can
+ * reach the client before it has read the 413. Past 4 MiB or 10 s the connection is cut instead.
+ */
+export function discardRest(req: IncomingMessage): void {
+  if (req.readableEnded || discarding.has(req)) return;
+  discarding.add(req);
+  let discarded = 0;
+  const stop = () => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.off('end', stop);
+    req.off('error', stop);
+  };
+  const cut = () => {
+    stop();
+    req.socket?.destroy();
+  };
+  const onData = (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_MAX_BYTES) cut();
+  };
+  const timer = setTimeout(cut, DISCARD_MAX_MS);
+  timer.unref?.();
+  req.on('data', onData);
+  req.once('end', stop);
+  req.once('error', stop);
+  req.resume();
 }

@@ -2,16 +2,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Receiver } from '../receiver/create-receiver.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions, type WebhookResponse } from './core.js';
-import { readNodeBody, type RequestWithBody } from './node-body.js';
+import { discardRest, readNodeBody, type RequestWithBody } from './node-body.js';
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 export { WebhookMountError } from './errors.js';
 
-export function writeNodeResponse(res: ServerResponse, response: WebhookResponse, closeConnection = false): void {
+/**
+ * Writes the answer. After a 413 the rest of the body is read and discarded (bounded), so the
+ * client gets the 413 instead of a connection reset; the connection then stays usable.
+ */
+export function writeNodeResponse(res: ServerResponse, response: WebhookResponse, req?: IncomingMessage): void {
   if (res.headersSent) return;
-  const headers = closeConnection ? { ...response.headers, connection: 'close' } : response.headers;
-  res.writeHead(response.status, headers);
+  res.writeHead(response.status, { ...response.headers, 'content-length': String(Buffer.byteLength(response.body)) });
   res.end(response.body);
+  if (response.status === 413 && req !== undefined) discardRest(req);
 }
 
 /**
@@ -21,21 +25,11 @@ export function writeNodeResponse(res: ServerResponse, response: WebhookResponse
 export function createNodeHandler(receiver: Receiver, options: AdapterOptions = {}): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const maxBodyBytes = resolveMaxBodyBytes(options);
   return async (req, res) => {
-    let stoppedReading = false;
     const response = await handleWebhookRequest(
       receiver,
-      {
-        method: req.method,
-        headers: req.headers,
-        readBody: async (limit) => {
-          const read = await readNodeBody(req as RequestWithBody, limit, 'node');
-          stoppedReading = 'tooLarge' in read;
-          return read;
-        },
-      },
+      { method: req.method, headers: req.headers, readBody: (limit) => readNodeBody(req as RequestWithBody, limit, 'node') },
       { ...options, maxBodyBytes },
     );
-    // A 413 leaves unread bytes on the socket: close it rather than read them.
-    writeNodeResponse(res, response, stoppedReading || response.status === 413);
+    writeNodeResponse(res, response, req);
   };
 }

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryDedupStore, createReceiver, signSync, type Receiver } from '../../src/index.js';
 import { SECRET, T0, manualClock } from '../receiver/helpers.js';
 import { fixtureFor } from '../events/fixtures.js';
+import { connect } from 'node:net';
+import { DISCARD_MAX_BYTES } from '../../src/adapters/node-body.js';
 import { send } from './client.js';
 import { adapters, type Running } from './servers.js';
 
@@ -128,6 +130,83 @@ describe.each(Object.entries(adapters))('%s', (_name, start) => {
     release();
     await new Promise((r) => setTimeout(r, 20));
     expect(finished).toBe(true);
+  });
+});
+
+/**
+ * A client on a bare socket (Node's own http client stops writing once it has a response), sending
+ * `requests` one after another and collecting what comes back until `responses` have arrived or the
+ * server closes the connection.
+ */
+function rawExchange(url: string, requests: Buffer[], responses: number): Promise<{ received: string; written: number; total: number; closedEarly: boolean }> {
+  const { hostname, port } = new URL(url);
+  const total = requests.reduce((sum, request) => sum + request.length, 0);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    let written = 0;
+    let settled = false;
+    const finish = (closedEarly: boolean) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      resolve({ received, written, total, closedEarly });
+    };
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      const complete = received.split(/\r\n\r\n\{[^\r\n]*\}|\r\n0\r\n\r\n/).length - 1;
+      if (complete >= responses) finish(false);
+    });
+    socket.on('error', () => finish(true));
+    socket.on('close', () => finish(true));
+    const pieces = requests.flatMap((request) => Array.from({ length: Math.ceil(request.length / 65_536) }, (_, i) => request.subarray(i * 65_536, (i + 1) * 65_536)));
+    const pump = () => {
+      while (pieces.length > 0) {
+        const piece = pieces.shift()!;
+        written += piece.length;
+        if (!socket.write(piece)) return void socket.once('drain', pump);
+      }
+    };
+    socket.on('connect', pump);
+  });
+}
+
+/** A POST with a chunked body of `size` bytes of JSON-ish filler. */
+function chunkedPost(path: string, headers: Record<string, string>, size: number): Buffer {
+  const head = `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  const chunks: Buffer[] = [Buffer.from(head)];
+  for (let left = size; left > 0; left -= 65_536) {
+    const length = Math.min(65_536, left);
+    chunks.push(Buffer.from(`${length.toString(16)}\r\n`), Buffer.alloc(length, 0x20), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from('0\r\n\r\n'));
+  return Buffer.concat(chunks);
+}
+
+function plainPost(path: string, headers: Record<string, string>, body: string): Buffer {
+  return Buffer.from(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+}
+
+describe('after a 413 (node and express adapters)', () => {
+  for (const name of ['node:http', 'express 5'] as const) {
+    it(`${name}: the rest of the body is read and dropped, so the 413 arrives and the connection serves the next delivery`, async () => {
+      const server = await adapters[name]!(createReceiver({ secrets: SECRET, dedup: false }), { maxBodyBytes: 4096 });
+      running.push(server);
+      const exchange = await rawExchange(server.url, [chunkedPost('/webhooks', signed(fired), 1_000_000), plainPost('/webhooks', signed(fired), fired)], 2);
+      expect(exchange.closedEarly).toBe(false);
+      expect(exchange.written).toBe(exchange.total);
+      const statuses = [...exchange.received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => match[1]);
+      expect(statuses).toEqual(['413', '200']);
+    });
+  }
+
+  it(`cuts the connection of a client that keeps sending past ${DISCARD_MAX_BYTES / 1024 / 1024} MiB`, async () => {
+    const server = await adapters['node:http']!(createReceiver({ secrets: SECRET, dedup: false }), { maxBodyBytes: 4096 });
+    running.push(server);
+    const exchange = await rawExchange(server.url, [chunkedPost('/webhooks', signed(fired), DISCARD_MAX_BYTES * 4)], 2);
+    expect(exchange.received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(exchange.closedEarly).toBe(true);
+    expect(exchange.written).toBeLessThan(exchange.total);
   });
 });
 

@@ -37,18 +37,19 @@ function fetchBridge(handler: (request: Request) => Promise<Response>) {
     let cancelled = false;
     const body = hasBody ? (new ReadableStream({
       start(controller) {
-        req.on('data', (chunk: Buffer) => controller.enqueue(new Uint8Array(chunk)));
-        req.on('end', () => controller.close());
-        req.on('error', (error) => controller.error(error));
+        req.on('data', (chunk: Buffer) => { if (!cancelled) controller.enqueue(new Uint8Array(chunk)); });
+        req.on('end', () => { if (!cancelled) controller.close(); });
+        req.on('error', (error) => { if (!cancelled) controller.error(error); });
       },
-      // The handler stopped reading (413): stop the socket, answer, then close the connection.
-      cancel() { cancelled = true; req.pause(); },
+      // The handler stopped reading (413): the rest is drained and dropped, as Node's own server
+      // does with an unread body, so closing never resets the connection before the 413 is read.
+      cancel() { cancelled = true; },
     }) as unknown as BodyInit) : null;
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
     const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body, duplex: 'half' } as RequestInit);
     const response = await handler(request);
-    res.writeHead(response.status, { ...Object.fromEntries(response.headers), ...(cancelled ? { connection: 'close' } : {}) });
+    res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   };
 }

@@ -85,8 +85,7 @@ ${KEY_HELP}
         const code = 'error' in response.result ? response.result.error : String(response.status);
         print(rejectedLine(response.status, code, reason(response.cause), colour));
       }
-      // A 413 leaves unread bytes on the socket: close it rather than read them.
-      writeNodeResponse(res, response, response.status === 413);
+      writeNodeResponse(res, response, req);
     }
 
     const server = createServer((req, res) => void answer(req, res));
