@@ -74,6 +74,7 @@ export function discardRest(req: IncomingMessage): void {
     req.off('data', onData);
     req.off('end', stop);
     req.off('error', stop);
+    req.off('close', stop);
   };
   const cut = () => {
     stop();
@@ -88,5 +89,6 @@ export function discardRest(req: IncomingMessage): void {
   req.on('data', onData);
   req.once('end', stop);
   req.once('error', stop);
+  req.once('close', stop); // the client went away: nothing left to drain
   req.resume();
 }
