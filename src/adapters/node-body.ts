@@ -32,8 +32,7 @@ export function readNodeBody(req: RequestWithBody, maxBytes: number, framework: 
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
-        cleanup();
-        discardRest(req);
+        cleanup(); // the stream keeps flowing; the 413 writer drains what is left (discardRest)
         resolve({ tooLarge: true });
         return;
       }
@@ -58,7 +57,6 @@ export function readNodeBody(req: RequestWithBody, maxBytes: number, framework: 
 /** How much of an oversized body is read and thrown away after the 413, at most. */
 export const DISCARD_MAX_BYTES = 4 * 1024 * 1024;
 const DISCARD_MAX_MS = 10_000;
-const discarding = new WeakSet<IncomingMessage>();
 
 /**
  * After a 413, reads what the client is still sending and throws it away, keeping none of it.
@@ -66,8 +64,7 @@ const discarding = new WeakSet<IncomingMessage>();
  * reach the client before it has read the 413. Past 4 MiB or 10 s the connection is cut instead.
  */
 export function discardRest(req: IncomingMessage): void {
-  if (req.readableEnded || discarding.has(req)) return;
-  discarding.add(req);
+  if (req.readableEnded) return;
   let discarded = 0;
   const stop = () => {
     clearTimeout(timer);
