@@ -23,6 +23,9 @@ function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string {
   return utf8.decode(bytes);
 }
 const INTEGER_TEXT = /^-?[0-9]+$/;
+// A Map, not the generated object: the action is the sender's text, and an object lookup would
+// find Object.prototype's members for "constructor" or "__proto__".
+const INTEGER_FIELDS_BY_ACTION = new Map(Object.entries(INTEGER_FIELDS));
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -59,7 +62,7 @@ function assertEnvelope(value: unknown): asserts value is UnknownWebhookEvent {
  * type promises a number.
  */
 function withIntegers(event: UnknownWebhookEvent, owned: boolean): UnknownWebhookEvent {
-  const fields = INTEGER_FIELDS[event.action];
+  const fields = INTEGER_FIELDS_BY_ACTION.get(event.action);
   if (fields === undefined) return event;
   let data = event.data;
   for (const field of fields) {

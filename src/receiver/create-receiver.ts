@@ -12,7 +12,7 @@ import { resolveNow, resolveTolerance } from '../signature/timestamp.js';
 import { verify, verifyResolvedSync, type VerifiedSignature, type VerifyOptions } from '../signature/verify.js';
 import { dedupClaims } from './dedup-keys.js';
 import { WebhookHandlerError } from './errors.js';
-import { getHeader } from './headers.js';
+import { getLowerCasedHeader } from './headers.js';
 import { describeRejection, errorCode, logContext } from './log.js';
 import { handlerFailureSummary, runHandlers } from './run-handlers.js';
 import { HandlerRegistry, assertPattern, matchesPattern, type EventHandler } from './patterns.js';
@@ -38,6 +38,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const tolerance = resolveTolerance(options.tolerance);
   const headerName = options.headerName ?? DEFAULT_HEADER_NAME;
   if (typeof headerName !== 'string' || headerName.trim() === '') throw new TypeError('headerName must be a non-empty string');
+  const headerKey = headerName.toLowerCase();
   const eventKeyTtl = positiveSeconds('eventKeyTtl', options.eventKeyTtl, 86_400);
   const store: DedupStore | undefined = options.dedup === false ? undefined : (options.dedup ?? new MemoryDedupStore());
   const failClosed = options.dedupFailure === 'closed';
@@ -205,7 +206,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const nowSeconds = Math.floor(started / 1000);
     if (!syncCrypto) {
       const verifyOptions: VerifyOptions = { secrets, tolerance, secretEncoding: encoding, now: nowSeconds };
-      return new Promise<VerifiedSignature>((resolve) => resolve(verify(body, getHeader(headers, headerName), verifyOptions))).then(
+      return new Promise<VerifiedSignature>((resolve) => resolve(verify(body, getLowerCasedHeader(headers, headerKey), verifyOptions))).then(
         (verified) => afterVerify(body, toRawPayload(body), verified, started, nowSeconds, acknowledge),
         (error: unknown) => rejected(error, started),
       );
@@ -214,7 +215,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     let verified: VerifiedSignature;
     try {
       raw = toRawPayload(body);
-      verified = verifyResolvedSync(keys, encoding, tolerance, resolveNow(nowSeconds), raw, getHeader(headers, headerName));
+      verified = verifyResolvedSync(keys, encoding, tolerance, resolveNow(nowSeconds), raw, getLowerCasedHeader(headers, headerKey));
     } catch (error) {
       return rejected(error, started);
     }

@@ -6,8 +6,15 @@ export type HeadersInput =
 
 /** Case-insensitive lookup of one header across every shape frameworks use. */
 export function getHeader(headers: HeadersInput | null | undefined, name: string): string | readonly string[] | undefined {
+  return getLowerCasedHeader(headers, name.toLowerCase());
+}
+
+/**
+ * `getHeader` for a name already in lower case: the receiver lower-cases its header name once,
+ * because a fresh string per delivery also costs V8 a string-table lookup on every property read.
+ */
+export function getLowerCasedHeader(headers: HeadersInput | null | undefined, lower: string): string | readonly string[] | undefined {
   if (headers === null || headers === undefined) return undefined;
-  const lower = name.toLowerCase();
   // Node, Express and Fastify hand over a plain object with lower-cased names: one property read.
   const direct = (headers as Readonly<Record<string, unknown>>)[lower];
   if (typeof direct === 'string') return direct;

@@ -103,6 +103,20 @@ describe('unknown actions and fields (the spec\'s rule 5)', () => {
     }
   });
 
+  // The action is the sender's text: a name that Object.prototype also has once reached an object
+  // lookup and crashed with a TypeError instead of parsing as unknown.
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])(
+    'an action named %s parses as unknown, with validate too',
+    (action) => {
+      for (const validate of [false, true]) {
+        const event = parseEvent(JSON.stringify({ action, status: 'success', timestamp: '2026-04-27T10:30:00Z', data: { rack: 'r' } }), { validate });
+        expect(event.action).toBe(action);
+        expect(isKnownEvent(event)).toBe(false);
+        expect(event.data).toEqual({ rack: 'r' });
+      }
+    },
+  );
+
   it('unknown fields on a known action are kept and pass validation', () => {
     const event = parseEvent(withData(toggled, { brand_new: 'yes' }, { extra_top: 1, status: 'deferred' }), { validate: true });
     expect(isKnownEvent(event)).toBe(true);

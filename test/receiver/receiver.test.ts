@@ -63,6 +63,21 @@ describe('dispatch', () => {
     expect(everythingApp).not.toHaveBeenCalled();
   });
 
+  it('treats an action named like an Object.prototype member as unknown, with a tick_id deduplicated', async () => {
+    const { options } = base();
+    const receiver = createReceiver({ ...options, validate: true });
+    const any = vi.fn();
+    receiver.onAny(any);
+    const { signSync } = await import('../../src/index.js');
+    for (const action of ['constructor', '__proto__', 'toString']) {
+      const body = JSON.stringify({ action, status: 'success', timestamp: '2026-04-27T10:30:00Z', data: { rack: 'r', tick_id: `tick-${action}` } });
+      const headers = { 'service-signature': signSync(body, { secrets: SECRET, timestamp: T0 }) };
+      expect((await receiver.receive({ body, headers })).outcome).toBe('ignored');
+      expect((await receiver.receive({ body, headers })).outcome).toBe('duplicate');
+    }
+    expect(any).toHaveBeenCalledTimes(3);
+  });
+
   it('off removes a handler from a pattern or everywhere', async () => {
     const { options } = base();
     const receiver = createReceiver({ ...options, dedup: false });
