@@ -22,13 +22,14 @@ describe('parseEvent on any input gives an event or a WebhookPayloadError, nothi
     fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), fc.boolean(), (value, validate) => parsesOrRefuses(JSON.stringify(value), validate)), { numRuns: 1000 });
   });
 
-  it('envelopes of every known action with arbitrary data', () => {
+  it('envelopes of every known action, of prototype-member names and of arbitrary actions, with arbitrary data', () => {
     const data = fc.dictionary(
       fc.oneof(fc.constantFrom('app', 'rack', 'actor', 'tick_id', 'state', 'service', 'dropped', 'cap', 'cancel_reason', 'preserved_count', 'yaml_count_min'), fc.string()),
       fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.double()),
     );
     fc.assert(
-      fc.property(fc.constantFrom(...WEBHOOK_ACTIONS), fc.string(), fc.string(), data, fc.boolean(), (action, status, timestamp, d, validate) =>
+      // Object.prototype's member names: the action is the sender's text and must never reach a plain object lookup.
+      fc.property(fc.oneof(fc.constantFrom(...WEBHOOK_ACTIONS), fc.constantFrom(...Object.getOwnPropertyNames(Object.prototype)), fc.string()), fc.string(), fc.string(), data, fc.boolean(), (action, status, timestamp, d, validate) =>
         parsesOrRefuses({ action, status, timestamp, data: d }, validate),
       ),
       { numRuns: 2000 },
