@@ -1,4 +1,4 @@
-import type { DedupClaim, DedupStore } from './store.js';
+import { assertTtlSeconds, type DedupClaim, type DedupStore } from './store.js';
 
 export interface MemoryDedupStoreOptions {
   /** At most this many keys are held; the oldest goes first when full. Default 100,000. */
@@ -8,6 +8,8 @@ export interface MemoryDedupStoreOptions {
 }
 
 const INITIAL_SLOTS = 1024;
+/** Expiries are whole seconds since the store was made, in an Int32Array: about 68 years at most. */
+const MAX_EXPIRY = 2 ** 31 - 1;
 // A settled promise can be handed out any number of times; allocating one per claim is waste.
 const CLAIMED = Promise.resolve(true);
 const ALREADY_HELD = Promise.resolve(false);
@@ -97,12 +99,14 @@ export class MemoryDedupStore implements DedupStore {
     const evicted = this.#keys[slot];
     if (evicted !== undefined) this.#slotOf.delete(evicted);
     this.#keys[slot] = key;
-    // Rounded up, never down: a replay key must outlive the window it guards.
-    this.#expiries[slot] = Math.ceil(now + Math.max(1, ttlSeconds));
+    // Rounded up, never down: a replay key must outlive the window it guards. Capped, not wrapped:
+    // a TTL past the Int32 range would otherwise store an expiry that has already passed.
+    this.#expiries[slot] = Math.min(MAX_EXPIRY, Math.ceil(now + Math.max(1, ttlSeconds)));
     this.#slotOf.set(key, slot);
   }
 
   claim(key: string, ttlSeconds: number): Promise<boolean> {
+    assertTtlSeconds(ttlSeconds);
     const now = this.#seconds();
     const found = this.#lookup(key, now);
     if (found >= 0) return ALREADY_HELD;
@@ -119,6 +123,7 @@ export class MemoryDedupStore implements DedupStore {
   }
 
   #claimAllNow(claims: readonly DedupClaim[]): boolean {
+    for (let i = 0; i < claims.length; i++) assertTtlSeconds(claims[i]!.ttlSeconds);
     const now = this.#seconds();
     if (claims.length === 2 && claims[0]!.key !== claims[1]!.key) {
       // The receiver's case: two distinct keys, each looked up once.

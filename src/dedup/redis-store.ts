@@ -1,5 +1,5 @@
 import { WebhookDedupError } from './errors.js';
-import type { DedupClaim, DedupStore } from './store.js';
+import { assertTtlSeconds, type DedupClaim, type DedupStore } from './store.js';
 
 /**
  * The part of a Redis client this store uses. ioredis clients have `call(command, ...args)`;
@@ -43,8 +43,22 @@ function commandSender(client: RedisClientLike): Send {
   throw new TypeError('RedisDedupStore needs an ioredis client (call) or a node-redis client (sendCommand).');
 }
 
+/** 100 years: Redis refuses a PX whose expiry time overflows, so longer TTLs are held this long. */
+const MAX_TTL_MS = 100 * 365 * 86_400_000;
+/** The most setTimeout can wait; past it Node fires after 1 ms instead. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 function ttlMillis(ttlSeconds: number): string {
-  return String(Math.max(1000, Math.ceil(ttlSeconds * 1000)));
+  assertTtlSeconds(ttlSeconds);
+  return String(Math.min(MAX_TTL_MS, Math.max(1000, Math.ceil(ttlSeconds * 1000))));
+}
+
+function describeFailure(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    return 'a rejection that could not be described';
+  }
 }
 
 /**
@@ -60,7 +74,9 @@ export class RedisDedupStore implements DedupStore {
     this.#send = commandSender(client);
     this.prefix = options.prefix ?? 'rack-webhooks:';
     this.timeoutMs = options.timeoutMs ?? 2000;
-    if (!(this.timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0, got ${String(options.timeoutMs)}`);
+    if (typeof this.timeoutMs !== 'number' || !(this.timeoutMs > 0 && this.timeoutMs <= MAX_TIMEOUT_MS)) {
+      throw new RangeError(`timeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${String(options.timeoutMs)}`);
+    }
   }
 
   async #run(args: string[]): Promise<unknown> {
@@ -75,7 +91,7 @@ export class RedisDedupStore implements DedupStore {
       return await Promise.race([this.#send(args), timeout]);
     } catch (error) {
       if (error instanceof WebhookDedupError) throw error;
-      throw new WebhookDedupError(`Redis ${args[0]} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new WebhookDedupError(`Redis ${args[0]} failed: ${describeFailure(error)}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }

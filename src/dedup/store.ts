@@ -38,3 +38,14 @@ async function claimOneByOne(store: DedupStore, claims: readonly DedupClaim[]): 
   }
   return true;
 }
+
+/**
+ * A claim's TTL as a store can hold it: a number of seconds > 0. `Infinity` and anything past what
+ * a store can represent are held "for ever" by the store's own cap, never wrapped into a TTL that
+ * has already run out. Exposed to the stores, not the package.
+ */
+export function assertTtlSeconds(ttlSeconds: number): void {
+  if (typeof ttlSeconds !== 'number' || !(ttlSeconds > 0)) {
+    throw new RangeError(`ttlSeconds must be a number of seconds > 0, got ${String(ttlSeconds)}`);
+  }
+}

@@ -116,7 +116,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const handlersFailed = async (failures: readonly unknown[], run: Run): Promise<WebhookHandlerError> => {
     const error = new WebhookHandlerError(run.event, [...failures]);
     if (releaseOnError && run.claimed === 'fresh') {
-      await Promise.allSettled(run.claims.map(({ key }) => store!.release(key)));
+      // async: a store whose release throws instead of rejecting must not keep onError from hearing.
+      await Promise.allSettled(run.claims.map(async ({ key }) => store!.release(key)));
     }
     // The record names what failed, never the handlers' own messages: those may quote anything.
     if (logging) log(run.started, { level: 'error', event: 'handler_failed', message: handlerFailureSummary(error), code: error.code, ...logContext(run.event, run.verified) });

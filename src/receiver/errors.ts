@@ -11,11 +11,21 @@ export class WebhookHandlerError extends AggregateError {
   readonly event: AnyWebhookEvent;
 
   constructor(event: AnyWebhookEvent, errors: unknown[]) {
-    super(
-      errors,
-      `${errors.length} handler${errors.length === 1 ? '' : 's'} failed for ${event.action}: ` +
-        errors.map((error) => (error instanceof Error ? error.message : String(error))).join('; '),
-    );
+    super(errors, `${errors.length} handler${errors.length === 1 ? '' : 's'} failed for ${event.action}: ${errors.map(describeFailure).join('; ')}`);
     this.event = event;
+  }
+}
+
+/**
+ * A handler may throw anything: a value without a usable string form (a null-prototype object, a
+ * Symbol, a throwing toString) must still become this error, or the claims stay held and onError
+ * never hears of it.
+ */
+function describeFailure(failure: unknown): string {
+  try {
+    if (failure instanceof Error) return String(failure.message);
+    return typeof failure === 'string' ? failure : `a thrown ${failure === null ? 'null' : typeof failure} (not an Error)`;
+  } catch {
+    return 'a thrown value that could not be described';
   }
 }

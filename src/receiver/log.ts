@@ -3,8 +3,12 @@ import type { VerifiedSignature } from '../signature/verify.js';
 
 /** Log helpers: codes and sentences about an error, never its payload. */
 export function errorCode(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown_error';
+  try {
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? code : error instanceof Error ? String(error.name) : 'unknown_error';
+  } catch {
+    return 'unknown_error'; // a throwing getter on whatever was thrown
+  }
 }
 
 export function describeRejection(error: unknown, headerName: string): string {

@@ -21,10 +21,11 @@ export function runHandlers(
     let result: unknown;
     try {
       result = handlers[0]!(event);
+      if (!isThenable(result)) return NO_FAILURES; // inside the try: reading `then` can throw too
     } catch (error) {
       return [error];
     }
-    return isThenable(result) ? Promise.resolve(result).then(() => NO_FAILURES, (error: unknown) => [error]) : NO_FAILURES;
+    return Promise.resolve(result).then(() => NO_FAILURES, (error: unknown) => [error]);
   }
   return Promise.allSettled(handlers.map((handler) => new Promise((resolve) => resolve(handler(event))))).then((results) =>
     results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : [])),
@@ -33,6 +34,14 @@ export function runHandlers(
 
 /** For the log record: what kinds of errors the handlers threw, never their messages. */
 export function handlerFailureSummary(error: WebhookHandlerError): string {
-  const kinds = error.errors.map((failure: unknown) => (failure instanceof Error ? failure.name : typeof failure));
+  const kinds = error.errors.map(failureKind);
   return `${kinds.length} handler${kinds.length === 1 ? '' : 's'} failed (${kinds.join(', ')}); the error passed to onError has the details`;
+}
+
+function failureKind(failure: unknown): string {
+  try {
+    return failure instanceof Error ? String(failure.name) : failure === null ? 'null' : typeof failure;
+  } catch {
+    return 'unknown'; // a throwing `name` getter
+  }
 }

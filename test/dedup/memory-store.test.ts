@@ -95,6 +95,23 @@ describe('MemoryDedupStore', () => {
     expect(store.size).toBeLessThanOrEqual(2);
   });
 
+  it('holds a TTL past its Int32 range, or Infinity, as long as it can: never as already expired', async () => {
+    for (const ttl of [2 ** 31, 3e9, Number.MAX_SAFE_INTEGER, Infinity]) {
+      const store = new MemoryDedupStore();
+      expect(await store.claim('k', ttl)).toBe(true);
+      expect(await store.claim('k', ttl)).toBe(false);
+      expect(await store.claimAll([{ key: 'a', ttlSeconds: ttl }, { key: 'b', ttlSeconds: 60 }])).toBe(true);
+      expect(await store.claimAll([{ key: 'a', ttlSeconds: 60 }, { key: 'c', ttlSeconds: 60 }])).toBe(false);
+    }
+  });
+
+  it('refuses a TTL that is not a number of seconds > 0', () => {
+    for (const bad of [Number.NaN, 0, -1, '60' as unknown as number]) {
+      expect(() => new MemoryDedupStore().claim('k', bad)).toThrow(RangeError);
+      expect(() => new MemoryDedupStore().claimAll([{ key: 'k', ttlSeconds: bad }])).toThrow(/ttlSeconds must be a number of seconds > 0/);
+    }
+  });
+
   it('release frees a key, and bad options are refused', async () => {
     const store = new MemoryDedupStore();
     await store.claim('a', 60);

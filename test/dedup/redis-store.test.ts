@@ -72,6 +72,14 @@ describe.skipIf(!available)('RedisDedupStore against a real Redis', () => {
     expect(replayTtl).toBeLessThanOrEqual(201_000); // t + 300 - now + 1, with now = t + 100
   });
 
+  it('holds a TTL longer than Redis can take (or Infinity) for 100 years instead of failing', async () => {
+    const store = new RedisDedupStore(ioredis, { prefix: `${prefix}huge:` });
+    expect(await store.claim('forever', Infinity)).toBe(true);
+    expect(await store.claim('forever', 60)).toBe(false);
+    expect(await store.claimAll([{ key: 'a', ttlSeconds: 1e300 }, { key: 'b', ttlSeconds: 60 }])).toBe(true);
+    expect(await ioredis.pttl(`${prefix}huge:forever`)).toBeGreaterThan(99 * 365 * 86_400_000);
+  });
+
   it('claimAll sets nothing when one key is already held', async () => {
     const store = new RedisDedupStore(ioredis, { prefix });
     expect(await store.claim('atomic:a', 60)).toBe(true);
@@ -83,6 +91,40 @@ describe.skipIf(!available)('RedisDedupStore against a real Redis', () => {
 
   it('refuses something that is not a Redis client', () => {
     expect(() => new RedisDedupStore({} as never)).toThrow(TypeError);
+  });
+});
+
+describe('RedisDedupStore arguments (no server needed)', () => {
+  const recording = () => {
+    const sent: string[][] = [];
+    return { sent, client: { sendCommand: async (args: string[]) => (sent.push(args), args[0] === 'EVAL' ? 1 : 'OK') } };
+  };
+
+  it('sends a TTL past 100 years as 100 years, and refuses one that is not > 0', async () => {
+    const { sent, client } = recording();
+    const store = new RedisDedupStore(client);
+    const hundredYears = String(100 * 365 * 86_400_000);
+    await store.claim('k', Infinity);
+    await store.claim('k', 2 ** 40);
+    await store.claimAll([{ key: 'a', ttlSeconds: 1e300 }, { key: 'b', ttlSeconds: 1.5 }]);
+    expect(sent.map((args) => args.slice(-2))).toEqual([['PX', hundredYears], ['PX', hundredYears], [hundredYears, '1500']]);
+    for (const bad of [Number.NaN, 0, -5]) await expect(store.claim('k', bad)).rejects.toThrow(RangeError);
+  });
+
+  it('refuses a timeoutMs that setTimeout cannot wait for, at construction', () => {
+    const { client } = recording();
+    // Past 2^31 - 1 ms Node fires the timer after 1 ms, so every claim would have "timed out".
+    for (const timeoutMs of [Infinity, 2 ** 31, 0, -1, Number.NaN]) {
+      expect(() => new RedisDedupStore(client, { timeoutMs })).toThrow(/timeoutMs must be a number of milliseconds from 1 to 2147483647/);
+    }
+    expect(new RedisDedupStore(client, { timeoutMs: 2 ** 31 - 1 }).timeoutMs).toBe(2 ** 31 - 1);
+  });
+
+  it('a client rejecting with a value that has no string form still fails as a WebhookDedupError', async () => {
+    const store = new RedisDedupStore({ sendCommand: () => Promise.reject(Object.create(null)) });
+    const error = await store.claim('k', 60).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WebhookDedupError);
+    expect((error as WebhookDedupError).message).toBe('Redis SET failed: a rejection that could not be described');
   });
 });
 

@@ -165,6 +165,62 @@ describe('handler failures', () => {
     expect(JSON.stringify(records)).not.toMatch(/onError broke|"x"/);
   });
 
+  // A handler may throw anything. Each of these once escaped as a bare TypeError: onError never
+  // heard of it, the claims stayed held, and the next copy was answered as a duplicate.
+  it.each([
+    ['a null-prototype object', () => Object.create(null) as unknown],
+    ['a Symbol', () => Symbol('s')],
+    ['an object whose toString throws', () => ({ toString: () => { throw new Error('no'); } })],
+    ['null', () => null],
+    ['an Error whose name getter throws', () => Object.defineProperty(new Error('m'), 'name', { get: () => { throw new Error('no'); } })],
+  ])('a handler throwing %s still fails as a WebhookHandlerError, reported, with the claims released', async (_, thrown) => {
+    for (const acknowledge of ['after-handlers', 'before-handlers'] as const) {
+      const { options } = base();
+      const records: ReceiverLogRecord[] = [];
+      const seen = vi.fn();
+      const receiver = createReceiver({ ...options, logger: (r) => records.push(r) }).onError(seen);
+      let calls = 0;
+      receiver.on('app:budget:auto-shutdown:fired', () => {
+        calls++;
+        throw thrown();
+      });
+      const copy = delivery('app:budget:auto-shutdown:fired');
+      if (acknowledge === 'after-handlers') {
+        const error = await receiver.receive(copy).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(WebhookHandlerError);
+        expect((error as WebhookHandlerError).message).toMatch(/^1 handler failed for app:budget:auto-shutdown:fired: /);
+      } else {
+        expect((await receiver.receive(copy, { acknowledge })).outcome).toBe('processed');
+        await vi.waitFor(() => expect(seen).toHaveBeenCalledTimes(1));
+      }
+      expect(seen).toHaveBeenCalledWith(expect.any(WebhookHandlerError));
+      expect(records.filter((r) => r.event === 'handler_failed')).toHaveLength(1);
+      await receiver.receive(copy).catch(() => {});
+      expect(calls).toBe(2); // released: the copy ran the handler again instead of being dropped
+    }
+  });
+
+  it('a handler returning an object whose then getter throws fails like a throwing handler', async () => {
+    const { options } = base();
+    const receiver = createReceiver(options);
+    receiver.on('app:budget:cap', () => Object.defineProperty({}, 'then', { get: () => { throw new Error('then broke'); } }));
+    const error = await receiver.receive(delivery('app:budget:cap')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WebhookHandlerError);
+    expect((error as WebhookHandlerError).errors.map((e: Error) => e.message)).toEqual(['then broke']);
+  });
+
+  it('an onError handler throwing a value whose code getter throws is still contained and logged', async () => {
+    const { options } = base();
+    const records: ReceiverLogRecord[] = [];
+    const receiver = createReceiver({ ...options, logger: (r) => records.push(r) });
+    receiver.on('app:budget:cap', () => Promise.reject(new Error('x')));
+    receiver.onError(() => {
+      throw Object.defineProperty({}, 'code', { get: () => { throw new Error('no'); } });
+    });
+    await expect(receiver.receive(delivery('app:budget:cap'))).rejects.toBeInstanceOf(WebhookHandlerError);
+    expect(records.find((r) => r.event === 'on_error_failed')).toMatchObject({ code: 'unknown_error' });
+  });
+
   it('releases the claims so a copy can be processed, unless told to keep them', async () => {
     for (const releaseOnError of [true, false]) {
       const { options } = base();
@@ -303,6 +359,20 @@ describe('replays and duplicates', () => {
     await receiver.receive(delivery('app:budget:cap'));
     await receiver.receive(delivery('app:budget:cap'));
     expect(handler).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('long windows', () => {
+  // A TTL past the memory store's Int32 seconds once wrapped into one already expired: dedup off.
+  it('a tolerance or eventKeyTtl of 2^31 s and more still drops the copy', async () => {
+    for (const extra of [{ tolerance: 2 ** 31 }, { tolerance: Number.MAX_SAFE_INTEGER }, { eventKeyTtl: 2 ** 31 }]) {
+      const receiver = createReceiver({ secrets: SECRET, now: () => T0 * 1000, ...extra });
+      const copy = delivery('app:budget:auto-shutdown:fired');
+      expect((await receiver.receive(copy)).outcome).toBe('processed');
+      expect((await receiver.receive(copy)).outcome).toBe('duplicate');
+      // Same tick_id and action, new body: only the event key can catch it.
+      expect((await receiver.receive(delivery('app:budget:auto-shutdown:fired', { patch: { dry_run: 'x' } }))).outcome).toBe('duplicate');
+    }
   });
 });
 
