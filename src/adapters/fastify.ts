@@ -23,6 +23,18 @@ export interface FastifyWebhookOptions extends AdapterOptions {
 const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'] as const;
 
 /**
+ * Requests Fastify itself refuses before the handler runs carry `statusCode`, not `status`: a body
+ * over the limit, a content type no parser takes, a content-length that does not match the body.
+ * Each keeps its 4xx; only the receiver's own errors and real failures go through errorResponse.
+ */
+function fastifyClientError(statusCode: number | undefined): WebhookResponse | undefined {
+  if (statusCode === 413) return respond(413, { error: 'payload_too_large' });
+  if (statusCode === 415) return respond(415, { error: 'unsupported_media_type' });
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return respond(statusCode, { error: 'bad_request' });
+  return undefined;
+}
+
+/**
  * `app.register(rackWebhooks, { receiver, path: '/webhooks' })`. The plugin is encapsulated: its
  * scope swaps every content-type parser for one that keeps the raw Buffer, so the app's other
  * routes keep their normal JSON parsing. Fastify's `bodyLimit` applies unless `maxBodyBytes` is given.
@@ -35,8 +47,7 @@ const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, 
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
   fastify.setErrorHandler(async (error: { statusCode?: number; code?: string }, request, reply) => {
-    const response =
-      error.statusCode === 413 ? respond(413, { error: 'payload_too_large' }) : error.statusCode === 415 ? respond(415, { error: 'unsupported_media_type' }) : errorResponse(error);
+    const response = fastifyClientError(error.statusCode) ?? errorResponse(error);
     if (response.status >= 500) request.log.error({ err: error }, 'rack webhook failed');
     return reply.code(response.status).headers(response.headers).send(response.body);
   });

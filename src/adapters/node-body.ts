@@ -16,7 +16,9 @@ function rawFrom(value: unknown): Uint8Array | string | undefined {
 export function readNodeBody(req: RequestWithBody, maxBytes: number, framework: 'express' | 'node'): Promise<BodyReadResult> {
   const kept = rawFrom(req.body) ?? rawFrom(req.rawBody);
   if (kept !== undefined) {
-    return Promise.resolve(kept.length > maxBytes ? { tooLarge: true } : { body: kept });
+    // Bytes, not characters: a kept string of 2-byte characters is up to twice its length on the wire.
+    const bytes = typeof kept === 'string' ? Buffer.byteLength(kept, 'utf8') : kept.byteLength;
+    return Promise.resolve(bytes > maxBytes ? { tooLarge: true } : { body: kept });
   }
   // body-parser marks the request (`_body`) and the stream has ended: the bytes are gone.
   if (req.body !== undefined || req._body === true || req.readableEnded) return Promise.reject(rawBodyGone(framework));

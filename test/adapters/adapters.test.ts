@@ -232,6 +232,32 @@ describe('a body parser mounted first', () => {
     });
   }
 
+  it('express 5: a string kept by express.text() is held to the limit in bytes, not characters', async () => {
+    const server = await adapters['express 5']!(createReceiver({ secrets: SECRET, dedup: false }), { maxBodyBytes: 4096 }, 'text-parser');
+    running.push(server);
+    const json = JSON.parse(fired);
+    json.data.note = '\u00e9'.repeat(1500); // 1,500 characters, 3,000 bytes
+    const fits = JSON.stringify(json);
+    json.data.note = '\u00e9'.repeat(2500); // 2,500 characters (under 4,096), 5,000 bytes (over)
+    const tooBig = JSON.stringify(json);
+    expect(tooBig.length).toBeLessThan(4096);
+    expect(await send(server.url, { body: fits, headers: signed(fits) })).toMatchObject({ status: 200, json: { status: 'processed' } });
+    // In pieces, so without a content-length: only the kept string's size can refuse it.
+    expect(await send(server.url, { body: tooBig, headers: signed(tooBig), pieces: 2, pauseMs: 1 })).toMatchObject({ status: 413, json: { error: 'payload_too_large' } });
+  });
+
+  it('fastify: a request Fastify itself refuses keeps its 4xx instead of becoming a 500', async () => {
+    const { default: Fastify } = await import('fastify');
+    const { rackWebhooks } = await import('../../src/adapters/fastify.js');
+    const app = Fastify();
+    await app.register(rackWebhooks, { receiver: createReceiver({ secrets: SECRET }) });
+    // A content-length that does not match the body: Fastify's FST_ERR_CTP_INVALID_CONTENT_LENGTH, a 400.
+    const reply = await app.inject({ method: 'POST', url: '/webhooks', headers: { ...signed(fired), 'content-length': '5' }, payload: fired });
+    expect(reply.statusCode).toBe(400);
+    expect(reply.json()).toEqual({ error: 'bad_request' });
+    await app.close();
+  });
+
   it('fastify: the app keeps its JSON parsing on other routes while the webhook route gets raw bytes', async () => {
     const server = await adapters['fastify']!(createReceiver({ secrets: SECRET }));
     running.push(server);

@@ -15,7 +15,7 @@ export interface Running {
   url: string;
   close: () => Promise<void>;
 }
-export type Mount = 'plain' | 'json-parser-first' | 'json-parser-keeping-raw' | 'raw-parser';
+export type Mount = 'plain' | 'json-parser-first' | 'json-parser-keeping-raw' | 'raw-parser' | 'text-parser';
 export type StartServer = (receiver: Receiver, options?: AdapterOptions, mount?: Mount) => Promise<Running>;
 
 function listen(server: Server): Promise<Running> {
@@ -61,6 +61,7 @@ function expressApp(express: typeof express5, receiver: Receiver, options: Adapt
     app.use(express.json({ verify: (req, _res, buf) => { (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buf; } }));
   }
   if (mount === 'raw-parser') app.use('/webhooks', express.raw({ type: 'application/json', limit: '5mb' }));
+  if (mount === 'text-parser') app.use('/webhooks', express.text({ type: 'application/json', limit: '5mb' }));
   app.all('/webhooks', webhookMiddleware(receiver, options));
   app.post('/other', express.json(), (req, res) => { res.json({ echoed: req.body }); });
   return listen(createServer(app));
