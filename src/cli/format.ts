@@ -28,7 +28,7 @@ export interface AcceptedLine {
 
 function field(data: Record<string, unknown>, name: string): string {
   const value = data[name];
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : '-';
+  return typeof value === 'string' || typeof value === 'number' ? oneLine(String(value)) : '-';
 }
 
 export function acceptedLine(line: AcceptedLine, colour: boolean, now = new Date()): string {
@@ -36,7 +36,7 @@ export function acceptedLine(line: AcceptedLine, colour: boolean, now = new Date
   return [
     paint(colour, 'dim', clock(now)),
     paint(colour, tint, line.outcome.padEnd(9)),
-    line.action,
+    oneLine(line.action),
     // app:create names the new app in `name`; every other event in `app`.
     `app=${field(line.data, line.action === 'app:create' ? 'name' : 'app')}`,
     `tick_id=${field(line.data, 'tick_id')}`,
@@ -60,9 +60,13 @@ export function dispatchLine(result: DispatchResult, colour: boolean): string {
   return [result.name, result.url ?? '-', outcome, `${Math.round(result.durationMs)} ms`].join('  ');
 }
 
-/** Messages are printed on one line: output is read line by line, by people and by scripts. */
+/**
+ * Messages are printed on one line: output is read line by line, by people and by scripts. Other
+ * control characters (terminal escape sequences in a sender's field) are shown as U+FFFD, never
+ * passed to the terminal.
+ */
 export function oneLine(text: string): string {
-  return text.replace(/\s*[\r\n]+\s*/g, ' ');
+  return text.replace(/\s*[\r\n]+\s*/g, ' ').replace(/\t/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd');
 }
 
 export function verifiedLine(secretIndex: number, keyCount: number, timestamp: number, nowSeconds: number): string {

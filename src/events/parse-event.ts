@@ -43,7 +43,10 @@ function parseJson(input: string | Uint8Array | ArrayBuffer): unknown {
 }
 
 function invalid(path: string, reason: string, action?: string): WebhookPayloadError {
-  return new WebhookPayloadError('invalid_event', `Invalid ${action ?? 'webhook'} event: ${path === '' ? 'the payload' : path} ${reason}.`, path, action);
+  // Only a catalog action is named in the message: any other is the sender's text, of any length
+  // and content (the error's `action` still carries it).
+  const named = action !== undefined && isKnownAction(action) ? action : 'webhook';
+  return new WebhookPayloadError('invalid_event', `Invalid ${named} event: ${path === '' ? 'the payload' : path} ${reason}.`, path, action);
 }
 
 /** The envelope every handler relies on, checked even without `validate`. */

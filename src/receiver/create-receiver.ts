@@ -252,6 +252,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
 
     receive(delivery, receiveOptions = {}) {
+      if (typeof delivery !== 'object' || delivery === null) {
+        return Promise.reject(new TypeError(`receive expects { body, headers }, got ${delivery === null ? 'null' : typeof delivery}`));
+      }
       try {
         const result = receiveNow(delivery, receiveOptions.acknowledge);
         return result instanceof Promise ? result : Promise.resolve(result);

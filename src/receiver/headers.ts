@@ -25,7 +25,10 @@ export function getLowerCasedHeader(headers: HeadersInput | null | undefined, lo
   // Maps, entry arrays and other iterables: keys may be in any case.
   if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
     const values = [];
-    for (const [key, value] of headers as Iterable<readonly [string, string]>) if (key.toLowerCase() === lower) values.push(value);
+    for (const entry of headers as Iterable<unknown>) {
+      // Only [name, value] pairs are headers; anything else in the iterable is skipped, not a crash.
+      if (Array.isArray(entry) && typeof entry[0] === 'string' && entry[0].toLowerCase() === lower) values.push(entry[1] as string);
+    }
     return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
   }
   if (typeof (headers as { get?: unknown }).get === 'function') {

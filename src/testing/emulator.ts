@@ -40,11 +40,14 @@ function splitKeys(keys: string | readonly string[] | undefined): string[] {
   return trimmed;
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 async function deliver(name: string, url: string, timeoutMs: number, body: string, headers: Record<string, string>): Promise<DispatchResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+    // Past 2^31 - 1 ms a Node timer fires at once: a longer timeout waits 24.8 days instead.
+    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(Math.min(timeoutMs, MAX_TIMER_MS)) });
     await response.arrayBuffer().catch(() => undefined); // the rack only logs the status
     return { name, url, status: response.status, timeoutMs, durationMs: elapsed() };
   } catch (error) {

@@ -127,6 +127,10 @@ describe('runCli in-process', () => {
     expect(paint(true, 'red', 'x')).toBe('\u001b[31mx\u001b[0m');
     expect(acceptedLine({ outcome: 'duplicate', action: 'app:create', data: { name: 'n' } }, true)).toContain('\u001b[33mduplicate');
     expect(rejectedLine(401, 'missing_header', 'a\nb', false)).toMatch(/401 missing_header: a b$/);
+    // A sender's escape sequences never reach the terminal, in the action or in a field.
+    const hostile = acceptedLine({ outcome: 'ignored', action: 'x:\u001b[2J\u0007', data: { app: 'a\u001b]0;pwned\u0007', tick_id: 't\tx' } }, false, new Date(0));
+    expect(hostile).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    expect(hostile).toContain('x:\ufffd[2J\ufffd  app=a\ufffd]0;pwned\ufffd  tick_id=t x');
     expect(dispatchLine({ name: 'n', url: 'u', timedOut: true, error: 'timed out', timeoutMs: 5, durationMs: 5 }, false)).toBe('n  u  timeout after 5 ms  5 ms');
     expect(dispatchLine({ name: 'n', url: 'u', timeoutMs: 5, durationMs: 1.6 }, false)).toBe('n  u  error (no response)  2 ms');
     expect(logLine('{"a":\r1}').toString()).toBe('{"a":1}\n');

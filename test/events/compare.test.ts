@@ -15,8 +15,19 @@ describe('timestampNanos', () => {
   it('honours offsets', () => {
     expect(timestampNanos('2026-04-27T12:30:00.5+02:00')).toBe(timestampNanos('2026-04-27T10:30:00.5Z'));
   });
-  it.each(['', 'yesterday', '2026-04-27', '2026-04-27T10:30:00', '2026-04-27T10:30:00.1234567890Z', '2026-13-45T10:30:00Z'])('refuses %j', (text) => {
+  it.each([
+    '', 'yesterday', '2026-04-27', '2026-04-27T10:30:00', '2026-04-27T10:30:00.1234567890Z', '2026-13-45T10:30:00Z',
+    // Dates Date.parse rolls over instead of refusing: 30 February, 29 February outside a leap year,
+    // hour 24, minute 60, and offsets past 23:59.
+    '2026-02-30T10:00:00Z', '2026-02-29T10:00:00Z', '2100-02-29T10:00:00Z', '2026-04-31T10:00:00Z', '2026-04-27T24:00:00Z',
+    '2026-04-27T10:60:00Z', '2026-04-27T10:30:60Z', '2026-04-27T10:30:00+24:00', '2026-04-27T10:30:00+05:60', '2026-00-10T10:30:00Z',
+  ])('refuses %j', (text) => {
     expect(timestampNanos(text)).toBeUndefined();
+  });
+  it('takes the calendar edges that exist', () => {
+    expect(timestampNanos('2024-02-29T23:59:59Z')).toBe(BigInt(Date.UTC(2024, 1, 29, 23, 59, 59)) * 1_000_000n);
+    expect(timestampNanos('2000-02-29T00:00:00Z')).toBe(BigInt(Date.UTC(2000, 1, 29)) * 1_000_000n);
+    expect(timestampNanos('2026-12-31T00:00:00-23:59')).toBe(BigInt(Date.UTC(2026, 11, 31, 23, 59)) * 1_000_000n);
   });
   it('round-trips any nanosecond instant formatted the way racks send it', () => {
     fc.assert(
@@ -30,6 +41,14 @@ describe('timestampNanos', () => {
 });
 
 describe('compareEvents', () => {
+  it('breaks a tie on data nested deeper than JSON.stringify can go without throwing', () => {
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    const a = { ...event('2026-04-27T10:30:00Z'), data: JSON.parse(`{"rack":"r","deep":${deep}}`) } as AnyWebhookEvent;
+    const b = { ...event('2026-04-27T10:30:00Z'), data: JSON.parse(`{"rack":"r","deep":${deep}}`) } as AnyWebhookEvent;
+    expect(() => [a, b].sort(compareEvents)).not.toThrow();
+    expect(compareEvents(a, b)).toBe(0);
+  });
+
   it('orders two events in the same millisecond, which Date.parse cannot', () => {
     const early = event('2026-04-27T10:30:00.106682533Z', 'app:budget:auto-shutdown:fired');
     const late = event('2026-04-27T10:30:00.106682534Z', 'app:budget:auto-shutdown:armed');

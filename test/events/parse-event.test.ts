@@ -117,6 +117,15 @@ describe('unknown actions and fields (the spec\'s rule 5)', () => {
     },
   );
 
+  it('names a catalog action in an envelope error, never an unknown one, which stays on .action', () => {
+    const hostile = `x:${'\u001b[31m'.repeat(2000)}\n`;
+    const error = payloadError(() => parseEvent(JSON.stringify({ action: hostile, status: 1, timestamp: 't', data: {} })));
+    expect(error.message).toBe('Invalid webhook event: /status must be a string.');
+    expect(error.action).toBe(hostile);
+    const known = payloadError(() => parseEvent(JSON.stringify({ action: 'app:create', status: 1, timestamp: 't', data: {} })));
+    expect(known.message).toBe('Invalid app:create event: /status must be a string.');
+  });
+
   it('unknown fields on a known action are kept and pass validation', () => {
     const event = parseEvent(withData(toggled, { brand_new: 'yes' }, { extra_top: 1, status: 'deferred' }), { validate: true });
     expect(isKnownEvent(event)).toBe(true);

@@ -412,11 +412,20 @@ describe('headers and options', () => {
     ['a string array', (h: string) => ({ 'service-signature': [h] })],
     ['fetch Headers', (h: string) => new Headers({ 'Service-Signature': h })],
     ['a Map', (h: string) => new Map([['SERVICE-SIGNATURE', h]])],
+    ['entries mixed with things that are not [name, value] pairs', (h: string) => [5, null, [Symbol('x'), 'v'], 'text', ['service-signature', h]]],
+    ['a Map with a Symbol key too', (h: string) => new Map<unknown, string>([[Symbol('x'), 'v'], ['Service-Signature', h]])],
   ])('finds the signature header in %s', async (_, make) => {
     const { options } = base();
     const { body, headers } = delivery('app:budget:cap');
     const result = await createReceiver(options).receive({ body, headers: make(headers['service-signature']!) });
     expect(result.outcome).toBe('processed');
+  });
+
+  it('a missing delivery is a TypeError that says what receive expects', async () => {
+    const receiver = createReceiver(base().options);
+    for (const delivery of [null, undefined, 'body']) {
+      await expect(receiver.receive(delivery as never)).rejects.toThrow(/^receive expects \{ body, headers \}, got (null|undefined|string)$/);
+    }
   });
 
   it('reads a vendor-prefixed header name when configured', async () => {

@@ -24,8 +24,14 @@ describe('receiver configuration entries, as the rack parses them', () => {
     expect(parseReceiverEntry('{"url":"  "}')).toEqual({ skipped: 'empty_url_in_json' });
   });
 
-  it.each([['garbage'], ['0s'], ['-5s'], [''], ['5']])('an invalid, zero or negative timeout %j falls back to 30 s', (timeout) => {
+  it.each([['garbage'], ['0s'], ['-5s'], [''], ['5'], ['9999999999999999999999h'], ['2562048h']])('an invalid, zero, negative or longer-than-Go timeout %j falls back to 30 s', (timeout) => {
     expect(parseReceiverEntry(JSON.stringify({ url: 'http://x', timeout }))).toEqual({ url: 'http://x', timeoutMs: 30_000 });
+  });
+
+  it('takes both micro signs Go takes, and the longest duration Go can hold', () => {
+    expect([parseDuration('1500\u00b5s'), parseDuration('1500\u03bcs'), parseDuration('1500us')]).toEqual([1.5, 1.5, 1.5]);
+    expect(parseDuration('2562047h')).toBe(2562047 * 3_600_000);
+    expect(parseDuration('2562048h')).toBeUndefined();
   });
 
   it('parses Go durations', () => {
@@ -120,6 +126,14 @@ describe('dispatching to real HTTP receivers', () => {
     expect(fastResult!.durationMs).toBeLessThan(250);
     expect(fast.requests[0]!.at - started).toBeLessThan(250); // delivered at once, not after the slow one
     expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it('waits on a timeout longer than a Node timer can hold instead of timing out at once', async () => {
+    const r = await receiver({ delayMs: 50 });
+    // 600 h is 2,160,000,000 ms, past 2^31 - 1: a raw timer would fire after 1 ms.
+    const emulator = createRackEmulator({ webhooks: { r: JSON.stringify({ url: r.url, timeout: '600h' }) }, log: () => {} });
+    const [result] = await emulator.dispatch(createTestEvent('app:budget:auto-shutdown:fired'));
+    expect(result).toMatchObject({ name: 'r', status: 200, timeoutMs: 2_160_000_000 });
   });
 
   it('never retries and reports (without acting on) a failing status or a refused connection', async () => {
