@@ -23,9 +23,8 @@ export class WebhookHandlerError extends AggregateError {
  */
 function describeFailure(failure: unknown): string {
   try {
-    if (failure instanceof Error) return String(failure.message);
-    return typeof failure === 'string' ? failure : `a thrown ${failure === null ? 'null' : typeof failure} (not an Error)`;
+    return failure instanceof Error ? String(failure.message) : String(failure);
   } catch {
-    return 'a thrown value that could not be described';
+    return `a thrown ${typeof failure} with no string form`;
   }
 }
