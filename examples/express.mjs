@@ -58,7 +58,8 @@ const app = express();
 // The webhook route comes FIRST. The signature covers the exact bytes the rack sent, so the
 // middleware reads the raw body itself. Once express.json() has parsed a body those bytes are gone
 // (the middleware would then answer 500 raw_body_unavailable, telling you how to mount it).
-app.post('/webhooks', webhookMiddleware(receiver));
+// app.all, not app.post: any other method then gets 405 with Allow: POST instead of Express's 404.
+app.all('/webhooks', webhookMiddleware(receiver));
 
 // Everything else in the app can use the JSON parser as usual.
 app.use(express.json());

@@ -58,7 +58,8 @@ const handleWebhook = createFetchHandler(receiver);
 const app = new Hono();
 // Hand over the untouched Request: the signature covers its raw bytes, so do not call
 // c.req.json() (or a validator middleware that does) on this route first.
-app.post('/webhooks', (c) => handleWebhook(c.req.raw));
+// app.all: any other method gets the handler's 405 with Allow: POST, not Hono's 404.
+app.all('/webhooks', (c) => handleWebhook(c.req.raw));
 app.get('/healthz', (c) => c.json({ ok: true }));
 
 const server = serve({ fetch: app.fetch, port, hostname: host }, (info) => {

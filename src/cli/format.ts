@@ -46,7 +46,12 @@ export function acceptedLine(line: AcceptedLine, colour: boolean, now = new Date
 /** A refused request: status and code, and the SDK's reason (its messages never hold a secret or a body). */
 export function rejectedLine(status: number, code: string, reason: string | undefined, colour: boolean, now = new Date()): string {
   const head = paint(colour, 'red', `${status} ${code}`);
-  return [paint(colour, 'dim', clock(now)), reason === undefined ? head : `${head}: ${oneLine(reason)}`].join('  ');
+  return [paint(colour, 'dim', clock(now)), reason === undefined ? head : `${head}: ${inFlagTerms(oneLine(reason))}`].join('  ');
+}
+
+/** The SDK's messages name its options; at the command line the fix is a flag. */
+export function inFlagTerms(message: string): string {
+  return message.replace(/set secretEncoding: '(hex|utf8)'/g, 'pass --secret-encoding $1');
 }
 
 /** What `send` prints per receiver: name, url, what came back, and how long it took. */

@@ -42,12 +42,19 @@ function splitKeys(keys: string | readonly string[] | undefined): string[] {
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * What a Node timer can wait: whole milliseconds (a Go duration of `1.5ms` or `5µs` is rounded up,
+ * never to 0), and at most 2^31 - 1, past which the timer fires at once; longer waits 24.8 days.
+ */
+function timerMs(timeoutMs: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(timeoutMs)));
+}
+
 async function deliver(name: string, url: string, timeoutMs: number, body: string, headers: Record<string, string>): Promise<DispatchResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    // Past 2^31 - 1 ms a Node timer fires at once: a longer timeout waits 24.8 days instead.
-    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(Math.min(timeoutMs, MAX_TIMER_MS)) });
+    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timerMs(timeoutMs)) });
     await response.arrayBuffer().catch(() => undefined); // the rack only logs the status
     return { name, url, status: response.status, timeoutMs, durationMs: elapsed() };
   } catch (error) {

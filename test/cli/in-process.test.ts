@@ -127,6 +127,7 @@ describe('runCli in-process', () => {
     expect(paint(true, 'red', 'x')).toBe('\u001b[31mx\u001b[0m');
     expect(acceptedLine({ outcome: 'duplicate', action: 'app:create', data: { name: 'n' } }, true)).toContain('\u001b[33mduplicate');
     expect(rejectedLine(401, 'missing_header', 'a\nb', false)).toMatch(/401 missing_header: a b$/);
+    expect(rejectedLine(401, 'signature_mismatch', "decoded as hex: set secretEncoding: 'hex' (this rack", false)).toMatch(/decoded as hex: pass --secret-encoding hex \(this rack$/);
     // A sender's escape sequences never reach the terminal, in the action or in a field.
     const hostile = acceptedLine({ outcome: 'ignored', action: 'x:\u001b[2J\u0007', data: { app: 'a\u001b]0;pwned\u0007', tick_id: 't\tx' } }, false, new Date(0));
     expect(hostile).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);

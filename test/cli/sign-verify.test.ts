@@ -66,7 +66,7 @@ describe('sign and verify', () => {
     const header = await signBody(['--key', hexKey, '--secret-encoding', 'hex']);
     const failed = await run(['verify', '--key', hexKey, '--header', header], { stdin: BODY });
     expect(failed.code).toBe(1);
-    expect(failed.stdout).toContain("It would verify with secret #1 decoded as hex: set secretEncoding: 'hex'");
+    expect(failed.stdout).toContain('It would verify with secret #1 decoded as hex: pass --secret-encoding hex (this rack hex-decodes webhook_signing_key).');
     expect(failed.stdout).not.toContain(hexKey);
     const fixed = await run(['verify', '--key', hexKey, '--secret-encoding', 'hex', '--header', header], { stdin: BODY });
     expect(fixed.code).toBe(0);

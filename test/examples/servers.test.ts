@@ -100,6 +100,14 @@ describe('per-framework details', () => {
     expect(await response.json()).toEqual({ ok: true });
   });
 
+  it.each(['express.mjs', 'fastify.mjs', 'hono.mjs'])('%s: 405 with Allow: POST for GET on /webhooks', async (file) => {
+    const running = await startExample(file, { RACK_WEBHOOK_SECRETS: newKey() });
+    const get = await fetch(running.url);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    expect(await get.json()).toEqual({ error: 'method_not_allowed' });
+  });
+
   it('node-http.mjs: 404 for other paths, 405 for GET on /webhooks, 415 for a non-JSON body', async () => {
     const key = newKey();
     const running = await startExample('node-http.mjs', { RACK_WEBHOOK_SECRETS: key });

@@ -128,6 +128,15 @@ describe('dispatching to real HTTP receivers', () => {
     expect(performance.now() - started).toBeLessThan(1500);
   });
 
+  it('dispatches with a timeout that is not a whole number of milliseconds', async () => {
+    const r = await receiver();
+    const emulator = createRackEmulator({ webhooks: { frac: JSON.stringify({ url: r.url, timeout: '1500.5ms' }), micro: JSON.stringify({ url: r.url, timeout: '5\u00b5s' }) }, log: () => {} });
+    const [frac, micro] = await emulator.dispatch(createTestEvent('app:budget:auto-shutdown:fired'));
+    expect(frac).toMatchObject({ name: 'frac', status: 200, timeoutMs: 1500.5 });
+    // 5 µs rounds up to a 1 ms timer: the request goes out and times out, as the rack's would.
+    expect(micro).toMatchObject({ name: 'micro', timedOut: true });
+  });
+
   it('waits on a timeout longer than a Node timer can hold instead of timing out at once', async () => {
     const r = await receiver({ delayMs: 50 });
     // 600 h is 2,160,000,000 ms, past 2^31 - 1: a raw timer would fire after 1 ms.

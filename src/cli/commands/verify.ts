@@ -3,7 +3,7 @@ import { verifySync } from '../../signature/verify.js';
 import { DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
 import { FILE_FLAG, HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, readBody, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
 import type { Command } from '../command.js';
-import { oneLine, verifiedLine } from '../format.js';
+import { inFlagTerms, oneLine, verifiedLine } from '../format.js';
 
 /**
  * The header as pasted: a whole `Service-Signature: t=...` line from a log works too, so the
@@ -47,7 +47,7 @@ ${KEY_HELP}
     } catch (error) {
       // The receiver's own configuration (no or an invalid key) is a usage error: main reports it.
       if (!(error instanceof WebhookVerificationError) || error.status === 500) throw error;
-      process.stdout.write(`${error.code}: ${oneLine(error.message)}\n`);
+      process.stdout.write(`${error.code}: ${inFlagTerms(oneLine(error.message))}\n`);
       return 1;
     }
   },
