@@ -68,6 +68,10 @@ export function resolveMaxBodyBytes(options: AdapterOptions): number {
   return limit;
 }
 
+function hasErrorCode(error: unknown): boolean {
+  return typeof (error as { code?: unknown } | null)?.code === 'string' && typeof (error as { status?: unknown }).status === 'number';
+}
+
 /** Every error `receive` can raise has a code and a status; anything else is our 500. */
 export function errorResponse(error: unknown): WebhookResponse {
   const { code, status, message } = (error ?? {}) as { code?: unknown; status?: unknown; message?: unknown };
@@ -128,7 +132,9 @@ export async function handleWebhookRequest(
   try {
     read = await request.readBody(options.maxBodyBytes);
   } catch (error) {
-    return errorResponse(error);
+    // A mounting mistake has its own code; anything else is the request's own body failing midway
+    // (the client aborted, the stream errored): the request is at fault, not the receiver.
+    return hasErrorCode(error) ? errorResponse(error) : { ...respond(400, { error: 'body_read_failed' }), cause: error };
   }
   if ('tooLarge' in read) return respond(413, { error: 'payload_too_large' });
   return receiveToResponse(receiver, read.body, request.headers, receiveOptionsOf(options));

@@ -11,7 +11,7 @@ export class WebhookMountError extends Error {
 export function rawBodyGone(framework: 'express' | 'node'): WebhookMountError {
   const fix =
     framework === 'express'
-      ? 'Mount the webhook route before express.json() (app.post(path, webhookMiddleware(receiver))), ' +
+      ? 'Mount the webhook route before express.json() (app.all(path, webhookMiddleware(receiver))), ' +
         'or mount express.raw({ type: "application/json" }) on it, or keep the bytes with ' +
         'express.json({ verify: (req, res, buf) => { req.rawBody = buf } }).'
       : 'Pass the request to the handler before anything reads its body, or set req.rawBody to the raw bytes.';

@@ -11,7 +11,8 @@ export { WebhookMountError } from './errors.js';
 
 /** Reads the body stream up to `maxBytes`, cancelling it as soon as the limit is passed. */
 async function readLimited(request: Request, maxBytes: number): Promise<BodyReadResult> {
-  if (request.bodyUsed) {
+  // A locked stream is being read by someone else already: the bytes are as good as gone.
+  if (request.bodyUsed || request.body?.locked === true) {
     throw new WebhookMountError(
       'rack-webhooks: the request body was already read (request.json() or request.text() ran first), so the raw bytes the signature covers are gone. Pass the untouched Request to the handler.',
     );

@@ -39,7 +39,8 @@ export const webBackend: HmacBackend = {
     return new Uint8Array(await subtle().sign('HMAC', cryptoKey, signedBytes(timestampText, body)));
   },
   sha256: async (body) => {
-    const bytes = typeof body === 'string' ? utf8.encode(body) : body;
+    // Web Crypto refuses views of a SharedArrayBuffer; signedBytes copies for hmac, this must too.
+    const bytes = typeof body === 'string' ? utf8.encode(body) : body.buffer instanceof ArrayBuffer ? body : body.slice();
     return bytesToBase64Url(new Uint8Array(await subtle().digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
   },
   encodeHex: (digest) => (typeof digest === 'string' ? digest : bytesToHex(digest)),

@@ -17,9 +17,17 @@ const FIX =
  */
 export function toRawPayload(payload: unknown): Uint8Array | string {
   if (typeof payload === 'string' || payload instanceof Uint8Array) return payload;
-  if (payload instanceof ArrayBuffer) return new Uint8Array(payload);
-  if (ArrayBuffer.isView(payload)) {
-    return new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength);
+  try {
+    if (payload instanceof ArrayBuffer) return new Uint8Array(payload);
+    if (ArrayBuffer.isView(payload)) {
+      return new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength);
+    }
+  } catch {
+    // The engine refuses a view over a detached buffer (transferred to a worker, or structuredClone'd away).
+    throw new WebhookVerificationError(
+      'payload_not_raw',
+      'The payload\'s ArrayBuffer is detached (transferred elsewhere), so its bytes are gone. Pass the body before transferring it.',
+    );
   }
   const what =
     payload === null || payload === undefined

@@ -42,7 +42,12 @@ export function splitSecrets(secrets: unknown): string[] {
       return secret;
     });
   }
-  throw noSecrets();
+  if (secrets === undefined || secrets === null) throw noSecrets();
+  throw new WebhookVerificationError(
+    'invalid_secret',
+    `secrets is ${secrets instanceof Uint8Array ? 'a byte array' : `a ${typeof secrets}`}: pass the key as text (hex for a hex key, ` +
+      `with secretEncoding: 'hex'), a "new,old" comma-separated string, or an array of strings.`,
+  );
 }
 
 export function encodeSecret(secret: string, encoding: SecretEncoding): Uint8Array | undefined {

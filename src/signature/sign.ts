@@ -1,7 +1,7 @@
 import type { Digest, HmacBackend } from '../crypto/backend.js';
 import { defaultBackend } from '../crypto/index.js';
 import { resolveKeys } from './keyring.js';
-import { MAX_SIGNING_SECRETS } from './limits.js';
+import { MAX_SIGNING_SECRETS, MAX_TIMESTAMP_DIGITS } from './limits.js';
 import { toRawPayload, type RawPayload } from './payload.js';
 import { assertSecretEncoding, type SecretEncoding, type SecretsInput, type SigningKey } from './secrets.js';
 import { requireSyncBackend } from './verify.js';
@@ -20,18 +20,22 @@ interface PreparedSignature {
   readonly timestampText: string;
 }
 
-function prepare(payload: unknown, options: SignOptions): PreparedSignature {
-  const encoding = options.secretEncoding ?? 'utf8';
+/** The largest `t` a verifier takes: the header parser's digit bound. */
+const MAX_TIMESTAMP = 10 ** MAX_TIMESTAMP_DIGITS - 1;
+
+function prepare(payload: unknown, options: SignOptions | undefined): PreparedSignature {
+  const encoding = options?.secretEncoding ?? 'utf8';
   assertSecretEncoding(encoding);
-  const keys = resolveKeys(options.secrets, encoding);
+  const keys = resolveKeys(options?.secrets, encoding);
   if (keys.length > MAX_SIGNING_SECRETS) {
     throw new RangeError(
       `sign takes at most ${MAX_SIGNING_SECRETS} secrets, got ${keys.length}: the rack rejects more than ${MAX_SIGNING_SECRETS} active keys.`,
     );
   }
-  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
-  if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
-    throw new RangeError(`timestamp must be a non-negative whole number of unix seconds, got ${String(timestamp)}`);
+  const timestamp = options?.timestamp ?? Math.floor(Date.now() / 1000);
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0 || timestamp > MAX_TIMESTAMP) {
+    // Past 15 digits no verifier (this one included) would take the header.
+    throw new RangeError(`timestamp must be a whole number of unix seconds from 0 to ${MAX_TIMESTAMP}, got ${String(timestamp)}`);
   }
   return { keys, body: toRawPayload(payload), timestampText: String(timestamp) };
 }

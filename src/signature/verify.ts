@@ -39,13 +39,14 @@ interface PreparedVerification {
 function prepare(
   payload: unknown,
   header: SignatureHeaderInput,
-  options: VerifyOptions,
+  options: VerifyOptions | undefined,
 ): PreparedVerification {
-  const encoding = options.secretEncoding ?? 'utf8';
+  // Untyped callers may leave the options out: that is "no secrets", not a TypeError.
+  const encoding = options?.secretEncoding ?? 'utf8';
   assertSecretEncoding(encoding);
-  const tolerance = resolveTolerance(options.tolerance);
-  const now = resolveNow(options.now);
-  const keys = resolveKeys(options.secrets, encoding);
+  const tolerance = resolveTolerance(options?.tolerance);
+  const now = resolveNow(options?.now);
+  const keys = resolveKeys(options?.secrets, encoding);
   const body = toRawPayload(payload);
   return { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now };
 }

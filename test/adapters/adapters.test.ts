@@ -266,6 +266,31 @@ describe('a body parser mounted first', () => {
     expect(await send(server.url, { body: fired, headers: signed(fired) })).toMatchObject({ status: 200, json: { status: 'processed' } });
   });
 
+  it('fetch: a body stream that is locked (being read elsewhere) fails at once with raw_body_unavailable', async () => {
+    const { createFetchHandler } = await import('../../src/adapters/web.js');
+    const handler = createFetchHandler(createReceiver({ secrets: SECRET }));
+    const request = new Request('http://x/webhooks', { method: 'POST', body: fired, headers: signed(fired) });
+    request.body!.getReader();
+    const response = await handler(request);
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ error: 'raw_body_unavailable' });
+  });
+
+  it('fetch: a body stream that errors midway is the request\'s fault: 400 body_read_failed', async () => {
+    const { createFetchHandler } = await import('../../src/adapters/web.js');
+    const handler = createFetchHandler(createReceiver({ secrets: SECRET }));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(fired.slice(0, 20)));
+        controller.error(new Error('connection reset by peer'));
+      },
+    });
+    const request = new Request('http://x/webhooks', { method: 'POST', body, headers: signed(fired), duplex: 'half' } as RequestInit);
+    const response = await handler(request);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'body_read_failed' });
+  });
+
   it('fetch: a Request whose body was already read fails at once with a 500', async () => {
     const { createFetchHandler } = await import('../../src/adapters/web.js');
     const handler = createFetchHandler(createReceiver({ secrets: SECRET }));

@@ -20,6 +20,15 @@ describe('body hashing for replay keys', () => {
     );
   });
 
+  it('Web Crypto hashes and signs a body that is a view of a SharedArrayBuffer', async () => {
+    const shared = new Uint8Array(new SharedArrayBuffer(64), 8, 32);
+    shared.set(randomBytes(32));
+    const expected = createHash('sha256').update(shared).digest('base64url');
+    expect(await webBackend.sha256(shared)).toBe(expected);
+    const key = { source: 'k', bytes: new TextEncoder().encode('k') };
+    expect(Buffer.from(await webBackend.hmac(key, '1', shared) as Uint8Array).toString('hex')).toBe(createHmac('sha256', 'k').update('1.').update(shared).digest('hex'));
+  });
+
   it('bytesToBase64Url matches Buffer for every length', () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
       expect(bytesToBase64Url(bytes)).toBe(Buffer.from(bytes).toString('base64url'));

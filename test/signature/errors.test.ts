@@ -133,6 +133,29 @@ describe('option validation', () => {
   });
   it('a non-string secret is invalid_secret', () => {
     expect(caught(() => verifySync(BODY, header, { secrets: [SECRET, 5 as unknown as string] })).code).toBe('invalid_secret');
+    // Not a string and not an array at all: named, not reported as "no secret configured".
+    expect(caught(() => verifySync(BODY, header, { secrets: Buffer.from(SECRET) as unknown as string }))).toMatchObject({ code: 'invalid_secret', message: expect.stringMatching(/^secrets is a byte array: pass the key as text/) });
+    expect(caught(() => verifySync(BODY, header, { secrets: 42 as unknown as string }))).toMatchObject({ code: 'invalid_secret', message: expect.stringMatching(/^secrets is a number/) });
+    expect(caught(() => verifySync(BODY, header, { secrets: undefined as unknown as string })).code).toBe('no_secrets');
+  });
+  it('options left out (untyped callers) are no_secrets, not a TypeError', async () => {
+    const untyped = undefined as unknown as { secrets: string };
+    expect(caught(() => verifySync(BODY, header, untyped)).code).toBe('no_secrets');
+    await expect(verify(BODY, header, untyped)).rejects.toMatchObject({ code: 'no_secrets' });
+    expect(caught(() => signSync(BODY, untyped)).code).toBe('no_secrets');
+    await expect(sign(BODY, untyped)).rejects.toMatchObject({ code: 'no_secrets' });
+  });
+  it('a detached ArrayBuffer or view is payload_not_raw, not an engine TypeError', async () => {
+    const detachedView = () => {
+      const view = new DataView(new TextEncoder().encode(BODY).buffer);
+      structuredClone(view.buffer, { transfer: [view.buffer] }); // the view stays, its bytes are gone
+      return view;
+    };
+    for (const payload of [detachedView().buffer, detachedView()]) {
+      expect(caught(() => verifySync(payload, header, { secrets: SECRET }))).toMatchObject({ code: 'payload_not_raw', message: expect.stringMatching(/detached/) });
+      expect(caught(() => signSync(payload, { secrets: SECRET }))).toMatchObject({ code: 'payload_not_raw' });
+      await expect(verify(payload, header, { secrets: SECRET })).rejects.toMatchObject({ code: 'payload_not_raw' });
+    }
   });
   it('async verify rejects rather than throws', async () => {
     const pending = verify(BODY, header, { secrets: SECRET, tolerance: -1 });
@@ -161,8 +184,12 @@ describe('sign', () => {
     expect(timestamp).toBeGreaterThanOrEqual(before);
     expect(timestamp).toBeLessThanOrEqual(before + 1);
   });
-  it.each([-1, 1.5, NaN])('refuses timestamp %s', (timestamp) => {
+  it.each([-1, 1.5, NaN, 10 ** 15, Number.MAX_SAFE_INTEGER])('refuses timestamp %s', (timestamp) => {
     expect(() => signSync(BODY, { secrets: 'k', timestamp })).toThrow(RangeError);
+  });
+  it('signs the largest t a verifier takes (15 digits), and the header verifies', () => {
+    const header = signSync(BODY, { secrets: 'k', timestamp: 10 ** 15 - 1 });
+    expect(verifySync(BODY, header, { secrets: 'k', tolerance: Infinity }).timestamp).toBe(10 ** 15 - 1);
   });
   it('signs with a hex-decoded key under secretEncoding hex', () => {
     const key = 'ab'.repeat(32);

@@ -137,6 +137,22 @@ describe('dispatching to real HTTP receivers', () => {
     expect(micro).toMatchObject({ name: 'micro', timedOut: true });
   });
 
+  it('drops a reply body unread: a receiver that streams forever does not hold the dispatch', async () => {
+    const { createServer } = await import('node:http');
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const timer = setInterval(() => res.write(Buffer.alloc(64 * 1024)), 5);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise<void>((done) => { server.closeAllConnections(); server.close(() => done()); }) });
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    const started = performance.now();
+    const [result] = await createRackEmulator({ webhooks: { endless: url }, log: () => {} }).dispatch('{"a":1}');
+    expect(result).toMatchObject({ name: 'endless', status: 200 });
+    expect(performance.now() - started).toBeLessThan(2000); // not the 30 s timeout
+  });
+
   it('waits on a timeout longer than a Node timer can hold instead of timing out at once', async () => {
     const r = await receiver({ delayMs: 50 });
     // 600 h is 2,160,000,000 ms, past 2^31 - 1: a raw timer would fire after 1 ms.
