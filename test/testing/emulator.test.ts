@@ -133,8 +133,10 @@ describe('dispatching to real HTTP receivers', () => {
     const emulator = createRackEmulator({ webhooks: { frac: JSON.stringify({ url: r.url, timeout: '1500.5ms' }), micro: JSON.stringify({ url: r.url, timeout: '5\u00b5s' }) }, log: () => {} });
     const [frac, micro] = await emulator.dispatch(createTestEvent('app:budget:auto-shutdown:fired'));
     expect(frac).toMatchObject({ name: 'frac', status: 200, timeoutMs: 1500.5 });
-    // 5 µs rounds up to a 1 ms timer: the request goes out and times out, as the rack's would.
-    expect(micro).toMatchObject({ name: 'micro', timedOut: true });
+    // 5 µs rounds up to a 1 ms timer: the request goes out, and (almost always) times out, as the
+    // rack's would; what it must never do is fail before sending.
+    expect(micro!.name).toBe('micro');
+    expect(micro!.timedOut === true || micro!.status === 200).toBe(true);
   });
 
   it('drops a reply body unread: a receiver that streams forever does not hold the dispatch', async () => {
