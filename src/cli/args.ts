@@ -1,13 +1,13 @@
 /** Flags shared by every command, key resolution, and reading bodies and files. */
-import { readFileSync } from 'node:fs';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { SecretEncoding } from '../signature/secrets.js';
-import { closeMatch } from './suggest.js';
+import type { ParseArgsConfig } from 'node:util';
+import { MAX_TIMESTAMP_DIGITS } from '../signature/limits.js';
+import { toSigningKeys, type SecretEncoding } from '../signature/secrets.js';
+import { KEY_FILE_LIMIT_BYTES, readUserFile } from './input.js';
+import { UsageError } from './usage-error.js';
 
-/** A mistake in how the tool was called (exit 2), as opposed to a failed check or delivery (exit 1). */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { INPUT_LIMIT_BYTES, KEY_FILE_LIMIT_BYTES, readBody, readUserFile } from './input.js';
+export { parseFlags } from './parse-flags.js';
+export { UsageError } from './usage-error.js';
 
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 export type Flags = Record<string, string | boolean | string[] | undefined>;
@@ -22,52 +22,13 @@ export const HEADER_NAME_FLAG = { 'header-name': { type: 'string' } } as const s
 export const FILE_FLAG = { file: { type: 'string' } } as const satisfies FlagSpec;
 
 export const KEY_HELP = `  --key K                 a signing key; repeat it, or write "new,old", for several
-  --key-file F            read the key(s) from F (comma- or newline-separated, trimmed)
+  --key-file F            read the key(s) from F (comma- or newline-separated, trimmed; at most 64 KiB)
                           (without either: $RACK_WEBHOOK_SECRETS, comma-separated)
   --secret-encoding E     utf8 (the spec, default) or hex (racks that hex-decode the key)`;
-
-/**
- * node:util parseArgs, with its errors rewritten: its own messages can quote a flag's value
- * (`--key -abc` is "ambiguous"), and that value may be a key.
- */
-export function parseFlags(argv: readonly string[], options: FlagSpec): Flags {
-  try {
-    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Flags;
-  } catch (error) {
-    const { code, message } = error as { code?: string; message?: string };
-    const flag = /'(-{1,2}[^'\s=<]+)/.exec(message ?? '')?.[1] ?? 'a flag';
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      const guess = closeMatch(flag.replace(/^-+/, ''), Object.keys(options));
-      throw new UsageError(`unknown flag ${flag}${guess === undefined ? '' : ` (did you mean --${guess}?)`}; see --help`);
-    }
-    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-      throw new UsageError('unexpected argument: this command takes flags only (see --help)');
-    }
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-      const takesValue = (options[flag.replace(/^-+/, '')]?.type ?? 'string') === 'string';
-      throw new UsageError(
-        takesValue
-          ? `${flag} needs a value (write ${flag}=VALUE when the value starts with "-")`
-          : `${flag} takes no value`,
-      );
-    }
-    throw error;
-  }
-}
 
 export function stringFlag(flags: Flags, name: string): string | undefined {
   const value = flags[name];
   return typeof value === 'string' ? value : undefined;
-}
-
-/** Reads a file the user named; the reason names the file and the error code, never the contents. */
-export function readUserFile(path: string, what: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? 'unreadable';
-    throw new UsageError(`cannot read ${what} ${JSON.stringify(path)} (${code})`);
-  }
 }
 
 /**
@@ -80,8 +41,8 @@ export function resolveKeys(flags: Flags, env: NodeJS.ProcessEnv): string[] | un
   const keys = ((flags['key'] as string[] | undefined) ?? []).flatMap((value) => value.split(','));
   const keyFile = stringFlag(flags, 'key-file');
   if (keyFile !== undefined) {
-    const parts = readUserFile(keyFile, '--key-file').toString('utf8').split(/[,\r\n]/).map((part) => part.trim());
-    const fromFile = parts.filter((part) => part !== '');
+    const text = readUserFile(keyFile, '--key-file', KEY_FILE_LIMIT_BYTES).toString('utf8');
+    const fromFile = text.split(/[,\r\n]/).map((part) => part.trim()).filter((part) => part !== '');
     if (fromFile.length === 0) throw new UsageError(`--key-file ${JSON.stringify(keyFile)} holds no key`);
     keys.push(...fromFile);
   }
@@ -95,6 +56,14 @@ export function requireKeys(flags: Flags, env: NodeJS.ProcessEnv): string[] {
   const keys = resolveKeys(flags, env);
   if (keys === undefined) throw new UsageError('no key: pass --key, --key-file, or set RACK_WEBHOOK_SECRETS');
   return keys;
+}
+
+/**
+ * Checks the keys as the SDK will (an empty one, in `a,,b` or `a,`, or one that is not hex under
+ * --secret-encoding hex), before a body is read, so a key mistake is never reported as a body one.
+ */
+export function assertUsableKeys(keys: readonly string[], encoding: SecretEncoding): void {
+  toSigningKeys(keys, encoding);
 }
 
 export function secretEncoding(flags: Flags): SecretEncoding {
@@ -114,12 +83,26 @@ export function secondsFlag(flags: Flags, name: string, allowInfinity = false): 
   return Number(text);
 }
 
-/** The body to sign or verify: --file, else stdin (refused when stdin is a terminal, not to hang). */
-export async function readBody(flags: Flags): Promise<Buffer> {
-  const file = stringFlag(flags, 'file');
-  if (file !== undefined) return readUserFile(file, '--file');
-  if (process.stdin.isTTY === true) throw new UsageError('no body: pipe it on stdin or pass --file F');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+/** `--timestamp` to sign with: past 15 digits no verifier (the SDK's included) takes the header. */
+export function timestampFlag(flags: Flags): number | undefined {
+  const seconds = secondsFlag(flags, 'timestamp');
+  const text = stringFlag(flags, 'timestamp');
+  if (text !== undefined && text.length > MAX_TIMESTAMP_DIGITS) {
+    throw new UsageError(`--timestamp must be unix seconds of at most ${MAX_TIMESTAMP_DIGITS} digits (a verifier refuses more), got ${text.length} digits`);
+  }
+  return seconds;
+}
+
+/** RFC 9110's token: what an HTTP header name may be made of. */
+const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** `--header-name`, checked here: a bad name would otherwise surface as a crash or a failed delivery. */
+export function headerNameFlag(flags: Flags): string | undefined {
+  const name = stringFlag(flags, 'header-name');
+  if (name === undefined || HTTP_TOKEN.test(name)) return name;
+  // The value is described, not echoed: a whole pasted "Name: t=...,v1=..." line would hold a signature.
+  const bad = [...name].find((char) => !HTTP_TOKEN.test(char));
+  const problem =
+    bad === undefined ? 'it is empty' : bad === ' ' ? 'it contains a space' : /^[!-~]$/.test(bad) ? `it contains ${JSON.stringify(bad)}` : 'it contains a control or non-ASCII character';
+  throw new UsageError(`--header-name must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, such as X-Rack-Signature), but ${problem}`);
 }

@@ -1,5 +1,5 @@
 /** `listen --log`: every accepted payload, one per line, on disk before the 200 goes out. */
-import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, openSync, writeSync } from 'node:fs';
 import { UsageError } from './args.js';
 
 const NEWLINE = 0x0a;
@@ -27,9 +27,15 @@ export function logLine(raw: Uint8Array | string): Buffer {
 
 export function openDeliveryLog(path: string): DeliveryLog {
   let fd: number;
+  let syncsToDisk: boolean;
   try {
     // Opened once, in append mode: each line is one write at the end, even with other writers.
     fd = openSync(path, 'a');
+    // Only a regular file has a disk to sync to. A pipe, a terminal or /dev/null (`--log
+    // /dev/stdout`, `--log >(jq ...)`) refuses fdatasync with EINVAL, which would fail every
+    // delivery with a 500; there the write itself is all the durability on offer, so it is
+    // written and not synced. Decided once here, so a failed sync later is a real failure.
+    syncsToDisk = fstatSync(fd).isFile();
   } catch (error) {
     throw new UsageError(`cannot open --log ${JSON.stringify(path)} (${(error as { code?: string }).code ?? 'error'})`);
   }
@@ -39,7 +45,7 @@ export function openDeliveryLog(path: string): DeliveryLog {
       let written = 0;
       while (written < line.length) written += writeSync(fd, line, written, line.length - written);
       // The rack never retries: once we answer 200 the payload must survive a crash or power loss.
-      fdatasyncSync(fd);
+      if (syncsToDisk) fdatasyncSync(fd);
     },
     close() {
       closeSync(fd);

@@ -2,7 +2,7 @@
 import { WEBHOOK_ACTIONS } from '../generated/catalog.js';
 import type { WebhookAction } from '../events/types.js';
 import { createTestEvent } from '../testing/test-event.js';
-import { UsageError, readUserFile } from './args.js';
+import { INPUT_LIMIT_BYTES, UsageError, readUserFile } from './args.js';
 import { nearest } from './suggest.js';
 
 /** JSON text from a file the user named; the error names the file, never its contents. */
@@ -21,7 +21,7 @@ export function parseJsonFile(bytes: Buffer, flag: string, path: string): unknow
  * round trip to be exact (a BOM is kept: `ignoreBOM` stops the decoder from eating it).
  */
 export function eventFromFile(path: string, flag: string): string {
-  const bytes = readUserFile(path, flag);
+  const bytes = readUserFile(path, flag, INPUT_LIMIT_BYTES);
   parseJsonFile(bytes, flag, path);
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);

@@ -54,15 +54,47 @@ export function inFlagTerms(message: string): string {
   return message.replace(/set secretEncoding: '(hex|utf8)'/g, 'pass --secret-encoding $1');
 }
 
-/** What `send` prints per receiver: name, url, what came back, and how long it took. */
+/**
+ * A webhook URL as the rack itself reports one (field notes: webhook_url is shortened to scheme
+ * and host). The user:pass@, the path (/services/T000/B000/TOKEN) and the query (?token=...) are
+ * where receivers keep their credential, so only scheme://host[:port] is shown, and "/…" when
+ * there was more.
+ */
+export function shortUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return '(not a URL)';
+  }
+  const more = url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '';
+  return `${url.protocol}//${url.host}${more ? '/…' : ''}`;
+}
+
+/** fetch's errors quote the URL they were given ("... includes credentials: http://user:pass@..."). */
+export function withoutUrl(message: string, url: string): string {
+  let parsedHref: string | undefined;
+  try {
+    parsedHref = new URL(url).href;
+  } catch {
+    parsedHref = undefined;
+  }
+  const short = shortUrl(url);
+  // The longer spelling first, so a raw URL inside its normalised form is not half-replaced.
+  const spellings = [url, parsedHref].filter((text): text is string => text !== undefined && text !== '').sort((a, b) => b.length - a.length);
+  return spellings.reduce((scrubbed, spelling) => scrubbed.split(spelling).join(short), message);
+}
+
+/** What `send` prints per receiver: name, shortened url, what came back, and how long it took. */
 export function dispatchLine(result: DispatchResult, colour: boolean): string {
   const answered = result.status !== undefined && result.status >= 200 && result.status < 300;
+  const error = result.error === undefined || result.url === undefined ? result.error : withoutUrl(result.error, result.url);
   let outcome: string;
   if (result.skipped !== undefined) outcome = paint(colour, 'yellow', `skipped (${result.skipped})`);
   else if (result.timedOut === true) outcome = paint(colour, 'red', `timeout after ${result.timeoutMs} ms`);
   else if (result.status !== undefined) outcome = paint(colour, answered ? 'green' : 'red', String(result.status));
-  else outcome = paint(colour, 'red', `error (${oneLine(result.error ?? 'no response')})`);
-  return [result.name, result.url ?? '-', outcome, `${Math.round(result.durationMs)} ms`].join('  ');
+  else outcome = paint(colour, 'red', `error (${oneLine(error ?? 'no response')})`);
+  return [oneLine(result.name), result.url === undefined ? '-' : shortUrl(result.url), outcome, `${Math.round(result.durationMs)} ms`].join('  ');
 }
 
 /**

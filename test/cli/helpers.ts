@@ -3,7 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
@@ -29,6 +31,15 @@ export interface RunResult {
   stderr: string;
 }
 
+/** A usage error: exit 2 and exactly one line on stderr, `rack-webhooks <command>: <reason>`. */
+export function expectUsageError(result: RunResult, pattern: RegExp): void {
+  expect(result.code, result.stderr).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr.split('\n')).toHaveLength(2); // one line and its newline
+  expect(result.stderr).toMatch(pattern);
+  expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+}
+
 export function run(args: readonly string[], options: { stdin?: string | Buffer; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunResult> {
   const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(options.env ?? {}), stdio: 'pipe' });
   children.add(child);
@@ -45,6 +56,34 @@ export function run(args: readonly string[], options: { stdin?: string | Buffer;
     }, options.timeoutMs ?? 10_000);
     child.on('close', (code) => {
       clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * The CLI with stdin from a stream (an endless writer) or an open file descriptor (a directory):
+ * what `cat /dev/zero |` and `< dir` hand it.
+ */
+export function runWithStdin(args: readonly string[], stdin: Readable | number, timeoutMs = 10_000): Promise<RunResult> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv({}), stdio: [typeof stdin === 'number' ? stdin : 'pipe', 'pipe', 'pipe'] });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  if (typeof stdin !== 'number') {
+    child.stdin!.on('error', () => {}); // the CLI closes its end once it has read enough
+    stdin.pipe(child.stdin!);
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`rack-webhooks ${args.join(' ')} did not exit within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (typeof stdin !== 'number') stdin.unpipe().destroy();
       resolve({ code, stdout, stderr });
     });
   });

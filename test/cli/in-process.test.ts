@@ -5,10 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/cli.js';
 import { logLine } from '../../src/cli/delivery-log.js';
-import { acceptedLine, dispatchLine, paint, rejectedLine } from '../../src/cli/format.js';
+import { INPUT_LIMIT_BYTES, readBody } from '../../src/cli/input.js';
+import { acceptedLine, dispatchLine, paint, rejectedLine, shortUrl, withoutUrl } from '../../src/cli/format.js';
 import { closeMatch, nearest } from '../../src/cli/suggest.js';
 import { tempDir, writeTemp, removeTempDirs } from './helpers.js';
 
@@ -123,6 +125,60 @@ describe('runCli in-process', () => {
     expect(readFileSync(log, 'utf8').split('\n').map((line) => (line === '' ? '' : JSON.parse(line).action))).toEqual(['app:create', 'app:budget:cap', 'build:create', '']);
   });
 
+  it('bounded files, checked flags, and a --log that cannot be synced', async () => {
+    const dir = tempDir();
+    const body = writeTemp(dir, 'body.json', BODY);
+    for (const [args, reason] of [
+      [['sign', '--key-file', '/dev/zero', '--file', body], 'rack-webhooks sign: --key-file "/dev/zero" is neither a regular file nor a pipe\n'],
+      [['sign', '--key-file', writeTemp(dir, 'keys', Buffer.alloc(64 * 1024 + 1, 'k')), '--file', body], /--key-file ".*keys" is over the 64 KiB limit\n$/],
+      [['sign', '--key', 'k', '--file', dir], /cannot read --file ".*" \(EISDIR\)\n$/],
+      [['sign', '--key', 'k', '--file', writeTemp(dir, 'empty', '')], /no body: --file ".*empty" is empty\n$/],
+      [['sign', '--key', 'k', '-h=1'], 'rack-webhooks sign: --help takes no value\n'],
+      [['sign', '--key', 'k', '--timestamp', '1', '--timestamp', '1'], 'rack-webhooks sign: --timestamp was given more than once; pass it once\n'],
+      [['sign', '--key', 'k', '--', 'stray'], /unexpected argument/],
+      [['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--header-name', 'a\tb'], /but it contains a control or non-ASCII character\n$/],
+      [['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'k,'], 'rack-webhooks send: Secret #2 is empty.\n'],
+      [['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'k', '--timestamp', '1'.repeat(16)], /at most 15 digits/],
+    ] as const) {
+      expect(await cli(...args), args.join(' ')).toMatchObject({ code: 2, out: '', err: expect.stringMatching(reason) });
+    }
+
+    // /dev/null, like a pipe or a terminal, refuses fdatasync: it is written and not synced.
+    const listening = runCli(['listen', '--port', '0', '--key', 'k', '--log', '/dev/null']);
+    await vi.waitFor(() => expect(stdout).toMatch(/listening on /));
+    const url = /listening on (\S+)/.exec(stdout)![1]!;
+    expect(await cli('send', '--url', url, '--key', 'k', '--action', 'app:create')).toMatchObject({ code: 0, out: expect.stringMatching(/ {2}200 {2}\d+ ms\n$/) });
+    process.emit('SIGTERM');
+    expect(await listening).toBe(0);
+  });
+
+  it('reads the body from stdin, up to 16 MiB and not empty', async () => {
+    const withStdin = async (chunks: Buffer[], isTTY?: boolean) => {
+      const stdin = Object.assign(Readable.from(chunks), isTTY === undefined ? {} : { isTTY });
+      vi.spyOn(process, 'stdin', 'get').mockReturnValue(stdin as unknown as typeof process.stdin);
+      return readBody(undefined).then((body) => body.toString(), (error: Error) => error.message);
+    };
+    expect(await withStdin([Buffer.from('{"a":'), Buffer.from('1}')])).toBe('{"a":1}');
+    expect(await withStdin([])).toBe('no body: stdin was empty; pipe the body in or pass --file F');
+    expect(await withStdin([Buffer.alloc(INPUT_LIMIT_BYTES), Buffer.alloc(1)])).toBe('the body on stdin is over the 16 MiB limit');
+    expect(await withStdin([], true)).toBe('no body: pipe it on stdin or pass --file F');
+  });
+
+  it('shortens webhook URLs, in the URL column and in error messages', () => {
+    expect(shortUrl('https://hooks.example.com/services/T000/B000/SECRET')).toBe('https://hooks.example.com/…');
+    expect(shortUrl('http://user:pass@127.0.0.1:8080/')).toBe('http://127.0.0.1:8080/…');
+    expect(shortUrl('http://127.0.0.1:8080/?token=SECRET')).toBe('http://127.0.0.1:8080/…');
+    expect(shortUrl('http://127.0.0.1:8080/#SECRET')).toBe('http://127.0.0.1:8080/…');
+    expect(shortUrl('https://example.com')).toBe('https://example.com');
+    expect(shortUrl('https://example.com:443/')).toBe('https://example.com');
+    expect(shortUrl('not a URL SECRET')).toBe('(not a URL)');
+    // Both the URL as configured and as fetch normalises it (the host lower-cased) are replaced.
+    const raw = 'http://u:p@EXAMPLE.com/a/SECRET';
+    expect(withoutUrl(`bad: ${raw}; also http://u:p@example.com/a/SECRET`, raw)).toBe('bad: http://example.com/…; also http://example.com/…');
+    expect(withoutUrl('Failed to parse URL from not a URL SECRET', 'not a URL SECRET')).toBe('Failed to parse URL from (not a URL)');
+    expect(dispatchLine({ name: 'n', url: raw, error: `refused ${raw}`, timeoutMs: 5, durationMs: 1 }, false)).toBe('n  http://example.com/…  error (refused http://example.com/…)  1 ms');
+  });
+
   it('formats and suggestions', () => {
     expect(paint(true, 'red', 'x')).toBe('\u001b[31mx\u001b[0m');
     expect(acceptedLine({ outcome: 'duplicate', action: 'app:create', data: { name: 'n' } }, true)).toContain('\u001b[33mduplicate');
@@ -132,8 +188,8 @@ describe('runCli in-process', () => {
     const hostile = acceptedLine({ outcome: 'ignored', action: 'x:\u001b[2J\u0007', data: { app: 'a\u001b]0;pwned\u0007', tick_id: 't\tx' } }, false, new Date(0));
     expect(hostile).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
     expect(hostile).toContain('x:\ufffd[2J\ufffd  app=a\ufffd]0;pwned\ufffd  tick_id=t x');
-    expect(dispatchLine({ name: 'n', url: 'u', timedOut: true, error: 'timed out', timeoutMs: 5, durationMs: 5 }, false)).toBe('n  u  timeout after 5 ms  5 ms');
-    expect(dispatchLine({ name: 'n', url: 'u', timeoutMs: 5, durationMs: 1.6 }, false)).toBe('n  u  error (no response)  2 ms');
+    expect(dispatchLine({ name: 'n', url: 'http://h/', timedOut: true, error: 'timed out', timeoutMs: 5, durationMs: 5 }, false)).toBe('n  http://h  timeout after 5 ms  5 ms');
+    expect(dispatchLine({ name: 'n', url: 'http://h/', timeoutMs: 5, durationMs: 1.6 }, false)).toBe('n  http://h  error (no response)  2 ms');
     expect(logLine('{"a":\r1}').toString()).toBe('{"a":1}\n');
     expect(logLine('\ufeff{"a":\n1}').toString()).toBe('{"a":1}\n');
     expect(nearest('x', [], 3)).toEqual([]);

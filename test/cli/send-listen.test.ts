@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -25,7 +26,7 @@ describe('send to listen over HTTP', () => {
     const first = writeTemp(dir, 'first.json', compact(TICK_A));
     const sent = await run(['send', '--url', listener.url, '--key', KEY, '--event', first]);
     expect(sent.code, sent.stderr).toBe(0);
-    expect(sent.stdout).toMatch(/^default {2}http:\/\/127\.0\.0\.1:\d+\/webhooks {2}200 {2}\d+ ms\n$/);
+    expect(sent.stdout).toMatch(/^default {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 {2}\d+ ms\n$/);
     // send has exited, so the 200 was sent, so the line is already on disk.
     expect(readFileSync(log, 'utf8')).toBe(`${compact(TICK_A)}\n`);
     const processed = await listener.waitForLine(/processed/);
@@ -104,11 +105,11 @@ describe('send to listen over HTTP', () => {
     expect(sent.code).toBe(1); // not every receiver answered 2xx
     const lines = sent.stdout.trimEnd().split('\n');
     expect(lines).toEqual([
-      expect.stringMatching(/^good {2}http:\/\/127\.0\.0\.1:\d+\/webhooks {2}200 {2}\d+ ms$/),
+      expect.stringMatching(/^good {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 {2}\d+ ms$/),
       'empty  -  skipped (empty_value)  0 ms',
       'broken  -  skipped (invalid_json)  0 ms',
       'nourl  -  skipped (empty_url_in_json)  0 ms',
-      expect.stringMatching(/^json {2}http:\/\/127\.0\.0\.1:\d+\/webhooks {2}200 {2}\d+ ms$/),
+      expect.stringMatching(/^json {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 {2}\d+ ms$/),
     ]);
     // The same event reached both receivers: one processed, one duplicate (same tick_id).
     await listener.waitForLine(/processed {2}build:create/);
@@ -132,12 +133,50 @@ describe('send to listen over HTTP', () => {
       const sent = await run(['send', '--config', config, '--key', KEY, '--action', 'app:create']);
       expect(sent.code).toBe(1);
       expect(sent.stdout.trimEnd().split('\n')).toEqual([
-        expect.stringMatching(/^down {2}http:\/\/127\.0\.0\.1:\d+\/webhooks {2}error \(.*ECONNREFUSED.*\) {2}\d+ ms$/),
-        expect.stringMatching(/^slow {2}http:\/\/127\.0\.0\.1:\d+\/ {2}timeout after 300 ms {2}\d+ ms$/),
+        expect.stringMatching(/^down {2}http:\/\/127\.0\.0\.1:\d+\/… {2}error \(.*ECONNREFUSED.*\) {2}\d+ ms$/),
+        expect.stringMatching(/^slow {2}http:\/\/127\.0\.0\.1:\d+ {2}timeout after 300 ms {2}\d+ ms$/),
       ]);
     } finally {
       silent.closeAllConnections();
       silent.close();
     }
+  });
+
+  it('prints webhook URLs as scheme://host[:port], never their user:pass@, path or query, in errors too', async () => {
+    const listener = await startListener(['--key', KEY]);
+    const origin = new URL(listener.url).origin;
+    const config = writeTemp(tempDir(), 'webhooks.json', JSON.stringify({
+      path: `${origin}/services/T000/B000/PATHMARKER?token=QUERYMARKER`,
+      bare: origin,
+      userinfo: `http://user:PASSMARKER@${new URL(listener.url).host}/webhooks`,
+      broken: 'not a URL URLMARKER',
+    }));
+    const sent = await run(['send', '--config', config, '--key', KEY, '--action', 'app:create']);
+    expect(sent.stdout.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^path {2}${origin}/… {2}200 {2}\\d+ ms$`)),
+      expect.stringMatching(new RegExp(`^bare {2}${origin} {2}200 {2}\\d+ ms$`)),
+      // fetch refuses the credentials, quoting the URL: the quote is shortened as well.
+      expect.stringMatching(new RegExp(`^userinfo {2}${origin}/… {2}error \\(Request cannot be constructed from a URL that includes credentials: ${origin}/…\\) {2}\\d+ ms$`)),
+      expect.stringMatching(/^broken {2}\(not a URL\) {2}error \(Invalid URL\) {2}\d+ ms$/),
+    ]);
+    for (const marker of ['PATHMARKER', 'QUERYMARKER', 'PASSMARKER', 'URLMARKER']) expect(sent.stdout + sent.stderr).not.toContain(marker);
+    expect(await listener.stop()).toBe(0);
+  });
+
+  it('logs to a pipe without syncing it, instead of failing every delivery', async () => {
+    const fifo = join(tempDir(), 'log.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // The reader is opened first: listen's open of the FIFO waits for one.
+    let piped = '';
+    const reader = createReadStream(fifo, { encoding: 'utf8' }).on('data', (chunk) => (piped += chunk));
+    const readerClosed = new Promise<void>((resolve) => reader.on('close', () => resolve())); // once listen closes its end
+    const listener = await startListener(['--key', KEY, '--log', fifo]);
+    const event = writeTemp(tempDir(), 'event.json', compact(TICK_A));
+    const sent = await run(['send', '--url', listener.url, '--key', KEY, '--event', event]);
+    expect(sent, sent.stdout).toMatchObject({ code: 0, stdout: expect.stringMatching(/ {2}200 {2}\d+ ms\n$/) });
+    await listener.waitForLine(/processed {2}app:budget:auto-shutdown:fired/);
+    expect(await listener.stop()).toBe(0);
+    await readerClosed;
+    expect(piped).toBe(`${compact(TICK_A)}\n`);
   });
 });

@@ -1,17 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { killChildren, run, tempDir, writeTemp, removeTempDirs } from './helpers.js';
+import { expectUsageError, killChildren, run, tempDir, writeTemp, removeTempDirs } from './helpers.js';
 
 afterEach(killChildren);
 afterAll(removeTempDirs);
-
-/** A usage error: exit 2 and exactly one line on stderr, `rack-webhooks <command>: <reason>`. */
-function expectUsageError(result: { code: number | null; stdout: string; stderr: string }, pattern: RegExp): void {
-  expect(result.code, result.stderr).toBe(2);
-  expect(result.stdout).toBe('');
-  expect(result.stderr.split('\n')).toHaveLength(2); // one line and its newline
-  expect(result.stderr).toMatch(pattern);
-  expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
-}
 
 describe('usage errors', () => {
   it('a missing key', async () => {
@@ -63,6 +54,58 @@ describe('usage errors', () => {
     expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--set', 'bogus=1']), /--set "bogus": write status=VALUE/);
     expectUsageError(await run(['send', '--url', 'localhost:3000', '--action', 'app:create']), /--url must be an http:\/\/ or https:\/\/ URL/);
     expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'nothex', '--secret-encoding', 'hex']), /Secret #1 is not an even-length hex string/);
+  });
+});
+
+describe('flags', () => {
+  it('reads --flag=VALUE and -h=VALUE as the flag they name', async () => {
+    expectUsageError(await run(['sign', '--help=1']), /^rack-webhooks sign: --help takes no value\n$/);
+    expectUsageError(await run(['sign', '-h=x']), /^rack-webhooks sign: --help takes no value\n$/);
+    const unknownShort = await run(['sign', '-q=KEYMARKER']);
+    expectUsageError(unknownShort, /^rack-webhooks sign: unknown flag -q; see --help\n$/);
+    expect(unknownShort.stderr).not.toContain('KEYMARKER');
+    // A value that starts with "-" is taken when written with "=".
+    expect(await run(['sign', '--key=-dashed', '--timestamp=1'], { stdin: '{}' })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^t=1,v1=/) });
+  });
+
+  it('does not echo a flag that looks like a pasted key', async () => {
+    const pasted = await run(['sign', `--${'ab'.repeat(32)}`]);
+    expectUsageError(pasted, /^rack-webhooks sign: unknown flag a flag that is not a word; see --help\n$/);
+  });
+
+  it('refuses a single-value flag given twice, and --event with --file', async () => {
+    const dir = tempDir();
+    const keys = writeTemp(dir, 'keys', 'k\n');
+    expectUsageError(await run(['sign', '--key', 'k', '--timestamp', '1', '--timestamp', '2'], { stdin: '{}' }), /^rack-webhooks sign: --timestamp was given more than once; pass it once\n$/);
+    expectUsageError(await run(['verify', '--key-file', keys, '--key-file', keys, '--header', 'x'], { stdin: '{}' }), /^rack-webhooks verify: --key-file was given more than once; pass it once\n$/);
+    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--url', 'http://127.0.0.1:9/', '--action', 'app:create']), /^rack-webhooks send: --url was given more than once/);
+    const event = writeTemp(dir, 'event.json', '{}');
+    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--file', event, '--event', event]), /^rack-webhooks send: --event and --file are the same flag: pass one of them, once\n$/);
+    // --key is the one flag meant to be repeated.
+    expect(await run(['sign', '--key', 'a', '--key', 'b', '--timestamp', '1'], { stdin: '{}' })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^t=1,v1=[0-9a-f]{64},v1=[0-9a-f]{64}\n$/) });
+  });
+
+  it('refuses a --timestamp of more than 15 digits, which no verifier takes', async () => {
+    expect(await run(['sign', '--key', 'k', '--timestamp', '999999999999999'], { stdin: '{}' })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^t=999999999999999,v1=/) });
+    expectUsageError(await run(['sign', '--key', 'k', '--timestamp', '1000000000000000'], { stdin: '{}' }), /^rack-webhooks sign: --timestamp must be unix seconds of at most 15 digits \(a verifier refuses more\), got 16 digits\n$/);
+    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'k', '--timestamp', '0000000000000001']), /^rack-webhooks send: --timestamp must be unix seconds of at most 15 digits/);
+  });
+
+  it('refuses a --header-name that is not an HTTP header name, without echoing it', async () => {
+    const reason = "--header-name must be an HTTP header name \\(letters, digits and !#\\$%&'\\*\\+-\\.\\^_`\\|~, such as X-Rack-Signature\\), but";
+    expectUsageError(await run(['listen', '--port', '0', '--key', 'k', '--header-name', '']), new RegExp(`^rack-webhooks listen: ${reason} it is empty\\n$`));
+    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'k', '--header-name', 'a b']), new RegExp(`^rack-webhooks send: ${reason} it contains a space\\n$`));
+    const pasted = await run(['verify', '--key', 'k', '--header', 'x', '--header-name', 'Service-Signature: t=1,v1=SIGMARKER'], { stdin: '{}' });
+    expectUsageError(pasted, new RegExp(`^rack-webhooks verify: ${reason} it contains ":"\\n$`));
+    expectUsageError(await run(['listen', '--port', '0', '--key', 'k', '--header-name', 'X-Sig\u00e9']), /but it contains a control or non-ASCII character\n$/);
+  });
+
+  it('send refuses an empty key as sign and verify do, instead of dropping it', async () => {
+    const args = ['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create'];
+    expectUsageError(await run(args, { env: { RACK_WEBHOOK_SECRETS: 'a,,b' } }), /^rack-webhooks send: Secret #2 is empty\.\n$/);
+    expectUsageError(await run([...args, '--key', 'a,']), /^rack-webhooks send: Secret #2 is empty\.\n$/);
+    expectUsageError(await run([...args, '--key', 'a', '--key', ' ']), /^rack-webhooks send: Secret #2 is empty\.\n$/);
+    expectUsageError(await run(['sign', '--key', 'a,'], { stdin: '{}' }), /^rack-webhooks sign: Secret #2 is empty\.\n$/);
   });
 });
 

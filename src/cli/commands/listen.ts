@@ -5,7 +5,7 @@ import { DEFAULT_MAX_BODY_BYTES, handleWebhookRequest } from '../../adapters/cor
 import { readNodeBody } from '../../adapters/node-body.js';
 import { writeNodeResponse } from '../../adapters/node.js';
 import { createReceiver, DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
-import { HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
+import { HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, headerNameFlag, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
 import type { Command } from '../command.js';
 import { openDeliveryLog, type DeliveryLog } from '../delivery-log.js';
 import { acceptedLine, colourEnabled, rejectedLine } from '../format.js';
@@ -37,11 +37,12 @@ ${KEY_HELP}
   --header-name N         the signature header (default ${DEFAULT_HEADER_NAME}; racks may use a vendor prefix)
   --tolerance S           seconds either side of now (default 300; Infinity turns the check off)
   --log F                 append every accepted payload (processed or ignored) to F, one per line, as
-                          received, synced to disk before the 200 is sent`,
+                          received, synced to disk before the 200 is sent (a pipe, terminal or
+                          device is written, not synced)`,
   flags: { ...KEY_FLAGS, ...HEADER_NAME_FLAG, port: { type: 'string' }, host: { type: 'string' }, tolerance: { type: 'string' }, log: { type: 'string' } },
   async run(flags) {
     const tolerance = secondsFlag(flags, 'tolerance', true);
-    const headerName = stringFlag(flags, 'header-name');
+    const headerName = headerNameFlag(flags);
     const receiver = createReceiver({
       secrets: requireKeys(flags, process.env),
       secretEncoding: secretEncoding(flags),

@@ -1,18 +1,23 @@
 import { createRackEmulator } from '../../testing/emulator.js';
 import { DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
-import { HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, readUserFile, resolveKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
+import {
+  HEADER_NAME_FLAG, INPUT_LIMIT_BYTES, KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, headerNameFlag, readUserFile, resolveKeys, secretEncoding, stringFlag, timestampFlag, type Flags,
+} from '../args.js';
 import type { Command } from '../command.js';
 import { eventFromFile, eventFromFlags, parseJsonFile } from '../event-source.js';
 import { colourEnabled, dispatchLine } from '../format.js';
 
 const note = (line: string) => process.stderr.write(`rack-webhooks send: ${line}\n`);
 
-function isHttpUrl(text: string): boolean {
+/** Why --url is not an http(s) URL, without quoting it: a webhook URL often carries a credential. */
+function notHttpUrl(text: string): string | undefined {
+  let protocol: string;
   try {
-    return /^https?:$/.test(new URL(text).protocol);
+    protocol = new URL(text).protocol;
   } catch {
-    return false;
+    return 'it is not a URL (write the scheme too, as in http://localhost:3000/webhooks)';
   }
+  return /^https?:$/.test(protocol) ? undefined : `it is a ${JSON.stringify(protocol.slice(0, 20))} URL`;
 }
 
 /** The rack's `webhooks` map: from --config (values as strings, or JSON objects for convenience), or one --url. */
@@ -23,13 +28,12 @@ function webhooksConfig(flags: Flags): Record<string, string> {
   if (url !== undefined) {
     // A typo in --url is the caller's mistake (exit 2); a bad URL inside --config is skipped or
     // fails at dispatch, as on the rack.
-    if (!isHttpUrl(url)) {
-      throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
-    }
+    const problem = notHttpUrl(url);
+    if (problem !== undefined) throw new UsageError(`--url must be an http:// or https:// URL, but ${problem}`);
     return { [stringFlag(flags, 'name') ?? 'default']: url };
   }
   if (path === undefined) throw new UsageError('no receiver: pass --url U or --config webhooks.json');
-  const config = parseJsonFile(readUserFile(path, '--config'), '--config', path);
+  const config = parseJsonFile(readUserFile(path, '--config', INPUT_LIMIT_BYTES), '--config', path);
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw new UsageError(`--config ${JSON.stringify(path)} must be a JSON object of name -> URL or JSON value`);
   }
@@ -43,6 +47,9 @@ function webhooksConfig(flags: Flags): Record<string, string> {
 }
 
 function eventToSend(flags: Flags): object | string {
+  if (stringFlag(flags, 'event') !== undefined && stringFlag(flags, 'file') !== undefined) {
+    throw new UsageError('--event and --file are the same flag: pass one of them, once');
+  }
   const file = stringFlag(flags, 'event') ?? stringFlag(flags, 'file');
   const action = stringFlag(flags, 'action');
   const sets = (flags['set'] as string[] | undefined) ?? [];
@@ -63,7 +70,9 @@ export const send: Command = {
 Dispatches one event the way the rack does: signed with every key (none: unsigned, as a rack
 without webhook_signing_key), POSTed to every receiver at once, each with its own timeout, never
 retried. Prints one line per receiver: name, url, HTTP status (or why it was skipped, or the
-error) and the time taken. Exits 0 only when every receiver answered 2xx.
+error) and the time taken. URLs are shown as the rack logs them, scheme://host[:port] and "/…"
+when there is more: a path, query or user:pass@ may hold the receiver's credential. Exits 0 only
+when every receiver answered 2xx.
 
   --url U                 one receiver
   --name N                its name in the output (default "default")
@@ -72,7 +81,8 @@ error) and the time taken. Exits 0 only when every receiver answered 2xx.
                           skipped as the rack skips them
   --action A              send a realistic test event for this action (fresh timestamp, tick_id)
   --set K=V               override status=..., timestamp=... or data.FIELD=... (repeatable)
-  --event F               send this JSON file as the body, byte for byte (--file F: the same)
+  --event F               send this JSON file as the body, byte for byte (--file F: the same;
+                          at most 16 MiB, as is --config)
 ${KEY_HELP.split('\n').slice(0, 3).join('\n')}
   --header-name N         the signature header's name (default ${DEFAULT_HEADER_NAME})
   --timestamp T           sign with this unix time instead of now (a stale delivery)
@@ -85,16 +95,20 @@ ${KEY_HELP.split('\n').slice(0, 3).join('\n')}
   },
   async run(flags) {
     const keys = resolveKeys(flags, process.env);
-    const timestamp = secondsFlag(flags, 'timestamp');
+    const encoding = secretEncoding(flags);
+    // The emulator, like the rack, trims each key and drops the empty ones; sign and verify refuse
+    // an empty key (`a,,b`, `a,`), so send checks the keys it would sign with the same way.
+    if (keys !== undefined) assertUsableKeys(keys.map((key) => key.trim()), encoding);
+    const timestamp = timestampFlag(flags);
+    const headerName = headerNameFlag(flags);
     const webhooks = webhooksConfig(flags);
     const event = eventToSend(flags);
     if (keys === undefined) note('note: no key (--key, --key-file or RACK_WEBHOOK_SECRETS): sending unsigned, as a rack without webhook_signing_key does');
-    const headerName = stringFlag(flags, 'header-name');
     const emulator = createRackEmulator({
       webhooks,
       ...(keys === undefined ? {} : { signingKeys: keys }),
       ...(headerName === undefined ? {} : { headerName }),
-      secretEncoding: secretEncoding(flags),
+      secretEncoding: encoding,
       log: (line) => { if (flags['verbose'] === true) process.stderr.write(`${line}\n`); },
     });
     const results = await emulator.dispatch(event, timestamp === undefined ? {} : { timestamp });

@@ -1,5 +1,5 @@
 import { signSync } from '../../signature/sign.js';
-import { FILE_FLAG, KEY_FLAGS, KEY_HELP, readBody, requireKeys, secondsFlag, secretEncoding } from '../args.js';
+import { FILE_FLAG, KEY_FLAGS, KEY_HELP, assertUsableKeys, readBody, requireKeys, secretEncoding, stringFlag, timestampFlag } from '../args.js';
 import type { Command } from '../command.js';
 
 export const sign: Command = {
@@ -12,15 +12,18 @@ t=<unix seconds>,v1=<hex>[,v1=...], one v1 per key (1 to 4 keys, as the rack all
 
 ${KEY_HELP}
   --timestamp T           unix seconds to sign with (default: now)
-  --file F                read the body from F instead of stdin`,
+  --file F                read the body from F instead of stdin (at most 16 MiB, not empty)`,
   flags: { ...KEY_FLAGS, ...FILE_FLAG, timestamp: { type: 'string' } },
   async run(flags) {
     const secrets = requireKeys(flags, process.env);
-    const timestamp = secondsFlag(flags, 'timestamp');
-    const body = await readBody(flags);
+    const timestamp = timestampFlag(flags);
+    const encoding = secretEncoding(flags);
+    assertUsableKeys(secrets, encoding);
+    // Read last: every flag is checked before stdin is consumed.
+    const body = await readBody(stringFlag(flags, 'file'));
     const header = signSync(body, {
       secrets,
-      secretEncoding: secretEncoding(flags),
+      secretEncoding: encoding,
       ...(timestamp === undefined ? {} : { timestamp }),
     });
     process.stdout.write(`${header}\n`);

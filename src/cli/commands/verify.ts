@@ -1,7 +1,7 @@
 import { WebhookVerificationError } from '../../signature/errors.js';
 import { verifySync } from '../../signature/verify.js';
 import { DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
-import { FILE_FLAG, HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, readBody, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
+import { FILE_FLAG, HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, headerNameFlag, readBody, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
 import type { Command } from '../command.js';
 import { inFlagTerms, oneLine, verifiedLine } from '../format.js';
 
@@ -12,7 +12,7 @@ import { inFlagTerms, oneLine, verifiedLine } from '../format.js';
 function headerValue(flags: Flags): string {
   const header = stringFlag(flags, 'header');
   if (header === undefined) throw new UsageError('no signature: pass --header "t=...,v1=..." (the Service-Signature value)');
-  const name = stringFlag(flags, 'header-name') ?? DEFAULT_HEADER_NAME;
+  const name = headerNameFlag(flags) ?? DEFAULT_HEADER_NAME;
   const prefix = `${name.toLowerCase()}:`;
   return header.toLowerCase().startsWith(prefix) ? header.slice(prefix.length).trim() : header;
 }
@@ -31,7 +31,7 @@ ${KEY_HELP}
   --header-name N         the header's name, to strip from a pasted "Name: value" (default ${DEFAULT_HEADER_NAME})
   --tolerance S           seconds either side of now (default 300; Infinity turns the check off)
   --now T                 unix seconds to judge the timestamp against (stored deliveries)
-  --file F                read the body from F instead of stdin`,
+  --file F                read the body from F instead of stdin (at most 16 MiB, not empty)`,
   flags: { ...KEY_FLAGS, ...FILE_FLAG, ...HEADER_NAME_FLAG, header: { type: 'string' }, tolerance: { type: 'string' }, now: { type: 'string' } },
   async run(flags) {
     const secrets = requireKeys(flags, process.env);
@@ -39,7 +39,8 @@ ${KEY_HELP}
     const tolerance = secondsFlag(flags, 'tolerance', true);
     const now = secondsFlag(flags, 'now') ?? Math.floor(Date.now() / 1000);
     const encoding = secretEncoding(flags);
-    const body = await readBody(flags);
+    assertUsableKeys(secrets, encoding);
+    const body = await readBody(stringFlag(flags, 'file'));
     try {
       const result = verifySync(body, header, { secrets, now, secretEncoding: encoding, ...(tolerance === undefined ? {} : { tolerance }) });
       process.stdout.write(`${verifiedLine(result.secretIndex, secrets.length, result.timestamp, now)}\n`);

@@ -1,0 +1,67 @@
+/**
+ * The command line, checked token by token before node:util parseArgs reads it: parseArgs' own
+ * messages can quote a flag's value (`--key -abc` is "ambiguous"), and that value may be a key;
+ * here every mistake gets a one-line reason that names the flag only.
+ */
+import { parseArgs } from 'node:util';
+import type { FlagSpec, Flags } from './args.js';
+import { closeMatch } from './suggest.js';
+import { UsageError } from './usage-error.js';
+
+/** A flag as typed is echoed only when it looks like one: a pasted key must not end up in a log. */
+function shownFlag(rawName: string): string {
+  return /^-{1,2}[A-Za-z][\w-]{0,30}$/.test(rawName) ? rawName : 'a flag that is not a word';
+}
+
+/**
+ * `-h=VALUE` reads as `--help=VALUE`. parseArgs takes no `=` after a short alias: it would split
+ * `-h=x` into `-h`, `-=` and `-x`. An unknown short alias is left as it is, to be reported.
+ */
+function expandShortAssignments(argv: readonly string[], options: FlagSpec): string[] {
+  const terminator = argv.indexOf('--');
+  return argv.map((arg, index) => {
+    const match = /^-([^-=])=([\s\S]*)$/.exec(arg);
+    if (match === null || (terminator !== -1 && index > terminator)) return arg;
+    const long = Object.keys(options).find((name) => options[name]?.short === match[1]);
+    return long === undefined ? `-${match[1]}` : `--${long}=${match[2]}`;
+  });
+}
+
+/** The first mistake on the line, in the order typed, as a UsageError; none when the line is fine. */
+function firstMistake(args: readonly string[], options: FlagSpec): UsageError | undefined {
+  const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind === 'positional') return new UsageError('unexpected argument: this command takes flags only (see --help)');
+    if (token.kind !== 'option') continue;
+    const spec = options[token.name];
+    if (spec === undefined) {
+      const guess = closeMatch(token.name, Object.keys(options));
+      return new UsageError(`unknown flag ${shownFlag(token.rawName)}${guess === undefined ? '' : ` (did you mean --${guess}?)`}; see --help`);
+    }
+    const flag = `--${token.name}`;
+    if (spec.type === 'boolean') {
+      if (token.value !== undefined) return new UsageError(`${flag} takes no value`);
+      continue;
+    }
+    // A value that starts with "-" is most often the next flag, the value forgotten; write --key=-x for a real one.
+    if (token.value === undefined || (token.inlineValue === false && token.value.startsWith('-'))) {
+      return new UsageError(`${flag} needs a value (write ${flag}=VALUE when the value starts with "-")`);
+    }
+    if (spec.multiple !== true && seen.has(token.name)) return new UsageError(`${flag} was given more than once; pass it once`);
+    seen.add(token.name);
+  }
+  return undefined;
+}
+
+export function parseFlags(argv: readonly string[], options: FlagSpec): Flags {
+  const args = expandShortAssignments(argv, options);
+  const mistake = firstMistake(args, options);
+  if (mistake !== undefined) throw mistake;
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Flags;
+  } catch {
+    // Not reached when the checks above cover parseArgs; its own message could quote a value.
+    throw new UsageError('cannot read the flags; see --help');
+  }
+}
