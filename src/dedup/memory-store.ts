@@ -115,6 +115,8 @@ export class MemoryDedupStore implements DedupStore {
   }
 
   claimAll(claims: readonly DedupClaim[]): Promise<boolean> {
+    // Checked here, not in #claimAllNow: the receiver's own claims are valid by construction.
+    for (let i = 0; i < claims.length; i++) assertTtlSeconds(claims[i]!.ttlSeconds);
     return this.#claimAllNow(claims) ? CLAIMED : ALREADY_HELD;
   }
 
@@ -123,7 +125,6 @@ export class MemoryDedupStore implements DedupStore {
   }
 
   #claimAllNow(claims: readonly DedupClaim[]): boolean {
-    for (let i = 0; i < claims.length; i++) assertTtlSeconds(claims[i]!.ttlSeconds);
     const now = this.#seconds();
     if (claims.length === 2 && claims[0]!.key !== claims[1]!.key) {
       // The receiver's case: two distinct keys, each looked up once.

@@ -1,3 +1,5 @@
+import { describeThrown } from '../shared/thrown.js';
+import { MAX_TIMER_MS } from '../shared/timers.js';
 import { WebhookDedupError } from './errors.js';
 import { assertTtlSeconds, type DedupClaim, type DedupStore } from './store.js';
 
@@ -45,21 +47,12 @@ function commandSender(client: RedisClientLike): Send {
 
 /** 100 years: Redis refuses a PX whose expiry time overflows, so longer TTLs are held this long. */
 const MAX_TTL_MS = 100 * 365 * 86_400_000;
-/** The most setTimeout can wait; past it Node fires after 1 ms instead. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 function ttlMillis(ttlSeconds: number): string {
   assertTtlSeconds(ttlSeconds);
   return String(Math.min(MAX_TTL_MS, Math.max(1000, Math.ceil(ttlSeconds * 1000))));
 }
 
-function describeFailure(error: unknown): string {
-  try {
-    return error instanceof Error ? String(error.message) : String(error);
-  } catch {
-    return 'a rejection that could not be described';
-  }
-}
 
 /**
  * The same contract as MemoryDedupStore across any number of receiver processes. Each delivery
@@ -74,8 +67,8 @@ export class RedisDedupStore implements DedupStore {
     this.#send = commandSender(client);
     this.prefix = options.prefix ?? 'rack-webhooks:';
     this.timeoutMs = options.timeoutMs ?? 2000;
-    if (typeof this.timeoutMs !== 'number' || !(this.timeoutMs > 0 && this.timeoutMs <= MAX_TIMEOUT_MS)) {
-      throw new RangeError(`timeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${String(options.timeoutMs)}`);
+    if (typeof this.timeoutMs !== 'number' || !(this.timeoutMs > 0 && this.timeoutMs <= MAX_TIMER_MS)) {
+      throw new RangeError(`timeoutMs must be a number of milliseconds from 1 to ${MAX_TIMER_MS}, got ${String(options.timeoutMs)}`);
     }
   }
 
@@ -91,7 +84,7 @@ export class RedisDedupStore implements DedupStore {
       return await Promise.race([this.#send(args), timeout]);
     } catch (error) {
       if (error instanceof WebhookDedupError) throw error;
-      throw new WebhookDedupError(`Redis ${args[0]} failed: ${describeFailure(error)}`, { cause: error });
+      throw new WebhookDedupError(`Redis ${args[0]} failed: ${describeThrown(error)}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }

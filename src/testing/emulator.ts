@@ -1,6 +1,7 @@
 import { DEFAULT_HEADER_NAME } from '../receiver/create-receiver.js';
 import { MAX_SIGNING_SECRETS } from '../signature/limits.js';
 import { sign } from '../signature/sign.js';
+import { MAX_TIMER_MS } from '../shared/timers.js';
 import { parseDuration } from './duration.js';
 import type { DispatchResult, RackEmulator, RackEmulatorOptions, SkipReason, WebhooksConfig } from './types.js';
 
@@ -40,7 +41,6 @@ function splitKeys(keys: string | readonly string[] | undefined): string[] {
   return trimmed;
 }
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * What a Node timer can wait: whole milliseconds (a Go duration of `1.5ms` or `5µs` is rounded up,

@@ -124,7 +124,7 @@ describe('RedisDedupStore arguments (no server needed)', () => {
     const store = new RedisDedupStore({ sendCommand: () => Promise.reject(Object.create(null)) });
     const error = await store.claim('k', 60).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookDedupError);
-    expect((error as WebhookDedupError).message).toBe('Redis SET failed: a rejection that could not be described');
+    expect((error as WebhookDedupError).message).toBe('Redis SET failed: a thrown object with no string form');
   });
 });
 
