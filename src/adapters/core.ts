@@ -44,6 +44,7 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /** The three 200 bodies, serialised once. */
 const OK_BODIES: Record<ReceiveOutcome, string> = {
   processed: '{"status":"processed"}',
+  accepted: '{"status":"accepted"}',
   duplicate: '{"status":"duplicate"}',
   ignored: '{"status":"ignored"}',
 };

@@ -21,7 +21,7 @@ export function clock(date = new Date()): string {
 
 /** What `listen` prints for an accepted (or duplicate) delivery. */
 export interface AcceptedLine {
-  outcome: 'processed' | 'ignored' | 'duplicate';
+  outcome: 'processed' | 'accepted' | 'ignored' | 'duplicate';
   action: string;
   data: Record<string, unknown>;
 }
@@ -32,7 +32,7 @@ function field(data: Record<string, unknown>, name: string): string {
 }
 
 export function acceptedLine(line: AcceptedLine, colour: boolean, now = new Date()): string {
-  const tint: Colour = line.outcome === 'processed' ? 'green' : 'yellow';
+  const tint: Colour = line.outcome === 'processed' || line.outcome === 'accepted' ? 'green' : 'yellow';
   return [
     paint(colour, 'dim', clock(now)),
     paint(colour, tint, line.outcome.padEnd(9)),

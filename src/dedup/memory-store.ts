@@ -15,16 +15,6 @@ const CLAIMED = Promise.resolve(true);
 const ALREADY_HELD = Promise.resolve(false);
 const DONE = Promise.resolve();
 
-let claimNow: (store: MemoryDedupStore, claims: readonly DedupClaim[]) => boolean;
-
-/**
- * `store.claimAll(claims)` answered in the calling tick: the receiver uses it so a delivery does
- * not wait a microtask turn for an answer the memory store already has. Internal.
- */
-export function claimAllImmediately(store: MemoryDedupStore, claims: readonly DedupClaim[]): boolean {
-  return claimNow(store, claims);
-}
-
 /**
  * The embedded store for one process. It remembers the most recent `maxEntries` claims (fewer
  * when some were released or have expired). Keys live in a ring of slots in claim order; a Map points
@@ -115,16 +105,12 @@ export class MemoryDedupStore implements DedupStore {
   }
 
   claimAll(claims: readonly DedupClaim[]): Promise<boolean> {
-    // Checked here, not in #claimAllNow: the receiver's own claims are valid by construction.
+    return this.claimAllSync(claims) ? CLAIMED : ALREADY_HELD;
+  }
+
+  /** `claimAll` answered in the calling tick: a delivery need not wait a microtask turn for it. */
+  claimAllSync(claims: readonly DedupClaim[]): boolean {
     for (let i = 0; i < claims.length; i++) assertTtlSeconds(claims[i]!.ttlSeconds);
-    return this.#claimAllNow(claims) ? CLAIMED : ALREADY_HELD;
-  }
-
-  static {
-    claimNow = (store, claims) => store.#claimAllNow(claims);
-  }
-
-  #claimAllNow(claims: readonly DedupClaim[]): boolean {
     const now = this.#seconds();
     if (claims.length === 2 && claims[0]!.key !== claims[1]!.key) {
       // The receiver's case: two distinct keys, each looked up once.

@@ -14,6 +14,8 @@ export interface DedupStore {
   claim(key: string, ttlSeconds: number): Promise<boolean>;
   release(key: string): Promise<void>;
   claimAll?(claims: readonly DedupClaim[]): Promise<boolean>;
+  /** The same, answered synchronously, for a store that holds its keys in this process. */
+  claimAllSync?(claims: readonly DedupClaim[]): boolean;
 }
 
 /** Claims every key or none, with one atomic call when the store offers it. */

@@ -1,22 +1,23 @@
-import { defaultBackend } from '../crypto/index.js';
-import { WebhookDedupError } from '../dedup/errors.js';
-import { MemoryDedupStore, claimAllImmediately } from '../dedup/memory-store.js';
-import { claimAll, type DedupClaim, type DedupStore } from '../dedup/store.js';
-import { isKnownEvent } from '../events/known.js';
+import { MemoryDedupStore } from '../dedup/memory-store.js';
+import type { DedupStore } from '../dedup/store.js';
 import { parseEvent } from '../events/parse-event.js';
+import { isKnownEvent } from '../events/known.js';
 import type { AnyWebhookEvent } from '../events/types.js';
 import { resolveKeys } from '../signature/keyring.js';
-import { toRawPayload } from '../signature/payload.js';
 import { assertSecretEncoding } from '../signature/secrets.js';
-import { resolveNow, resolveTolerance } from '../signature/timestamp.js';
-import { verify, verifyResolvedSync, type VerifiedSignature, type VerifyOptions } from '../signature/verify.js';
-import { dedupClaims } from './dedup-keys.js';
+import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
-import { getLowerCasedHeader } from './headers.js';
-import { describeRejection, errorCode, logContext } from './log.js';
-import { handlerFailureSummary, runHandlers } from './run-handlers.js';
-import { HandlerRegistry, assertPattern, matchesPattern, type EventHandler } from './patterns.js';
-import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverLogRecord, ReceiverOptions } from './types.js';
+import { RECEIVER_RUNTIME, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
+import { describeRejection, errorCode } from './log.js';
+import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
+import { createReporting } from './reporting.js';
+import { handlerFailureSummary } from './run-handlers.js';
+import { createClaimStep, type Claimed } from './steps/claim.js';
+import { createDispatcher } from './steps/dispatch.js';
+import { createParseStep, type ParsedDelivery } from './steps/parse.js';
+import { createPersistStep } from './steps/persist.js';
+import { createVerifyStep, type VerifiedDelivery } from './steps/verify.js';
+import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverOptions } from './types.js';
 
 export const DEFAULT_HEADER_NAME = 'Service-Signature';
 
@@ -30,220 +31,138 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
-/** A receiver: verify, parse, drop replays and duplicates, run the typed handlers. */
-export function createReceiver(options: ReceiverOptions): Receiver {
+function isInbox(value: unknown): value is DeliveryInbox<unknown> {
+  return typeof (value as DeliveryInbox | null)?.storeDelivery === 'function';
+}
+
+/**
+ * A receiver: verify, parse, then either claim the delivery's keys and dispatch to the typed
+ * handlers (the steps under ./steps), or, with an inbox, persist it for a worker to dispatch.
+ */
+export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Receiver<Tx> {
   const encoding = options.secretEncoding ?? 'utf8';
   assertSecretEncoding(encoding);
   const keys = resolveKeys(options.secrets, encoding); // no_secrets / invalid_secret now, not on the first delivery
   const tolerance = resolveTolerance(options.tolerance);
   const headerName = options.headerName ?? DEFAULT_HEADER_NAME;
   if (typeof headerName !== 'string' || headerName.trim() === '') throw new TypeError('headerName must be a non-empty string');
-  const headerKey = headerName.toLowerCase();
   const eventKeyTtl = positiveSeconds('eventKeyTtl', options.eventKeyTtl, 86_400);
-  const store: DedupStore | undefined = options.dedup === false ? undefined : (options.dedup ?? new MemoryDedupStore());
+  const inbox = options.inbox;
+  if (inbox !== undefined && !isInbox(inbox)) throw new TypeError('inbox must come from createInbox() (rack-webhooks/inbox)');
+  if (inbox !== undefined && options.dedup !== undefined && options.dedup !== false) {
+    throw new TypeError('inbox and dedup cannot be combined: the inbox\'s unique keys are the dedup');
+  }
+  const store: DedupStore | undefined = inbox !== undefined || options.dedup === false ? undefined : (options.dedup ?? new MemoryDedupStore());
   const failClosed = options.dedupFailure === 'closed';
   if (options.dedupFailure !== undefined && options.dedupFailure !== 'open' && !failClosed) {
     throw new RangeError(`dedupFailure must be 'open' or 'closed', got ${JSON.stringify(options.dedupFailure)}`);
   }
-  const releaseOnError = options.releaseOnError ?? true;
-  const clock = options.now ?? Date.now;
   const ignore = options.ignore ?? [];
   ignore.forEach(assertPattern);
-  const secrets = options.secrets;
-  // On Node everything up to the store runs synchronously: no promise per step.
-  const syncCrypto = defaultBackend.hmacSync !== undefined;
-  const sha256Sync = defaultBackend.sha256Sync;
-  const parseOptions = { validate: options.validate === true };
+  const validate = options.validate === true;
 
+  const clock = options.now ?? Date.now;
+  const reporting = createReporting(options.logger, clock);
   const registry = new HandlerRegistry();
-  const errorHandlers = new Set<ErrorHandler>();
-
-  const logging = options.logger !== undefined;
-  const log = (started: number, record: Omit<ReceiverLogRecord, 'durationMs'>): void => {
-    if (options.logger === undefined) return;
-    try {
-      options.logger({ ...record, durationMs: clock() - started });
-    } catch {
-      // A broken logger must not turn a good delivery into a failure.
-    }
-  };
-
-  const reportError = async (error: WebhookHandlerError | WebhookDedupError, started: number): Promise<void> => {
-    await Promise.all(
-      [...errorHandlers].map(async (handler) => {
-        try {
-          await handler(error);
-        } catch (failure) {
-          if (logging) log(started, { level: 'error', event: 'on_error_failed', message: 'an onError handler threw', code: errorCode(failure) });
-        }
-      }),
-    );
-  };
-
-  type ClaimState = 'fresh' | 'duplicate' | 'unclaimed';
-
-  const storeFailed = (cause: unknown, event: AnyWebhookEvent, started: number): Promise<ClaimState> => {
-    const error = cause instanceof WebhookDedupError ? cause : new WebhookDedupError('The dedup store failed.', { cause });
-    if (logging) log(started, {
-      level: failClosed ? 'error' : 'warn',
-      event: 'dedup_unavailable',
-      message: failClosed ? 'dedup store failed; delivery refused (dedupFailure: closed)' : 'dedup store failed; delivery processed without dedup (dedupFailure: open)',
-      action: event.action,
-      code: error.code,
-    });
-    if (failClosed) return Promise.reject(error);
-    return reportError(error, started).then(() => 'unclaimed');
-  };
-
-  /** The memory store answers in this tick; any other store through its promise. */
-  const claim = (store: DedupStore, claims: DedupClaim[], event: AnyWebhookEvent, started: number): ClaimState | Promise<ClaimState> => {
-    let claimed: boolean | Promise<boolean>;
-    try {
-      claimed = store instanceof MemoryDedupStore ? claimAllImmediately(store, claims) : claimAll(store, claims);
-    } catch (cause) {
-      return storeFailed(cause, event, started);
-    }
-    if (typeof claimed === 'boolean') return claimed ? 'fresh' : 'duplicate';
-    return claimed.then((fresh) => (fresh ? 'fresh' : 'duplicate'), (cause: unknown) => storeFailed(cause, event, started));
-  };
+  const verifyStep = createVerifyStep({ secrets: options.secrets, keys, encoding, tolerance, headerKey: headerName.toLowerCase() });
+  const parseStep = createParseStep(validate, ignore);
+  const claimStep = store === undefined ? undefined : createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting });
+  const persistStep = inbox === undefined ? undefined : createPersistStep(inbox, reporting);
+  const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   const rejected = (error: unknown, started: number): never => {
-    if (logging) log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
+    if (reporting.logging) reporting.log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
     throw error;
   };
 
-  /** Failures after the claim: give the keys back, log, tell onError; resolves with the error to throw. */
-  const handlersFailed = async (failures: readonly unknown[], run: Run): Promise<WebhookHandlerError> => {
-    const error = new WebhookHandlerError(run.event, [...failures]);
-    if (releaseOnError && run.claimed === 'fresh') {
-      // async: a store whose release throws instead of rejecting must not keep onError from hearing.
-      await Promise.allSettled(run.claims.map(async ({ key }) => store!.release(key)));
-    }
-    // The record names what failed, never the handlers' own messages: those may quote anything.
-    if (logging) log(run.started, { level: 'error', event: 'handler_failed', message: handlerFailureSummary(error), code: error.code, ...logContext(run.event, run.verified) });
-    await reportError(error, run.started);
-    return error;
-  };
-
-  interface Run {
-    readonly event: AnyWebhookEvent;
-    readonly verified: VerifiedSignature;
-    readonly started: number;
-    readonly acknowledge: ReceiveOptions['acknowledge'];
-    claims: DedupClaim[];
-    claimed: ClaimState;
-  }
-
   // Each step returns its result directly when it could finish in this tick (the common case on
   // Node: sync crypto, the memory store, synchronous handlers) and a promise only when it could not.
-
-  const dispatch = (run: Run): ReceiveResult | Promise<ReceiveResult> => {
-    const { event } = run;
-    if (run.claimed === 'duplicate') {
-      if (logging) log(run.started, { level: 'info', event: 'duplicate', message: 'duplicate delivery dropped', ...logContext(event, run.verified) });
-      return { outcome: 'duplicate', event };
-    }
-    const known = isKnownEvent(event);
-    const result: ReceiveResult = { outcome: known ? 'processed' : 'ignored', event };
-    const failures = runHandlers(registry.forAction(event.action, known), event);
-    const settled = failures instanceof Promise ? failures.then((settledFailures) => finish(run, result, settledFailures)) : finish(run, result, failures);
-    if (run.acknowledge === 'before-handlers' && settled instanceof Promise) {
-      settled.catch(() => {}); // failures are reported by handlersFailed; nothing may escape as unhandled
-      return result;
-    }
-    return settled;
-  };
-
-  const finish = (run: Run, result: ReceiveResult, failures: readonly unknown[]): ReceiveResult | Promise<ReceiveResult> => {
-    if (failures.length === 0) {
-      if (logging) {
-        const message = result.outcome === 'processed' ? 'delivery processed' : 'unknown action; passed to onAny only';
-        log(run.started, { level: 'info', event: result.outcome, message, ...logContext(run.event, run.verified) });
-      }
-      return result;
-    }
-    return handlersFailed(failures, run).then((error) => Promise.reject(error));
-  };
-
-  const claimThenDispatch = (run: Run, bodySha256: string, nowSeconds: number): ReceiveResult | Promise<ReceiveResult> => {
-    run.claims = dedupClaims(bodySha256, run.verified.timestamp, run.event, tolerance, nowSeconds, eventKeyTtl);
-    const claimed = claim(store!, run.claims, run.event, run.started);
-    if (typeof claimed === 'string') {
-      run.claimed = claimed;
-      return dispatch(run);
-    }
-    return claimed.then((state) => {
-      run.claimed = state;
-      return dispatch(run);
-    });
-  };
-
   const afterVerify = (
     body: Delivery['body'],
-    raw: Uint8Array | string,
-    verified: VerifiedSignature,
+    verified: VerifiedDelivery,
     started: number,
     nowSeconds: number,
     acknowledge: ReceiveOptions['acknowledge'],
   ): ReceiveResult | Promise<ReceiveResult> => {
-    let event: AnyWebhookEvent;
+    let parsed: ParsedDelivery;
     try {
-      event = parseEvent(body, parseOptions);
+      parsed = parseStep(body);
     } catch (error) {
       return rejected(error, started);
     }
-    if (ignore.length > 0 && ignore.some((pattern) => matchesPattern(pattern, event.action))) {
-      if (logging) log(started, { level: 'info', event: 'ignored', message: 'delivery ignored (ignore option)', ...logContext(event, verified) });
+    if (persistStep !== undefined) return persistStep(verified, parsed, started);
+    const { event } = parsed;
+    if (parsed.ignored) {
+      if (reporting.logging) reporting.log(started, { level: 'info', event: 'ignored', message: 'delivery ignored (ignore option)', action: event.action, timestamp: verified.verified.timestamp, secretIndex: verified.verified.secretIndex });
       return { outcome: 'ignored', event };
     }
-    const run: Run = { event, verified, started, acknowledge, claims: [], claimed: 'unclaimed' };
-    if (store === undefined) return dispatch(run);
-    if (sha256Sync !== undefined) return claimThenDispatch(run, sha256Sync(raw), nowSeconds);
-    return defaultBackend.sha256(raw).then((bodySha256) => claimThenDispatch(run, bodySha256, nowSeconds));
+    const run = (claimed: Claimed | undefined) =>
+      dispatcher.dispatch({ event, known: parsed.known, verified: verified.verified, started, acknowledge, claimed });
+    if (claimStep === undefined) return run(undefined);
+    const claimed = claimStep(verified, event, nowSeconds, started);
+    return claimed instanceof Promise ? claimed.then(run) : run(claimed);
   };
 
-  const receiveNow = ({ body, headers }: Delivery, acknowledge: ReceiveOptions['acknowledge']): ReceiveResult | Promise<ReceiveResult> => {
+  const receiveNow = (delivery: Delivery, acknowledge: ReceiveOptions['acknowledge']): ReceiveResult | Promise<ReceiveResult> => {
     const started = clock();
     const nowSeconds = Math.floor(started / 1000);
-    if (!syncCrypto) {
-      const verifyOptions: VerifyOptions = { secrets, tolerance, secretEncoding: encoding, now: nowSeconds };
-      return new Promise<VerifiedSignature>((resolve) => resolve(verify(body, getLowerCasedHeader(headers, headerKey), verifyOptions))).then(
-        (verified) => afterVerify(body, toRawPayload(body), verified, started, nowSeconds, acknowledge),
-        (error: unknown) => rejected(error, started),
-      );
-    }
-    let raw: Uint8Array | string;
-    let verified: VerifiedSignature;
+    let verified: VerifiedDelivery | Promise<VerifiedDelivery>;
     try {
-      raw = toRawPayload(body);
-      verified = verifyResolvedSync(keys, encoding, tolerance, resolveNow(nowSeconds), raw, getLowerCasedHeader(headers, headerKey));
+      verified = verifyStep(delivery, nowSeconds);
     } catch (error) {
       return rejected(error, started);
     }
-    return afterVerify(body, raw, verified, started, nowSeconds, acknowledge);
+    if (!(verified instanceof Promise)) return afterVerify(delivery.body, verified, started, nowSeconds, acknowledge);
+    return verified.then(
+      (done) => afterVerify(delivery.body, done, started, nowSeconds, acknowledge),
+      (error: unknown) => rejected(error, started),
+    );
   };
 
-  const receiver: Receiver = {
+  // What inbox.work(receiver) runs: the same handlers and reporting, fed from stored rows.
+  const runtime: ReceiverRuntime = {
+    parseStored: (body) => parseEvent(body, { validate }),
+    runHandlers: (event, context) => dispatcher.dispatchStored(event, isKnownEvent(event), context),
+    async reportFailure(event, failures, delivery) {
+      const error = new WebhookHandlerError(event, [...failures]);
+      const started = clock();
+      if (reporting.logging) {
+        reporting.log(started, {
+          level: delivery.willRetry ? 'warn' : 'error',
+          event: delivery.willRetry ? 'handler_failed' : 'dead',
+          message: `${handlerFailureSummary(error)}; ${delivery.willRetry ? 'the delivery will be retried' : 'no attempts left: the delivery is dead'}`,
+          code: error.code,
+          action: event.action,
+          deliveryId: delivery.id,
+          attempt: delivery.attempt,
+        });
+      }
+      await reporting.reportError(error, started);
+    },
+    log: (record) => reporting.log(clock(), record),
+  };
+
+  const receiver: Receiver<Tx> = {
     headerName,
     on(pattern, handler) {
       for (const one of (Array.isArray(pattern) ? pattern : [pattern]) as string[]) {
         assertPattern(one);
-        registry.add(one, handler as EventHandler<never>);
+        registry.add(one, handler as EventHandler<never, never>);
       }
       return receiver;
     },
     onAny(handler) {
-      registry.addAny(handler);
+      registry.addAny(handler as EventHandler<AnyWebhookEvent, unknown>);
       return receiver;
     },
     onError(handler) {
-      errorHandlers.add(handler);
+      reporting.errorHandlers.add(handler);
       return receiver;
     },
-    off(patternOrHandler: unknown, maybeHandler?: EventHandler<never>) {
+    off(patternOrHandler: unknown, maybeHandler?: EventHandler<never, never>) {
       if (typeof patternOrHandler === 'function') {
-        registry.remove(patternOrHandler as EventHandler<never>);
-        errorHandlers.delete(patternOrHandler as ErrorHandler);
+        registry.remove(patternOrHandler as EventHandler<never, never>);
+        reporting.errorHandlers.delete(patternOrHandler as ErrorHandler);
       } else {
         const patterns = (Array.isArray(patternOrHandler) ? patternOrHandler : [patternOrHandler]) as string[];
         for (const pattern of patterns) registry.remove(maybeHandler!, pattern);
@@ -263,5 +182,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       }
     },
   };
+  Object.defineProperty(receiver, RECEIVER_RUNTIME, { value: runtime, enumerable: false });
   return receiver;
 }

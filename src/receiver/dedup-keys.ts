@@ -17,10 +17,17 @@ export function dedupClaims(
   eventKeyTtl: number,
 ): DedupClaim[] {
   const replayTtl = Number.isFinite(tolerance) ? Math.max(1, timestamp + tolerance - nowSeconds + 1) : eventKeyTtl;
-  const claims: DedupClaim[] = [{ key: `replay:${timestamp}:${bodySha256}`, ttlSeconds: replayTtl }];
-  const tickId = (event.data as Record<string, unknown>)['tick_id'];
-  if (typeof tickId === 'string' && tickId !== '') {
-    claims.push({ key: `event:${event.action}:${tickId}`, ttlSeconds: eventKeyTtl });
-  }
+  const claims: DedupClaim[] = [{ key: replayKey(timestamp, bodySha256), ttlSeconds: replayTtl }];
+  const key = eventKey(event);
+  if (key !== undefined) claims.push({ key, ttlSeconds: eventKeyTtl });
   return claims;
+}
+
+export function replayKey(timestamp: number, bodySha256: string): string {
+  return `replay:${timestamp}:${bodySha256}`;
+}
+
+export function eventKey(event: AnyWebhookEvent): string | undefined {
+  const tickId = (event.data as Record<string, unknown>)['tick_id'];
+  return typeof tickId === 'string' && tickId !== '' ? `event:${event.action}:${tickId}` : undefined;
 }

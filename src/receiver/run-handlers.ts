@@ -13,21 +13,22 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * returned without a promise, so does this: a synchronous handler costs no microtask turn.
  */
 export function runHandlers(
-  handlers: readonly EventHandler<AnyWebhookEvent>[],
+  handlers: readonly EventHandler<AnyWebhookEvent, unknown>[],
   event: AnyWebhookEvent,
+  context: unknown,
 ): readonly unknown[] | Promise<readonly unknown[]> {
   if (handlers.length === 0) return NO_FAILURES;
   if (handlers.length === 1) {
     let result: unknown;
     try {
-      result = handlers[0]!(event);
+      result = handlers[0]!(event, context);
       if (!isThenable(result)) return NO_FAILURES; // inside the try: reading `then` can throw too
     } catch (error) {
       return [error];
     }
     return Promise.resolve(result).then(() => NO_FAILURES, (error: unknown) => [error]);
   }
-  return Promise.allSettled(handlers.map((handler) => new Promise((resolve) => resolve(handler(event))))).then((results) =>
+  return Promise.allSettled(handlers.map((handler) => new Promise((resolve) => resolve(handler(event, context))))).then((results) =>
     results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : [])),
   );
 }

@@ -6,8 +6,15 @@ import type { SecretEncoding, SecretsInput } from '../signature/secrets.js';
 import type { WebhookHandlerError } from './errors.js';
 import type { HeadersInput } from './headers.js';
 import type { ActionPattern, EventForPattern, EventHandler } from './patterns.js';
+import type { DeliveryInbox, HandlerContext } from './inbox-contract.js';
 
-export interface ReceiverOptions {
+export interface ReceiverOptions<Tx = undefined> {
+  /**
+   * Store every verified delivery in this inbox (`createInbox` from `rack-webhooks/inbox`) and
+   * resolve `'accepted'` once it is committed; handlers then run from `inbox.work(receiver)`.
+   * The inbox's unique keys replace `dedup`.
+   */
+  inbox?: DeliveryInbox<Tx>;
   /** One key, several, or the rack parameter's `"new,old"` form. */
   secrets: SecretsInput;
   /** Seconds either side of now; default 300. */
@@ -43,17 +50,25 @@ export interface Delivery {
   headers: HeadersInput | null | undefined;
 }
 
-export type ReceiveOutcome = 'processed' | 'duplicate' | 'ignored';
+/** `'processed'` without an inbox (handlers ran); `'accepted'` with one (the row is committed). */
+export type ReceiveOutcome = 'processed' | 'accepted' | 'duplicate' | 'ignored';
 
 export interface ReceiveResult {
   outcome: ReceiveOutcome;
   event: AnyWebhookEvent;
+  /** With an inbox: the stored row's id, for `'accepted'` and `'ignored'`. */
+  id?: string;
 }
 
 export type ReceiverLogEvent =
   | 'processed'
+  | 'accepted'
   | 'duplicate'
   | 'ignored'
+  | 'retried'
+  | 'dead'
+  | 'replayed'
+  | 'inbox_unavailable'
   | 'rejected'
   | 'handler_failed'
   | 'dedup_unavailable'
@@ -71,27 +86,31 @@ export interface ReceiverLogRecord {
   secretIndex?: number;
   /** The error code, for rejections and failures. */
   code?: string;
+  /** With an inbox: the delivery's id, and the attempt a worker record is about. */
+  deliveryId?: string;
+  attempt?: number;
   durationMs: number;
 }
 
 export type ErrorHandler = (error: WebhookHandlerError | WebhookDedupError) => unknown;
 
-export interface Receiver {
+export interface Receiver<Tx = undefined> {
   /** The header the signature is read from. */
   readonly headerName: string;
   /** Runs `handler` for an action, a list of actions, or a `prefix:*` pattern; typed exactly. */
-  on<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<EventForPattern<P>>): Receiver;
+  on<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<EventForPattern<P>, HandlerContext<Tx>>): Receiver<Tx>;
   /** Runs `handler` for every accepted delivery, unknown actions included. */
-  onAny(handler: EventHandler<AnyWebhookEvent>): Receiver;
+  onAny(handler: EventHandler<AnyWebhookEvent, HandlerContext<Tx>>): Receiver<Tx>;
   /** Sees handler failures and, when dedup fails open, store failures. Its own errors are contained. */
-  onError(handler: ErrorHandler): Receiver;
+  onError(handler: ErrorHandler): Receiver<Tx>;
   /** Removes a handler from one pattern, or (without a pattern) from everywhere. */
-  off(handler: EventHandler<never> | ErrorHandler): Receiver;
-  off<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<never>): Receiver;
+  off(handler: EventHandler<never, never> | ErrorHandler): Receiver<Tx>;
+  off<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<never, never>): Receiver<Tx>;
   /**
    * Verifies, parses, deduplicates and dispatches one delivery. Resolves with the outcome;
    * rejects with WebhookVerificationError (401), WebhookPayloadError (400), WebhookDedupError (503)
-   * or WebhookHandlerError (500).
+   * or WebhookHandlerError (500). With an inbox it stores instead of dispatching, and rejects with
+   * WebhookInboxError (503 `inbox_unavailable`, 500 `inbox_not_migrated`) when it cannot.
    */
   receive(delivery: Delivery, options?: ReceiveOptions): Promise<ReceiveResult>;
 }

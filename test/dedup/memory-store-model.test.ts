@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryDedupStore } from '../../src/index.js';
-import { claimAllImmediately } from '../../src/dedup/memory-store.js';
 
 /**
  * The store's contract written the slow, obvious way: a ring of `maxEntries` slots in claim order,
@@ -69,7 +68,7 @@ describe('MemoryDedupStore against a model', () => {
           } else {
             const expected = model.claimAll(op.claims, now);
             // Both entry points: the promise one users call and the receiver's synchronous one.
-            const actual = op.claims.length % 2 === 0 ? await store.claimAll(op.claims) : claimAllImmediately(store, op.claims);
+            const actual = op.claims.length % 2 === 0 ? await store.claimAll(op.claims) : store.claimAllSync(op.claims);
             expect(actual).toBe(expected);
           }
           expect(store.size).toBe(model.size);
@@ -86,7 +85,7 @@ describe('MemoryDedupStore against a model', () => {
     await store.claim('other', 60); // slot 1: the ring is full
     clock += 1000; // 'old' has expired
     // 'fresh' takes slot 0 (evicting 'old'); 'old' then goes to slot 1.
-    expect(claimAllImmediately(store, [{ key: 'fresh', ttlSeconds: 60 }, { key: 'old', ttlSeconds: 60 }])).toBe(true);
+    expect(store.claimAllSync([{ key: 'fresh', ttlSeconds: 60 }, { key: 'old', ttlSeconds: 60 }])).toBe(true);
     expect(await store.claim('fresh', 60)).toBe(false);
     expect(await store.claim('old', 60)).toBe(false);
     await store.claim('next', 60); // overwrites slot 0: 'fresh' must leave the index with it

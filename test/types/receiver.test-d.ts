@@ -55,6 +55,6 @@ describe('receiver handler types', () => {
   it('onAny sees known and unknown events; receive returns the outcome', () => {
     receiver.onAny((event) => expectTypeOf(event).toEqualTypeOf<AnyWebhookEvent>());
     expectTypeOf(receiver.receive).returns.toEqualTypeOf<Promise<ReceiveResult>>();
-    expectTypeOf<ReceiveResult['outcome']>().toEqualTypeOf<'processed' | 'duplicate' | 'ignored'>();
+    expectTypeOf<ReceiveResult['outcome']>().toEqualTypeOf<'processed' | 'accepted' | 'duplicate' | 'ignored'>();
   });
 });

@@ -1,0 +1,41 @@
+/**
+ * The few things the inbox asks of a database client. Each supported client (pg, postgres.js,
+ * PGlite) gets a small driver that speaks this; the inbox's SQL is the same for all three.
+ */
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  /** One statement with `$1`-style parameters; resolves with the rows. */
+  query(text: string, params?: readonly unknown[]): Promise<Row[]>;
+}
+
+export interface DriverTransaction extends Queryable {
+  /** The user-facing client inside this transaction: the same kind as the database passed in. */
+  readonly client: unknown;
+}
+
+export interface Driver extends Queryable {
+  readonly kind: 'pg' | 'postgres' | 'pglite';
+  /** Runs `fn` inside BEGIN/COMMIT; rolls back when it throws. */
+  transaction<R>(fn: (tx: DriverTransaction) => Promise<R>): Promise<R>;
+  /** Several statements at once, no parameters (migrations). */
+  script(text: string): Promise<void>;
+  /** Subscribes to NOTIFY on a channel. Resolves with a function that unsubscribes. */
+  listen(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
+  /** How many transactions can run at once: a single connection serialises everything. */
+  readonly parallel: boolean;
+}
+
+/** Serialises async work: a single connection must not interleave a query into a transaction. */
+export class Mutex {
+  #tail: Promise<unknown> = Promise.resolve();
+
+  run<R>(fn: () => Promise<R>): Promise<R> {
+    const result = this.#tail.then(fn, fn);
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}

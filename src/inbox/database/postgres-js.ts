@@ -1,0 +1,35 @@
+import type { Driver, Row } from './driver.js';
+
+/** The parts of postgres.js (`postgres`) we use, typed structurally: it is an optional peer. */
+export interface PostgresJsLike {
+  unsafe(text: string, params?: readonly unknown[]): PromiseLike<Row[]>;
+  begin<R>(fn: (tx: PostgresJsLike) => Promise<R>): Promise<R>;
+  listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<{ unlisten(): Promise<void> }>;
+}
+
+export function isPostgresJs(value: unknown): value is PostgresJsLike {
+  // postgres.js's `sql` is a tagged-template function with methods.
+  const candidate = value as { unsafe?: unknown; begin?: unknown } | null;
+  return typeof value === 'function' && typeof candidate?.unsafe === 'function' && typeof candidate.begin === 'function';
+}
+
+export function postgresJsDriver(sql: PostgresJsLike): Driver {
+  return {
+    kind: 'postgres',
+    parallel: true,
+    async query(text, params = []) {
+      return [...(await sql.unsafe(text, params))];
+    },
+    async script(text) {
+      await sql.unsafe(text);
+    },
+    transaction(fn) {
+      return sql.begin((tx) => fn({ client: tx, query: async (text, params = []) => [...(await tx.unsafe(text, params))] }));
+    },
+    async listen(channel, onNotify) {
+      // postgres.js keeps its own LISTEN connection and reconnects it: nothing to watch here.
+      const subscription = await sql.listen(channel, () => onNotify());
+      return () => subscription.unlisten();
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { quoteIdentifier, type TableNames } from './table-name.js';
+
+/**
+ * The inbox schema as numbered migrations. `migrate()` applies the missing ones under an advisory
+ * lock; `sql/inbox.sql` is the same text rendered for the default table name, for teams that run
+ * their own migration tool (a test keeps the two equal). Never edit a shipped migration: add one.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: (names: TableNames) => string;
+}
+
+const index = (names: TableNames, suffix: string) => quoteIdentifier(`${names.bare}_${suffix}`);
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'deliveries and attempts',
+    sql: (names) => `CREATE TABLE ${names.deliveries} (
+  id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  received_at   timestamptz NOT NULL DEFAULT now(),
+  -- The delivery exactly as received and verified.
+  body          bytea       NOT NULL,
+  signature     text        NOT NULL,
+  signed_at     bigint      NOT NULL,
+  secret_index  integer     NOT NULL,
+  -- What the event says, for filters and ordering.
+  action        text        NOT NULL,
+  event_time    text        NOT NULL,
+  event_ns      bigint,
+  app           text,
+  tick_id       text,
+  -- The receiver's two dedup keys: the insert is the claim.
+  replay_key    text        NOT NULL,
+  event_key     text,
+  -- Processing.
+  state         text        NOT NULL,
+  attempts      integer     NOT NULL DEFAULT 0,
+  run_at        timestamptz,
+  locked_until  timestamptz,
+  locked_by     text,
+  last_error    text,
+  done_at       timestamptz,
+  CONSTRAINT ${index(names, 'state_check')} CHECK (state IN ('pending', 'running', 'done', 'dead', 'ignored')),
+  CONSTRAINT ${index(names, 'replay_key')} UNIQUE (replay_key),
+  CONSTRAINT ${index(names, 'event_key')} UNIQUE (event_key)
+);
+COMMENT ON COLUMN ${names.deliveries}.signed_at IS 'The signature header''s t (unix seconds)';
+COMMENT ON COLUMN ${names.deliveries}.event_ns IS 'The event''s own timestamp in nanoseconds since the epoch; NULL when it is not RFC 3339';
+COMMENT ON COLUMN ${names.deliveries}.run_at IS 'When a pending delivery is next due';
+CREATE INDEX ${index(names, 'event_order')} ON ${names.deliveries} (event_ns, id);
+CREATE INDEX ${index(names, 'due')} ON ${names.deliveries} (run_at, event_ns, id) WHERE state = 'pending';
+CREATE INDEX ${index(names, 'leases')} ON ${names.deliveries} (locked_until) WHERE state = 'running';
+CREATE INDEX ${index(names, 'by_state')} ON ${names.deliveries} (state, event_ns, id);
+CREATE INDEX ${index(names, 'by_action')} ON ${names.deliveries} (action, event_ns, id);
+CREATE INDEX ${index(names, 'by_app')} ON ${names.deliveries} (app, event_ns, id) WHERE app IS NOT NULL;
+CREATE INDEX ${index(names, 'received')} ON ${names.deliveries} (received_at);
+CREATE TABLE ${names.attempts} (
+  delivery_id   bigint      NOT NULL REFERENCES ${names.deliveries} (id) ON DELETE CASCADE,
+  attempt       integer     NOT NULL,
+  worker        text        NOT NULL,
+  started_at    timestamptz NOT NULL DEFAULT now(),
+  finished_at   timestamptz,
+  outcome       text,
+  error         text,
+  PRIMARY KEY (delivery_id, attempt),
+  CONSTRAINT ${index(names, 'attempt_outcome_check')} CHECK (outcome IN ('succeeded', 'failed', 'crashed', 'abandoned'))
+);`,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+export function migrationsTableSql(names: TableNames): string {
+  return `CREATE TABLE IF NOT EXISTS ${names.migrations} (
+  version     integer     PRIMARY KEY,
+  name        text        NOT NULL,
+  applied_at  timestamptz NOT NULL DEFAULT now()
+)`;
+}
+
+/** The whole schema as one script, as `sql/inbox.sql` ships it. */
+export function renderSchemaSql(names: TableNames): string {
+  const parts = [
+    `-- rack-webhooks inbox schema, version ${LATEST_VERSION}. Generated from src/inbox/schema/migrations.ts: do not edit.`,
+    '-- For teams that run their own migration tool. inbox.migrate() applies the same migrations',
+    '-- itself (under an advisory lock) and records them in the migrations table below.',
+    'BEGIN;',
+    `${migrationsTableSql(names)};`,
+  ];
+  for (const migration of MIGRATIONS) {
+    parts.push(`-- ${migration.version}: ${migration.name}`, migration.sql(names), `INSERT INTO ${names.migrations} (version, name) VALUES (${migration.version}, '${migration.name}');`);
+  }
+  parts.push('COMMIT;', '');
+  return parts.join('\n');
+}

@@ -1,0 +1,56 @@
+/**
+ * The inbox's table name as the user gave it (`deliveries`, `ops.deliveries`), checked and quoted
+ * once. Everything the schema creates is named after it, so two inboxes in one database never
+ * share an index, a lock or a channel.
+ */
+export interface TableNames {
+  /** As given, for messages. */
+  readonly display: string;
+  /** The deliveries table, quoted and schema-qualified when a schema was given. */
+  readonly deliveries: string;
+  /** The attempts table. */
+  readonly attempts: string;
+  /** The migrations table. */
+  readonly migrations: string;
+  /** The bare table name, for index and constraint names (which live in the table's schema). */
+  readonly bare: string;
+  /** Quoted schema prefix (`"ops".`) or '' for search_path. */
+  readonly schemaPrefix: string;
+  /** The LISTEN/NOTIFY channel for new due deliveries. */
+  readonly channel: string;
+  /** Advisory lock key source for migrations. */
+  readonly lockKey: string;
+}
+
+export const DEFAULT_TABLE = 'rack_webhooks_inbox';
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// PostgreSQL truncates identifiers at 63 bytes; the longest derived name adds 12 characters.
+const MAX_BARE_LENGTH = 63 - '_migrations'.length - 1;
+
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): TableNames {
+  if (typeof table !== 'string') throw new TypeError(`table must be a string such as "rack_webhooks_inbox" or "ops.deliveries", got ${typeof table}`);
+  const parts = table.split('.');
+  if (parts.length > 2 || parts.some((part) => !IDENTIFIER.test(part))) {
+    throw new TypeError(
+      `table must be a plain SQL identifier, optionally schema-qualified (letters, digits, _), got ${JSON.stringify(table)}`,
+    );
+  }
+  const bare = parts[parts.length - 1]!;
+  if (bare.length > MAX_BARE_LENGTH) throw new TypeError(`table name ${JSON.stringify(bare)} is longer than ${MAX_BARE_LENGTH} characters`);
+  const schemaPrefix = parts.length === 2 ? `${quoteIdentifier(parts[0]!)}.` : '';
+  return {
+    display: table,
+    bare,
+    schemaPrefix,
+    deliveries: `${schemaPrefix}${quoteIdentifier(bare)}`,
+    attempts: `${schemaPrefix}${quoteIdentifier(`${bare}_attempts`)}`,
+    migrations: `${schemaPrefix}${quoteIdentifier(`${bare}_migrations`)}`,
+    channel: `${table.replace('.', '__')}_due`.slice(0, 63),
+    lockKey: `rack-webhooks:inbox:${table}`,
+  };
+}

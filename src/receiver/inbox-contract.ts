@@ -1,0 +1,62 @@
+import type { AnyWebhookEvent } from '../events/types.js';
+
+/**
+ * What the receiver asks of an inbox, and what an inbox's worker asks of the receiver. The core
+ * holds only these shapes; `rack-webhooks/inbox` implements them over PostgreSQL.
+ */
+
+/** One verified, parsed delivery, ready to store. */
+export interface DeliveryToStore {
+  /** The raw body exactly as received. */
+  readonly body: Uint8Array | string;
+  /** The signature header as received (repeated headers joined with a comma). */
+  readonly signature: string;
+  /** The signature's `t`. */
+  readonly signedAt: number;
+  /** Which of the receiver's secrets matched. */
+  readonly secretIndex: number;
+  readonly event: AnyWebhookEvent;
+  /** `replay:<t>:<sha256 of the body>`: unique in the store. */
+  readonly replayKey: string;
+  /** `event:<action>:<tick_id>` when the event has a `tick_id`: unique in the store. */
+  readonly eventKey: string | undefined;
+  /** Stored as a record only: unknown action, or matched by `ignore`. */
+  readonly ignored: boolean;
+}
+
+export interface DeliveryInbox<Tx = unknown> {
+  /** Commits one row for the delivery; resolves with its id, or `undefined` when a copy is stored. */
+  storeDelivery(delivery: DeliveryToStore): Promise<string | undefined>;
+  /** Type only: the transaction client handlers receive. */
+  readonly transactionType?: Tx;
+}
+
+/** A handler's second argument when the receiver has an inbox. */
+export interface InboxHandlerContext<Tx> {
+  /** The stored delivery: its id (use it as an idempotency key) and which attempt this is (1-based). */
+  readonly delivery: { readonly id: string; readonly attempt: number };
+  /**
+   * A client of the same kind as the inbox's database, inside the transaction that marks this
+   * delivery done: what you write through it commits if and only if the delivery is done.
+   */
+  readonly transaction: Tx;
+}
+
+export type HandlerContext<Tx> = [Tx] extends [undefined] ? undefined : InboxHandlerContext<Tx>;
+
+/** What a worker needs from the receiver it runs: parse a stored body, run handlers, log. Internal. */
+export interface ReceiverRuntime {
+  parseStored(body: Uint8Array): AnyWebhookEvent;
+  /** Runs the handlers of one event; resolves with what they threw (empty: success). */
+  runHandlers(event: AnyWebhookEvent, context: InboxHandlerContext<unknown>): Promise<readonly unknown[]>;
+  /** Tells onError and the logger about failed handlers of a stored delivery. */
+  reportFailure(event: AnyWebhookEvent, failures: readonly unknown[], delivery: { id: string; attempt: number; willRetry: boolean }): Promise<void>;
+  log(record: Omit<import('./types.js').ReceiverLogRecord, 'durationMs'>): void;
+}
+
+/** Where a receiver keeps its runtime for `inbox.work(receiver)`; not enumerable, not public. */
+export const RECEIVER_RUNTIME: unique symbol = Symbol.for('rack-webhooks.receiver-runtime') as never;
+
+export function receiverRuntime(receiver: object): ReceiverRuntime | undefined {
+  return (receiver as { [RECEIVER_RUNTIME]?: ReceiverRuntime })[RECEIVER_RUNTIME];
+}

@@ -1,0 +1,67 @@
+import { defaultBackend } from '../../crypto/index.js';
+import { WebhookDedupError } from '../../dedup/errors.js';
+import { claimAll, type DedupClaim, type DedupStore } from '../../dedup/store.js';
+import type { AnyWebhookEvent } from '../../events/types.js';
+import { dedupClaims } from '../dedup-keys.js';
+import type { Reporting } from '../reporting.js';
+import type { VerifiedDelivery } from './verify.js';
+
+/** Step 3 (without an inbox): hold the delivery's two keys in the dedup store. */
+export type ClaimState = 'fresh' | 'duplicate' | 'unclaimed';
+
+export interface Claimed {
+  readonly state: ClaimState;
+  readonly claims: readonly DedupClaim[];
+}
+
+export interface ClaimStepOptions {
+  store: DedupStore;
+  tolerance: number;
+  eventKeyTtl: number;
+  failClosed: boolean;
+  reporting: Reporting;
+}
+
+export type ClaimStep = (verified: VerifiedDelivery, event: AnyWebhookEvent, nowSeconds: number, started: number) => Claimed | Promise<Claimed>;
+
+/** SHA-256 of the raw body, base64url: in this tick on Node, through Web Crypto elsewhere. */
+export function hashBody(raw: Uint8Array | string): string | Promise<string> {
+  const sha256Sync = defaultBackend.sha256Sync;
+  return sha256Sync !== undefined ? sha256Sync(raw) : defaultBackend.sha256(raw);
+}
+
+export function createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting }: ClaimStepOptions): ClaimStep {
+  const storeFailed = (cause: unknown, event: AnyWebhookEvent, claims: readonly DedupClaim[], started: number): Promise<Claimed> => {
+    const error = cause instanceof WebhookDedupError ? cause : new WebhookDedupError('The dedup store failed.', { cause });
+    if (reporting.logging) reporting.log(started, {
+      level: failClosed ? 'error' : 'warn',
+      event: 'dedup_unavailable',
+      message: failClosed ? 'dedup store failed; delivery refused (dedupFailure: closed)' : 'dedup store failed; delivery processed without dedup (dedupFailure: open)',
+      action: event.action,
+      code: error.code,
+    });
+    if (failClosed) return Promise.reject(error);
+    return reporting.reportError(error, started).then(() => ({ state: 'unclaimed', claims }));
+  };
+
+  /** A store that answers synchronously (the memory store) costs no microtask turn. */
+  const claimWith = (claims: DedupClaim[], event: AnyWebhookEvent, started: number): Claimed | Promise<Claimed> => {
+    let fresh: boolean | Promise<boolean>;
+    try {
+      fresh = store.claimAllSync !== undefined ? store.claimAllSync(claims) : claimAll(store, claims);
+    } catch (cause) {
+      return storeFailed(cause, event, claims, started);
+    }
+    if (typeof fresh === 'boolean') return { state: fresh ? 'fresh' : 'duplicate', claims };
+    return fresh.then(
+      (isFresh): Claimed => ({ state: isFresh ? 'fresh' : 'duplicate', claims }),
+      (cause: unknown) => storeFailed(cause, event, claims, started),
+    );
+  };
+
+  return ({ raw, verified }, event, nowSeconds, started) => {
+    const digest = hashBody(raw);
+    if (typeof digest === 'string') return claimWith(dedupClaims(digest, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl), event, started);
+    return digest.then((sha) => claimWith(dedupClaims(sha, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl), event, started));
+  };
+}

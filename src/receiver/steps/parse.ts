@@ -1,0 +1,24 @@
+import { isKnownEvent } from '../../events/known.js';
+import { parseEvent } from '../../events/parse-event.js';
+import type { AnyWebhookEvent } from '../../events/types.js';
+import type { RawPayload } from '../../signature/payload.js';
+import { matchesPattern } from '../patterns.js';
+
+/** Step 2: the event, and whether the receiver handles it at all. */
+export interface ParsedDelivery {
+  readonly event: AnyWebhookEvent;
+  /** Matched by the `ignore` option: no dedup, no handlers (with an inbox: stored as `'ignored'`). */
+  readonly ignored: boolean;
+  readonly known: boolean;
+}
+
+export type ParseStep = (body: RawPayload) => ParsedDelivery;
+
+export function createParseStep(validate: boolean, ignore: readonly string[]): ParseStep {
+  const parseOptions = { validate };
+  return (body) => {
+    const event = parseEvent(body, parseOptions);
+    const ignored = ignore.length > 0 && ignore.some((pattern) => matchesPattern(pattern, event.action));
+    return { event, ignored, known: isKnownEvent(event) };
+  };
+}

@@ -1,0 +1,59 @@
+import { headerInputToString } from '../../signature/parse-header.js';
+import { eventKey, replayKey } from '../dedup-keys.js';
+import type { DeliveryInbox } from '../inbox-contract.js';
+import { errorCode, logContext } from '../log.js';
+import type { Reporting } from '../reporting.js';
+import type { ReceiveResult } from '../types.js';
+import { hashBody } from './claim.js';
+import type { ParsedDelivery } from './parse.js';
+import type { VerifiedDelivery } from './verify.js';
+
+/**
+ * Step 3 (with an inbox): one committed row is the claim. The inbox's unique keys are the same
+ * two keys a dedup store holds, kept until the row is pruned rather than for a TTL.
+ */
+export type PersistStep = (verified: VerifiedDelivery, parsed: ParsedDelivery, started: number) => Promise<ReceiveResult>;
+
+export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Reporting): PersistStep {
+  return async ({ raw, verified, header }, { event, ignored, known }, started) => {
+    const bodySha256 = await hashBody(raw);
+    const recordOnly = ignored || !known;
+    let id: string | undefined;
+    try {
+      id = await inbox.storeDelivery({
+        body: raw,
+        signature: headerInputToString(header),
+        signedAt: verified.timestamp,
+        secretIndex: verified.secretIndex,
+        event,
+        replayKey: replayKey(verified.timestamp, bodySha256),
+        eventKey: eventKey(event),
+        ignored: recordOnly,
+      });
+    } catch (error) {
+      // Loudly: the rack will not send this delivery again.
+      reporting.log(started, {
+        level: 'error',
+        event: 'inbox_unavailable',
+        message: 'the inbox could not store a verified delivery; it was refused and the rack will not resend it',
+        code: errorCode(error),
+        ...logContext(event, verified),
+      });
+      throw error;
+    }
+    if (id === undefined) {
+      if (reporting.logging) reporting.log(started, { level: 'info', event: 'duplicate', message: 'duplicate delivery: a copy is already stored', ...logContext(event, verified) });
+      return { outcome: 'duplicate', event };
+    }
+    if (reporting.logging) {
+      reporting.log(started, {
+        level: 'info',
+        event: recordOnly ? 'ignored' : 'accepted',
+        message: recordOnly ? 'delivery stored as ignored (unknown action or ignore option)' : 'delivery stored; a worker will run its handlers',
+        deliveryId: id,
+        ...logContext(event, verified),
+      });
+    }
+    return { outcome: recordOnly ? 'ignored' : 'accepted', event, id };
+  };
+}
