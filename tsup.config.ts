@@ -7,6 +7,7 @@ import { defineConfig } from 'tsup';
 export const entries = {
   index: 'src/index.ts',
   redis: 'src/redis.ts',
+  inbox: 'src/inbox.ts',
   node: 'src/adapters/node.ts',
   express: 'src/adapters/express.ts',
   fastify: 'src/adapters/fastify.ts',

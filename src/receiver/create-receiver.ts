@@ -129,7 +129,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
       if (reporting.logging) {
         reporting.log(started, {
           level: delivery.willRetry ? 'warn' : 'error',
-          event: delivery.willRetry ? 'handler_failed' : 'dead',
+          event: delivery.willRetry ? 'retried' : 'dead',
           message: `${handlerFailureSummary(error)}; ${delivery.willRetry ? 'the delivery will be retried' : 'no attempts left: the delivery is dead'}`,
           code: error.code,
           action: event.action,

@@ -1,4 +1,4 @@
-import { quoteIdentifier, type TableNames } from './table-name.js';
+import { quoteIdentifier, resolveTableNames, type TableNames } from './table-name.js';
 
 /**
  * The inbox schema as numbered migrations. `migrate()` applies the missing ones under an advisory
@@ -28,7 +28,7 @@ export const MIGRATIONS: readonly Migration[] = [
   -- What the event says, for filters and ordering.
   action        text        NOT NULL,
   event_time    text        NOT NULL,
-  event_ns      bigint,
+  event_ns      bigint      NOT NULL,
   app           text,
   tick_id       text,
   -- The receiver's two dedup keys: the insert is the claim.
@@ -37,17 +37,20 @@ export const MIGRATIONS: readonly Migration[] = [
   -- Processing.
   state         text        NOT NULL,
   attempts      integer     NOT NULL DEFAULT 0,
+  attempt_base  integer     NOT NULL DEFAULT 0,
   run_at        timestamptz,
   locked_until  timestamptz,
   locked_by     text,
   last_error    text,
   done_at       timestamptz,
+  replayed_at   timestamptz,
   CONSTRAINT ${index(names, 'state_check')} CHECK (state IN ('pending', 'running', 'done', 'dead', 'ignored')),
   CONSTRAINT ${index(names, 'replay_key')} UNIQUE (replay_key),
   CONSTRAINT ${index(names, 'event_key')} UNIQUE (event_key)
 );
 COMMENT ON COLUMN ${names.deliveries}.signed_at IS 'The signature header''s t (unix seconds)';
-COMMENT ON COLUMN ${names.deliveries}.event_ns IS 'The event''s own timestamp in nanoseconds since the epoch; NULL when it is not RFC 3339';
+COMMENT ON COLUMN ${names.deliveries}.event_ns IS 'The event''s own timestamp in nanoseconds since the epoch (the time received when it is not RFC 3339)';
+COMMENT ON COLUMN ${names.deliveries}.attempt_base IS 'attempts at the last retry or replay: attempts - attempt_base counts against maxAttempts';
 COMMENT ON COLUMN ${names.deliveries}.run_at IS 'When a pending delivery is next due';
 CREATE INDEX ${index(names, 'event_order')} ON ${names.deliveries} (event_ns, id);
 CREATE INDEX ${index(names, 'due')} ON ${names.deliveries} (run_at, event_ns, id) WHERE state = 'pending';
@@ -94,4 +97,9 @@ export function renderSchemaSql(names: TableNames): string {
   }
   parts.push('COMMIT;', '');
   return parts.join('\n');
+}
+
+/** The schema script for a table name (default `rack_webhooks_inbox`), for your own migration tool. */
+export function schemaSql(table?: string): string {
+  return renderSchemaSql(resolveTableNames(table));
 }

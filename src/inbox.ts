@@ -1,0 +1,21 @@
+/** rack-webhooks/inbox: the durable log and work queue of deliveries, on PostgreSQL or PGlite. */
+export { createInbox } from './inbox/create-inbox.js';
+export type { Inbox, InboxOptions, TransactionOf } from './inbox/create-inbox.js';
+export { WebhookInboxError } from './inbox/errors.js';
+export type { WebhookInboxErrorCode } from './inbox/errors.js';
+export type { Worker, WorkOptions } from './inbox/work/worker.js';
+export type { BackoffOptions } from './inbox/work/backoff.js';
+export { DEFAULT_TABLE } from './inbox/schema/table-name.js';
+export { schemaSql } from './inbox/schema/migrations.js';
+export type {
+  DeliveryAttempt,
+  DeliveryFilter,
+  DeliveryState,
+  InboxStats,
+  ListOptions,
+  ListPage,
+  MigrateResult,
+  StoredDelivery,
+  StoredDeliveryDetail,
+} from './inbox/types.js';
+export type { DeliveryInbox, DeliveryToStore, InboxHandlerContext } from './receiver/inbox-contract.js';

@@ -1,0 +1,49 @@
+import { describeThrown } from '../shared/thrown.js';
+
+export type WebhookInboxErrorCode = 'inbox_unavailable' | 'inbox_not_migrated' | 'inbox_failed';
+
+/**
+ * The inbox could not do what was asked. `inbox_unavailable` (503): the database cannot be
+ * reached, nothing was stored. `inbox_not_migrated` (500): the table is missing, run `migrate()`.
+ * `inbox_failed` (500): the database refused a statement; `cause` holds its error.
+ */
+export class WebhookInboxError extends Error {
+  override readonly name = 'WebhookInboxError';
+  readonly code: WebhookInboxErrorCode;
+  readonly status: number;
+
+  constructor(code: WebhookInboxErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.status = code === 'inbox_unavailable' ? 503 : 500;
+  }
+}
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/** SQLSTATE classes that mean the connection, not the statement, failed. */
+function isConnectionState(state: string): boolean {
+  // 08: connection exception; 57P: operator intervention (terminated, shutting down); 53: resources (too many connections).
+  return state.startsWith('08') || state.startsWith('57P') || state.startsWith('53');
+}
+
+/** Turns a client's error into a WebhookInboxError that says what to do. */
+export function inboxError(error: unknown, table: string, doing: string): WebhookInboxError {
+  if (error instanceof WebhookInboxError) return error;
+  const state = sqlState(error);
+  if (state === '42P01' || state === '3F000' || state === '42703') {
+    return new WebhookInboxError(
+      'inbox_not_migrated',
+      `The inbox table ${table} is missing or out of date (${state}): run \`await inbox.migrate()\` once at start-up, ` +
+        '`rack-webhooks inbox migrate --database <url>`, or apply sql/inbox.sql with your migration tool.',
+      { cause: error },
+    );
+  }
+  if (state === undefined || isConnectionState(state)) {
+    return new WebhookInboxError('inbox_unavailable', `The inbox database could not be reached while ${doing}: ${describeThrown(error)}`, { cause: error });
+  }
+  return new WebhookInboxError('inbox_failed', `The inbox database refused a statement while ${doing} (SQLSTATE ${state}): ${describeThrown(error)}`, { cause: error });
+}

@@ -1,0 +1,53 @@
+import type { Driver } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import type { TableNames } from '../schema/table-name.js';
+import type { DeliveryFilter } from '../types.js';
+import { buildWhere, toId } from './filter.js';
+
+function filterOf(idOrFilter: string | DeliveryFilter): DeliveryFilter {
+  return typeof idOrFilter === 'string' || typeof idOrFilter === 'number' ? { ids: [toId(idOrFilter)] } : idOrFilter;
+}
+
+/**
+ * Moves deliveries in state `from` back to pending, due now, with a fresh budget of attempts.
+ * Resolves with how many moved. Returns the ids so the caller can wake workers.
+ */
+async function requeue(driver: Driver, names: TableNames, filter: DeliveryFilter, from: 'dead' | 'done', doing: string): Promise<number> {
+  const where = buildWhere({ ...filter, state: from });
+  const replayed = from === 'done' ? ', replayed_at = now()' : '';
+  try {
+    const rows = await driver.query(
+      `UPDATE ${names.deliveries}
+          SET state = 'pending', run_at = now(), attempt_base = attempts, last_error = NULL, done_at = NULL${replayed}
+        WHERE ${where.sql}
+       RETURNING id`,
+      where.params,
+    );
+    return rows.length;
+  } catch (error) {
+    throw inboxError(error, names.display, doing);
+  }
+}
+
+export function retryDeliveries(driver: Driver, names: TableNames, idOrFilter: string | DeliveryFilter): Promise<number> {
+  return requeue(driver, names, filterOf(idOrFilter), 'dead', 'retrying deliveries');
+}
+
+export function replayDeliveries(driver: Driver, names: TableNames, filter: DeliveryFilter): Promise<number> {
+  if (typeof filter !== 'object' || filter === null) throw new TypeError('replay takes a filter such as { action: "app:budget:*" } ({} replays every done delivery)');
+  return requeue(driver, names, filter, 'done', 'replaying deliveries');
+}
+
+export async function pruneDeliveries(driver: Driver, names: TableNames, options: { before: Date }): Promise<number> {
+  const before = options?.before;
+  if (!(before instanceof Date) || Number.isNaN(before.getTime())) throw new TypeError('prune takes { before: Date }');
+  try {
+    const rows = await driver.query(
+      `DELETE FROM ${names.deliveries} WHERE received_at < $1 AND state IN ('done', 'dead', 'ignored') RETURNING id`,
+      [before],
+    );
+    return rows.length;
+  } catch (error) {
+    throw inboxError(error, names.display, 'pruning deliveries');
+  }
+}

@@ -1,0 +1,77 @@
+import { timestampNanos } from '../../events/compare.js';
+import { DELIVERY_STATES, type DeliveryFilter } from '../types.js';
+
+/** A WHERE clause and its parameters, numbered from `firstParam`. */
+export interface Where {
+  readonly sql: string;
+  readonly params: unknown[];
+}
+
+/** Event time as nanoseconds (text, for an int8 parameter every client accepts). */
+export function toNanos(name: string, value: Date | string | bigint): string {
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Date) {
+    const millis = value.getTime();
+    if (Number.isNaN(millis)) throw new RangeError(`${name} is an invalid Date`);
+    return (BigInt(millis) * 1_000_000n).toString();
+  }
+  if (typeof value === 'string') {
+    const nanos = timestampNanos(value);
+    if (nanos === undefined) throw new RangeError(`${name} must be an RFC 3339 timestamp such as 2026-11-23T10:00:00Z, got ${JSON.stringify(value)}`);
+    return nanos.toString();
+  }
+  throw new TypeError(`${name} must be a Date, an RFC 3339 string or nanoseconds as a bigint`);
+}
+
+function asList<T>(value: T | readonly T[]): readonly T[] {
+  return Array.isArray(value) ? (value as readonly T[]) : [value as T];
+}
+
+const PATTERN = /^[^*]+(:\*)?$/;
+
+export function buildWhere(filter: DeliveryFilter, firstParam = 1): Where {
+  if (typeof filter !== 'object' || filter === null) throw new TypeError('a filter must be an object such as { state: "dead" }');
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${firstParam + params.length - 1}`;
+  };
+  if (filter.from !== undefined) clauses.push(`event_ns >= ${param(toNanos('from', filter.from))}::bigint`);
+  if (filter.to !== undefined) clauses.push(`event_ns < ${param(toNanos('to', filter.to))}::bigint`);
+  if (filter.state !== undefined) {
+    const states = asList(filter.state);
+    for (const state of states) {
+      if (!DELIVERY_STATES.includes(state)) throw new RangeError(`state must be one of ${DELIVERY_STATES.join(', ')}, got ${JSON.stringify(state)}`);
+    }
+    clauses.push(`state = ANY(${param(states)}::text[])`);
+  }
+  if (filter.action !== undefined) {
+    const alternatives = asList(filter.action).map((pattern) => {
+      if (typeof pattern !== 'string' || !PATTERN.test(pattern)) {
+        throw new TypeError(`action must be an action or a "prefix:*" pattern, got ${JSON.stringify(pattern)}`);
+      }
+      // A prefix pattern matches on text, never through LIKE: an action may hold % or _.
+      return pattern.endsWith(':*')
+        ? `left(action, ${pattern.length - 1}) = ${param(pattern.slice(0, -1))}`
+        : `action = ${param(pattern)}`;
+    });
+    clauses.push(alternatives.length === 1 ? alternatives[0]! : `(${alternatives.join(' OR ')})`);
+  }
+  if (filter.app !== undefined) {
+    if (typeof filter.app !== 'string') throw new TypeError('app must be a string');
+    clauses.push(`app = ${param(filter.app)}`);
+  }
+  if (filter.ids !== undefined) {
+    const ids = asList(filter.ids).map((id) => toId(id));
+    clauses.push(`id = ANY(${param(ids)}::bigint[])`);
+  }
+  return { sql: clauses.length === 0 ? 'TRUE' : clauses.join(' AND '), params };
+}
+
+/** A delivery id as the database takes it; anything else is a TypeError, not a SQL error. */
+export function toId(id: unknown): string {
+  const text = typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : id;
+  if (typeof text !== 'string' || !/^[1-9][0-9]{0,18}$/.test(text)) throw new TypeError(`a delivery id is a positive whole number, got ${JSON.stringify(id)}`);
+  return text;
+}

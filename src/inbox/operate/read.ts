@@ -1,0 +1,86 @@
+import { parseEvent } from '../../events/parse-event.js';
+import type { AnyWebhookEvent } from '../../events/types.js';
+import type { Driver } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import { DELIVERY_COLUMNS, toAttempt, toBytes, toStoredDelivery } from '../rows.js';
+import type { TableNames } from '../schema/table-name.js';
+import type { InboxStats, ListOptions, ListPage, StoredDeliveryDetail } from '../types.js';
+import { buildWhere, toId } from './filter.js';
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+
+/** The cursor is the last row's sort key: `<event_ns>.<id>`, opaque to callers. */
+function decodeCursor(after: string): [string, string] {
+  const match = typeof after === 'string' ? /^(-?\d{1,20})\.([1-9]\d{0,18})$/.exec(after) : null;
+  if (match === null) throw new TypeError(`after must be the \`next\` cursor of a previous page, got ${JSON.stringify(after)}`);
+  return [match[1]!, match[2]!];
+}
+
+export async function listDeliveries(driver: Driver, names: TableNames, options: ListOptions = {}): Promise<ListPage> {
+  const limit = options.limit ?? DEFAULT_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new RangeError(`limit must be a whole number from 1 to ${MAX_LIMIT}, got ${String(limit)}`);
+  const order = options.order ?? 'asc';
+  if (order !== 'asc' && order !== 'desc') throw new RangeError(`order must be 'asc' or 'desc', got ${JSON.stringify(order)}`);
+  const where = buildWhere(options);
+  let sql = `SELECT ${DELIVERY_COLUMNS} FROM ${names.deliveries} WHERE ${where.sql}`;
+  const params = [...where.params];
+  if (options.after !== undefined) {
+    const [nanos, id] = decodeCursor(options.after);
+    params.push(nanos, id);
+    sql += ` AND (event_ns, id) ${order === 'asc' ? '>' : '<'} ($${params.length - 1}::bigint, $${params.length}::bigint)`;
+  }
+  // Arrival breaks ties between events of the same nanosecond: ids grow with arrival.
+  sql += ` ORDER BY event_ns ${order}, id ${order} LIMIT ${limit + 1}`;
+  let rows;
+  try {
+    rows = await driver.query(sql, params);
+  } catch (error) {
+    throw inboxError(error, names.display, 'listing deliveries');
+  }
+  const deliveries = rows.slice(0, limit).map(toStoredDelivery);
+  const last = deliveries[deliveries.length - 1];
+  return { deliveries, next: rows.length > limit && last !== undefined ? `${last.eventNanos}.${last.id}` : undefined };
+}
+
+export async function getDelivery(driver: Driver, names: TableNames, id: string): Promise<StoredDeliveryDetail | undefined> {
+  const key = toId(id);
+  let rows, attempts;
+  try {
+    rows = await driver.query(`SELECT ${DELIVERY_COLUMNS}, body, signature FROM ${names.deliveries} WHERE id = $1::bigint`, [key]);
+    if (rows.length === 0) return undefined;
+    attempts = await driver.query(`SELECT * FROM ${names.attempts} WHERE delivery_id = $1::bigint ORDER BY attempt`, [key]);
+  } catch (error) {
+    throw inboxError(error, names.display, 'reading a delivery');
+  }
+  const row = rows[0]!;
+  const body = toBytes(row['body']);
+  let event: AnyWebhookEvent | undefined;
+  try {
+    event = parseEvent(body);
+  } catch {
+    event = undefined;
+  }
+  return { ...toStoredDelivery(row), body, signature: String(row['signature']), event, attemptLog: attempts.map(toAttempt) };
+}
+
+export async function deliveryStats(driver: Driver, names: TableNames): Promise<InboxStats> {
+  let rows;
+  try {
+    rows = await driver.query(
+      `SELECT state, count(*)::int AS n,
+              (extract(epoch FROM now() - min(received_at) FILTER (WHERE state = 'pending')) * 1000)::float8 AS oldest
+         FROM ${names.deliveries} GROUP BY state`,
+    );
+  } catch (error) {
+    throw inboxError(error, names.display, 'counting deliveries');
+  }
+  const counts = { pending: 0, running: 0, done: 0, dead: 0, ignored: 0 };
+  let oldest: number | null = null;
+  for (const row of rows) {
+    counts[row['state'] as keyof typeof counts] = Number(row['n']);
+    if (row['oldest'] !== null && row['oldest'] !== undefined) oldest = Math.max(0, Math.round(Number(row['oldest'])));
+  }
+  const total = counts.pending + counts.running + counts.done + counts.dead + counts.ignored;
+  return { ...counts, total, oldestPendingAgeMs: oldest };
+}

@@ -1,0 +1,64 @@
+import type { DeliveryAttempt, DeliveryState, StoredDelivery } from './types.js';
+import type { Row } from './database/driver.js';
+
+/**
+ * The columns every read selects, cast so the three clients agree: ids and nanoseconds as text
+ * (pg and postgres.js give int8 as strings, PGlite as numbers or BigInts).
+ */
+export const DELIVERY_COLUMNS =
+  'id::text AS id, state, action, app, tick_id, event_time, event_ns::text AS event_ns, received_at, signed_at::text AS signed_at, ' +
+  'secret_index, attempts, run_at, last_error, done_at, replayed_at';
+
+function toDate(value: unknown): Date | null {
+  if (value === null || value === undefined) return null;
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+export function toStoredDelivery(row: Row): StoredDelivery {
+  return {
+    id: String(row['id']),
+    state: row['state'] as DeliveryState,
+    action: String(row['action']),
+    app: (row['app'] as string | null) ?? null,
+    tickId: (row['tick_id'] as string | null) ?? null,
+    eventTime: String(row['event_time']),
+    eventNanos: BigInt(String(row['event_ns'])),
+    receivedAt: toDate(row['received_at'])!,
+    signedAt: Number(row['signed_at']),
+    secretIndex: Number(row['secret_index']),
+    attempts: Number(row['attempts']),
+    runAt: toDate(row['run_at']),
+    lastError: (row['last_error'] as string | null) ?? null,
+    doneAt: toDate(row['done_at']),
+    replayedAt: toDate(row['replayed_at']),
+  };
+}
+
+export function toAttempt(row: Row): DeliveryAttempt {
+  return {
+    attempt: Number(row['attempt']),
+    worker: String(row['worker']),
+    startedAt: toDate(row['started_at'])!,
+    finishedAt: toDate(row['finished_at']),
+    outcome: (row['outcome'] as DeliveryAttempt['outcome']) ?? null,
+    error: (row['error'] as string | null) ?? null,
+  };
+}
+
+/** bytea as a Uint8Array whatever the client gave (Buffer, Uint8Array, or `\x` hex text). */
+export function toBytes(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  if (typeof value === 'string' && value.startsWith('\\x')) {
+    const bytes = new Uint8Array((value.length - 2) / 2);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(value.slice(2 + 2 * i, 4 + 2 * i), 16);
+    return bytes;
+  }
+  throw new TypeError(`unexpected bytea value of type ${typeof value}`);
+}
+
+/** Errors stored in the table are bounded: a handler's message may be anything, of any length. */
+export const MAX_ERROR_LENGTH = 2000;
+
+export function boundError(text: string): string {
+  return text.length <= MAX_ERROR_LENGTH ? text : `${text.slice(0, MAX_ERROR_LENGTH - 1)}…`;
+}

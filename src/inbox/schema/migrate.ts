@@ -1,0 +1,43 @@
+import type { Driver } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import type { MigrateResult } from '../types.js';
+import { LATEST_VERSION, MIGRATIONS, migrationsTableSql } from './migrations.js';
+import type { TableNames } from './table-name.js';
+
+/**
+ * Applies the missing migrations in one transaction under an advisory lock keyed on the table
+ * name: processes starting together queue on the lock, and each later one finds nothing to do.
+ */
+export async function migrate(driver: Driver, names: TableNames): Promise<MigrateResult> {
+  try {
+    return await driver.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [names.lockKey]);
+      if (names.schemaPrefix !== '') await tx.query(`CREATE SCHEMA IF NOT EXISTS ${names.schemaPrefix.slice(0, -1)}`);
+      await tx.query(migrationsTableSql(names));
+      const rows = await tx.query(`SELECT version FROM ${names.migrations}`);
+      const done = new Set(rows.map((row) => Number(row['version'])));
+      const applied: number[] = [];
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.version)) continue;
+        for (const statement of splitStatements(migration.sql(names))) await tx.query(statement);
+        await tx.query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+        applied.push(migration.version);
+      }
+      return { applied, version: Math.max(LATEST_VERSION, ...done) };
+    });
+  } catch (error) {
+    throw inboxError(error, names.display, 'migrating');
+  }
+}
+
+/**
+ * One statement per call: every client takes that through its extended protocol. The migrations
+ * hold no semicolon inside a literal except where doubled quotes escape it, so splitting at `;` +
+ * newline is exact for them (a test runs every migration on all three clients).
+ */
+function splitStatements(script: string): string[] {
+  return script
+    .split(/;\s*\n/)
+    .map((statement) => statement.trim().replace(/;$/, ''))
+    .filter((statement) => statement !== '');
+}

@@ -1,0 +1,70 @@
+import type { TableNames } from '../schema/table-name.js';
+
+/**
+ * The worker's statements. Each is one round trip and commits on its own (autocommit), except
+ * `lock` and `done`, which run inside the handler's transaction.
+ */
+export interface WorkerSql {
+  /** Takes up to $1 due rows for worker $2 with a lease of $3 seconds; records the attempt. */
+  readonly claim: string;
+  /** Rows whose worker stopped mid-attempt ($1: maxAttempts): pending again, or dead. */
+  readonly recover: string;
+  /** In the handler's transaction: lock the row, and check this worker still holds this attempt. */
+  readonly lock: string;
+  /** In the handler's transaction: done. */
+  readonly done: string;
+  /** After a failed attempt: pending again at $4 ms from now, or dead ($5). */
+  readonly fail: string;
+  /** Gives an unstarted claim back (stop() before a handler began). */
+  readonly release: string;
+}
+
+export function workerSql(names: TableNames): WorkerSql {
+  const t = names.deliveries;
+  const a = names.attempts;
+  return {
+    claim: `WITH due AS (
+  SELECT id FROM ${t} WHERE state = 'pending' AND run_at <= now()
+   ORDER BY run_at, event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
+), claimed AS (
+  UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
+         locked_until = now() + make_interval(secs => $3)
+    FROM due WHERE d.id = due.id
+  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns
+), recorded AS (
+  INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
+)
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY event_ns, id`,
+    recover: `WITH expired AS (
+  SELECT id FROM ${t} WHERE state = 'running' AND locked_until <= now()
+   ORDER BY locked_until LIMIT 100 FOR UPDATE SKIP LOCKED
+), recovered AS (
+  UPDATE ${t} AS d SET state = CASE WHEN d.attempts - d.attempt_base >= $1 THEN 'dead' ELSE 'pending' END,
+         run_at = now(), locked_by = NULL, locked_until = NULL,
+         last_error = 'attempt ' || d.attempts || ' did not finish: its worker stopped (killed, crashed or cut off from the database) before its lease ran out'
+    FROM expired WHERE d.id = expired.id
+  RETURNING d.id, d.attempts, d.state, d.action
+), closed AS (
+  UPDATE ${a} AS x SET outcome = 'crashed', finished_at = now(), error = 'the worker stopped during this attempt'
+    FROM recovered r WHERE x.delivery_id = r.id AND x.attempt = r.attempts AND x.outcome IS NULL
+)
+SELECT id::text AS id, attempts, state, action FROM recovered`,
+    lock: `SELECT 1 AS held FROM ${t} WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 FOR UPDATE`,
+    done: `WITH finished AS (
+  UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
+   WHERE id = $1::bigint RETURNING id
+)
+UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $2`,
+    fail: `WITH failed AS (
+  UPDATE ${t} SET state = CASE WHEN $5 THEN 'dead' ELSE 'pending' END,
+         run_at = now() + make_interval(secs => $4::float8 / 1000), locked_by = NULL, locked_until = NULL, last_error = $6
+   WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
+)
+UPDATE ${a} SET outcome = 'failed', finished_at = now(), error = $6 WHERE delivery_id = (SELECT id FROM failed) AND attempt = $3`,
+    release: `WITH released AS (
+  UPDATE ${t} SET state = 'pending', attempts = attempts - 1, locked_by = NULL, locked_until = NULL
+   WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
+)
+DELETE FROM ${a} WHERE delivery_id = (SELECT id FROM released) AND attempt = $3`,
+  };
+}

@@ -1,0 +1,275 @@
+import type { AnyWebhookEvent } from '../../events/types.js';
+import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
+import { describeThrown } from '../../shared/thrown.js';
+import type { Driver, Row } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import { boundError, toBytes } from '../rows.js';
+import type { TableNames } from '../schema/table-name.js';
+import { resolveBackoff, retryDelayMs, type BackoffOptions } from './backoff.js';
+import { workerSql } from './sql.js';
+
+export interface WorkOptions {
+  /** Handlers running at once in this worker. Default 4 (1 on a single connection: a pg Client or PGlite). */
+  concurrency?: number;
+  /** Rows claimed per round trip. Default: the free slots, so no claimed row waits. */
+  batchSize?: number;
+  /** How often to look for due rows when no notification came, in ms. Default 1,000. */
+  pollIntervalMs?: number;
+  /**
+   * How long a claim is held before another worker may take the delivery again, in seconds. A
+   * running handler keeps its row locked, so only a worker that stopped loses it. Default 30.
+   */
+  leaseSeconds?: number;
+  /** Attempts before a delivery is `'dead'` (a retry or replay grants this many again). Default 5. */
+  maxAttempts?: number;
+  backoff?: BackoffOptions;
+  /** Names this worker in attempts and logs. Default a random id. */
+  workerId?: string;
+  /** Wake on NOTIFY when a delivery is stored (default true); polling alone otherwise. */
+  listen?: boolean;
+}
+
+export interface Worker {
+  readonly id: string;
+  /** Stops claiming, lets in-flight handlers finish, releases nothing held. */
+  stop(): Promise<void>;
+  /** Resolves when nothing is due and nothing is running (tests, scripts, one-off catch-up runs). */
+  drain(): Promise<void>;
+}
+
+interface Claimed {
+  id: string;
+  body: Uint8Array;
+  attempt: number;
+  budgetUsed: number;
+  replayed: boolean;
+}
+
+/** Thrown inside the handler's transaction to roll it back. */
+class HandlersFailed {
+  constructor(readonly failures: readonly unknown[]) {}
+}
+const LEASE_LOST = Symbol('lease lost');
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  const resolved = value ?? fallback;
+  if (!Number.isSafeInteger(resolved) || resolved < 1) throw new RangeError(`${name} must be a whole number >= 1, got ${String(value)}`);
+  return resolved;
+}
+
+function randomId(): string {
+  return `worker-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+export function startWorker(
+  driver: Driver,
+  names: TableNames,
+  runtime: ReceiverRuntime,
+  options: WorkOptions,
+  subscribe: (wake: () => void) => () => void,
+  relisten: () => void,
+): Worker {
+  const concurrency = positiveInteger('concurrency', options.concurrency, driver.parallel ? 4 : 1);
+  const batchSize = positiveInteger('batchSize', options.batchSize, concurrency);
+  const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
+  const leaseSeconds = options.leaseSeconds ?? 30;
+  if (!(leaseSeconds > 0) || !Number.isFinite(leaseSeconds)) throw new RangeError(`leaseSeconds must be a finite number > 0, got ${String(leaseSeconds)}`);
+  const maxAttempts = positiveInteger('maxAttempts', options.maxAttempts, 5);
+  const backoff = resolveBackoff(options.backoff);
+  const workerId = options.workerId ?? randomId();
+  if (typeof workerId !== 'string' || workerId === '' || workerId.length > 200) throw new TypeError('workerId must be a non-empty string of at most 200 characters');
+  const sql = workerSql(names);
+
+  let stopping = false;
+  let filling = false;
+  let fillAgain = false;
+  let databaseDown = false;
+  const inFlight = new Set<Promise<void>>();
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const idleWaiters: (() => void)[] = [];
+
+  const later = (ms: number, fn: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    (timer as { unref?: () => void }).unref?.();
+    timers.add(timer);
+  };
+
+  const databaseFailed = (error: unknown, doing: string) => {
+    const wrapped = inboxError(error, names.display, doing);
+    // Loud once per outage, not once per poll.
+    if (!databaseDown) runtime.log({ level: 'error', event: 'inbox_unavailable', message: `worker ${workerId}: ${wrapped.message}; retrying every ${pollIntervalMs} ms`, code: wrapped.code });
+    databaseDown = true;
+  };
+
+  const recover = async () => {
+    try {
+      const rows = await driver.query(sql.recover, [maxAttempts]);
+      for (const row of rows) {
+        const dead = row['state'] === 'dead';
+        runtime.log({
+          level: dead ? 'error' : 'warn',
+          event: dead ? 'dead' : 'retried',
+          message: dead
+            ? `attempt ${String(row['attempts'])} did not finish (its worker stopped) and no attempts are left: the delivery is dead`
+            : `attempt ${String(row['attempts'])} did not finish (its worker stopped): due again`,
+          action: String(row['action']),
+          deliveryId: String(row['id']),
+          attempt: Number(row['attempts']),
+        });
+      }
+    } catch (error) {
+      databaseFailed(error, 'recovering expired leases');
+    }
+  };
+
+  const settleIdle = () => {
+    if (inFlight.size > 0 || filling) return;
+    for (const resolve of idleWaiters.splice(0)) resolve();
+  };
+
+  /** Claims while there are free slots and due rows; one pass at a time. */
+  const fill = async (): Promise<void> => {
+    if (filling) {
+      fillAgain = true;
+      return;
+    }
+    filling = true;
+    let claimedAny = false;
+    try {
+      do {
+        fillAgain = false;
+        while (!stopping && inFlight.size < concurrency) {
+          const wanted = Math.min(batchSize, concurrency - inFlight.size);
+          let rows: Row[];
+          try {
+            rows = await driver.query(sql.claim, [wanted, workerId, leaseSeconds]);
+          } catch (error) {
+            databaseFailed(error, 'claiming deliveries');
+            return;
+          }
+          if (databaseDown) {
+            databaseDown = false;
+            runtime.log({ level: 'info', event: 'inbox_unavailable', message: `worker ${workerId}: the inbox database is reachable again` });
+          }
+          claimedAny ||= rows.length > 0;
+          for (const row of rows) {
+            const attempt = Number(row['attempts']);
+            const claimed: Claimed = {
+              id: String(row['id']),
+              body: toBytes(row['body']),
+              attempt,
+              budgetUsed: attempt - Number(row['attempt_base']),
+              replayed: row['replayed_at'] !== null && row['replayed_at'] !== undefined,
+            };
+            if (stopping) {
+              // stop() came while claiming: give the row back instead of starting it.
+              await driver.query(sql.release, [claimed.id, workerId, claimed.attempt]).catch(() => {});
+              continue;
+            }
+            const running: Promise<void> = process(claimed).finally(() => {
+              inFlight.delete(running);
+              if (!stopping) void fill();
+              settleIdle();
+            });
+            inFlight.add(running);
+          }
+          if (rows.length < wanted) break;
+        }
+      } while (fillAgain && !stopping);
+    } finally {
+      filling = false;
+      if (!claimedAny) settleIdle();
+    }
+  };
+
+  const process = async (claimed: Claimed): Promise<void> => {
+    let event: AnyWebhookEvent;
+    try {
+      event = runtime.parseStored(claimed.body);
+    } catch (error) {
+      // It parsed when it was accepted; a stricter SDK version (validate) may refuse it now. No retry helps.
+      await recordFailure(claimed, `the stored body no longer parses: ${describeThrown(error)}`, true).catch((cause) => databaseFailed(cause, 'recording a failure'));
+      runtime.log({ level: 'error', event: 'dead', message: 'the stored body no longer parses: the delivery is dead', deliveryId: claimed.id, attempt: claimed.attempt });
+      return;
+    }
+    const context = { delivery: { id: claimed.id, attempt: claimed.attempt } };
+    try {
+      await driver.transaction(async (tx) => {
+        const held = await tx.query(sql.lock, [claimed.id, workerId, claimed.attempt]);
+        if (held.length === 0) throw LEASE_LOST;
+        const failures = await runtime.runHandlers(event, { ...context, transaction: tx.client });
+        if (failures.length > 0) throw new HandlersFailed(failures);
+        await tx.query(sql.done, [claimed.id, claimed.attempt]);
+      });
+    } catch (error) {
+      if (error === LEASE_LOST) {
+        runtime.log({ level: 'warn', event: 'retried', message: 'the lease ran out before the handlers started; another worker has the delivery', action: event.action, deliveryId: claimed.id, attempt: claimed.attempt });
+        return;
+      }
+      const failures = error instanceof HandlersFailed ? error.failures : [inboxError(error, names.display, 'running handlers')];
+      const dead = claimed.budgetUsed >= maxAttempts;
+      const delay = dead ? 0 : retryDelayMs(backoff, claimed.budgetUsed);
+      const message = boundError(failures.map(describeThrown).join('; '));
+      try {
+        await recordFailure(claimed, message, dead, delay);
+      } catch (cause) {
+        // The row stays running; when its lease runs out, recovery counts the attempt.
+        databaseFailed(cause, 'recording a failed attempt');
+      }
+      await runtime.reportFailure(event, failures, { id: claimed.id, attempt: claimed.attempt, willRetry: !dead });
+      if (!dead) later(delay + 5, () => void fill());
+      return;
+    }
+    runtime.log({
+      level: 'info',
+      event: claimed.replayed && claimed.budgetUsed === 1 ? 'replayed' : 'processed',
+      message: claimed.replayed && claimed.budgetUsed === 1 ? 'replayed delivery processed' : 'delivery processed',
+      action: event.action,
+      deliveryId: claimed.id,
+      attempt: claimed.attempt,
+    });
+  };
+
+  const recordFailure = (claimed: Claimed, message: string, dead: boolean, delayMs = 0) =>
+    driver.query(sql.fail, [claimed.id, workerId, claimed.attempt, delayMs, dead, boundError(message)]);
+
+  // Wake-ups: notifications from the database and this process's own receivers; a poll as the floor.
+  const unsubscribe = options.listen === false ? () => {} : subscribe(() => void fill());
+  const poll = () => {
+    if (stopping) return;
+    if (options.listen !== false) relisten();
+    void recover().then(fill).finally(() => {
+      if (!stopping) later(pollIntervalMs, poll);
+    });
+  };
+  poll();
+
+  return {
+    id: workerId,
+    async stop() {
+      stopping = true;
+      unsubscribe();
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      while (filling || inFlight.size > 0) {
+        await Promise.allSettled([...inFlight]);
+        if (filling) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    },
+    async drain() {
+      for (;;) {
+        await fill();
+        if (inFlight.size === 0 && !filling) {
+          // Nothing running: is anything still due?
+          const due = await driver.query(`SELECT 1 FROM ${names.deliveries} WHERE state = 'pending' AND run_at <= now() LIMIT 1`);
+          if (due.length === 0 || stopping) return;
+          continue;
+        }
+        await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      }
+    },
+  };
+}
