@@ -9,6 +9,7 @@ const groups = {
   'memory-store': ['benchMemoryStore', './receiver.mjs'],
   receive: ['benchReceive', './receiver.mjs'],
   redis: ['benchRedis', './receiver.mjs'],
+  inbox: ['benchInbox', './inbox.mjs'],
 };
 
 const [, , only, child] = process.argv;

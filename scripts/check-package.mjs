@@ -11,8 +11,13 @@ run('npx', ['attw', '--pack', '.', '--profile', 'strict']);
 
 // What an adapter user has installed next to the package (versions as in our own devDependencies).
 const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies;
-const consumer = installedConsumer('consumer-types', tarball, ['@types/node', 'express', '@types/express', 'fastify'].map((name) => `${name}@${own[name]}`));
-for (const file of ['consumer.ts', 'consumer-adapters.ts']) copyFileSync(join(root, 'test/consumer', file), join(consumer, file));
+// The inbox's optional peers too, so consumer-inbox.ts checks context.transaction against each client's real types.
+const consumer = installedConsumer(
+  'consumer-types',
+  tarball,
+  ['@types/node', 'express', '@types/express', 'fastify', 'pg', '@types/pg', 'postgres', '@electric-sql/pglite', '@types/emscripten'].map((name) => `${name}@${own[name]}`),
+);
+for (const file of ['consumer.ts', 'consumer-adapters.ts', 'consumer-inbox.ts']) copyFileSync(join(root, 'test/consumer', file), join(consumer, file));
 copyFileSync(join(root, 'test/consumer/consumer.cts'), join(consumer, 'consumer.cts'));
 // The oldest 5.x and the newest major are installed on the side (pinned here), so their `tsc`
 // binaries never shadow the project's own compiler in node_modules/.bin.
@@ -37,10 +42,12 @@ const settings = [
 for (const [label, tsc, { adapters }] of compilers) {
   for (const setting of settings) {
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: setting.type }));
-    const files = setting.type === 'commonjs' ? ['consumer.cts'] : adapters ? ['consumer.ts', 'consumer-adapters.ts'] : ['consumer.ts'];
+    const files = setting.type === 'commonjs' ? ['consumer.cts'] : adapters ? ['consumer.ts', 'consumer-adapters.ts', 'consumer-inbox.ts'] : ['consumer.ts'];
     writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
       compilerOptions: {
-        noEmit: true, strict: true, target: 'ES2022', lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: ['node'],
+        noEmit: true, strict: true, target: 'ES2022', lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+        // emscripten: PGlite's own .d.ts use its globals (a PGlite user with skipLibCheck off needs it too).
+        types: adapters ? ['node', 'emscripten'] : ['node'],
         module: setting.module, moduleResolution: setting.moduleResolution, skipLibCheck: false,
       },
       files,

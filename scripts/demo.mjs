@@ -1,10 +1,12 @@
 // `npm run demo` (after a build): starts examples/express.mjs with a fresh key, sends it signed
 // deliveries of the three on-call actions, then an unsigned, a forged and a replayed copy, and
-// prints what came back. Exits 0 only when every answer is the expected one. Never prints the key.
+// prints what came back. Then the inbox on PGlite (scripts/demo-inbox.mjs): stored, deduplicated,
+// retried, replayed. Exits 0 only when every answer and step is the expected one. Never prints the key.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { runInboxDemo } from './demo-inbox.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -120,4 +122,7 @@ if (printed.length > 0) {
 const failures = rows.filter((row) => row[3] !== 'ok').length;
 console.log(failures === 0 ? '\nevery delivery got the expected answer' : `\n${failures} deliver${failures === 1 ? 'y' : 'ies'} did not get the expected answer`);
 if (failures > 0 && stderr.trim() !== '') console.error(redact(stderr.trim()));
-process.exit(failures === 0 ? 0 : 1);
+
+const inboxProblems = await runInboxDemo();
+// No process.exit: the demo ends because nothing is left running (server, worker, PGlite).
+process.exitCode = failures === 0 && inboxProblems === 0 ? 0 : 1;

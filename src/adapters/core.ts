@@ -1,5 +1,6 @@
 import type { AnyWebhookEvent } from '../events/types.js';
-import type { Receiver, ReceiveOptions } from '../receiver/create-receiver.js';
+import type { ReceiveOptions } from '../receiver/create-receiver.js';
+import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import type { ReceiveOutcome } from '../receiver/types.js';
 import type { HeadersInput } from '../receiver/headers.js';
 import { getHeader } from '../receiver/headers.js';

@@ -1,6 +1,6 @@
 /** rack-webhooks/express: middleware for Express 4 and 5, mounted on the webhook route. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Receiver } from '../receiver/create-receiver.js';
+import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions } from './core.js';
 import { readNodeBody, type RequestWithBody } from './node-body.js';
 import { writeNodeResponse } from './node.js';

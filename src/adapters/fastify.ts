@@ -1,6 +1,6 @@
 /** rack-webhooks/fastify: a Fastify 5 plugin that owns the webhook route in its own scope. */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { Receiver } from '../receiver/create-receiver.js';
+import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   errorResponse,

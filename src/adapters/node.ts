@@ -1,6 +1,6 @@
 /** rack-webhooks/node: a handler for `node:http` servers and anything built on them. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Receiver } from '../receiver/create-receiver.js';
+import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions, type WebhookResponse } from './core.js';
 import { discardRest, readNodeBody, type RequestWithBody } from './node-body.js';
 

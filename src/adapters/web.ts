@@ -2,7 +2,7 @@
  * rack-webhooks/web: a fetch-style handler, `(request: Request) => Promise<Response>`, for Hono,
  * Next.js route handlers, Cloudflare Workers, Bun and Deno. Web APIs only: no `node:` import.
  */
-import type { Receiver } from '../receiver/create-receiver.js';
+import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions, type BodyReadResult } from './core.js';
 import { WebhookMountError } from './errors.js';
 

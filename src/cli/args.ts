@@ -6,7 +6,7 @@ import { KEY_FILE_LIMIT_BYTES, readUserFile } from './input.js';
 import { UsageError } from './usage-error.js';
 
 export { INPUT_LIMIT_BYTES, KEY_FILE_LIMIT_BYTES, readBody, readUserFile } from './input.js';
-export { parseFlags } from './parse-flags.js';
+export { parseCommandLine, parseFlags } from './parse-flags.js';
 export { UsageError } from './usage-error.js';
 
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;

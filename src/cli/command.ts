@@ -8,6 +8,17 @@ export interface Command {
   /** The full `--help` text. */
   help: string;
   flags: FlagSpec;
+  /** How many arguments besides the flags it takes (`inbox show <id>`); default none. */
+  positionals?: number;
   /** Resolves with the exit code; throws UsageError for exit 2. */
-  run(flags: Flags): Promise<number>;
+  run(flags: Flags, positionals: readonly string[]): Promise<number>;
+}
+
+/** A command made of subcommands (`rack-webhooks inbox list ...`). */
+export interface CommandGroup {
+  name: string;
+  summary: string;
+  /** The group's `--help`: what it is and its subcommands. */
+  help: string;
+  subcommands: readonly Command[];
 }

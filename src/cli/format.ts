@@ -24,6 +24,8 @@ export interface AcceptedLine {
   outcome: 'processed' | 'accepted' | 'ignored' | 'duplicate';
   action: string;
   data: Record<string, unknown>;
+  /** With an inbox: the stored row's id (`-` for a duplicate, whose copy is stored already). */
+  id?: string;
 }
 
 function field(data: Record<string, unknown>, name: string): string {
@@ -40,6 +42,7 @@ export function acceptedLine(line: AcceptedLine, colour: boolean, now = new Date
     // app:create names the new app in `name`; every other event in `app`.
     `app=${field(line.data, line.action === 'app:create' ? 'name' : 'app')}`,
     `tick_id=${field(line.data, 'tick_id')}`,
+    ...(line.id === undefined ? [] : [`id=${line.id}`]),
   ].join('  ');
 }
 
@@ -110,4 +113,16 @@ export function verifiedLine(secretIndex: number, keyCount: number, timestamp: n
   const skew = nowSeconds - timestamp;
   const when = skew >= 0 ? `signed ${skew} s ago` : `signed ${-skew} s in the future`;
   return `ok: signature verified with key #${secretIndex + 1} (of ${keyCount}); ${when} (t=${timestamp})`;
+}
+
+/** A duration for people: "850 ms", "42 s", "4 min 12 s", "3 h 5 min", "2 d 4 h". */
+export function formatAge(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }

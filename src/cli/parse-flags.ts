@@ -28,11 +28,19 @@ function expandShortAssignments(argv: readonly string[], options: FlagSpec): str
 }
 
 /** The first mistake on the line, in the order typed, as a UsageError; none when the line is fine. */
-function firstMistake(args: readonly string[], options: FlagSpec): UsageError | undefined {
+function firstMistake(args: readonly string[], options: FlagSpec, maxPositionals: number): UsageError | undefined {
   const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
   const seen = new Set<string>();
+  let positionals = 0;
   for (const token of tokens) {
-    if (token.kind === 'positional') return new UsageError('unexpected argument: this command takes flags only (see --help)');
+    // The argument itself is never echoed: a key pasted in the wrong place must not end up in a log.
+    if (token.kind === 'positional' && ++positionals > maxPositionals) {
+      return new UsageError(
+        maxPositionals === 0
+          ? 'unexpected argument: this command takes flags only (see --help)'
+          : `unexpected argument: this command takes at most ${maxPositionals} argument${maxPositionals === 1 ? '' : 's'} besides its flags (see --help)`,
+      );
+    }
     if (token.kind !== 'option') continue;
     const spec = options[token.name];
     if (spec === undefined) {
@@ -55,11 +63,17 @@ function firstMistake(args: readonly string[], options: FlagSpec): UsageError | 
 }
 
 export function parseFlags(argv: readonly string[], options: FlagSpec): Flags {
+  return parseCommandLine(argv, options, 0).flags;
+}
+
+/** The flags and up to `maxPositionals` other arguments (`inbox show 12`), in the order typed. */
+export function parseCommandLine(argv: readonly string[], options: FlagSpec, maxPositionals: number): { flags: Flags; positionals: string[] } {
   const args = expandShortAssignments(argv, options);
-  const mistake = firstMistake(args, options);
+  const mistake = firstMistake(args, options, maxPositionals);
   if (mistake !== undefined) throw mistake;
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Flags;
+    const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals: maxPositionals > 0 });
+    return { flags: values as Flags, positionals };
   } catch {
     // Not reached when the checks above cover parseArgs; its own message could quote a value.
     throw new UsageError('cannot read the flags; see --help');

@@ -26,8 +26,8 @@ export type TransactionOf<Database> = Database extends { begin(options: string, 
   ? T // postgres.js: a TransactionSql
   : Database extends { transaction(fn: (tx: infer T) => Promise<unknown>): Promise<unknown> }
     ? T // PGlite: a Transaction
-    : Database extends { totalCount: number; connect(): Promise<infer Client> }
-      ? Client // pg Pool: the PoolClient holding the transaction
+    : Database extends { totalCount: number; connect(callback: (error: never, client: infer Client, done: never) => void): void }
+      ? NonNullable<Client> // pg Pool: the PoolClient holding the transaction (read off connect's last overload)
       : Database; // pg Client: the client itself
 
 export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
@@ -79,12 +79,12 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
     get: (id) => getDelivery(driver, names, id),
     async retry(idOrFilter) {
       const count = await retryDeliveries(driver, names, idOrFilter);
-      if (count > 0) wake.requeued();
+      if (count > 0) await wake.requeued();
       return count;
     },
     async replay(filter) {
       const count = await replayDeliveries(driver, names, filter);
-      if (count > 0) wake.requeued();
+      if (count > 0) await wake.requeued();
       return count;
     },
     stats: () => deliveryStats(driver, names),

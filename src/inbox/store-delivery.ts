@@ -8,8 +8,10 @@ const encoder = new TextEncoder();
 
 export function storeDeliverySql(names: TableNames): string {
   return `INSERT INTO ${names.deliveries}
-  (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at)
-VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END)
+  (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at,
+   received_at)
+VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END,
+        COALESCE($13::timestamptz, now()))
 ON CONFLICT DO NOTHING
 RETURNING id::text AS id`;
 }
@@ -42,6 +44,7 @@ export function createStoreDelivery(driver: Driver, names: TableNames, afterInse
         delivery.replayKey,
         delivery.eventKey ?? null,
         state,
+        delivery.receivedAt ?? null,
       ]);
     } catch (error) {
       throw inboxError(error, names.display, 'storing a delivery');

@@ -67,7 +67,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const verifyStep = createVerifyStep({ secrets: options.secrets, keys, encoding, tolerance, headerKey: headerName.toLowerCase() });
   const parseStep = createParseStep(validate, ignore);
   const claimStep = store === undefined ? undefined : createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting });
-  const persistStep = inbox === undefined ? undefined : createPersistStep(inbox, reporting);
+  const persistStep = inbox === undefined ? undefined : createPersistStep(inbox, reporting, options.now !== undefined);
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   const rejected = (error: unknown, started: number): never => {

@@ -22,6 +22,11 @@ export interface DeliveryToStore {
   readonly eventKey: string | undefined;
   /** Stored as a record only: unknown action, or matched by `ignore`. */
   readonly ignored: boolean;
+  /**
+   * When it was received, from the receiver's `now` option when one was given (re-importing
+   * stored deliveries); otherwise undefined and the database's clock decides.
+   */
+  readonly receivedAt?: Date | undefined;
 }
 
 export interface DeliveryInbox<Tx = unknown> {

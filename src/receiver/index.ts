@@ -1,5 +1,5 @@
 export { createReceiver, DEFAULT_HEADER_NAME } from './create-receiver.js';
-export type { ErrorHandler, Receiver, ReceiveOptions } from './types.js';
+export type { AnyReceiver, ErrorHandler, Receiver, ReceiveOptions } from './types.js';
 export { WebhookHandlerError } from './errors.js';
 export { getHeader } from './headers.js';
 export type { HeadersInput } from './headers.js';
@@ -12,3 +12,4 @@ export type {
   ReceiverLogRecord,
   ReceiverOptions,
 } from './types.js';
+export type { DeliveryInbox, DeliveryToStore, HandlerContext, InboxHandlerContext } from './inbox-contract.js';

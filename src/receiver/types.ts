@@ -124,3 +124,6 @@ export interface ReceiveOptions {
    */
   acknowledge?: 'after-handlers' | 'before-handlers';
 }
+
+/** What an adapter needs of a receiver: any receiver, with or without an inbox. */
+export type AnyReceiver = Pick<Receiver<unknown>, 'receive' | 'headerName'>;

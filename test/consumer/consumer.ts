@@ -62,3 +62,12 @@ receiver.on('app:nothing', () => {});
 const redisStore = new RedisDedupStore({ sendCommand: async (args: string[]) => args.length });
 console.log(redisStore.prefix);
 
+
+// The inbox subpath compiles with no database client's types installed (they are optional peers).
+import { createInbox, WebhookInboxError, schemaSql } from 'rack-webhooks/inbox';
+declare const someDatabase: { query(text: string): Promise<{ rows: unknown[] }>; exec(text: string): Promise<unknown>; transaction<T>(fn: (tx: { query(text: string): Promise<{ rows: unknown[] }> }) => Promise<T>): Promise<T> };
+const inbox = createInbox({ database: someDatabase, table: 'ops.deliveries' });
+const inboxReceiver = createReceiver({ secrets: 'k', inbox });
+inboxReceiver.on('app:budget:cap', (_event, context) => console.log(context.delivery.id, context.delivery.attempt));
+const inboxError: WebhookInboxError | undefined = undefined;
+console.log(inboxError, schemaSql().length, typeof inbox.work);

@@ -4,11 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_MAX_BODY_BYTES, handleWebhookRequest } from '../../adapters/core.js';
 import { readNodeBody } from '../../adapters/node-body.js';
 import { writeNodeResponse } from '../../adapters/node.js';
-import { createReceiver, DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
+import { createInbox } from '../../inbox/create-inbox.js';
+import { DEFAULT_TABLE } from '../../inbox/schema/table-name.js';
+import { createReceiver, DEFAULT_HEADER_NAME, type Receiver } from '../../receiver/create-receiver.js';
 import { HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, headerNameFlag, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
 import type { Command } from '../command.js';
 import { openDeliveryLog, type DeliveryLog } from '../delivery-log.js';
 import { acceptedLine, colourEnabled, rejectedLine } from '../format.js';
+import { openDatabase, scrub, type OpenedDatabase } from '../open-database.js';
+import { databaseFailure, tableNames, targetFlag } from './inbox/session.js';
 
 function port(flags: Flags): number {
   const text = stringFlag(flags, 'port');
@@ -25,11 +29,16 @@ function reason(error: unknown): string | undefined {
 export const listen: Command = {
   name: 'listen',
   summary: 'run a verifying receiver that prints one line per delivery',
-  help: `Usage: rack-webhooks listen --port P --key K [--host 127.0.0.1] [--log events.jsonl]
+  help: `Usage: rack-webhooks listen --port P --key K [--host 127.0.0.1] [--log events.jsonl | --inbox D]
 
 Runs a receiver that verifies, parses and de-duplicates deliveries (POST, any path) and answers
 as the SDK's adapters do. Prints "listening on http://HOST:PORT/webhooks", then one line per
 delivery: time, outcome, action, app and tick_id, or the status and code it was refused with.
+
+With --inbox it stores each verified delivery in an inbox (creating its schema at start) and
+answers 200 once the row is committed, 503 inbox_unavailable when the database cannot be
+reached; each line ends with the row's id. It runs no handlers (it has none): run them in your
+app with inbox.work(receiver), and look at what was stored with rack-webhooks inbox list.
 
   --port P                the port (0: a free one, printed in the first line)
   --host H                the address to bind (default 127.0.0.1)
@@ -38,23 +47,60 @@ ${KEY_HELP}
   --tolerance S           seconds either side of now (default 300; Infinity turns the check off)
   --log F                 append every accepted payload (processed or ignored) to F, one per line, as
                           received, synced to disk before the 200 is sent (a pipe, terminal or
-                          device is written, not synced)`,
-  flags: { ...KEY_FLAGS, ...HEADER_NAME_FLAG, port: { type: 'string' }, host: { type: 'string' }, tolerance: { type: 'string' }, log: { type: 'string' } },
+                          device is written, not synced)
+  --inbox D               store deliveries in the inbox at D: a postgres:// URL (needs npm install pg)
+                          or a PGlite directory (needs npm install @electric-sql/pglite; created
+                          when missing; open in one process at a time)
+  --table T               the inbox table (default ${DEFAULT_TABLE}; may be schema-qualified)`,
+  flags: {
+    ...KEY_FLAGS,
+    ...HEADER_NAME_FLAG,
+    port: { type: 'string' },
+    host: { type: 'string' },
+    tolerance: { type: 'string' },
+    log: { type: 'string' },
+    inbox: { type: 'string' },
+    table: { type: 'string' },
+  },
   async run(flags) {
     const tolerance = secondsFlag(flags, 'tolerance', true);
     const headerName = headerNameFlag(flags);
-    const receiver = createReceiver({
+    const receiverOptions = {
       secrets: requireKeys(flags, process.env),
       secretEncoding: secretEncoding(flags),
       ...(tolerance === undefined ? {} : { tolerance }),
       ...(headerName === undefined ? {} : { headerName }),
-    });
+    };
+    // Built first, with or without an inbox: a key or option mistake is reported before a database is opened.
+    const plain = createReceiver(receiverOptions);
     const listenPort = port(flags);
     const host = stringFlag(flags, 'host') ?? '127.0.0.1';
     const logPath = stringFlag(flags, 'log');
-    const log: DeliveryLog | undefined = logPath === undefined ? undefined : openDeliveryLog(logPath);
     const colour = colourEnabled(process.stdout, process.env);
     const print = (line: string) => process.stdout.write(`${line}\n`);
+    if (stringFlag(flags, 'inbox') === undefined && stringFlag(flags, 'table') !== undefined) throw new UsageError('--table goes with --inbox');
+    if (stringFlag(flags, 'inbox') !== undefined && logPath !== undefined) {
+      throw new UsageError('pass --inbox or --log, not both: the inbox keeps every delivery (rack-webhooks inbox export writes them out)');
+    }
+    const opened = stringFlag(flags, 'inbox') === undefined ? undefined : await openInbox(flags);
+    // The row id of the delivery being answered, for its line.
+    const ids = new AsyncLocalStorage<{ id?: string }>();
+    let receiver: Receiver;
+    if (opened === undefined) receiver = plain;
+    else {
+      const withInbox = createReceiver({ ...receiverOptions, inbox: opened.inbox });
+      receiver = Object.create(withInbox, {
+        receive: {
+          value: async (...args: Parameters<Receiver['receive']>) => {
+            const result = await withInbox.receive(...args);
+            const store = ids.getStore();
+            if (store !== undefined && result.id !== undefined) store.id = result.id;
+            return result;
+          },
+        },
+      }) as Receiver;
+    }
+    const log: DeliveryLog | undefined = logPath === undefined ? undefined : openDeliveryLog(logPath);
 
     // The raw bytes of the delivery being received. The log is written from a handler, so a failed
     // write fails the delivery (500) and the receiver releases its dedup claim for a later copy.
@@ -64,7 +110,8 @@ ${KEY_HELP}
     // The same request path as the adapters (405, 415, 413, then the receiver), printed per delivery.
     async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
       const delivery: { body?: Uint8Array | string } = {};
-      const response = await rawBody.run(delivery, () =>
+      const stored: { id?: string } = {};
+      const response = await ids.run(stored, () => rawBody.run(delivery, () =>
         handleWebhookRequest(
           receiver,
           {
@@ -78,13 +125,15 @@ ${KEY_HELP}
           },
           { maxBodyBytes: DEFAULT_MAX_BODY_BYTES },
         ),
-      );
+      ));
       if (response.event !== undefined && 'status' in response.result) {
         const { action, data } = response.event;
-        print(acceptedLine({ outcome: response.result.status, action, data: data as Record<string, unknown> }, colour));
+        const id = opened === undefined ? {} : { id: stored.id ?? '-' };
+        print(acceptedLine({ outcome: response.result.status, action, data: data as Record<string, unknown>, ...id }, colour));
       } else {
         const code = 'error' in response.result ? response.result.error : String(response.status);
-        print(rejectedLine(response.status, code, reason(response.cause), colour));
+        const why = reason(response.cause);
+        print(rejectedLine(response.status, code, why === undefined || opened === undefined ? why : scrub(why, opened.database.target), colour));
       }
       writeNodeResponse(res, response, req);
     }
@@ -106,14 +155,32 @@ ${KEY_HELP}
     } catch (error) {
       process.off('SIGINT', stop).off('SIGTERM', stop);
       log?.close();
+      await opened?.database.close();
       throw error;
     }
     const address = server.address() as AddressInfo;
     const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     print(`listening on http://${shownHost}:${address.port}/webhooks`);
+    if (opened !== undefined) print(opened.storing);
     await stopped;
     process.off('SIGINT', stop).off('SIGTERM', stop); // the other one of the two is still installed
     log?.close();
+    await opened?.database.close();
     return 0;
   },
 };
+
+/** --inbox: the database opened, the schema brought up to date, and the line saying where deliveries go. */
+async function openInbox(flags: Flags): Promise<{ inbox: ReturnType<typeof createInbox>; database: OpenedDatabase; storing: string }> {
+  const target = targetFlag(flags, 'inbox');
+  const names = tableNames(flags);
+  const database = await openDatabase(target, { create: true, poolSize: 10 });
+  try {
+    const inbox = createInbox({ database: database.client, table: names.display });
+    const { version } = await inbox.migrate();
+    return { inbox, database, storing: `storing deliveries in ${names.display} at ${target.shown} (schema version ${version}); no handlers run here` };
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw databaseFailure(error, target, names);
+  }
+}

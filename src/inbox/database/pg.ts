@@ -15,7 +15,7 @@ interface PgPoolClientLike extends PgClientLike {
 }
 export interface PgPoolLike {
   query(text: string, params?: readonly unknown[]): Promise<PgResult>;
-  connect(): Promise<PgPoolClientLike>;
+  connect(callback: (error: Error | undefined, client: PgPoolClientLike | undefined) => void): void;
   readonly totalCount: number;
 }
 export interface PgClientOnlyLike extends PgClientLike {
@@ -32,24 +32,54 @@ export function isPgClient(value: unknown): value is PgClientOnlyLike {
   return typeof candidate?.query === 'function' && typeof candidate.connect === 'function' && typeof candidate.on === 'function' && typeof candidate.escapeIdentifier === 'function';
 }
 
-/** A broken connection must leave the pool instead of being handed to the next caller. */
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code !== 'string' || code.startsWith('08') || code.startsWith('57') || !/^[0-9A-Z]{5}$/.test(code);
-}
-
-async function inTransaction<R>(client: PgClientLike, fn: (tx: DriverTransaction) => Promise<R>): Promise<R> {
-  await client.query('BEGIN');
+/**
+ * BEGIN, fn, COMMIT; ROLLBACK when anything throws. Resolves `healthy: false` when even the
+ * ROLLBACK failed: that connection is broken and must leave the pool.
+ */
+async function inTransaction<R>(client: PgClientLike, fn: (tx: DriverTransaction) => Promise<R>, onBroken: () => void): Promise<R> {
+  await client.query('BEGIN').catch((error: unknown) => {
+    onBroken();
+    throw error;
+  });
   const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(text, params)).rows };
   let result: R;
   try {
     result = await fn(tx);
+    await client.query('COMMIT');
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
+    await client.query('ROLLBACK').catch(onBroken);
     throw error;
   }
-  await client.query('COMMIT');
   return result;
+}
+
+/** A checked-out client's errors surface through its next query; unheard, they would end the process. */
+const ignoreClientError = (): void => {};
+
+/**
+ * A client from the pool with an 'error' listener on it from the first moment. Not `await
+ * pool.connect()`: the pool stops listening for the client's errors as it hands the client over,
+ * and the code after the await runs a turn later; a connection terminated in that gap (its FATAL
+ * read along with the ReadyForQuery) emits an 'error' nobody hears, which ends the process. The
+ * callback runs in the pool's own turn, so nothing is left unheard.
+ */
+function checkOut(pool: PgPoolLike): Promise<PgPoolClientLike> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error || client === undefined) {
+        reject(error ?? new Error('the pg pool handed over no client'));
+        return;
+      }
+      client.on('error', ignoreClientError);
+      resolve(client);
+    });
+  });
+}
+
+/** Back to the pool, or out of it when its connection is broken. */
+function checkIn(client: PgPoolClientLike, broken: boolean): void {
+  client.removeListener('error', ignoreClientError);
+  client.release(broken ? true : undefined);
 }
 
 export function pgPoolDriver(pool: PgPoolLike): Driver {
@@ -63,22 +93,18 @@ export function pgPoolDriver(pool: PgPoolLike): Driver {
       await pool.query(text);
     },
     async transaction(fn) {
-      const client = await pool.connect();
-      const onError = () => {}; // reported through the failing query; must not crash the process
-      client.on('error', onError);
-      let broken: unknown;
+      const client = await checkOut(pool);
+      let broken = false;
       try {
-        return await inTransaction(client, fn);
-      } catch (error) {
-        if (isConnectionError(error)) broken = error;
-        throw error;
+        return await inTransaction(client, fn, () => {
+          broken = true;
+        });
       } finally {
-        client.removeListener('error', onError);
-        client.release(broken === undefined ? undefined : true);
+        checkIn(client, broken);
       }
     },
     async listen(channel, onNotify, onError) {
-      const client = await pool.connect();
+      const client = await checkOut(pool);
       const onNotification = (message: { channel: string }) => {
         if (message.channel === channel) onNotify();
       };
@@ -86,7 +112,7 @@ export function pgPoolDriver(pool: PgPoolLike): Driver {
       const onClientError = (error: Error) => {
         if (released) return;
         released = true;
-        client.release(true);
+        checkIn(client, true);
         onError(error);
       };
       client.on('notification', onNotification);
@@ -96,7 +122,7 @@ export function pgPoolDriver(pool: PgPoolLike): Driver {
       } catch (error) {
         if (!released) {
           released = true;
-          client.release(true);
+          checkIn(client, true);
         }
         throw error;
       }
@@ -106,7 +132,7 @@ export function pgPoolDriver(pool: PgPoolLike): Driver {
         client.removeListener('notification', onNotification);
         await client.query(`UNLISTEN ${quote(channel)}`).catch(() => {});
         client.removeListener('error', onClientError);
-        client.release();
+        checkIn(client, false);
       };
     },
   };
@@ -120,7 +146,7 @@ export function pgClientDriver(client: PgClientOnlyLike): Driver {
     parallel: false,
     query: (text, params) => mutex.run(async () => (await client.query(text, params)).rows),
     script: (text) => mutex.run(async () => void (await client.query(text))),
-    transaction: (fn) => mutex.run(() => inTransaction(client, fn)),
+    transaction: (fn) => mutex.run(() => inTransaction(client, fn, () => {})),
     async listen(channel, onNotify) {
       const onNotification = (message: { channel: string }) => {
         if (message.channel === channel) onNotify();

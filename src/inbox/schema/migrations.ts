@@ -53,7 +53,8 @@ COMMENT ON COLUMN ${names.deliveries}.event_ns IS 'The event''s own timestamp in
 COMMENT ON COLUMN ${names.deliveries}.attempt_base IS 'attempts at the last retry or replay: attempts - attempt_base counts against maxAttempts';
 COMMENT ON COLUMN ${names.deliveries}.run_at IS 'When a pending delivery is next due';
 CREATE INDEX ${index(names, 'event_order')} ON ${names.deliveries} (event_ns, id);
-CREATE INDEX ${index(names, 'due')} ON ${names.deliveries} (run_at, event_ns, id) WHERE state = 'pending';
+-- The claim walks pending rows in event order and takes the due ones.
+CREATE INDEX ${index(names, 'due')} ON ${names.deliveries} (event_ns, id) WHERE state = 'pending';
 CREATE INDEX ${index(names, 'leases')} ON ${names.deliveries} (locked_until) WHERE state = 'running';
 CREATE INDEX ${index(names, 'by_state')} ON ${names.deliveries} (state, event_ns, id);
 CREATE INDEX ${index(names, 'by_action')} ON ${names.deliveries} (action, event_ns, id);

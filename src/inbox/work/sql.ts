@@ -25,7 +25,8 @@ export function workerSql(names: TableNames): WorkerSql {
   return {
     claim: `WITH due AS (
   SELECT id FROM ${t} WHERE state = 'pending' AND run_at <= now()
-   ORDER BY run_at, event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
+   -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
+   ORDER BY event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
          locked_until = now() + make_interval(secs => $3)

@@ -32,18 +32,25 @@ export class Wake {
     }, 0);
   }
 
-  /** Rows became due by an operation (retry, replay) in this process. */
-  requeued(): void {
-    this.stored();
+  /**
+   * Rows became due by an operation (retry, replay): wake local workers and NOTIFY at once,
+   * awaited, so that a short-lived process (a script, the CLI) does not exit before it is sent.
+   */
+  async requeued(): Promise<void> {
+    for (const wake of this.#local) wake();
+    if (!this.#notify) return;
+    // Best effort: a lost notification costs one poll interval, never a delivery.
+    await this.#driver.query('SELECT pg_notify($1, \'\')', [this.#channel]).catch(() => {});
   }
 
   /** Registers a worker's wake-up; the first one starts listening. Returns the unsubscribe. */
-  subscribe(wake: () => void, onListenError: (error: unknown) => void): () => void {
+  subscribe(wake: () => void, onListenError: (error: unknown) => void): () => Promise<void> {
     this.#local.add(wake);
     this.#ensureListening(onListenError);
-    return () => {
+    return async () => {
       this.#local.delete(wake);
-      if (this.#local.size === 0) void this.#stopListening();
+      // Awaited by stop(), so that `await worker.stop(); await pool.end()` never races the LISTEN client.
+      if (this.#local.size === 0) await this.#stopListening();
     };
   }
 

@@ -66,7 +66,7 @@ export function startWorker(
   names: TableNames,
   runtime: ReceiverRuntime,
   options: WorkOptions,
-  subscribe: (wake: () => void) => () => void,
+  subscribe: (wake: () => void) => () => Promise<void>,
   relisten: () => void,
 ): Worker {
   const concurrency = positiveInteger('concurrency', options.concurrency, driver.parallel ? 4 : 1);
@@ -88,12 +88,18 @@ export function startWorker(
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const idleWaiters: (() => void)[] = [];
 
-  const later = (ms: number, fn: () => void) => {
+  /**
+   * `keepAlive` for the poll loop: a worker holds its process open until stop(), as a listening
+   * server does. Unref'd, a worker-only process exits with code 0 as soon as no connection is
+   * open (PGlite has none; a pg Pool has none once an outage cut them all), which no supervisor
+   * restarts. Retry timers need not: the poll loop picks those rows up too.
+   */
+  const later = (ms: number, fn: () => void, keepAlive = false) => {
     const timer = setTimeout(() => {
       timers.delete(timer);
       fn();
     }, ms);
-    (timer as { unref?: () => void }).unref?.();
+    if (!keepAlive) (timer as { unref?: () => void }).unref?.();
     timers.add(timer);
   };
 
@@ -169,7 +175,9 @@ export function startWorker(
               await driver.query(sql.release, [claimed.id, workerId, claimed.attempt]).catch(() => {});
               continue;
             }
-            const running: Promise<void> = process(claimed).finally(() => {
+            const running: Promise<void> = process(claimed)
+              .catch((error: unknown) => databaseFailed(error, 'finishing a delivery'))
+              .finally(() => {
               inFlight.delete(running);
               if (!stopping) void fill();
               settleIdle();
@@ -237,12 +245,12 @@ export function startWorker(
     driver.query(sql.fail, [claimed.id, workerId, claimed.attempt, delayMs, dead, boundError(message)]);
 
   // Wake-ups: notifications from the database and this process's own receivers; a poll as the floor.
-  const unsubscribe = options.listen === false ? () => {} : subscribe(() => void fill());
+  const unsubscribe = options.listen === false ? async () => {} : subscribe(() => void fill());
   const poll = () => {
     if (stopping) return;
     if (options.listen !== false) relisten();
     void recover().then(fill).finally(() => {
-      if (!stopping) later(pollIntervalMs, poll);
+      if (!stopping) later(pollIntervalMs, poll, true);
     });
   };
   poll();
@@ -251,13 +259,14 @@ export function startWorker(
     id: workerId,
     async stop() {
       stopping = true;
-      unsubscribe();
+      const unsubscribed = unsubscribe();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       while (filling || inFlight.size > 0) {
         await Promise.allSettled([...inFlight]);
         if (filling) await new Promise((resolve) => setTimeout(resolve, 1));
       }
+      await unsubscribed;
     },
     async drain() {
       for (;;) {

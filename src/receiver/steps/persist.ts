@@ -14,7 +14,7 @@ import type { VerifiedDelivery } from './verify.js';
  */
 export type PersistStep = (verified: VerifiedDelivery, parsed: ParsedDelivery, started: number) => Promise<ReceiveResult>;
 
-export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Reporting): PersistStep {
+export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Reporting, customClock: boolean): PersistStep {
   return async ({ raw, verified, header }, { event, ignored, known }, started) => {
     const bodySha256 = await hashBody(raw);
     const recordOnly = ignored || !known;
@@ -29,6 +29,7 @@ export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Repo
         replayKey: replayKey(verified.timestamp, bodySha256),
         eventKey: eventKey(event),
         ignored: recordOnly,
+        receivedAt: customClock ? new Date(started) : undefined,
       });
     } catch (error) {
       // Loudly: the rack will not send this delivery again.

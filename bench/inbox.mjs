@@ -1,0 +1,227 @@
+// The inbox group: the durable inbox on the local PostgreSQL (and on PGlite), each figure a ratio
+// to the database's own limit measured in the same run, so the machine's state moves the floor and
+// the candidate alike. Every PostgreSQL table lives in a fresh schema, dropped at the end.
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { createReceiver } from 'rack-webhooks';
+import { createInbox } from 'rack-webhooks/inbox';
+import { createSignedRequestSync, createTestEvent } from 'rack-webhooks/testing';
+import { checkBar } from './harness.mjs';
+import { pgbenchInsertFloor, pgliteInsertFloor } from './inbox-floors.mjs';
+
+// The same variable the inbox tests read.
+const URL = process.env.RACK_WEBHOOKS_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SECRET = 'bench-' + randomBytes(16).toString('hex');
+const ACTION = 'app:budget:auto-shutdown:fired';
+const IN_FLIGHT = 32;
+const ROUNDS = 3; // floor and accept alternate; the median of each is kept
+const FLOOR_SECONDS = 2;
+const ACCEPT_COUNT = 8_000; // per round: about as many rows as the floor's round inserts
+const WORKER_COUNT = 6_000; // stored per setting: more than the fastest setting finishes in WORKER_SECONDS
+const WORKER_SECONDS = 3;
+const LATENCY_RATE = 500; // deliveries/s
+const LATENCY_SECONDS = 5;
+const PGLITE_COUNT = 2_000;
+
+/** Distinct 1 KiB signed deliveries of one action with a tick_id: each claims two fresh keys. */
+function deliveries(count) {
+  const out = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const event = createTestEvent(ACTION);
+    event.data.note = '';
+    event.data.note = 'x'.repeat(1024 - Buffer.byteLength(JSON.stringify(event)));
+    const { bytes, headers } = createSignedRequestSync(event, { secrets: SECRET });
+    // A Buffer, as the node, Express and Fastify adapters hand the body over.
+    out[i] = { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), headers };
+  }
+  return out;
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const perSecond = (n) => Math.round(n).toLocaleString('en-US');
+const ms = (n) => n.toFixed(1);
+
+function newReceiver(inbox) {
+  const receiver = createReceiver({ secrets: SECRET, inbox });
+  receiver.on(ACTION, () => {}); // no-op: the worker rows time the inbox, not a handler
+  return receiver;
+}
+
+/** `inFlight` lanes, each awaiting one receive() after another; every delivery must be accepted. */
+async function closedLoop(receiver, items, inFlight) {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const result = await receiver.receive(items[next++]);
+      if (result.outcome !== 'accepted') throw new Error(`expected accepted, got ${result.outcome}`);
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  return (items.length * 1000) / (performance.now() - started);
+}
+
+/**
+ * Open loop: delivery i starts at `i / rate` seconds whether or not earlier ones finished, and
+ * its latency counts from that scheduled start, so a stall shows up in every delivery it delays
+ * (a closed loop would send fewer and hide it).
+ */
+async function openLoop(receiver, items, rate) {
+  const latencies = new Array(items.length);
+  const pending = [];
+  const started = performance.now();
+  let i = 0;
+  while (i < items.length) {
+    const now = performance.now();
+    while (i < items.length && started + (i * 1000) / rate <= now) {
+      const scheduled = started + (i * 1000) / rate;
+      const n = i++;
+      pending.push(
+        receiver.receive(items[n]).then((result) => {
+          if (result.outcome !== 'accepted') throw new Error(`expected accepted, got ${result.outcome}`);
+          latencies[n] = performance.now() - scheduled;
+        }),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await Promise.all(pending);
+  latencies.sort((a, b) => a - b);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)];
+  return { p50: at(0.5), p99: at(0.99), max: latencies[latencies.length - 1], seconds: (performance.now() - started) / 1000 };
+}
+
+/** Fills `table` with `count` pending rows copied from accepted deliveries (real bodies), in one statement. */
+async function prestore(pool, from, table, count) {
+  const columns = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key';
+  await pool.query(`INSERT INTO ${table} (${columns}, state, run_at) SELECT ${columns}, 'pending', now() FROM ${from} ORDER BY id LIMIT $1`, [count]);
+}
+
+/**
+ * One worker from its start until it has drained the table or `seconds` have passed, whichever
+ * comes first; then stop() (in-flight handlers finish) and count the rows marked done.
+ */
+async function timeWorker(inbox, receiver, options, seconds) {
+  const started = performance.now();
+  const worker = inbox.work(receiver, options);
+  let timer;
+  await Promise.race([worker.drain(), new Promise((resolve) => (timer = setTimeout(resolve, seconds * 1000)))]);
+  clearTimeout(timer);
+  await worker.stop();
+  const elapsed = performance.now() - started;
+  const stats = await inbox.stats();
+  if (stats.running !== 0 || stats.dead !== 0) throw new Error(`the worker left deliveries running or dead: ${JSON.stringify(stats)}`);
+  return (stats.done * 1000) / elapsed;
+}
+
+function table(title, floorName, floor, rows) {
+  console.log(`\n### ${title}\n`);
+  console.log('| case | deliveries/s | ratio to floor |');
+  console.log('|---|---:|---:|');
+  console.log(`| floor: ${floorName} | ${perSecond(floor)} | 1.00x |`);
+  for (const [name, rate] of rows) console.log(`| ${name} | ${perSecond(rate)} | ${(rate / floor).toFixed(2)}x |`);
+}
+
+async function benchPostgres(pool, schema) {
+  let tables = 0;
+  const freshTable = async () => {
+    const name = `${schema}.t${tables++}`;
+    await createInbox({ database: pool, table: name }).migrate();
+    return name;
+  };
+  const all = deliveries(ACCEPT_COUNT * (ROUNDS + 1));
+  const lap = (r) => all.slice(r * ACCEPT_COUNT, (r + 1) * ACCEPT_COUNT);
+
+  // Warm-up: opens the pool's connections and lets the JIT settle, outside any timing.
+  const warm = createInbox({ database: pool, table: await freshTable() });
+  await closedLoop(newReceiver(warm), lap(0).slice(0, 2_000), IN_FLIGHT);
+
+  // 1. Accept throughput: pgbench and receive() alternate, each round on a fresh, empty table.
+  const floors = [];
+  const accepts = [];
+  let acceptedTable;
+  for (let r = 1; r <= ROUNDS; r++) {
+    floors.push((await pgbenchInsertFloor({ url: URL, table: await freshTable(), clients: IN_FLIGHT, seconds: FLOOR_SECONDS, eventKey: true })).tps);
+    acceptedTable = await freshTable();
+    accepts.push(await closedLoop(newReceiver(createInbox({ database: pool, table: acceptedTable })), lap(r), IN_FLIGHT));
+  }
+  const floor = median(floors);
+  const accept = median(accepts);
+  table(
+    `Inbox accept throughput (pg Pool, ${IN_FLIGHT} in flight, 1 KiB deliveries, median of ${ROUNDS} rounds)`,
+    `pgbench, ${IN_FLIGHT} clients, the same INSERT ... ON CONFLICT DO NOTHING (prepared)`,
+    floor,
+    [[`receive() with an inbox: verify + parse + insert + commit (rounds: ${accepts.map(perSecond).join(', ')})`, accept]],
+  );
+  console.log(`\nfloor rounds: ${floors.map(perSecond).join(', ')}`);
+
+  // 2. Worker throughput with a no-op handler: claim, record the attempt, lock, mark done.
+  const settings = [
+    ['defaults (concurrency 4, batchSize 4)', {}],
+    ['concurrency 16, batchSize 16', { concurrency: 16, batchSize: 16 }],
+    ['concurrency 32, batchSize 32', { concurrency: 32, batchSize: 32 }],
+  ];
+  const workers = [];
+  for (const [name, options] of settings) {
+    const inbox = createInbox({ database: pool, table: await freshTable() });
+    await prestore(pool, acceptedTable, inbox.table, WORKER_COUNT);
+    workers.push([`one worker, ${name}`, await timeWorker(inbox, newReceiver(inbox), options, WORKER_SECONDS)]);
+  }
+  table(`Inbox worker throughput (no-op handler, pg Pool: ${WORKER_COUNT.toLocaleString('en-US')} stored deliveries, done per second over at most ${WORKER_SECONDS} s)`, 'the same pgbench floor as above', floor, workers);
+  const best = workers.reduce((a, b) => (b[1] > a[1] ? b : a));
+
+  // 3. Accept latency at a steady rate, open loop, on a fresh table.
+  const latencyItems = deliveries(LATENCY_RATE * LATENCY_SECONDS);
+  const latency = await openLoop(newReceiver(createInbox({ database: pool, table: await freshTable() })), latencyItems, LATENCY_RATE);
+  console.log(`\n### Inbox accept latency (pg Pool, open loop at ${LATENCY_RATE} deliveries/s for ${LATENCY_SECONDS} s)\n`);
+  console.log(`p50 ${ms(latency.p50)} ms, p99 ${ms(latency.p99)} ms, max ${ms(latency.max)} ms (${latencyItems.length.toLocaleString('en-US')} deliveries in ${latency.seconds.toFixed(1)} s)`);
+
+  let ok = checkBar('inbox accept / pgbench insert', accept / floor, 0.5, '>=');
+  ok = checkBar(`inbox worker / pgbench insert (best: ${best[0].replace('one worker, ', '')})`, best[1] / floor, 0.25, '>=') && ok;
+  ok = checkBar('inbox accept p99 at 500/s, ms', latency.p99, 20) && ok;
+  return ok;
+}
+
+async function benchPGlite() {
+  // Each on its own fresh in-memory database: one PGlite runs one query at a time.
+  const floorDb = new PGlite();
+  const inboxDb = new PGlite();
+  try {
+    const floorInbox = createInbox({ database: floorDb, table: 'floor' });
+    await floorInbox.migrate();
+    const { perSecond: floor } = await pgliteInsertFloor({ database: floorDb, table: 'floor', count: PGLITE_COUNT, eventKey: true });
+    const inbox = createInbox({ database: inboxDb });
+    await inbox.migrate();
+    const receiver = newReceiver(inbox);
+    const items = deliveries(PGLITE_COUNT + 200);
+    await closedLoop(receiver, items.slice(0, 200), 1); // warm-up, as the floor's
+    const accept = await closedLoop(receiver, items.slice(200), 1);
+    table('Inbox accept throughput on PGlite (in memory, one delivery at a time)', 'the same insert, alone, on another fresh PGlite', floor, [['receive() with an inbox on PGlite', accept]]);
+    return checkBar('inbox accept on PGlite / PGlite insert', accept / floor, 0.5, '>=');
+  } finally {
+    await Promise.all([floorDb.close(), inboxDb.close()]);
+  }
+}
+
+export async function benchInbox() {
+  const pool = new pg.Pool({ connectionString: URL, max: IN_FLIGHT + 2 });
+  pool.on('error', () => {}); // an idle client's error must not end the run; the query that needed it fails
+  const schema = `rack_webhooks_bench_${randomBytes(4).toString('hex')}`;
+  try {
+    await pool.query(`CREATE SCHEMA ${schema}`);
+  } catch (error) {
+    console.log(`\nPostgreSQL not reachable at ${URL} (${error.message}): inbox benchmark skipped`);
+    await pool.end();
+    return { ok: false };
+  }
+  let ok;
+  try {
+    ok = await benchPostgres(pool, schema);
+  } finally {
+    await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+    await pool.end();
+  }
+  ok = (await benchPGlite()) && ok;
+  return { ok };
+}

@@ -1,0 +1,66 @@
+-- rack-webhooks inbox schema, version 1. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- For teams that run their own migration tool. inbox.migrate() applies the same migrations
+-- itself (under an advisory lock) and records them in the migrations table below.
+BEGIN;
+CREATE TABLE IF NOT EXISTS "rack_webhooks_inbox_migrations" (
+  version     integer     PRIMARY KEY,
+  name        text        NOT NULL,
+  applied_at  timestamptz NOT NULL DEFAULT now()
+);
+-- 1: deliveries and attempts
+CREATE TABLE "rack_webhooks_inbox" (
+  id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  received_at   timestamptz NOT NULL DEFAULT now(),
+  -- The delivery exactly as received and verified.
+  body          bytea       NOT NULL,
+  signature     text        NOT NULL,
+  signed_at     bigint      NOT NULL,
+  secret_index  integer     NOT NULL,
+  -- What the event says, for filters and ordering.
+  action        text        NOT NULL,
+  event_time    text        NOT NULL,
+  event_ns      bigint      NOT NULL,
+  app           text,
+  tick_id       text,
+  -- The receiver's two dedup keys: the insert is the claim.
+  replay_key    text        NOT NULL,
+  event_key     text,
+  -- Processing.
+  state         text        NOT NULL,
+  attempts      integer     NOT NULL DEFAULT 0,
+  attempt_base  integer     NOT NULL DEFAULT 0,
+  run_at        timestamptz,
+  locked_until  timestamptz,
+  locked_by     text,
+  last_error    text,
+  done_at       timestamptz,
+  replayed_at   timestamptz,
+  CONSTRAINT "rack_webhooks_inbox_state_check" CHECK (state IN ('pending', 'running', 'done', 'dead', 'ignored')),
+  CONSTRAINT "rack_webhooks_inbox_replay_key" UNIQUE (replay_key),
+  CONSTRAINT "rack_webhooks_inbox_event_key" UNIQUE (event_key)
+);
+COMMENT ON COLUMN "rack_webhooks_inbox".signed_at IS 'The signature header''s t (unix seconds)';
+COMMENT ON COLUMN "rack_webhooks_inbox".event_ns IS 'The event''s own timestamp in nanoseconds since the epoch (the time received when it is not RFC 3339)';
+COMMENT ON COLUMN "rack_webhooks_inbox".attempt_base IS 'attempts at the last retry or replay: attempts - attempt_base counts against maxAttempts';
+COMMENT ON COLUMN "rack_webhooks_inbox".run_at IS 'When a pending delivery is next due';
+CREATE INDEX "rack_webhooks_inbox_event_order" ON "rack_webhooks_inbox" (event_ns, id);
+-- The claim walks pending rows in event order and takes the due ones.
+CREATE INDEX "rack_webhooks_inbox_due" ON "rack_webhooks_inbox" (event_ns, id) WHERE state = 'pending';
+CREATE INDEX "rack_webhooks_inbox_leases" ON "rack_webhooks_inbox" (locked_until) WHERE state = 'running';
+CREATE INDEX "rack_webhooks_inbox_by_state" ON "rack_webhooks_inbox" (state, event_ns, id);
+CREATE INDEX "rack_webhooks_inbox_by_action" ON "rack_webhooks_inbox" (action, event_ns, id);
+CREATE INDEX "rack_webhooks_inbox_by_app" ON "rack_webhooks_inbox" (app, event_ns, id) WHERE app IS NOT NULL;
+CREATE INDEX "rack_webhooks_inbox_received" ON "rack_webhooks_inbox" (received_at);
+CREATE TABLE "rack_webhooks_inbox_attempts" (
+  delivery_id   bigint      NOT NULL REFERENCES "rack_webhooks_inbox" (id) ON DELETE CASCADE,
+  attempt       integer     NOT NULL,
+  worker        text        NOT NULL,
+  started_at    timestamptz NOT NULL DEFAULT now(),
+  finished_at   timestamptz,
+  outcome       text,
+  error         text,
+  PRIMARY KEY (delivery_id, attempt),
+  CONSTRAINT "rack_webhooks_inbox_attempt_outcome_check" CHECK (outcome IN ('succeeded', 'failed', 'crashed', 'abandoned'))
+);
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (1, 'deliveries and attempts');
+COMMIT;

@@ -1,0 +1,102 @@
+/** The three commands that change rows: retry (dead -> pending), replay (done -> pending), prune. */
+import type { DeliveryFilter } from '../../../inbox/types.js';
+import { UsageError, type Flags } from '../../args.js';
+import type { Command } from '../../command.js';
+import { FILTER_FLAGS, beforeFlag, filterHelpFor, filterFromFlags, idArgument, isEmptyFilter } from './filter-flags.js';
+import { deliveries } from './render.js';
+import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox } from './session.js';
+
+const ALL_FLAG = { all: { type: 'boolean' } } as const;
+
+/**
+ * The filter for a bulk change: at least one filter flag, or --all, so a forgotten flag never
+ * requeues the whole table. --state may only name the one state the command moves.
+ */
+function bulkFilter(flags: Flags, command: 'retry' | 'replay', from: 'dead' | 'done'): DeliveryFilter {
+  const filter = filterFromFlags(flags);
+  const states = filter.state === undefined ? [] : [filter.state].flat();
+  if (states.some((state) => state !== from)) throw new UsageError(`${command} moves ${from} deliveries only: leave out --state, or pass --state ${from}`);
+  delete filter.state; // the inbox narrows to `from` itself
+  if (isEmptyFilter(filter) && states.length === 0 && flags['all'] !== true) {
+    throw new UsageError(`say which deliveries: pass filter flags (--action, --app, --from, --to), or --all for every ${from} one`);
+  }
+  return filter;
+}
+
+export const retry: Command = {
+  name: 'retry',
+  summary: 'dead deliveries back to pending, due now, with a fresh budget of attempts',
+  help: `Usage: rack-webhooks inbox retry <id> --database D
+       rack-webhooks inbox retry --database D (--action A | --app NAME | --from T | --to T ... | --all)
+
+Moves dead deliveries (their handlers failed maxAttempts times) back to pending, due now, with a
+fresh budget of attempts; your workers run them again. Prints how many moved. With an id, that
+delivery must exist and be dead.
+
+${DATABASE_HELP}
+${filterHelpFor('dead')}
+  --all                   every dead delivery`,
+  flags: { ...DATABASE_FLAGS, ...FILTER_FLAGS, ...ALL_FLAG },
+  positionals: 1,
+  async run(flags, positionals) {
+    const usage = 'rack-webhooks inbox retry <id> --database D';
+    const id = positionals[0] === undefined ? undefined : idArgument(positionals[0], usage);
+    const filter = id === undefined ? bulkFilter(flags, 'retry', 'dead') : undefined;
+    if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true)) throw new UsageError('pass an id or filter flags, not both');
+    const count = await withInbox(flags, {}, async (session) => {
+      const moved = await session.inbox.retry(id ?? filter!);
+      if (moved > 0) await notifyWorkers(session);
+      if (moved === 0 && id !== undefined) {
+        const delivery = await session.inbox.get(id);
+        if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
+        throw new Error(`delivery ${id} is ${delivery.state}, not dead: retry moves dead deliveries only${delivery.state === 'done' ? ' (replay runs done ones again)' : ''}`);
+      }
+      return moved;
+    });
+    process.stdout.write(`retried ${deliveries(count)} (dead -> pending)\n`);
+    return 0;
+  },
+};
+
+export const replay: Command = {
+  name: 'replay',
+  summary: 'done deliveries back to pending, to run their handlers again in event order',
+  help: `Usage: rack-webhooks inbox replay --database D (--action A | --app NAME | --from T | --to T ... | --all)
+
+Moves done deliveries back to pending, due now, so your workers run their handlers again in
+event-time order (after a bug fix, or to rebuild a projection). Prints how many moved.
+
+${DATABASE_HELP}
+${filterHelpFor('done')}
+  --all                   every done delivery`,
+  flags: { ...DATABASE_FLAGS, ...FILTER_FLAGS, ...ALL_FLAG },
+  async run(flags) {
+    const filter = bulkFilter(flags, 'replay', 'done');
+    const count = await withInbox(flags, {}, async (session) => {
+      const moved = await session.inbox.replay(filter);
+      if (moved > 0) await notifyWorkers(session);
+      return moved;
+    });
+    process.stdout.write(`replayed ${deliveries(count)} (done -> pending)\n`);
+    return 0;
+  },
+};
+
+export const prune: Command = {
+  name: 'prune',
+  summary: 'delete done, dead and ignored deliveries received before a date',
+  help: `Usage: rack-webhooks inbox prune --before (2026-01-01 | 2026-01-01T00:00:00Z | 30d) --database D
+
+Deletes done, dead and ignored deliveries (and their attempts) received before --before; never
+a pending or running one. Prints how many it deleted. Export them first to keep a copy.
+
+${DATABASE_HELP}
+  --before T              a date (UTC), an RFC 3339 time, or an age: 90s, 15m, 12h, 30d, 2w (ago)`,
+  flags: { ...DATABASE_FLAGS, before: { type: 'string' } },
+  async run(flags) {
+    const before = beforeFlag(flags, Date.now());
+    const count = await withInbox(flags, {}, ({ inbox }) => inbox.prune({ before }));
+    process.stdout.write(`pruned ${deliveries(count)} (done, dead or ignored, received before ${before.toISOString()})\n`);
+    return 0;
+  },
+};

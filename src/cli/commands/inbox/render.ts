@@ -1,0 +1,155 @@
+/**
+ * How stored deliveries are printed: a line each for people (every field from the sender passed
+ * through oneLine), one JSON object each for scripts. The signature header is only ever in the
+ * JSON of `show`; the human view says it is there and how long it is.
+ */
+import type { DeliveryAttempt, InboxStats, StoredDelivery, StoredDeliveryDetail } from '../../../inbox/types.js';
+import { formatAge, oneLine } from '../../format.js';
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The body as text when it is UTF-8 (it is whenever it parsed as JSON), else undefined. */
+export function bodyText(body: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(body);
+  } catch {
+    return undefined;
+  }
+}
+
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+/** `list --json`: the fields of `inbox.list()`, dates as RFC 3339, nanoseconds as a string. */
+export function deliveryJson(delivery: StoredDelivery): Record<string, unknown> {
+  return {
+    id: delivery.id,
+    state: delivery.state,
+    action: delivery.action,
+    app: delivery.app,
+    tickId: delivery.tickId,
+    eventTime: delivery.eventTime,
+    eventNanos: delivery.eventNanos.toString(),
+    receivedAt: iso(delivery.receivedAt),
+    signedAt: delivery.signedAt,
+    secretIndex: delivery.secretIndex,
+    attempts: delivery.attempts,
+    runAt: iso(delivery.runAt),
+    lastError: delivery.lastError,
+    doneAt: iso(delivery.doneAt),
+    replayedAt: iso(delivery.replayedAt),
+  };
+}
+
+function attemptJson(attempt: DeliveryAttempt): Record<string, unknown> {
+  return { ...attempt, startedAt: iso(attempt.startedAt), finishedAt: iso(attempt.finishedAt) };
+}
+
+/** `show --json`: everything `inbox.get()` gives, the raw body as text (or base64 when it is not UTF-8). */
+export function detailJson(delivery: StoredDeliveryDetail): Record<string, unknown> {
+  const text = bodyText(delivery.body);
+  return {
+    ...deliveryJson(delivery),
+    signature: delivery.signature,
+    ...(text === undefined ? { bodyBase64: Buffer.from(delivery.body).toString('base64') } : { body: text }),
+    event: delivery.event ?? null,
+    attemptLog: delivery.attemptLog.map(attemptJson),
+  };
+}
+
+function table(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd());
+}
+
+/** `list`: a header and one aligned line per delivery. */
+export function deliveryTable(deliveries: readonly StoredDelivery[]): string[] {
+  const rows = deliveries.map((delivery) => [
+    delivery.id,
+    delivery.state,
+    String(delivery.attempts),
+    oneLine(delivery.eventTime),
+    oneLine(delivery.action),
+    delivery.app === null ? '-' : oneLine(delivery.app),
+  ]);
+  return table([['ID', 'STATE', 'ATTEMPTS', 'EVENT TIME', 'ACTION', 'APP'], ...rows]);
+}
+
+function when(date: Date | null): string {
+  return date === null ? '-' : date.toISOString();
+}
+
+/**
+ * The event, indented. JSON.stringify escapes C0 controls but not DEL and the C1 range, which
+ * some terminals act on (U+009B opens an escape sequence): those are escaped here too.
+ */
+export function prettyEvent(event: unknown): string {
+  return escapeControls(JSON.stringify(event, null, 2));
+}
+
+/** One JSON document on one line (`--json`), with the same escapes. */
+export function jsonLine(value: unknown): string {
+  return escapeControls(JSON.stringify(value));
+}
+
+function escapeControls(json: string): string {
+  return json.replace(/[\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function attemptLine(attempt: DeliveryAttempt): string {
+  const outcome = attempt.outcome ?? 'running';
+  const error = attempt.error === null ? '' : `  ${oneLine(attempt.error)}`;
+  return `  #${attempt.attempt}  ${outcome.padEnd(9)}  ${oneLine(attempt.worker)}  ${when(attempt.startedAt)} -> ${when(attempt.finishedAt)}${error}`;
+}
+
+/** `show`: every fact about one delivery, then its attempts, then the event. */
+export function deliveryDetail(delivery: StoredDeliveryDetail): string[] {
+  const fields: [string, string][] = [
+    ['state', delivery.state],
+    ['action', oneLine(delivery.action)],
+    ['app', delivery.app === null ? '-' : oneLine(delivery.app)],
+    ['tick_id', delivery.tickId === null ? '-' : oneLine(delivery.tickId)],
+    ['event time', oneLine(delivery.eventTime)],
+    ['received at', when(delivery.receivedAt)],
+    ['signed at', `t=${delivery.signedAt} (${new Date(delivery.signedAt * 1000).toISOString()})`],
+    ['secret', `key #${delivery.secretIndex + 1} (secret index ${delivery.secretIndex})`],
+    // Only its length: the header is a valid signature of this body, and terminals end up in logs.
+    ['signature', `present (${Buffer.byteLength(delivery.signature)} bytes)`],
+    ['body', `${delivery.body.byteLength} bytes`],
+    ['attempts', String(delivery.attempts)],
+    ['next run', when(delivery.runAt)],
+    ['last error', delivery.lastError === null ? '-' : oneLine(delivery.lastError)],
+    ['done at', when(delivery.doneAt)],
+    ['replayed at', when(delivery.replayedAt)],
+  ];
+  const width = Math.max(...fields.map(([name]) => name.length));
+  return [
+    `delivery ${delivery.id}`,
+    ...fields.map(([name, value]) => `  ${name.padEnd(width)}  ${value}`),
+    delivery.attemptLog.length === 0 ? 'attempt log: none yet' : 'attempt log:',
+    ...delivery.attemptLog.map(attemptLine),
+    delivery.event === undefined ? 'event: the stored body no longer parses' : 'event:',
+    ...(delivery.event === undefined ? [] : prettyEvent(delivery.event).split('\n')),
+  ];
+}
+
+/** `stats`: one count per line, then the age of the oldest pending delivery. */
+export function statsLines(stats: InboxStats): string[] {
+  const counts: [string, number][] = [
+    ['pending', stats.pending],
+    ['running', stats.running],
+    ['done', stats.done],
+    ['dead', stats.dead],
+    ['ignored', stats.ignored],
+    ['total', stats.total],
+  ];
+  const width = Math.max(...counts.map(([name]) => name.length));
+  const oldest = stats.oldestPendingAgeMs === null ? 'oldest pending: none' : `oldest pending: received ${formatAge(stats.oldestPendingAgeMs)} ago`;
+  return [...counts.map(([name, count]) => `${name.padEnd(width)}  ${count}`), oldest];
+}
+
+/** "1 delivery", "3 deliveries". */
+export function deliveries(count: number): string {
+  return `${count} ${count === 1 ? 'delivery' : 'deliveries'}`;
+}

@@ -1,0 +1,195 @@
+/**
+ * `--database` / `listen --inbox`: a postgres:// URL opens a `pg` Pool, anything else is a PGlite
+ * directory. Both clients are optional peers of the package, loaded only when asked for, so a
+ * missing one is a clear "npm install ..." instead of a stack trace. A password in the URL never
+ * reaches the output: every message shows the URL with it masked.
+ */
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describeThrown } from '../shared/thrown.js';
+import { LOCK_FILE, lockPGliteDirectory } from './pglite-lock.js';
+import { UsageError } from './usage-error.js';
+
+export type DatabaseTarget =
+  | { readonly kind: 'postgres'; readonly url: string; readonly shown: string; readonly address: string; readonly secrets: readonly string[] }
+  | { readonly kind: 'pglite'; readonly dir: string; readonly shown: string };
+
+export interface OpenedDatabase {
+  readonly target: DatabaseTarget;
+  /** The client, as `createInbox({ database })` takes it. */
+  readonly client: unknown;
+  /** One statement, for the few things the inbox API does not do. */
+  query(text: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  /** Ends the pool or closes PGlite (and gives back its directory); calling it again is harmless. */
+  close(): Promise<void>;
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+const OTHER_URL = /^[a-z][a-z0-9+.-]*:\/\//i;
+const PG_PACKAGE = 'pg';
+const PGLITE_PACKAGE = '@electric-sql/pglite';
+
+/** The URL with its password (user:PASSWORD@ and any ?password=) replaced by ***. */
+function maskedUrl(url: URL): string {
+  const masked = new URL(url.href);
+  if (masked.password !== '') masked.password = '***';
+  for (const name of [...masked.searchParams.keys()]) if (/password/i.test(name)) masked.searchParams.set(name, '***');
+  return masked.href.replace(/%2A%2A%2A/g, '***');
+}
+
+/** A path as the user could paste it back into a shell. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+export function databaseTarget(text: string, flag: string): DatabaseTarget {
+  if (text === '') throw new UsageError(`${flag} is empty: pass a postgres:// URL or a PGlite directory`);
+  if (POSTGRES_URL.test(text)) {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      // Not echoed: the text holds a password as often as not.
+      throw new UsageError(`${flag} is not a valid postgres:// URL (write postgres://user:password@host:5432/database)`);
+    }
+    const secrets = [url.password, safeDecode(url.password), ...[...url.searchParams].filter(([name]) => /password/i.test(name)).map(([, value]) => value)];
+    const host = url.host !== '' ? url.host : (url.searchParams.get('host') ?? 'localhost');
+    const address = /:\d+$/.test(host) || host.startsWith('/') ? host : `${host}:5432`;
+    return { kind: 'postgres', url: text, shown: maskedUrl(url), address, secrets: secrets.filter((secret) => secret.length > 0) };
+  }
+  if (OTHER_URL.test(text)) {
+    throw new UsageError(`${flag} must be a postgres:// or postgresql:// URL, or a directory for PGlite; got a ${text.slice(0, text.indexOf(':'))}:// URL`);
+  }
+  return { kind: 'pglite', dir: resolve(text), shown: shellWord(text) };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Any password in the target, wherever a client's message might quote it, masked. */
+export function scrub(message: string, target: DatabaseTarget): string {
+  if (target.kind !== 'postgres') return message;
+  return [...target.secrets].sort((a, b) => b.length - a.length).reduce((text, secret) => text.split(secret).join('***'), message);
+}
+
+/** Node's "Cannot find package 'pg' imported from ..." for the package itself (not one of its own dependencies). */
+export function isMissingPackage(error: unknown, name: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && typeof message === 'string' && message.includes(`'${name}'`);
+}
+
+export function missingPeerError(target: DatabaseTarget): Error {
+  return target.kind === 'postgres'
+    ? new Error(`a postgres:// URL needs the pg package, which is not installed: run npm install ${PG_PACKAGE}`)
+    : new Error(`a PGlite directory needs the ${PGLITE_PACKAGE} package, which is not installed: run npm install ${PGLITE_PACKAGE} (or pass a postgres:// URL)`);
+}
+
+/** `import(name)`, with a missing package turned into the one line that says what to install. */
+export async function loadPeer<T>(name: string, target: DatabaseTarget, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    if (isMissingPackage(error, name)) throw missingPeerError(target);
+    throw new Error(`cannot load the ${name} package: ${describeThrown(error)}`, { cause: error });
+  }
+}
+
+/** Why a connection failed, in a few words: an AggregateError (two addresses refused) has no message of its own. */
+export function connectionReason(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' ? message : '';
+  if (typeof code !== 'string' || code === '') return text || describeThrown(error);
+  if (text === '' || text.includes(code)) return text || code;
+  return /^[0-9A-Z]{5}$/.test(code) ? `${text} (SQLSTATE ${code})` : `${code}: ${text}`;
+}
+
+export function unreachableError(target: DatabaseTarget, error: unknown): Error {
+  const where = target.kind === 'postgres' ? `the database at ${target.address}` : `the PGlite database in ${target.shown}`;
+  return new Error(scrub(`cannot reach ${where}: ${connectionReason(error)}`, target), { cause: error });
+}
+
+export interface OpenOptions {
+  /** Create a PGlite directory that does not exist yet (migrate, listen); else it must hold a database. */
+  create: boolean;
+  /** Connections in the pool (PostgreSQL). */
+  poolSize: number;
+}
+
+export async function openDatabase(target: DatabaseTarget, options: OpenOptions): Promise<OpenedDatabase> {
+  return target.kind === 'postgres' ? openPostgres(target, options) : openPGlite(target, options);
+}
+
+async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, options: OpenOptions): Promise<OpenedDatabase> {
+  const pg = await loadPeer(PG_PACKAGE, target, () => import('pg'));
+  const Pool = (pg.default ?? pg).Pool;
+  // A host that drops packets would otherwise hang the command for the OS's TCP timeout.
+  const pool = new Pool({ connectionString: target.url, max: options.poolSize, connectionTimeoutMillis: 10_000, application_name: 'rack-webhooks' });
+  pool.on('error', () => {}); // an idle client's lost connection: the next query reports it
+  let ended = false;
+  const close = async () => {
+    if (ended) return;
+    ended = true;
+    await pool.end();
+  };
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await close().catch(() => {});
+    throw unreachableError(target, error);
+  }
+  return { target, client: pool, query: async (text, params) => (await pool.query(text, params as unknown[])).rows, close };
+}
+
+function pgliteState(dir: string, shown: string): 'missing' | 'empty' | 'database' {
+  let stat;
+  try {
+    stat = statSync(dir);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return 'missing';
+    throw new UsageError(`cannot read the PGlite directory ${shown} (${(error as { code?: string }).code ?? 'error'})`);
+  }
+  if (!stat.isDirectory()) throw new UsageError(`${shown} is a file: pass a directory for PGlite, or a postgres:// URL`);
+  if (existsSync(`${dir}/PG_VERSION`)) return 'database';
+  if (readdirSync(dir).every((entry) => entry === LOCK_FILE)) return 'empty';
+  // PGlite would initialise a cluster right among these files.
+  throw new UsageError(`${shown} is neither a PGlite database nor empty: pass a new or empty directory for PGlite, or a postgres:// URL`);
+}
+
+async function openPGlite(target: DatabaseTarget & { kind: 'pglite' }, options: OpenOptions): Promise<OpenedDatabase> {
+  const state = pgliteState(target.dir, target.shown);
+  if (state !== 'database' && !options.create) {
+    throw new Error(`no PGlite database in ${target.shown}: create it with rack-webhooks inbox migrate --database ${target.shown}`);
+  }
+  const { PGlite } = await loadPeer(PGLITE_PACKAGE, target, () => import('@electric-sql/pglite'));
+  if (state === 'missing') mkdirSync(target.dir, { recursive: true });
+  const unlock = lockPGliteDirectory(target.dir, target.shown);
+  let db;
+  try {
+    db = new PGlite(target.dir);
+    await db.waitReady;
+  } catch (error) {
+    unlock();
+    throw new Error(`cannot open the PGlite database in ${target.shown}: ${describeThrown(error)}`, { cause: error });
+  }
+  const opened = db;
+  let closed = false;
+  return {
+    target,
+    client: opened,
+    query: async (text, params) => (await opened.query<Record<string, unknown>>(text, params as unknown[])).rows,
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        if (!opened.closed) await opened.close();
+      } finally {
+        unlock();
+      }
+    },
+  };
+}

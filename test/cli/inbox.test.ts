@@ -1,0 +1,503 @@
+/**
+ * `rack-webhooks inbox ...` and `listen --inbox`, on a real PostgreSQL (a schema of its own, so
+ * `--table schema.name`) and a real PGlite directory. Most commands run in this process through
+ * runCli (coverage sees them); a listener holding a PGlite directory and a CLI without its
+ * optional peers run as real processes.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runCli } from '../../src/cli/cli.js';
+import { exportLine, parseExportLine } from '../../src/cli/commands/inbox/export-line.js';
+import { formatAge } from '../../src/cli/format.js';
+import { connectionReason, databaseTarget, isMissingPackage, loadPeer, scrub } from '../../src/cli/open-database.js';
+import { LOCK_FILE } from '../../src/cli/pglite-lock.js';
+import { createSignedRequestSync } from '../../src/testing/signed-request.js';
+import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
+import { CLI, killChildren, run, startListener, tempDir, removeTempDirs } from './helpers.js';
+import { BODIES, HANDLER_ERROR, KEY, captureOutput, cli, exportLineFor, seedDeliveries, writtenSoFar } from './inbox-helpers.js';
+
+captureOutput();
+afterEach(killChildren);
+afterAll(removeTempDirs);
+
+let db: TestDatabase<'pg'>;
+beforeAll(async () => {
+  db = await openDatabase('pg');
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+let tableCount = 0;
+const newTable = (prefix = 't') => `${db.schema}.${prefix}${++tableCount}`;
+const on = (table: string) => ['--database', POSTGRES_URL, '--table', table];
+
+/** A fresh table in this file's schema, migrated by the CLI and seeded through the SDK. */
+async function seeded(): Promise<string> {
+  const table = newTable();
+  expect(await cli('inbox', 'migrate', ...on(table))).toEqual({ code: 0, out: `${table}: applied version 1; schema version 1\n`, err: '' });
+  await seedDeliveries(db.database, table);
+  return table;
+}
+
+/** The ids of a human `list`, in the order printed. */
+function ids(out: string): string[] {
+  return out.split('\n').slice(1).filter((line) => /^\d/.test(line)).map((line) => line.split(' ')[0]!);
+}
+
+async function rows(table: string): Promise<Record<string, unknown>[]> {
+  return db.query(`SELECT id::int AS id, state, body, signature, received_at, replayed_at FROM ${table} ORDER BY id`);
+}
+
+/** A one-line usage error from an in-process run: exit 2, nothing on stdout. */
+function usage(result: { code: number; out: string; err: string }, pattern: RegExp): void {
+  expect(result.code, result.err).toBe(2);
+  expect(result.out).toBe('');
+  expect(result.err.split('\n')).toHaveLength(2);
+  expect(result.err).toMatch(pattern);
+}
+
+describe('inbox on PostgreSQL', () => {
+  it('migrate applies the schema once; list prints every delivery in event order, filtered and paged', async () => {
+    const table = await seeded();
+    expect(await cli('inbox', 'migrate', ...on(table))).toEqual({ code: 0, out: `${table}: nothing to apply; schema version 1\n`, err: '' });
+    expect(await cli('inbox', 'list', ...on(table))).toEqual({
+      code: 0,
+      err: '',
+      out: [
+        'ID  STATE    ATTEMPTS  EVENT TIME                      ACTION               APP',
+        '1   done     1         2026-01-01T00:00:00.000000001Z  app:create           alpha',
+        '2   dead     1         2026-01-02T00:00:00Z            app:budget:cap       alpha',
+        '3   dead     1         2026-01-03T00:00:00Z            app:budget:cap       beta',
+        '4   ignored  0         2026-01-04T00:00:00Z            app:from-the-future  beta',
+        '',
+      ].join('\n'),
+    });
+    const listed = async (...flags: string[]) => {
+      const result = await cli('inbox', 'list', ...on(table), ...flags);
+      expect(result.code, result.err).toBe(0);
+      return ids(result.out);
+    };
+    expect(await listed('--state', 'dead')).toEqual(['2', '3']);
+    expect(await listed('--state', 'done,ignored')).toEqual(['1', '4']);
+    expect(await listed('--action', 'app:budget:*', '--app', 'beta')).toEqual(['3']);
+    expect(await listed('--action', 'app:create', '--action', 'app:from-the-future')).toEqual(['1', '4']);
+    expect(await listed('--from', '2026-01-02', '--to', '2026-01-03T00:00:00Z')).toEqual(['2']);
+    // Nanoseconds count: one past the first event's time leaves it out.
+    expect(await listed('--from', '2026-01-01T00:00:00.000000002Z')).toEqual(['2', '3', '4']);
+    expect(await listed('--from', '3650d')).toEqual(['1', '2', '3', '4']);
+    expect(await cli('inbox', 'list', ...on(table), '--app', 'nobody')).toEqual({ code: 0, out: 'no deliveries\n', err: '' });
+
+    const first = await cli('inbox', 'list', ...on(table), '--order', 'desc', '--limit', '2');
+    expect(ids(first.out)).toEqual(['4', '3']);
+    const cursor = /^next: --after (\S+)$/m.exec(first.out)?.[1];
+    expect(cursor).toBe('1767398400000000000.3'); // 2026-01-03 in nanoseconds, then the id
+    const second = await cli('inbox', 'list', ...on(table), '--order', 'desc', '--after', cursor!);
+    expect(ids(second.out)).toEqual(['2', '1']);
+    expect(second.out).not.toContain('next:');
+
+    const json = await cli('inbox', 'list', ...on(table), '--json', '--limit', '1');
+    expect(json.code).toBe(0);
+    expect(json.err).toBe('next: --after 1767225600000000001.1\n'); // stdout stays one object per line
+    expect(json.out.split('\n')).toHaveLength(2);
+    expect(JSON.parse(json.out)).toMatchObject({
+      id: '1', state: 'done', action: 'app:create', app: 'alpha', tickId: null, eventTime: '2026-01-01T00:00:00.000000001Z',
+      eventNanos: '1767225600000000001', secretIndex: 0, attempts: 1, lastError: null, receivedAt: expect.stringMatching(/Z$/),
+    });
+
+    usage(await cli('inbox', 'list', ...on(table), '--state', 'finished'), /^rack-webhooks inbox list: --state must be one of pending, running, done, dead, ignored, got "finished"\n$/);
+    usage(await cli('inbox', 'list', ...on(table), '--action', 'app*'), /--action must be an action or a prefix pattern/);
+    usage(await cli('inbox', 'list', ...on(table), '--from', 'yesterday'), /--from must be an RFC 3339 time .* got "yesterday"/);
+    usage(await cli('inbox', 'list', ...on(table), '--limit', '0'), /--limit must be a whole number from 1 to 1000/);
+    usage(await cli('inbox', 'list', ...on(table), '--after', 'page-2'), /--after must be the "next" cursor/);
+    usage(await cli('inbox', 'list', ...on(table), '--order', 'newest'), /--order must be asc or desc/);
+    usage(await cli('inbox', 'list', ...on(table), 'stray'), /^rack-webhooks inbox list: unexpected argument: this command takes flags only/);
+  });
+
+  it('show prints one delivery in full, with the signature header only in --json', async () => {
+    const table = await seeded();
+    const [stored] = await db.query<{ signature: string }>(`SELECT signature FROM ${table} WHERE id = 2`);
+    const shown = await cli('inbox', 'show', '2', ...on(table));
+    expect(shown.code, shown.err).toBe(0);
+    expect(shown.err).toBe('');
+    const lines = shown.out.split('\n');
+    expect(lines.slice(0, 7)).toEqual([
+      'delivery 2',
+      '  state        dead',
+      '  action       app:budget:cap',
+      '  app          alpha',
+      '  tick_id      -',
+      '  event time   2026-01-02T00:00:00Z',
+      expect.stringMatching(/^ {2}received at {2}\d{4}-\d\d-\d\dT[\d:.]+Z$/),
+    ]);
+    expect(shown.out).toMatch(/^ {2}signed at {4}t=\d{10} \(\d{4}-[\d-]+T[\d:.]+Z\)$/m);
+    expect(shown.out).toContain('\n  secret       key #1 (secret index 0)\n');
+    expect(shown.out).toContain(`\n  signature    present (${stored!.signature.length} bytes)\n`);
+    expect(shown.out).toContain(`\n  body         ${Buffer.byteLength(BODIES[1])} bytes\n`);
+    // The handler's error is shown on one line, its escape sequence defused.
+    expect(shown.out).toContain('\n  last error   cap handler failed \ufffd[31mred\n');
+    expect(shown.out).toMatch(/\nattempt log:\n {2}#1 {2}failed {5}cli-test-worker {2}\S+Z -> \S+Z {2}cap handler failed \ufffd\[31mred\n/);
+    expect(shown.out).toContain('\nevent:\n{\n  "action": "app:budget:cap",\n');
+    expect(shown.out).toContain('\n    "app": "alpha",\n');
+    expect(shown.out).not.toContain(stored!.signature);
+    expect(shown.out).not.toContain(stored!.signature.slice(-64)); // not even the digest
+    expect(shown.out).not.toContain('\u001b');
+
+    const json = await cli('inbox', 'show', '2', ...on(table), '--json');
+    expect(json.code).toBe(0);
+    expect(json.out.split('\n')).toHaveLength(2);
+    expect(JSON.parse(json.out)).toMatchObject({
+      id: '2', state: 'dead', signature: stored!.signature, body: BODIES[1], event: { action: 'app:budget:cap', data: { app: 'alpha' } },
+      eventNanos: '1767312000000000000', lastError: HANDLER_ERROR,
+      attemptLog: [{ attempt: 1, worker: 'cli-test-worker', outcome: 'failed', error: HANDLER_ERROR, startedAt: expect.stringMatching(/Z$/) }],
+    });
+    expect((await cli('inbox', 'show', '1', ...on(table))).out).toMatch(/\nattempt log:\n {2}#1 {2}succeeded {2}cli-test-worker /);
+
+    expect(await cli('inbox', 'show', '999999', ...on(table))).toEqual({ code: 1, out: '', err: 'rack-webhooks inbox show: no delivery with id 999999\n' });
+    usage(await cli('inbox', 'show', ...on(table)), /^rack-webhooks inbox show: no delivery id: /);
+    const pasted = await cli('inbox', 'show', 'KEYMARKER', ...on(table));
+    usage(pasted, /^rack-webhooks inbox show: a delivery id is a positive whole number/);
+    expect(pasted.err).not.toContain('KEYMARKER');
+    usage(await cli('inbox', 'show', '1', '2', ...on(table)), /takes at most 1 argument besides its flags/);
+  });
+
+  it('stats, retry, replay and prune change exactly the rows they report, and wake other workers', async () => {
+    const table = await seeded();
+    expect(await cli('inbox', 'stats', ...on(table))).toEqual({
+      code: 0, err: '', out: 'pending  0\nrunning  0\ndone     1\ndead     2\nignored  1\ntotal    4\noldest pending: none\n',
+    });
+
+    usage(await cli('inbox', 'retry', ...on(table)), /^rack-webhooks inbox retry: say which deliveries: pass filter flags .* or --all for every dead one\n$/);
+    usage(await cli('inbox', 'retry', ...on(table), '--state', 'done'), /retry moves dead deliveries only: leave out --state, or pass --state dead/);
+    usage(await cli('inbox', 'retry', '3', ...on(table), '--all'), /pass an id or filter flags, not both/);
+
+    // A worker in another process LISTENs on the inbox's channel: a retry wakes it at once.
+    const listener = new pg.Client({ connectionString: POSTGRES_URL });
+    await listener.connect();
+    const notified = new Promise<string>((resolve) => listener.on('notification', (message) => resolve(message.channel)));
+    const channel = `${table.replace('.', '__')}_due`;
+    await listener.query(`LISTEN "${channel}"`);
+    try {
+      expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({ code: 0, out: 'retried 1 delivery (dead -> pending)\n', err: '' });
+      expect(await Promise.race([notified, new Promise((resolve) => setTimeout(resolve, 5000, 'no notification'))])).toBe(channel);
+    } finally {
+      await listener.end();
+    }
+    expect((await rows(table)).map((row) => row['state'])).toEqual(['done', 'pending', 'dead', 'ignored']);
+    expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({ code: 1, out: '', err: 'rack-webhooks inbox retry: delivery 2 is pending, not dead: retry moves dead deliveries only\n' });
+    expect((await cli('inbox', 'retry', '1', ...on(table))).err).toBe('rack-webhooks inbox retry: delivery 1 is done, not dead: retry moves dead deliveries only (replay runs done ones again)\n');
+    expect(await cli('inbox', 'retry', '999999', ...on(table))).toEqual({ code: 1, out: '', err: 'rack-webhooks inbox retry: no delivery with id 999999\n' });
+    expect(await cli('inbox', 'retry', ...on(table), '--action', 'app:budget:*', '--state', 'dead')).toEqual({ code: 0, out: 'retried 1 delivery (dead -> pending)\n', err: '' });
+    expect(await cli('inbox', 'retry', ...on(table), '--all')).toEqual({ code: 0, out: 'retried 0 deliveries (dead -> pending)\n', err: '' });
+
+    const stats = await cli('inbox', 'stats', ...on(table));
+    expect(stats.out).toMatch(/^pending {2}2\nrunning {2}0\ndone {5}1\ndead {5}0\nignored {2}1\ntotal {4}4\noldest pending: received \d+ (ms|s) ago\n$/);
+    expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
+      pending: 2, running: 0, done: 1, dead: 0, ignored: 1, total: 4, oldestPendingAgeMs: expect.any(Number),
+    });
+
+    usage(await cli('inbox', 'replay', ...on(table)), /^rack-webhooks inbox replay: say which deliveries: .* or --all for every done one\n$/);
+    usage(await cli('inbox', 'replay', ...on(table), '--state', 'dead'), /replay moves done deliveries only/);
+    expect(await cli('inbox', 'replay', ...on(table), '--app', 'beta')).toEqual({ code: 0, out: 'replayed 0 deliveries (done -> pending)\n', err: '' });
+    expect(await cli('inbox', 'replay', ...on(table), '--all')).toEqual({ code: 0, out: 'replayed 1 delivery (done -> pending)\n', err: '' });
+    const replayed = (await rows(table))[0]!;
+    expect(replayed['state']).toBe('pending');
+    expect(replayed['replayed_at']).toBeInstanceOf(Date);
+
+    // prune: only done, dead and ignored rows received before the cut-off; never a pending one.
+    const cut = await cli('inbox', 'prune', ...on(table), '--before', '30d');
+    expect(cut.out).toMatch(/^pruned 0 deliveries \(done, dead or ignored, received before \d{4}-[\d-]+T[\d:.]+Z\)\n$/);
+    await db.query(`UPDATE ${table} SET received_at = now() - interval '40 days' WHERE id IN (2, 4)`);
+    expect((await cli('inbox', 'prune', ...on(table), '--before', '30d')).out).toMatch(/^pruned 1 delivery \(/);
+    expect((await rows(table)).map((row) => row['id'])).toEqual([1, 2, 3]);
+    expect((await cli('inbox', 'prune', ...on(table), '--before', '2026-01-01')).out).toBe('pruned 0 deliveries (done, dead or ignored, received before 2026-01-01T00:00:00.000Z)\n');
+    usage(await cli('inbox', 'prune', ...on(table)), /^rack-webhooks inbox prune: no --before: pass a date/);
+    usage(await cli('inbox', 'prune', ...on(table), '--before', 'last-week'), /--before must be a date .* got "last-week"/);
+  });
+
+  it('export writes re-verifiable lines; import stores them again byte for byte, then finds only duplicates', async () => {
+    const table = await seeded();
+    const file = join(tempDir(), 'deliveries.jsonl');
+    expect(await cli('inbox', 'export', ...on(table), '--out', file)).toEqual({ code: 0, out: `exported 4 deliveries to ${file}\n`, err: '' });
+    const text = readFileSync(file, 'utf8');
+    const lines = text.split('\n');
+    expect(lines).toHaveLength(5);
+    expect(lines[4]).toBe('');
+    const exported = lines.slice(0, 4).map((line) => JSON.parse(line) as Record<string, string>);
+    expect(exported.map((line) => line['body'])).toEqual([...BODIES]);
+    expect(exported.map((line) => line['id'])).toEqual(['1', '2', '3', '4']);
+    for (const line of exported) {
+      expect(Object.keys(line)).toEqual(['id', 'received_at', 'signature', 'body']);
+      expect(line['signature']).toMatch(/^t=\d{10},v1=[0-9a-f]{64}$/);
+    }
+
+    // To stdout, with a filter; and the bodies alone, in the listen --log format.
+    expect(await cli('inbox', 'export', ...on(table), '--action', 'app:create')).toEqual({ code: 0, out: `${lines[0]}\n`, err: 'exported 1 delivery\n' });
+    expect(await cli('inbox', 'export', ...on(table), '--state', 'dead', '--bodies')).toEqual({
+      code: 0, out: `${BODIES[1]}\n${JSON.stringify(JSON.parse(BODIES[2]))}\n`, err: 'exported 2 deliveries\n',
+    });
+
+    const copy = newTable('copy');
+    expect((await cli('inbox', 'migrate', ...on(copy))).code).toBe(0);
+    expect(await cli('inbox', 'import', file, ...on(copy), '--key', KEY)).toEqual({ code: 0, out: '3 accepted, 1 ignored, 0 duplicate, 0 rejected\n', err: '' });
+    const [original, imported] = [await rows(table), await rows(copy)];
+    expect(imported.map((row) => row['state'])).toEqual(['pending', 'pending', 'pending', 'ignored']);
+    for (const [index, row] of imported.entries()) {
+      expect(Buffer.compare(row['body'] as Buffer, Buffer.from(BODIES[index]!))).toBe(0);
+      expect(row['body']).toEqual(original[index]!['body']);
+      expect(row['signature']).toBe(original[index]!['signature']);
+      // The time it was received, not the time it was imported (to the millisecond the export keeps).
+      expect((row['received_at'] as Date).getTime()).toBe((original[index]!['received_at'] as Date).getTime());
+    }
+    expect(await cli('inbox', 'import', file, ...on(copy), '--key', KEY)).toEqual({ code: 0, out: '0 accepted, 0 ignored, 4 duplicate, 0 rejected\n', err: '' });
+    expect(await rows(copy)).toHaveLength(4);
+  });
+
+  it('import judges each delivery as of the time it was received, and names each one it refuses', async () => {
+    const table = newTable('imported');
+    expect((await cli('inbox', 'migrate', ...on(table))).code).toBe(0);
+    const body = (day: string) => `{"action":"app:create","status":"success","timestamp":"2026-02-${day}T00:00:00Z","data":{"name":"n${day}","rack":"r","actor":"x"}}`;
+    const signedAt = Math.floor(Date.now() / 1000) - 10 * 86_400; // ten days ago
+    const receivedThen = new Date(signedAt * 1000 + 1500);
+    const forged = JSON.parse(exportLineFor(body('03'), signedAt, receivedThen)) as Record<string, string>;
+    const file = join(tempDir(), 'mixed.jsonl');
+    writeFileSync(file, [
+      exportLineFor(body('01'), signedAt, receivedThen), // old, received in time: verifies
+      exportLineFor(body('02'), signedAt, new Date()), // "received" ten days after it was signed
+      JSON.stringify({ ...forged, body: forged['body']!.replace('n03', 'n99') }),
+      body('04'), // a listen --log line: the body alone
+      '{not json',
+      '',
+      '{"signature":"t=1,v1=00","body":"{}"}',
+      exportLineFor(body('05'), signedAt, receivedThen, 'another-key'),
+    ].join('\r\n'));
+    const result = await cli('inbox', 'import', file, ...on(table), '--key', KEY);
+    expect(result.code).toBe(1);
+    expect(result.err).toBe('');
+    expect(result.out.split('\n')).toEqual([
+      expect.stringMatching(/^line 2: timestamp_too_old: /),
+      expect.stringMatching(/^line 3: signature_mismatch: /),
+      'line 4: missing_signature: a body without its signature (a listen --log or export --bodies line) cannot be re-verified; import reads inbox export lines',
+      'line 5: invalid_line: not JSON',
+      'line 7: invalid_line: no "received_at" time',
+      expect.stringMatching(/^line 8: signature_mismatch: /),
+      '1 accepted, 0 ignored, 0 duplicate, 6 rejected',
+      '',
+    ]);
+    const stored = await rows(table);
+    expect(stored).toHaveLength(1);
+    expect((stored[0]!['body'] as Buffer).toString()).toBe(body('01'));
+    expect((stored[0]!['received_at'] as Date).getTime()).toBe(receivedThen.getTime());
+
+    // --tolerance widens the window around the time received; "-" reads stdin (a real process here).
+    const lateLine = `${exportLineFor(body('02'), signedAt, new Date())}\n`;
+    expect(await run(['inbox', 'import', '-', ...on(table), '--tolerance', 'Infinity'], { stdin: lateLine, env: { RACK_WEBHOOK_SECRETS: KEY } })).toEqual({
+      code: 0, stdout: '1 accepted, 0 ignored, 0 duplicate, 0 rejected\n', stderr: '',
+    });
+    const late = join(tempDir(), 'late.jsonl');
+    writeFileSync(late, lateLine);
+    expect(await cli('inbox', 'import', late, ...on(table), '--key', KEY, '--tolerance', 'Infinity')).toEqual({ code: 0, out: '0 accepted, 0 ignored, 1 duplicate, 0 rejected\n', err: '' });
+
+    usage(await cli('inbox', 'import', ...on(table), '--key', KEY), /^rack-webhooks inbox import: no file: /);
+    usage(await cli('inbox', 'import', late, ...on(table)), /^rack-webhooks inbox import: no key: pass --key/);
+    usage(await cli('inbox', 'import', join(tempDir(), 'missing.jsonl'), ...on(table), '--key', KEY), /cannot read ".*missing.jsonl" \(ENOENT\)/);
+    usage(await cli('inbox', 'import', tempDir(), ...on(table), '--key', KEY), /\(EISDIR\)/);
+  });
+
+  it('one-line errors: an unreachable server (its password masked), a missing schema, a bad --database or --table', async () => {
+    const refused = (await connectionRefusedUrl()).replace('postgres@', 'postgres:s3cret-pw@');
+    const unreachable = await cli('inbox', 'list', '--database', refused);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.out).toBe('');
+    expect(unreachable.err).toMatch(/^rack-webhooks inbox list: cannot reach the database at 127\.0\.0\.1:\d+: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/);
+    expect(unreachable.err).not.toContain('s3cret');
+
+    // Trust authentication ignores the password, so this URL connects.
+    const url = new URL(POSTGRES_URL);
+    url.password = 's3cret-pw';
+    const table = `${db.schema}.never_migrated`;
+    const missing = await cli('inbox', 'stats', '--database', url.href, '--table', table);
+    url.password = '***';
+    expect(missing).toEqual({
+      code: 1, out: '',
+      err: `rack-webhooks inbox stats: the database has no inbox table ${table} (or an older schema of it): run rack-webhooks inbox migrate --database ${url.href.replace(/%2A/g, '*')} --table ${table}\n`,
+    });
+    expect(missing.err).not.toContain('s3cret');
+    const noDatabase = new URL(POSTGRES_URL);
+    noDatabase.pathname = '/no_such_database_rw';
+    expect((await cli('inbox', 'stats', '--database', noDatabase.href)).err).toBe(
+      `rack-webhooks inbox stats: cannot reach the database at ${noDatabase.host}: database "no_such_database_rw" does not exist (SQLSTATE 3D000)\n`,
+    );
+
+    usage(await cli('inbox', 'stats'), /^rack-webhooks inbox stats: no database: pass --database <postgres:\/\/ URL \| PGlite directory>\n$/);
+    usage(await cli('inbox', 'stats', '--database', 'mysql://root:pw@db/x'), /must be a postgres:\/\/ or postgresql:\/\/ URL, or a directory for PGlite; got a mysql:\/\/ URL\n$/);
+    const malformed = await cli('inbox', 'stats', '--database', 'postgres://u:s3cret@host:port/x');
+    usage(malformed, /--database is not a valid postgres:\/\/ URL/);
+    expect(malformed.err).not.toContain('s3cret');
+    usage(await cli('inbox', 'stats', ...on('bad-name')), /^rack-webhooks inbox stats: --table: table must be a plain SQL identifier/);
+  });
+
+  it('a missing optional peer names the package to install (the built CLI, run where neither can be found)', () => {
+    const dir = tempDir();
+    const isolated = join(dir, 'cli.js');
+    copyFileSync(CLI, isolated);
+    const runIsolated = (...args: string[]) => spawnSync(process.execPath, [isolated, ...args], { encoding: 'utf8', timeout: 10_000, cwd: dir });
+    const viaUrl = runIsolated('inbox', 'list', '--database', 'postgres://postgres:s3cret@127.0.0.1:5432/test');
+    expect([viaUrl.status, viaUrl.stdout, viaUrl.stderr]).toEqual([1, '', 'rack-webhooks inbox list: a postgres:// URL needs the pg package, which is not installed: run npm install pg\n']);
+    const viaDirectory = runIsolated('inbox', 'migrate', '--database', join(dir, 'db'));
+    expect([viaDirectory.status, viaDirectory.stdout, viaDirectory.stderr]).toEqual([
+      1, '', 'rack-webhooks inbox migrate: a PGlite directory needs the @electric-sql/pglite package, which is not installed: run npm install @electric-sql/pglite (or pass a postgres:// URL)\n',
+    ]);
+    expect(existsSync(join(dir, 'db'))).toBe(false); // nothing created for a database that cannot be opened
+  });
+
+  it('tells a missing package from a package that fails to load, and masks passwords in messages', async () => {
+    const notFound = (name: string) => Object.assign(new Error(`Cannot find package '${name}' imported from /app/dist/cli.js`), { code: 'ERR_MODULE_NOT_FOUND' });
+    const target = databaseTarget('postgres://u:p%40ss@db.internal/app?sslpassword=zz', '--database');
+    expect(target).toMatchObject({ kind: 'postgres', address: 'db.internal:5432', shown: 'postgres://u:***@db.internal/app?sslpassword=***' });
+    expect(isMissingPackage(notFound('pg'), 'pg')).toBe(true);
+    expect(isMissingPackage(notFound('pg-pool'), 'pg')).toBe(false); // pg is there, one of its own dependencies is not
+    await expect(loadPeer('pg', target, () => Promise.reject(notFound('pg')))).rejects.toThrow(/^a postgres:\/\/ URL needs the pg package, which is not installed: run npm install pg$/);
+    await expect(loadPeer('pg', target, () => Promise.reject(notFound('pg-pool')))).rejects.toThrow(/^cannot load the pg package: Cannot find package 'pg-pool'/);
+    expect(scrub('auth failed for p@ss and p%40ss and zz', target)).toBe('auth failed for *** and *** and ***');
+    expect(connectionReason(Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' }))).toBe('ECONNREFUSED');
+    expect(connectionReason(Object.assign(new Error('timeout expired'), { code: 'ETIMEDOUT' }))).toBe('ETIMEDOUT: timeout expired');
+    expect([850, 42_000, 252_000, 11_100_000, 187_200_000].map(formatAge)).toEqual(['850 ms', '42 s', '4 min 12 s', '3 h 5 min', '2 d 4 h']);
+  });
+});
+
+describe('export lines', () => {
+  it('carry any body byte for byte: as text when it is UTF-8 (a BOM kept), else as base64', () => {
+    const detail = (body: Uint8Array) =>
+      ({ id: '7', receivedAt: new Date(0), signature: 't=1,v1=00', body }) as unknown as Parameters<typeof exportLine>[0];
+    for (const body of [Buffer.from('\ufeff{"a":"é"}\r\n'), Buffer.from([0x7b, 0xff, 0xfe, 0x7d])]) {
+      const line = exportLine(detail(body));
+      expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true);
+      const parsed = parseExportLine(line.trimEnd());
+      expect('delivery' in parsed && Buffer.compare(Buffer.from(parsed.delivery.body), body)).toBe(0);
+    }
+    expect(JSON.parse(exportLine(detail(Buffer.from([0xff]))))).toEqual({ id: '7', received_at: '1970-01-01T00:00:00.000Z', signature: 't=1,v1=00', body_base64: '/w==' });
+    expect(parseExportLine('[1]')).toEqual({ code: 'invalid_line', reason: 'not a JSON object' });
+    expect(parseExportLine('{"signature":"t=1,v1=00","received_at":"2026-01-01T00:00:00Z"}')).toEqual({ code: 'invalid_line', reason: 'no "body" string' });
+  });
+});
+
+describe('listen --inbox', () => {
+  it('stores each verified delivery and prints its row id; duplicates and refusals store nothing', async () => {
+    const table = newTable('listened');
+    const listening = runCli(['listen', '--port', '0', '--key', KEY, '--inbox', POSTGRES_URL, '--table', table]);
+    await vi.waitFor(() => expect(writtenSoFar().stdout).toMatch(/listening on /), { timeout: 10_000 });
+    const url = /listening on (\S+)/.exec(writtenSoFar().stdout)![1]!;
+    expect(writtenSoFar().stdout).toContain(`storing deliveries in ${table} at ${POSTGRES_URL} (schema version 1); no handlers run here\n`);
+    const post = async (request: ReturnType<typeof createSignedRequestSync>) => {
+      const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
+      return [response.status, await response.text()];
+    };
+    // Signed once and sent twice: the same t and body, so the same delivery.
+    const first = createSignedRequestSync(BODIES[0], { secrets: KEY });
+    expect(await post(first)).toEqual([200, '{"status":"accepted"}']);
+    expect(await post(first)).toEqual([200, '{"status":"duplicate"}']);
+    expect(await post(createSignedRequestSync(BODIES[3], { secrets: KEY }))).toEqual([200, '{"status":"ignored"}']);
+    expect(await post(createSignedRequestSync(BODIES[1], { secrets: 'wrong-key' }))).toEqual([401, '{"error":"signature_mismatch"}']);
+    const out = writtenSoFar().stdout;
+    expect(out).toMatch(/\d {2}accepted {3}app:create {2}app=alpha {2}tick_id=- {2}id=1\n/);
+    expect(out).toMatch(/\d {2}duplicate {2}app:create {2}app=alpha {2}tick_id=- {2}id=-\n/);
+    // The duplicate's INSERT ... ON CONFLICT DO NOTHING used up id 2: PostgreSQL identities have gaps.
+    expect(out).toMatch(/\d {2}ignored {4}app:from-the-future {2}app=beta {2}tick_id=- {2}id=3\n/);
+    expect(out).toMatch(/\d {2}401 signature_mismatch: /);
+    process.emit('SIGTERM');
+    expect(await listening).toBe(0);
+    const stored = await rows(table);
+    expect(stored.map((row) => [row['id'], row['state'], (row['body'] as Buffer).toString()])).toEqual([
+      [1, 'pending', BODIES[0]],
+      [3, 'ignored', BODIES[3]],
+    ]);
+  });
+
+  it('refuses --inbox with --log, --table without --inbox, and an unreachable database', async () => {
+    usage(await cli('listen', '--port', '0', '--key', KEY, '--inbox', POSTGRES_URL, '--log', join(tempDir(), 'log')), /^rack-webhooks listen: pass --inbox or --log, not both/);
+    usage(await cli('listen', '--port', '0', '--key', KEY, '--table', 'x'), /^rack-webhooks listen: --table goes with --inbox\n$/);
+    const refused = await cli('listen', '--port', '0', '--key', KEY, '--inbox', await connectionRefusedUrl());
+    expect(refused).toEqual({ code: 1, out: '', err: expect.stringMatching(/^rack-webhooks listen: cannot reach the database at 127\.0\.0\.1:\d+: connect ECONNREFUSED/) });
+  });
+});
+
+describe('inbox on a PGlite directory', () => {
+  it('migrate creates it, import fills it, the readers read it, and a second process is refused while listen holds it', async () => {
+    const dir = join(tempDir(), 'inbox-db');
+    expect(await cli('inbox', 'list', '--database', dir)).toEqual({ code: 1, out: '', err: `rack-webhooks inbox list: no PGlite database in ${dir}: create it with rack-webhooks inbox migrate --database ${dir}\n` });
+    expect(existsSync(dir)).toBe(false);
+    expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({ code: 0, out: 'rack_webhooks_inbox: applied version 1; schema version 1\n', err: '' });
+
+    const now = Math.floor(Date.now() / 1000);
+    const file = join(tempDir(), 'export.jsonl');
+    writeFileSync(file, BODIES.map((body) => `${exportLineFor(body, now, new Date(now * 1000))}\n`).join(''));
+    expect(await cli('inbox', 'import', file, '--database', dir, '--key', KEY)).toEqual({ code: 0, out: '3 accepted, 1 ignored, 0 duplicate, 0 rejected\n', err: '' });
+    expect(await cli('inbox', 'list', '--database', dir)).toEqual({
+      code: 0,
+      err: '',
+      out: [
+        'ID  STATE    ATTEMPTS  EVENT TIME                      ACTION               APP',
+        '1   pending  0         2026-01-01T00:00:00.000000001Z  app:create           alpha',
+        '2   pending  0         2026-01-02T00:00:00Z            app:budget:cap       alpha',
+        '3   pending  0         2026-01-03T00:00:00Z            app:budget:cap       beta',
+        '4   ignored  0         2026-01-04T00:00:00Z            app:from-the-future  beta',
+        '',
+      ].join('\n'),
+    });
+    expect(JSON.parse((await cli('inbox', 'show', '3', '--database', dir, '--json')).out)).toMatchObject({ id: '3', body: BODIES[2], receivedAt: new Date(now * 1000).toISOString() });
+    expect(await cli('inbox', 'stats', '--database', dir, '--table', 'elsewhere')).toEqual({
+      code: 1, out: '', err: `rack-webhooks inbox stats: the database has no inbox table elsewhere (or an older schema of it): run rack-webhooks inbox migrate --database ${dir} --table elsewhere\n`,
+    });
+
+    // A real second process holds the directory: every other one is refused, not let in to corrupt it.
+    const listener = await startListener(['--key', KEY, '--inbox', dir]);
+    const request = createSignedRequestSync('{"action":"app:create","status":"success","timestamp":"2026-01-05T00:00:00Z","data":{"name":"gamma","rack":"r","actor":"x"}}', { secrets: KEY });
+    expect((await fetch(listener.url, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+    await listener.waitForLine(/ {2}accepted {3}app:create {2}app=gamma {2}tick_id=- {2}id=5$/);
+    const refused = await cli('inbox', 'stats', '--database', dir);
+    expect(refused).toEqual({
+      code: 1, out: '',
+      err: `rack-webhooks inbox stats: the PGlite database in ${dir} is open in another process (pid ${listener.child.pid}): PGlite serves one process at a time; stop that one first, or use PostgreSQL to share an inbox\n`,
+    });
+    expect(await listener.stop()).toBe(0);
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+
+    // A lock left by a process that is gone (killed) is taken over.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(join(dir, LOCK_FILE), `${gone.stdout}\n`);
+    expect(await cli('inbox', 'stats', '--database', dir)).toEqual({
+      code: 0, err: '', out: expect.stringMatching(/^pending {2}4\nrunning {2}0\ndone {5}0\ndead {5}0\nignored {2}1\ntotal {4}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\n$/),
+    });
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+  }, 90_000);
+
+  it('refuses a path that is a file, or a directory that holds something else', async () => {
+    const dir = tempDir();
+    const other = join(dir, 'project');
+    mkdirSync(other);
+    writeFileSync(join(other, 'notes.txt'), 'mine');
+    usage(await cli('inbox', 'migrate', '--database', other), /^rack-webhooks inbox migrate: .*project is neither a PGlite database nor empty: pass a new or empty directory/);
+    expect(existsSync(join(other, 'PG_VERSION'))).toBe(false);
+    usage(await cli('inbox', 'stats', '--database', join(other, 'notes.txt')), /notes\.txt is a file: pass a directory for PGlite, or a postgres:\/\/ URL/);
+  });
+});
+
+describe('inbox usage', () => {
+  it('lists the subcommands, helps with each, and suggests the nearest name', async () => {
+    expect((await cli('--help')).out).toMatch(/\n {2}inbox {3}operate a durable inbox: list, show, stats, retry, replay, prune, export, import, migrate\n/);
+    const bare = await cli('inbox');
+    expect(bare.code).toBe(2);
+    expect(bare.err).toMatch(/^Usage: rack-webhooks inbox <subcommand> --database/);
+    expect(bare.err).toMatch(/\n {2}import {3}store the deliveries of an export/);
+    expect(await cli('inbox', '--help')).toEqual({ code: 0, out: bare.err, err: '' });
+    expect((await cli('inbox', 'help', 'prune')).out).toMatch(/^Usage: rack-webhooks inbox prune --before/);
+    expect((await cli('help', 'inbox', 'show')).out).toMatch(/^Usage: rack-webhooks inbox show <id>/);
+    expect((await cli('inbox', 'list', '--help')).out).toMatch(/^Usage: rack-webhooks inbox list[\s\S]*--state S[\s\S]*--after CURSOR/);
+    expect((await cli('listen', '--help')).out).toMatch(/It runs no handlers \(it has none\)[\s\S]*--inbox D/);
+    expect(await cli('inbox', 'lst')).toEqual({ code: 2, out: '', err: 'rack-webhooks inbox: unknown subcommand "lst"; did you mean "list"? (rack-webhooks inbox --help lists them)\n' });
+  });
+});

@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import postgres from 'postgres';
+
+/**
+ * Real databases for the inbox tests, one isolated place per test: a fresh schema in the shared
+ * PostgreSQL for `pg` and `postgres` (so test files can run in parallel workers and a failed run
+ * leaves nothing another run can trip on), a fresh in-memory PGlite otherwise.
+ *
+ * PostgreSQL being unreachable is an error, never a skip: CI counts a skipped test as a failure,
+ * and .ci/run starts the server.
+ */
+export type ClientKind = 'pg' | 'postgres' | 'pglite';
+export const CLIENT_KINDS: readonly ClientKind[] = ['pg', 'postgres', 'pglite'];
+
+export const POSTGRES_URL = process.env['RACK_WEBHOOKS_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface Clients {
+  pg: pg.Pool;
+  postgres: postgres.Sql;
+  pglite: PGlite;
+}
+
+export interface TestDatabase<K extends ClientKind = ClientKind> {
+  readonly kind: K;
+  /** The client, exactly as a user would hand it to `createInbox`. */
+  readonly database: Clients[K];
+  /** `public` for PGlite. */
+  readonly schema: string;
+  /** The inbox table name to pass as the `table` option (schema-qualified on PostgreSQL). */
+  readonly table: string;
+  /** A query through the client's own API, for assertions that should not trust the SDK. */
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Ends the client and drops the schema; calling it again is harmless. */
+  close(): Promise<void>;
+}
+
+// Schemas carry their creation time so a run can sweep what killed runs left behind.
+const SCHEMA_PREFIX = 'rwt_';
+const STALE_AFTER_SECONDS = 3600;
+
+export function pgPoolTo(url: string = POSTGRES_URL): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 8 });
+  // An idle client's error (a test killing backends) would otherwise crash the worker; the
+  // queries that needed the connection still reject.
+  pool.on('error', () => {});
+  return pool;
+}
+
+export function postgresTo(url: string = POSTGRES_URL): postgres.Sql {
+  return postgres(url, { max: 8, onnotice: () => {} });
+}
+
+/** A PostgreSQL URL nothing listens on: a port the kernel just handed out and we released. */
+export async function connectionRefusedUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('could not find a free port');
+  return `postgres://postgres@127.0.0.1:${address.port}/test`;
+}
+
+export async function openDatabase<K extends ClientKind>(kind: K): Promise<TestDatabase<K>>;
+export async function openDatabase(kind: ClientKind): Promise<TestDatabase> {
+  if (kind === 'pglite') return openPGlite();
+  const schema = await createSchema();
+  const table = `${schema}.deliveries`;
+  // Once only (a test closing early and an afterEach closing again is fine), and the test's client
+  // first: a transaction it left open would hold locks the drop waits on.
+  let closing: Promise<void> | undefined;
+  const close = (end: () => Promise<void>) =>
+    (closing ??= (async () => {
+      await end();
+      await withAdmin((admin) => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+    })());
+  if (kind === 'pg') {
+    const pool = pgPoolTo();
+    return {
+      kind,
+      database: pool,
+      schema,
+      table,
+      query: async (text, params) => (await pool.query(text, params as unknown[])).rows,
+      close: () => close(() => pool.end()),
+    } satisfies TestDatabase<'pg'>;
+  }
+  const sql = postgresTo();
+  return {
+    kind,
+    database: sql,
+    schema,
+    table,
+    query: async <R>(text: string, params?: readonly unknown[]) =>
+      [...(await sql.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[]))] as R[],
+    close: () => close(() => sql.end({ timeout: 5 })),
+  } satisfies TestDatabase<'postgres'>;
+}
+
+// A fresh PGlite takes 2.5 to 3.5 s to boot here; a clone of a booted one about 0.9 s. The template
+// stays open for the worker's life and is never handed to a test.
+let template: Promise<PGlite> | undefined;
+
+async function openPGlite(): Promise<TestDatabase<'pglite'>> {
+  template ??= PGlite.create();
+  const database = await (await template).clone();
+  if (!(database instanceof PGlite)) throw new Error('PGlite.clone() no longer returns a PGlite');
+  return {
+    kind: 'pglite',
+    database,
+    schema: 'public',
+    table: 'deliveries',
+    query: async (text, params) => (await database.query(text, params as unknown[])).rows as never[],
+    close: async () => {
+      if (!database.closed) await database.close();
+    },
+  };
+}
+
+let swept = false;
+
+async function createSchema(): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const schema = `${SCHEMA_PREFIX}${now.toString(16)}_${randomBytes(6).toString('hex')}`;
+  await withAdmin(async (admin) => {
+    if (!swept) {
+      swept = true;
+      await sweepStaleSchemas(admin, now);
+    }
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+  });
+  return schema;
+}
+
+async function sweepStaleSchemas(admin: pg.Client, now: number): Promise<void> {
+  const { rows } = await admin.query<{ nspname: string }>(`SELECT nspname FROM pg_namespace WHERE nspname LIKE '${SCHEMA_PREFIX}%'`);
+  for (const { nspname } of rows) {
+    const created = Number.parseInt(nspname.slice(SCHEMA_PREFIX.length).split('_')[0] ?? '', 16);
+    // IF EXISTS: another worker may be sweeping the same schema.
+    if (now - created > STALE_AFTER_SECONDS) await admin.query(`DROP SCHEMA IF EXISTS "${nspname}" CASCADE`);
+  }
+}
+
+/** One short-lived connection for DDL, failing with a message that says what to start. */
+async function withAdmin<T>(use: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    await admin.end().catch(() => {});
+    throw new Error(
+      `Cannot connect to PostgreSQL at ${redact(POSTGRES_URL)} (${reason(error)}). ` +
+        'The inbox tests need it and are never skipped: start it (.ci/run shows how) or set RACK_WEBHOOKS_TEST_DATABASE_URL.',
+      { cause: error },
+    );
+  }
+  try {
+    return await use(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+// Connection refused on a name with two addresses is an AggregateError with an empty message.
+function reason(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return [code, message].filter((part) => typeof part === 'string' && part !== '').join(': ') || String(error);
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}

@@ -1,0 +1,166 @@
+import type { Transaction } from '@electric-sql/pglite';
+import type { PoolClient } from 'pg';
+import type postgres from 'postgres';
+import { beforeAll, onTestFinished, vi } from 'vitest';
+import { createReceiver, type Receiver, type ReceiveResult, type ReceiverOptions } from '../../src/index.js';
+import { createInbox, type Inbox, type Worker, type WorkOptions } from '../../src/inbox.js';
+import { createSignedRequestSync, type SignedRequest } from '../../src/testing/index.js';
+import { openDatabase, type ClientKind, type TestDatabase } from './databases.js';
+
+/**
+ * What every inbox suite stands on: an inbox over a fresh table of one client kind, receivers and
+ * workers that are stopped and closed when the test finishes, and signed deliveries.
+ */
+
+/** The receiver's secrets: a rotated-out key first, so a delivery signed with SECRET matches index 1. */
+export const OLD_SECRET = 'inbox-suite-old-secret';
+export const SECRET = 'inbox-suite-current-secret';
+export const SECRETS = [OLD_SECRET, SECRET];
+
+/** 2026-04-27T10:30:00Z in ms: event timestamps in the suites are this second plus a fraction. */
+export const EVENT_SECOND_MS = 1_777_285_800_000;
+
+/** Fast worker defaults: the suites must stay well under a second per test. */
+export const FAST: WorkOptions = { pollIntervalMs: 20, backoff: { baseMs: 10, jitter: 'none' } };
+
+/**
+ * Call at the top of a suite file: PGlite boots once before the tests, and each test gets a
+ * bounded time that allows for three suites sharing two cores.
+ */
+export function inboxSuiteSetup(): void {
+  vi.setConfig({ testTimeout: 15_000 });
+  beforeAll(warmUp, 30_000);
+}
+
+export const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+export function sign(eventOrBody: object | string, options: { t?: number; secrets?: string | string[] } = {}): SignedRequest {
+  return createSignedRequestSync(eventOrBody, { secrets: options.secrets ?? SECRET, timestamp: options.t ?? nowSeconds() });
+}
+
+/** A budget event as the rack sends it (every data value a string), at a chosen event time. */
+export function budgetEvent(action: string, timestamp: string, data: Record<string, string> = {}) {
+  return { action, status: 'success', timestamp, data: { app: 'billing-api', rack: 'example-rack', actor: 'system', ...data } };
+}
+
+/** `2026-04-27T10:30:00<fraction>Z`. */
+export function at(fraction: string): string {
+  return `2026-04-27T10:30:00${fraction}Z`;
+}
+
+export interface InboxHarness {
+  readonly kind: ClientKind;
+  readonly db: TestDatabase;
+  readonly inbox: Inbox<unknown>;
+  /** The deliveries table, as SQL (schema-qualified on PostgreSQL). */
+  readonly table: string;
+  readonly attemptsTable: string;
+  receiver(options?: Omit<ReceiverOptions<unknown>, 'inbox' | 'secrets'>): Receiver<unknown>;
+  /** Signs and receives. */
+  deliver(receiver: Receiver<unknown>, eventOrBody: object | string, options?: { t?: number }): Promise<ReceiveResult>;
+  /** A worker stopped when the test finishes (if the test did not stop it). */
+  work(receiver: Receiver<unknown>, options?: WorkOptions): Worker;
+  /** Resolves once no delivery is pending or running (retries included). */
+  settle(timeoutMs?: number): Promise<void>;
+  /** The deliveries rows through the client's own API, oldest id first. */
+  rows(): Promise<Record<string, unknown>[]>;
+  count(where?: string): Promise<number>;
+}
+
+/** Opens a fresh database of `kind`, creates an inbox on it (migrated unless told not to) and cleans up after the test. */
+export async function openInbox(kind: ClientKind, options: { migrate?: boolean } = {}): Promise<InboxHarness> {
+  const db = await openDatabase(kind);
+  const workers: Worker[] = [];
+  onTestFinished(async () => {
+    // A worker whose handler hangs (a failing test) must not hang the cleanup: bounded.
+    await Promise.race([Promise.allSettled(workers.map((worker) => worker.stop())), sleep(5000)]);
+    await db.close();
+  });
+  const inbox = createInbox({ database: db.database as unknown, table: db.table });
+  if (options.migrate ?? true) await inbox.migrate();
+  const table = db.table;
+  const attemptsTable = `${db.table}_attempts`;
+  const count = async (where = 'true') => Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table} WHERE ${where}`))[0]!.n);
+  return {
+    kind,
+    db,
+    inbox,
+    table,
+    attemptsTable,
+    receiver: (receiverOptions = {}) => createReceiver<unknown>({ ...receiverOptions, secrets: SECRETS, inbox }),
+    deliver(receiver, eventOrBody, deliverOptions = {}) {
+      const request = sign(eventOrBody, deliverOptions);
+      return receiver.receive({ body: request.bytes, headers: request.headers });
+    },
+    work(receiver, workOptions = {}) {
+      const worker = inbox.work(receiver, { ...FAST, ...workOptions });
+      workers.push(worker);
+      return worker;
+    },
+    async settle(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while ((await count(`state IN ('pending', 'running')`)) > 0) {
+        if (Date.now() > deadline) throw new Error(`deliveries still pending or running after ${timeoutMs} ms`);
+        await sleep(15);
+      }
+    },
+    rows: () => db.query(`SELECT * FROM ${table} ORDER BY id`),
+    count,
+  };
+}
+
+/**
+ * Boots PGlite's template (3 to 5 s here) in a beforeAll, so the first PGlite test's timeout is not
+ * spent on it.
+ */
+export async function warmUp(): Promise<void> {
+  await (await openDatabase('pglite')).close();
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A table for handler effects, next to the inbox's (same schema, same database). */
+export async function createEffectsTable(harness: InboxHarness): Promise<string> {
+  const table = harness.kind === 'pglite' ? 'effects' : `${harness.db.schema}.effects`;
+  await harness.db.query(`CREATE TABLE ${table} (delivery_id bigint NOT NULL, attempt integer NOT NULL)`);
+  return table;
+}
+
+/**
+ * Writes an effect through `context.transaction` with the client's own API, as a user would: a
+ * pg PoolClient's `query`, postgres.js's `unsafe`, a PGlite transaction's `query`.
+ */
+export async function writeEffect(kind: ClientKind, transaction: unknown, table: string, deliveryId: string, attempt: number): Promise<void> {
+  const text = `INSERT INTO ${table} (delivery_id, attempt) VALUES ($1, $2)`;
+  switch (kind) {
+    case 'pg':
+      await (transaction as PoolClient).query(text, [deliveryId, attempt]);
+      return;
+    case 'postgres':
+      await (transaction as postgres.TransactionSql).unsafe(text, [deliveryId, attempt]);
+      return;
+    case 'pglite':
+      await (transaction as Transaction).query(text, [deliveryId, attempt]);
+      return;
+  }
+}
+
+/** Whether `transaction` is the client kind a user of `kind` expects, inside a transaction. */
+export function isNativeTransaction(kind: ClientKind, transaction: unknown, database: unknown): boolean {
+  if (transaction === database) return false;
+  const candidate = transaction as Record<string, unknown>;
+  switch (kind) {
+    case 'pg':
+      return typeof candidate['query'] === 'function' && typeof candidate['release'] === 'function';
+    case 'postgres':
+      return typeof transaction === 'function' && typeof candidate['unsafe'] === 'function' && typeof candidate['savepoint'] === 'function';
+    case 'pglite':
+      return typeof candidate['query'] === 'function' && typeof candidate['rollback'] === 'function';
+  }
+}
+
+/** bytea as bytes, whatever the client returns (Buffer, Uint8Array). */
+export function bytesOf(value: unknown): Buffer {
+  if (!(value instanceof Uint8Array)) throw new TypeError(`expected bytea as bytes, got ${typeof value}`);
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
