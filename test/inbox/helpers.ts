@@ -25,7 +25,7 @@ export const FAST: WorkOptions = { pollIntervalMs: 20, backoff: { baseMs: 10, ji
 
 /**
  * Call at the top of a suite file: PGlite boots once before the tests, and each test gets a
- * bounded time that allows for three suites sharing two cores.
+ * bounded time that allows for a loaded machine (two cores shared with other suites).
  */
 export function inboxSuiteSetup(): void {
   vi.setConfig({ testTimeout: 15_000 });
