@@ -17,9 +17,6 @@ export const OLD_SECRET = 'inbox-suite-old-secret';
 export const SECRET = 'inbox-suite-current-secret';
 export const SECRETS = [OLD_SECRET, SECRET];
 
-/** 2026-04-27T10:30:00Z in ms: event timestamps in the suites are this second plus a fraction. */
-export const EVENT_SECOND_MS = 1_777_285_800_000;
-
 /** Fast worker defaults: the suites must stay well under a second per test. */
 export const FAST: WorkOptions = { pollIntervalMs: 20, backoff: { baseMs: 10, jitter: 'none' } };
 
