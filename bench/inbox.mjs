@@ -8,22 +8,22 @@ import { createReceiver } from 'rack-webhooks';
 import { createInbox } from 'rack-webhooks/inbox';
 import { createSignedRequestSync, createTestEvent } from 'rack-webhooks/testing';
 import { checkBar } from './harness.mjs';
-import { pgbenchInsertFloor, pgliteInsertFloor } from './inbox-floors.mjs';
+import { findPgbench, pgbenchInsertFloor, pgliteInsertFloor } from './inbox-floors.mjs';
 
 // The same variable the inbox tests read.
 const URL = process.env.RACK_WEBHOOKS_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECRET = 'bench-' + randomBytes(16).toString('hex');
 const ACTION = 'app:budget:auto-shutdown:fired';
 const IN_FLIGHT = 32;
-const ROUNDS = 3; // floor and accept alternate; the median of each is kept
+const ROUNDS = 3; // the accept cases alternate with the floor, round after round; medians are kept
 const FLOOR_SECONDS = 2;
-const ACCEPT_COUNT = 8_000; // per round: about as many rows as the floor's round inserts
+const ACCEPT_COUNT = 6_000; // per case and round, on a fresh table each: about as many rows as the floor inserts
 const WORKER_COUNT = 6_000; // stored per setting: more than the fastest setting finishes in WORKER_SECONDS
 const WORKER_SECONDS = 3;
 const LATENCY_RATE = 500; // deliveries/s
 const LATENCY_SECONDS = 5;
 const LATENCY_FLOOR_SECONDS = 3; // information only: the bar is absolute
-const PGLITE_COUNT = 2_000;
+const PGLITE_COUNT = 1_500; // per round
 
 /** Distinct 1 KiB signed deliveries of one action with a tick_id: each claims two fresh keys. */
 function deliveries(count) {
@@ -39,6 +39,21 @@ function deliveries(count) {
   return out;
 }
 
+// The statement the inbox sends per delivery (src/inbox/store-delivery.ts), for the Node floors.
+const insertSql = (table) => `INSERT INTO ${table}
+  (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at)
+VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END)
+ON CONFLICT DO NOTHING
+RETURNING id::text AS id`;
+
+/** Parameters of that insert, built before any clock starts: what the SDK sends, minus its own work. */
+function insertParams(count) {
+  return Array.from({ length: count }, () => {
+    const tick = `tick-${randomBytes(16).toString('hex')}`;
+    return [randomBytes(1024), `t=1795000000,v1=${randomBytes(32).toString('hex')}`, '1795000000', 0, ACTION, '2026-11-18T11:06:40.123456789Z', '1795000000123456789', 'billing-api', tick, `replay:1795000000:${randomBytes(32).toString('base64url')}`, `event:${ACTION}:${tick}`, 'pending'];
+  });
+}
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const perSecond = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => n.toFixed(1);
@@ -49,22 +64,27 @@ function newReceiver(inbox) {
   return receiver;
 }
 
-/** `inFlight` lanes, each awaiting one receive() after another; every delivery must be accepted. */
-async function closedLoop(receiver, items, inFlight) {
-  const accept = accepted(receiver, items);
+/** `send(i)` for every delivery i: resolves when it is stored, throws when it was not accepted. */
+const receiving = (receiver, items) => async (i) => {
+  const result = await receiver.receive(items[i]);
+  if (result.outcome !== 'accepted') throw new Error(`expected accepted, got ${result.outcome}`);
+};
+
+/** Closed loop: `inFlight` lanes, each awaiting one send after another. Resolves with sends/s. */
+async function closedLoop(send, count, inFlight) {
   let next = 0;
   const lane = async () => {
-    while (next < items.length) await accept(next++);
+    while (next < count) await send(next++);
   };
   const started = performance.now();
   await Promise.all(Array.from({ length: inFlight }, lane));
-  return (items.length * 1000) / (performance.now() - started);
+  return (count * 1000) / (performance.now() - started);
 }
 
 /**
- * Open loop: call i starts at `i / rate` seconds whether or not earlier ones finished, and its
- * latency counts from that scheduled start, so a stall shows up in every call it delays (a closed
- * loop would send fewer and hide it). `send(i)` resolves when call i is done.
+ * Open loop: send i starts at `i / rate` seconds whether or not earlier ones finished, and its
+ * latency counts from that scheduled start, so a stall shows up in every send it delays (a closed
+ * loop would send fewer and hide it).
  */
 async function openLoop(send, count, rate) {
   const latencies = new Array(count);
@@ -83,26 +103,7 @@ async function openLoop(send, count, rate) {
   await Promise.all(pending);
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.ceil(q * count) - 1];
-  return { p50: at(0.5), p99: at(0.99), max: latencies[count - 1], seconds: (performance.now() - started) / 1000 };
-}
-
-const accepted = (receiver, items) => async (n) => {
-  const result = await receiver.receive(items[n]);
-  if (result.outcome !== 'accepted') throw new Error(`expected accepted, got ${result.outcome}`);
-};
-
-// The statement the inbox sends per delivery (src/inbox/store-delivery.ts), for the latency floor.
-const insertSql = (table) => `INSERT INTO ${table}
-  (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at)
-VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END)
-ON CONFLICT DO NOTHING
-RETURNING id::text AS id`;
-
-function insertParams(count) {
-  return Array.from({ length: count }, () => {
-    const tick = `tick-${randomBytes(16).toString('hex')}`;
-    return [randomBytes(1024), `t=1795000000,v1=${randomBytes(32).toString('hex')}`, '1795000000', 0, ACTION, '2026-11-18T11:06:40.123456789Z', '1795000000123456789', 'billing-api', tick, `replay:1795000000:${randomBytes(32).toString('base64url')}`, `event:${ACTION}:${tick}`, 'pending'];
-  });
+  return { p50: at(0.5), p99: at(0.99), max: latencies[count - 1] };
 }
 
 /** Fills `table` with `count` pending rows copied from accepted deliveries (real bodies), in one statement. */
@@ -143,33 +144,58 @@ async function benchPostgres(pool, schema) {
     await createInbox({ database: pool, table: name }).migrate();
     return name;
   };
-  const all = deliveries(ACCEPT_COUNT * (ROUNDS + 1));
-  const lap = (r) => all.slice(r * ACCEPT_COUNT, (r + 1) * ACCEPT_COUNT);
 
   // Warm-up: opens the pool's connections and lets the JIT settle, outside any timing.
-  const warm = createInbox({ database: pool, table: await freshTable() });
-  await closedLoop(newReceiver(warm), lap(0).slice(0, 2_000), IN_FLIGHT);
+  const warm = deliveries(2_000);
+  await closedLoop(receiving(newReceiver(createInbox({ database: pool, table: await freshTable() })), warm), warm.length, IN_FLIGHT);
 
-  // 1. Accept throughput: pgbench and receive() alternate, each round on a fresh, empty table.
+  // 1. Accept throughput. Each round: pgbench (prepared, then extended), the SDK, then the same
+  // INSERT sent from Node through pg (no verify, no parse: what any receiver on pg pays), each on
+  // a fresh, empty table.
+  const cases = [
+    ['information: pgbench as above, extended protocol (parses and plans every insert, as pg\'s `pool.query(text, values)` does)', async (table) => {
+      return (await pgbenchInsertFloor({ url: URL, table, clients: IN_FLIGHT, seconds: FLOOR_SECONDS, eventKey: true, mode: 'extended' })).tps;
+    }],
+    ['receive() with an inbox: verify + parse + insert + commit', async (table) => {
+      const items = deliveries(ACCEPT_COUNT);
+      return closedLoop(receiving(newReceiver(createInbox({ database: pool, table })), items), items.length, IN_FLIGHT);
+    }],
+    ['information: the same INSERT alone through pg `pool.query(text, values)`, as the inbox sends it', async (table) => {
+      const params = insertParams(ACCEPT_COUNT);
+      const text = insertSql(table);
+      return closedLoop((i) => pool.query(text, params[i]), params.length, IN_FLIGHT);
+    }],
+    ['information: the same INSERT through pg as a named (prepared once per connection) statement', async (table) => {
+      const params = insertParams(ACCEPT_COUNT);
+      const text = insertSql(table);
+      const name = `insert-${table}`;
+      return closedLoop((i) => pool.query({ name, text, values: params[i] }), params.length, IN_FLIGHT);
+    }],
+  ];
+  const SDK = 1; // the case with the bar
   const floors = [];
-  const accepts = [];
+  const rates = cases.map(() => []);
   let acceptedTable;
-  for (let r = 1; r <= ROUNDS; r++) {
+  for (let r = 0; r < ROUNDS; r++) {
     floors.push((await pgbenchInsertFloor({ url: URL, table: await freshTable(), clients: IN_FLIGHT, seconds: FLOOR_SECONDS, eventKey: true })).tps);
-    acceptedTable = await freshTable();
-    accepts.push(await closedLoop(newReceiver(createInbox({ database: pool, table: acceptedTable })), lap(r), IN_FLIGHT));
+    for (const [c, [, run]] of cases.entries()) {
+      const table = await freshTable();
+      if (c === SDK) acceptedTable = table; // real bodies for the worker rows
+      rates[c].push(await run(table));
+    }
   }
   const floor = median(floors);
-  const accept = median(accepts);
+  const accept = median(rates[SDK]);
   table(
     `Inbox accept throughput (pg Pool, ${IN_FLIGHT} in flight, 1 KiB deliveries, median of ${ROUNDS} rounds)`,
     `pgbench, ${IN_FLIGHT} clients, the same INSERT ... ON CONFLICT DO NOTHING (prepared)`,
     floor,
-    [[`receive() with an inbox: verify + parse + insert + commit (rounds: ${accepts.map(perSecond).join(', ')})`, accept]],
+    cases.map(([name], c) => [name, median(rates[c])]),
   );
-  console.log(`\nfloor rounds: ${floors.map(perSecond).join(', ')}`);
+  console.log(`\nrounds, deliveries/s: floor ${floors.map(perSecond).join(', ')}; ${rates.map((r, c) => `case ${c + 1}: ${r.map(perSecond).join(', ')}`).join('; ')}`);
 
-  // 2. Worker throughput with a no-op handler: claim, record the attempt, lock, mark done.
+  // 2. Worker throughput with a no-op handler: claim (and record the attempt), then in one
+  // transaction per delivery: lock, run the handlers, mark done.
   const settings = [
     ['defaults (concurrency 4, batchSize 4)', {}],
     ['concurrency 16, batchSize 16', { concurrency: 16, batchSize: 16 }],
@@ -181,25 +207,30 @@ async function benchPostgres(pool, schema) {
     await prestore(pool, acceptedTable, inbox.table, WORKER_COUNT);
     workers.push([`one worker, ${name}`, await timeWorker(inbox, newReceiver(inbox), options, WORKER_SECONDS)]);
   }
-  table(`Inbox worker throughput (no-op handler, pg Pool: ${WORKER_COUNT.toLocaleString('en-US')} stored deliveries, done per second over at most ${WORKER_SECONDS} s)`, 'the same pgbench floor as above', floor, workers);
+  table(
+    `Inbox worker throughput (no-op handler, pg Pool: ${WORKER_COUNT.toLocaleString('en-US')} stored deliveries, done per second over at most ${WORKER_SECONDS} s)`,
+    'the same pgbench floor as above',
+    floor,
+    workers,
+  );
   const best = workers.reduce((a, b) => (b[1] > a[1] ? b : a));
 
-  // 3. Accept latency at a steady rate, open loop. Each on a fresh table, warmed up first: every
-  // pooled connection loads a new table's catalog entries on its first insert.
+  // 3. Accept latency at a steady rate, open loop. Fresh tables, warmed up first: every pooled
+  // connection loads a new table's catalog entries on its first insert.
   const latencyCount = LATENCY_RATE * LATENCY_SECONDS;
-  const latencyInbox = createInbox({ database: pool, table: await freshTable() });
   const latencyItems = deliveries(latencyCount + 500);
-  await closedLoop(newReceiver(latencyInbox), latencyItems.slice(latencyCount), IN_FLIGHT);
-  const latency = await openLoop(accepted(newReceiver(latencyInbox), latencyItems), latencyCount, LATENCY_RATE);
-  const floorTable = await freshTable();
+  const send = receiving(newReceiver(createInbox({ database: pool, table: await freshTable() })), latencyItems);
+  await closedLoop((i) => send(latencyCount + i), 500, IN_FLIGHT);
+  const latency = await openLoop(send, latencyCount, LATENCY_RATE);
+  const floorText = insertSql(await freshTable());
   const params = insertParams(LATENCY_RATE * LATENCY_FLOOR_SECONDS + 500);
-  const insert = (n) => pool.query(insertSql(floorTable), params[n]);
-  for (let n = 0; n < 500; n++) await insert(params.length - 1 - n);
+  const insert = (i) => pool.query(floorText, params[i]);
+  await closedLoop((i) => insert(params.length - 1 - i), 500, IN_FLIGHT);
   const latencyFloor = await openLoop(insert, LATENCY_RATE * LATENCY_FLOOR_SECONDS, LATENCY_RATE);
   console.log(`\n### Inbox accept latency (pg Pool, open loop at ${LATENCY_RATE} deliveries/s, from each delivery's scheduled start)\n`);
   console.log('| case | p50 ms | p99 ms | max ms |');
   console.log('|---|---:|---:|---:|');
-  console.log(`| floor: the same INSERT alone through pg, ${LATENCY_FLOOR_SECONDS} s | ${ms(latencyFloor.p50)} | ${ms(latencyFloor.p99)} | ${ms(latencyFloor.max)} |`);
+  console.log(`| information: the same INSERT alone through pg, ${LATENCY_FLOOR_SECONDS} s | ${ms(latencyFloor.p50)} | ${ms(latencyFloor.p99)} | ${ms(latencyFloor.max)} |`);
   console.log(`| receive() with an inbox, ${LATENCY_SECONDS} s | ${ms(latency.p50)} | ${ms(latency.p99)} | ${ms(latency.max)} |`);
 
   let ok = checkBar('inbox accept / pgbench insert', accept / floor, 0.5, '>=');
@@ -214,16 +245,23 @@ async function benchPGlite() {
   const inboxDb = new PGlite();
   try {
     await Promise.all([floorDb.waitReady, inboxDb.waitReady]); // seconds of WebAssembly start-up, untimed
-    const floorInbox = createInbox({ database: floorDb, table: 'floor' });
-    await floorInbox.migrate();
-    const { perSecond: floor } = await pgliteInsertFloor({ database: floorDb, table: 'floor', count: PGLITE_COUNT, eventKey: true });
+    await createInbox({ database: floorDb, table: 'floor' }).migrate();
     const inbox = createInbox({ database: inboxDb });
     await inbox.migrate();
-    const receiver = newReceiver(inbox);
-    const items = deliveries(PGLITE_COUNT + 200);
-    await closedLoop(receiver, items.slice(0, 200), 1); // warm-up, as the floor's
-    const accept = await closedLoop(receiver, items.slice(200), 1);
-    table('Inbox accept throughput on PGlite (in memory, one delivery at a time)', 'the same insert, alone, on another fresh PGlite', floor, [['receive() with an inbox on PGlite', accept]]);
+    const items = deliveries(PGLITE_COUNT * ROUNDS + 200);
+    const send = receiving(newReceiver(inbox), items);
+    await closedLoop((i) => send(PGLITE_COUNT * ROUNDS + i), 200, 1); // warm-up, as the floor's
+    // Alternating rounds, medians: one round of either is about a second, and moves by a third.
+    const floors = [];
+    const accepts = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      floors.push((await pgliteInsertFloor({ database: floorDb, table: 'floor', count: PGLITE_COUNT, eventKey: true })).perSecond);
+      accepts.push(await closedLoop((i) => send(r * PGLITE_COUNT + i), PGLITE_COUNT, 1));
+    }
+    const floor = median(floors);
+    const accept = median(accepts);
+    table(`Inbox accept throughput on PGlite (in memory, one delivery at a time, median of ${ROUNDS} rounds)`, 'the same insert, alone, on another fresh PGlite', floor, [['receive() with an inbox on PGlite', accept]]);
+    console.log(`\nrounds, deliveries/s: floor ${floors.map(perSecond).join(', ')}; receive() ${accepts.map(perSecond).join(', ')}`);
     return checkBar('inbox accept on PGlite / PGlite insert', accept / floor, 0.5, '>=');
   } finally {
     await Promise.all([floorDb.close(), inboxDb.close()]);
@@ -231,7 +269,13 @@ async function benchPGlite() {
 }
 
 export async function benchInbox() {
-  const pool = new pg.Pool({ connectionString: URL, max: IN_FLIGHT + 2 });
+  try {
+    findPgbench();
+  } catch (error) {
+    console.log(`\n${error.message}: inbox benchmark skipped`);
+    return { ok: false };
+  }
+  const pool = new pg.Pool({ connectionString: URL, max: IN_FLIGHT + 2 }); // + the worker's claim and LISTEN
   pool.on('error', () => {}); // an idle client's error must not end the run; the query that needed it fails
   const schema = `rack_webhooks_bench_${randomBytes(4).toString('hex')}`;
   try {

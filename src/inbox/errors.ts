@@ -24,10 +24,14 @@ function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+const TRANSIENT = new Set(['25006', '57014', '40001', '40P01']);
+
 /** SQLSTATE classes that mean the connection, not the statement, failed. */
 function isConnectionState(state: string): boolean {
-  // 08: connection exception; 57P: operator intervention (terminated, shutting down); 53: resources (too many connections).
-  return state.startsWith('08') || state.startsWith('57P') || state.startsWith('53');
+  // 08: connection exception; 57P: operator intervention (terminated, shutting down); 53: resources
+  // (too many connections). Transient too: a read-only standby after a failover (25006), a statement
+  // timeout (57014), a serialization failure or deadlock (40001, 40P01): retrying later can succeed.
+  return state.startsWith('08') || state.startsWith('57P') || state.startsWith('53') || TRANSIENT.has(state);
 }
 
 /** Turns a client's error into a WebhookInboxError that says what to do. */

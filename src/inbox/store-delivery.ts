@@ -16,8 +16,29 @@ ON CONFLICT DO NOTHING
 RETURNING id::text AS id`;
 }
 
+const MAX_INT8 = 2n ** 63n - 1n;
+
+/**
+ * A text column cannot hold U+0000, which JSON can (`\u0000`). The body keeps the exact bytes;
+ * the columns derived from it read U+FFFD there instead of refusing a verified delivery.
+ */
+function column(value: string): string {
+  return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+}
+
 function text(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
+  return typeof value === 'string' ? column(value) : null;
+}
+
+/** The unique key, escaped so that two different keys never become one (`\` doubled, U+0000 as `\0`). */
+function keyColumn(key: string): string {
+  return key.includes('\u0000') || key.includes('\\') ? key.replaceAll('\\', '\\\\').replaceAll('\u0000', '\\0') : key;
+}
+
+/** Nanoseconds for ordering: the event's own time when int8 holds it (1677 to 2262), else the time received. */
+function eventNanos(timestamp: unknown): bigint {
+  const nanos = typeof timestamp === 'string' ? timestampNanos(timestamp) : undefined;
+  return nanos !== undefined && nanos <= MAX_INT8 && nanos >= -MAX_INT8 - 1n ? nanos : BigInt(Date.now()) * 1_000_000n;
 }
 
 /** One INSERT that is the claim: a copy already stored conflicts on a unique key and inserts nothing. */
@@ -26,23 +47,23 @@ export function createStoreDelivery(driver: Driver, names: TableNames, afterInse
   return async (delivery: DeliveryToStore): Promise<string | undefined> => {
     const { event } = delivery;
     const data = event.data as Record<string, unknown>;
-    const nanos = timestampNanos(event.timestamp) ?? BigInt(Date.now()) * 1_000_000n;
+    const nanos = eventNanos(event.timestamp);
     const app = event.action === 'app:create' ? (text(data['name']) ?? text(data['app'])) : text(data['app']);
     const state = delivery.ignored ? 'ignored' : 'pending';
     let rows;
     try {
       rows = await driver.query(sql, [
         typeof delivery.body === 'string' ? encoder.encode(delivery.body) : delivery.body,
-        delivery.signature,
+        column(delivery.signature),
         String(delivery.signedAt),
         delivery.secretIndex,
-        event.action,
-        event.timestamp,
+        column(event.action),
+        typeof event.timestamp === 'string' ? column(event.timestamp) : String(event.timestamp),
         nanos.toString(),
         app,
         text(data['tick_id']),
-        delivery.replayKey,
-        delivery.eventKey ?? null,
+        keyColumn(delivery.replayKey),
+        delivery.eventKey === undefined ? null : keyColumn(delivery.eventKey),
         state,
         delivery.receivedAt ?? null,
       ]);

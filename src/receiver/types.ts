@@ -69,6 +69,8 @@ export type ReceiverLogEvent =
   | 'dead'
   | 'replayed'
   | 'inbox_unavailable'
+  | 'inbox_not_migrated'
+  | 'inbox_failed'
   | 'rejected'
   | 'handler_failed'
   | 'dedup_unavailable'

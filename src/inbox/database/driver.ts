@@ -24,6 +24,8 @@ export interface Driver extends Queryable {
   listen(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
   /** How many transactions can run at once: a single connection serialises everything. */
   readonly parallel: boolean;
+  /** The pool's size where the client says (pg `max`, postgres.js `max`); undefined when unknown. */
+  readonly maxConnections: number | undefined;
 }
 
 /** Serialises async work: a single connection must not interleave a query into a transaction. */

@@ -1,4 +1,5 @@
 import { Mutex, type Driver, type DriverTransaction, type Row } from './driver.js';
+import { ReentryGuard } from './reentry.js';
 
 /** The parts of node-postgres we use, typed structurally: `pg` is an optional peer. */
 interface PgResult {
@@ -14,6 +15,8 @@ interface PgPoolClientLike extends PgClientLike {
   release(destroy?: boolean | Error): void;
 }
 export interface PgPoolLike {
+  /** pg's own: `max` bounds the pool (default 10). */
+  readonly options?: { readonly max?: number };
   query(text: string, params?: readonly unknown[]): Promise<PgResult>;
   connect(callback: (error: Error | undefined, client: PgPoolClientLike | undefined) => void): void;
   readonly totalCount: number;
@@ -86,6 +89,7 @@ export function pgPoolDriver(pool: PgPoolLike): Driver {
   return {
     kind: 'pg',
     parallel: true,
+    maxConnections: pool.options?.max,
     async query(text, params) {
       return (await pool.query(text, params)).rows;
     },
@@ -141,12 +145,18 @@ export function pgPoolDriver(pool: PgPoolLike): Driver {
 /** One `pg.Client`: one connection, so every call waits its turn. */
 export function pgClientDriver(client: PgClientOnlyLike): Driver {
   const mutex = new Mutex();
+  const guard = new ReentryGuard();
+  const serial = <R>(fn: () => Promise<R>): Promise<R> => {
+    guard.check();
+    return mutex.run(fn);
+  };
   return {
     kind: 'pg',
     parallel: false,
-    query: (text, params) => mutex.run(async () => (await client.query(text, params)).rows),
-    script: (text) => mutex.run(async () => void (await client.query(text))),
-    transaction: (fn) => mutex.run(() => inTransaction(client, fn, () => {})),
+    maxConnections: 1,
+    query: (text, params) => serial(async () => (await client.query(text, params)).rows),
+    script: (text) => serial(async () => void (await client.query(text))),
+    transaction: (fn) => serial(() => inTransaction(client, (tx) => guard.inside(() => fn(tx)), () => {})),
     async listen(channel, onNotify) {
       const onNotification = (message: { channel: string }) => {
         if (message.channel === channel) onNotify();

@@ -1,4 +1,5 @@
 import type { Driver, Row } from './driver.js';
+import { ReentryGuard } from './reentry.js';
 
 /** The parts of PGlite we use, typed structurally: `@electric-sql/pglite` is an optional peer. */
 interface PGliteQueryable {
@@ -17,17 +18,22 @@ export function isPGlite(value: unknown): value is PGliteLike {
 
 /** PGlite is one connection in this process: it queues transactions itself. */
 export function pgliteDriver(db: PGliteLike): Driver {
+  const guard = new ReentryGuard();
   return {
     kind: 'pglite',
     parallel: false,
+    maxConnections: undefined,
     async query(text, params) {
+      guard.check();
       return (await db.query(text, params)).rows;
     },
     async script(text) {
+      guard.check();
       await db.exec(text);
     },
     transaction(fn) {
-      return db.transaction((tx) => fn({ client: tx, query: async (text, params) => (await tx.query(text, params)).rows }));
+      guard.check();
+      return db.transaction((tx) => guard.inside(() => fn({ client: tx, query: async (text, params) => (await tx.query(text, params)).rows })));
     },
     async listen(channel, onNotify) {
       const unlisten = await db.listen(channel, () => onNotify());

@@ -2,6 +2,8 @@ import type { Driver, Row } from './driver.js';
 
 /** The parts of postgres.js (`postgres`) we use, typed structurally: it is an optional peer. */
 export interface PostgresJsLike {
+  /** postgres.js's own: `max` bounds the pool (default 10). */
+  readonly options?: { readonly max?: number };
   unsafe(text: string, params?: readonly unknown[]): PromiseLike<Row[]>;
   begin<R>(fn: (tx: PostgresJsLike) => Promise<R>): Promise<R>;
   listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<{ unlisten(): Promise<void> }>;
@@ -17,6 +19,7 @@ export function postgresJsDriver(sql: PostgresJsLike): Driver {
   return {
     kind: 'postgres',
     parallel: true,
+    maxConnections: sql.options?.max,
     async query(text, params = []) {
       return [...(await sql.unsafe(text, params))];
     },

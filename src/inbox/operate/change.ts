@@ -13,17 +13,22 @@ function filterOf(idOrFilter: string | DeliveryFilter): DeliveryFilter {
  * Resolves with how many moved. Returns the ids so the caller can wake workers.
  */
 async function requeue(driver: Driver, names: TableNames, filter: DeliveryFilter, from: 'dead' | 'done', doing: string): Promise<number> {
-  const where = buildWhere({ ...filter, state: from });
-  const replayed = from === 'done' ? ', replayed_at = now()' : '';
+  // Every field of the filter narrows, `state` too: replay({ state: 'dead' }) matches no done row.
+  const where = buildWhere(filter, 2);
+  // replayed_at marks the next run as a replay; a retry is not one.
+  const replayed = from === 'done' ? 'now()' : 'NULL';
   try {
     const rows = await driver.query(
-      `UPDATE ${names.deliveries}
-          SET state = 'pending', run_at = now(), attempt_base = attempts, last_error = NULL, done_at = NULL${replayed}
-        WHERE ${where.sql}
-       RETURNING id`,
-      where.params,
+      `WITH moved AS (
+         UPDATE ${names.deliveries}
+            SET state = 'pending', run_at = now(), attempt_base = attempts, last_error = NULL, done_at = NULL, replayed_at = ${replayed}
+          WHERE state = $1 AND ${where.sql}
+         RETURNING 1
+       )
+       SELECT count(*)::int AS n FROM moved`,
+      [from, ...where.params],
     );
-    return rows.length;
+    return Number(rows[0]?.['n'] ?? 0);
   } catch (error) {
     throw inboxError(error, names.display, doing);
   }
@@ -43,10 +48,13 @@ export async function pruneDeliveries(driver: Driver, names: TableNames, options
   if (!(before instanceof Date) || Number.isNaN(before.getTime())) throw new TypeError('prune takes { before: Date }');
   try {
     const rows = await driver.query(
-      `DELETE FROM ${names.deliveries} WHERE received_at < $1 AND state IN ('done', 'dead', 'ignored') RETURNING id`,
+      `WITH pruned AS (
+         DELETE FROM ${names.deliveries} WHERE received_at < $1 AND state IN ('done', 'dead', 'ignored') RETURNING 1
+       )
+       SELECT count(*)::int AS n FROM pruned`,
       [before],
     );
-    return rows.length;
+    return Number(rows[0]?.['n'] ?? 0);
   } catch (error) {
     throw inboxError(error, names.display, 'pruning deliveries');
   }

@@ -7,18 +7,30 @@ export interface Where {
   readonly params: unknown[];
 }
 
+export const MAX_INT8 = 2n ** 63n - 1n;
+const MIN_INT8 = -(2n ** 63n);
+
+/** Within what an int8 column holds: "from the beginning of time" is a normal query, not an SQL error. */
+function clampNanos(nanos: bigint): string {
+  return (nanos > MAX_INT8 ? MAX_INT8 : nanos < MIN_INT8 ? MIN_INT8 : nanos).toString();
+}
+
 /** Event time as nanoseconds (text, for an int8 parameter every client accepts). */
 export function toNanos(name: string, value: Date | string | bigint): string {
-  if (typeof value === 'bigint') return value.toString();
+  return clampNanos(toNanosUnclamped(name, value));
+}
+
+function toNanosUnclamped(name: string, value: Date | string | bigint): bigint {
+  if (typeof value === 'bigint') return value;
   if (value instanceof Date) {
     const millis = value.getTime();
     if (Number.isNaN(millis)) throw new RangeError(`${name} is an invalid Date`);
-    return (BigInt(millis) * 1_000_000n).toString();
+    return BigInt(millis) * 1_000_000n;
   }
   if (typeof value === 'string') {
     const nanos = timestampNanos(value);
     if (nanos === undefined) throw new RangeError(`${name} must be an RFC 3339 timestamp such as 2026-11-23T10:00:00Z, got ${JSON.stringify(value)}`);
-    return nanos.toString();
+    return nanos;
   }
   throw new TypeError(`${name} must be a Date, an RFC 3339 string or nanoseconds as a bigint`);
 }
@@ -57,14 +69,14 @@ export function buildWhere(filter: DeliveryFilter, firstParam = 1): Where {
         ? `left(action, ${pattern.length - 1}) = ${param(pattern.slice(0, -1))}`
         : `action = ${param(pattern)}`;
     });
-    clauses.push(alternatives.length === 1 ? alternatives[0]! : `(${alternatives.join(' OR ')})`);
+    clauses.push(alternatives.length === 0 ? 'FALSE' : alternatives.length === 1 ? alternatives[0]! : `(${alternatives.join(' OR ')})`);
   }
   if (filter.app !== undefined) {
     if (typeof filter.app !== 'string') throw new TypeError('app must be a string');
     clauses.push(`app = ${param(filter.app)}`);
   }
   if (filter.ids !== undefined) {
-    const ids = asList(filter.ids).map((id) => toId(id));
+    const ids = asList(filter.ids).map((id) => toId(id)).filter(isStorableId);
     if (ids.length > MAX_IDS) throw new RangeError(`ids takes at most ${MAX_IDS} ids at once, got ${ids.length}`);
     // One parameter each, never an array parameter: postgres.js with fetch_types: false cannot send one.
     clauses.push(ids.length === 0 ? 'FALSE' : `id IN (${ids.map((id) => `${param(id)}::bigint`).join(', ')})`);
@@ -77,4 +89,9 @@ export function toId(id: unknown): string {
   const text = typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : id;
   if (typeof text !== 'string' || !/^[1-9][0-9]{0,18}$/.test(text)) throw new TypeError(`a delivery id is a positive whole number, got ${JSON.stringify(id)}`);
   return text;
+}
+
+/** An id no row can have (past int8): `get` resolves undefined, `retry` changes nothing. */
+export function isStorableId(id: string): boolean {
+  return BigInt(id) <= MAX_INT8;
 }

@@ -5,7 +5,7 @@ import { inboxError } from '../errors.js';
 import { DELIVERY_COLUMNS, toAttempt, toBytes, toStoredDelivery } from '../rows.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { InboxStats, ListOptions, ListPage, StoredDeliveryDetail } from '../types.js';
-import { buildWhere, toId } from './filter.js';
+import { buildWhere, isStorableId, MAX_INT8, toId } from './filter.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
@@ -13,7 +13,9 @@ const MAX_LIMIT = 1000;
 /** The cursor is the last row's sort key: `<event_ns>.<id>`, opaque to callers. */
 function decodeCursor(after: string): [string, string] {
   const match = typeof after === 'string' ? /^(-?\d{1,20})\.([1-9]\d{0,18})$/.exec(after) : null;
-  if (match === null) throw new TypeError(`after must be the \`next\` cursor of a previous page, got ${JSON.stringify(after)}`);
+  if (match === null || BigInt(match[1]!) > MAX_INT8 || BigInt(match[1]!) < -MAX_INT8 - 1n || BigInt(match[2]!) > MAX_INT8) {
+    throw new TypeError(`after must be the \`next\` cursor of a previous page, got ${JSON.stringify(after)}`);
+  }
   return [match[1]!, match[2]!];
 }
 
@@ -45,6 +47,7 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
 
 export async function getDelivery(driver: Driver, names: TableNames, id: string): Promise<StoredDeliveryDetail | undefined> {
   const key = toId(id);
+  if (!isStorableId(key)) return undefined;
   let rows, attempts;
   try {
     rows = await driver.query(`SELECT ${DELIVERY_COLUMNS}, body, signature FROM ${names.deliveries} WHERE id = $1::bigint`, [key]);

@@ -11,8 +11,13 @@ import type { TableNames } from './table-name.js';
 export async function migrate(driver: Driver, names: TableNames): Promise<MigrateResult> {
   try {
     return await driver.transaction(async (tx) => {
+      if (names.schemaPrefix !== '') {
+        // CREATE SCHEMA IF NOT EXISTS races across inboxes of one new schema: lock the schema first
+        // (always before the table, so two migrations never wait on each other in opposite order).
+        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rack-webhooks:schema:${names.schemaPrefix}`]);
+        await tx.query(`CREATE SCHEMA IF NOT EXISTS ${names.schemaPrefix.slice(0, -1)}`);
+      }
       await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [names.lockKey]);
-      if (names.schemaPrefix !== '') await tx.query(`CREATE SCHEMA IF NOT EXISTS ${names.schemaPrefix.slice(0, -1)}`);
       await tx.query(migrationsTableSql(names));
       const rows = await tx.query(`SELECT version FROM ${names.migrations}`);
       const done = new Set(rows.map((row) => Number(row['version'])));

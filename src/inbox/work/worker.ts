@@ -1,6 +1,7 @@
 import type { AnyWebhookEvent } from '../../events/types.js';
 import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
 import { describeThrown } from '../../shared/thrown.js';
+import { MAX_TIMER_MS } from '../../shared/timers.js';
 import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import { boundError, toBytes } from '../rows.js';
@@ -72,6 +73,15 @@ export function startWorker(
   const concurrency = positiveInteger('concurrency', options.concurrency, driver.parallel ? 4 : 1);
   const batchSize = positiveInteger('batchSize', options.batchSize, concurrency);
   const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
+  if (pollIntervalMs > MAX_TIMER_MS) throw new RangeError(`pollIntervalMs must be at most ${MAX_TIMER_MS} (the longest a timer waits), got ${pollIntervalMs}`);
+  // Each running handler holds a connection, LISTEN holds one, and receive() needs one: fewer is a silent hang.
+  const needed = concurrency + (options.listen === false ? 0 : 1) + 1;
+  if (driver.maxConnections !== undefined && driver.parallel && driver.maxConnections < needed) {
+    throw new RangeError(
+      `the pool's max (${driver.maxConnections}) must be at least ${needed}: one connection per handler (concurrency ${concurrency}), ` +
+        `${options.listen === false ? '' : 'one for LISTEN, '}and one for receive(). Raise max or lower concurrency.`,
+    );
+  }
   const leaseSeconds = options.leaseSeconds ?? 30;
   if (!(leaseSeconds > 0) || !Number.isFinite(leaseSeconds)) throw new RangeError(`leaseSeconds must be a finite number > 0, got ${String(leaseSeconds)}`);
   const maxAttempts = positiveInteger('maxAttempts', options.maxAttempts, 5);
@@ -98,7 +108,7 @@ export function startWorker(
     const timer = setTimeout(() => {
       timers.delete(timer);
       fn();
-    }, ms);
+    }, Math.min(ms, MAX_TIMER_MS)); // a longer wait would fire after 1 ms
     if (!keepAlive) (timer as { unref?: () => void }).unref?.();
     timers.add(timer);
   };
@@ -106,7 +116,7 @@ export function startWorker(
   const databaseFailed = (error: unknown, doing: string) => {
     const wrapped = inboxError(error, names.display, doing);
     // Loud once per outage, not once per poll.
-    if (!databaseDown) runtime.log({ level: 'error', event: 'inbox_unavailable', message: `worker ${workerId}: ${wrapped.message}; retrying every ${pollIntervalMs} ms`, code: wrapped.code });
+    if (!databaseDown) runtime.log({ level: 'error', event: wrapped.code, message: `worker ${workerId}: ${wrapped.message}; retrying every ${pollIntervalMs} ms`, code: wrapped.code });
     databaseDown = true;
   };
 
@@ -270,11 +280,23 @@ export function startWorker(
     },
     async drain() {
       for (;;) {
+        // Deliveries whose worker died count as due once their lease ran out: a catch-up run takes them too.
+        await recover();
         await fill();
         if (inFlight.size === 0 && !filling) {
           // Nothing running: is anything still due?
-          const due = await driver.query(`SELECT 1 FROM ${names.deliveries} WHERE state = 'pending' AND run_at <= now() LIMIT 1`);
+          let due: Row[];
+          try {
+            due = await driver.query(
+              // SKIP LOCKED: a row another worker's live handler holds is not due, whatever its lease says.
+              `SELECT 1 FROM ${names.deliveries} WHERE (state = 'pending' AND run_at <= now()) OR (state = 'running' AND locked_until <= now()) LIMIT 1 FOR UPDATE SKIP LOCKED`,
+            );
+          } catch (error) {
+            throw inboxError(error, names.display, 'draining');
+          }
           if (due.length === 0 || stopping) return;
+          // Due, yet nothing was claimed (another worker got there first): look again shortly, not in a hot loop.
+          await new Promise((resolve) => setTimeout(resolve, 10));
           continue;
         }
         await new Promise<void>((resolve) => idleWaiters.push(resolve));

@@ -12,6 +12,12 @@ import type { VerifiedDelivery } from './verify.js';
  * Step 3 (with an inbox): one committed row is the claim. The inbox's unique keys are the same
  * two keys a dedup store holds, kept until the row is pruned rather than for a TTL.
  */
+/** The log record is named after the error's code: unavailable, not migrated, or refused. */
+function inboxLogEvent(error: unknown): 'inbox_unavailable' | 'inbox_not_migrated' | 'inbox_failed' {
+  const code = errorCode(error);
+  return code === 'inbox_not_migrated' || code === 'inbox_failed' ? code : 'inbox_unavailable';
+}
+
 export type PersistStep = (verified: VerifiedDelivery, parsed: ParsedDelivery, started: number) => Promise<ReceiveResult>;
 
 export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Reporting, customClock: boolean): PersistStep {
@@ -35,7 +41,7 @@ export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Repo
       // Loudly: the rack will not send this delivery again.
       reporting.log(started, {
         level: 'error',
-        event: 'inbox_unavailable',
+        event: inboxLogEvent(error),
         message: 'the inbox could not store a verified delivery; it was refused and the rack will not resend it',
         code: errorCode(error),
         ...logContext(event, verified),
