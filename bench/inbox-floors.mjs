@@ -1,12 +1,14 @@
-// Floors for the inbox benchmarks: the same insert the inbox makes per delivery, with nothing of
-// the SDK around it. The inbox rows are reported as ratios to these, measured in the same run, so
-// the machine's state moves the floor and the candidate alike.
+// Floors for the inbox benchmarks: the same insert the inbox makes per delivery, and the same
+// statements its worker sends per delivery, with nothing of the SDK around them. The inbox rows are
+// reported as ratios to these, measured in the same run, so the machine's state moves the floor and
+// the candidate alike.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -49,18 +51,23 @@ export async function pgbenchInsertFloor({ url, table, clients = 32, seconds = 5
 INSERT INTO ${table} (${COLUMNS}) VALUES (:body, :signature, ${SIGNED_AT}, 0, :action, :event_time, :ns, 'billing-api', ${tick}, 'replay:${SIGNED_AT}:' || :client_id::text || '-' || :r1::text || '-' || :r2::text, ${eventKey ? `'event:' || :action || ':' || ${tick}` : 'NULL'}, 'pending', now()) ON CONFLICT DO NOTHING;
 `;
   if (mode !== 'prepared' && mode !== 'extended') throw new TypeError(`mode must be 'prepared' or 'extended', got ${mode}`);
+  const args = ['-M', mode, '-T', String(seconds)];
+  // Strings as -D variables, so they travel as parameters of the prepared insert, as the SDK's
+  // do. They also must: pgbench replaces :name even inside quotes ('app:budget:cap').
+  for (const [name, value] of Object.entries({ body: `\\x${BODY.toString('hex')}`, signature: SIGNATURE, action: ACTION, event_time: EVENT_TIME })) {
+    args.push('-D', `${name}=${value}`);
+  }
+  return runPgbench({ url, clients, script, args });
+}
+
+/** Runs one pgbench script (`-n`: no vacuum of pgbench's own tables) and reads its tps. */
+async function runPgbench({ url, clients, script, args }) {
   const dir = await mkdtemp(join(tmpdir(), 'rack-webhooks-pgbench-'));
   try {
-    const file = join(dir, 'insert.sql');
+    const file = join(dir, 'script.sql');
     await writeFile(file, script);
-    const args = ['-n', '-M', mode, '-c', String(clients), '-j', String(Math.min(2, clients)), '-T', String(seconds), '-f', file];
-    // Strings as -D variables, so they travel as parameters of the prepared insert, as the SDK's
-    // do. They also must: pgbench replaces :name even inside quotes ('app:budget:cap').
-    for (const [name, value] of Object.entries({ body: `\\x${BODY.toString('hex')}`, signature: SIGNATURE, action: ACTION, event_time: EVENT_TIME })) {
-      args.push('-D', `${name}=${value}`);
-    }
-    args.push(url);
-    const { stdout } = await run(findPgbench(), args, { maxBuffer: 16 << 20 }).catch((error) => {
+    const allArgs = ['-n', '-c', String(clients), '-j', String(Math.min(2, clients)), ...args, '-f', file, url];
+    const { stdout } = await run(findPgbench(), allArgs, { maxBuffer: 16 << 20 }).catch((error) => {
       // Every client repeats the same error: show each once, and not the 2 KiB command line.
       const lines = [...new Set(String(error.stderr ?? '').split('\n').filter(Boolean))].slice(0, 5);
       throw new Error(`pgbench exited with ${error.code ?? error.signal}:\n${lines.join('\n') || error.message}`);
@@ -70,7 +77,7 @@ INSERT INTO ${table} (${COLUMNS}) VALUES (:body, :signature, ${SIGNED_AT}, 0, :a
     const failed = /^number of failed transactions: (\d+)/m.exec(stdout);
     if (!tps || !processed || Number(processed[1]) === 0) throw new Error(`pgbench measured nothing:\n${stdout}`);
     if (failed && Number(failed[1]) > 0) throw new Error(`pgbench: ${failed[1]} transactions failed:\n${stdout}`);
-    return { tps: Number(tps[1]) };
+    return { tps: Number(tps[1]), processed: Number(processed[1]) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -94,4 +101,137 @@ export async function pgliteInsertFloor({ database, table, count = 2000, eventKe
   const start = performance.now();
   for (const row of rows) await database.query(sql, row);
   return { perSecond: (count * 1000) / (performance.now() - start) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Floors for the worker: its required statements with no SDK JavaScript around them.
+
+/**
+ * The worker's claim, lock and done statements, copied from src/inbox/work/sql.ts (`workerSql`):
+ * `t` and `a` are the quoted deliveries and attempts tables. `checkWorkerStatements` holds these
+ * copies to the built package, so an edit to either side fails the run instead of measuring a
+ * statement the worker no longer sends.
+ */
+export function workerStatements(t, a) {
+  return {
+    claim: `WITH due AS (
+  SELECT id FROM ${t} WHERE state = 'pending' AND run_at <= now()
+   -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
+   ORDER BY event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
+), claimed AS (
+  UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
+         locked_until = now() + make_interval(secs => $3)
+    FROM due WHERE d.id = due.id
+  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns
+), recorded AS (
+  INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
+)
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY event_ns, id`,
+    lock: `SELECT 1 AS held FROM ${t} WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 FOR UPDATE`,
+    done: `WITH finished AS (
+  UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
+   WHERE id = $1::bigint RETURNING id
+)
+UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $2`,
+  };
+}
+
+/** The quoted table names the inbox derives from 'schema.table' (src/inbox/schema/table-name.ts). */
+export function quotedTables(table) {
+  const parts = table.split('.');
+  const bare = parts.pop();
+  const prefix = parts.length === 1 ? `"${parts[0]}".` : '';
+  return { deliveries: `${prefix}"${bare}"`, attempts: `${prefix}"${bare}_attempts"` };
+}
+
+/** Throws unless exactly `expected` rows are done, none running, and each has its succeeded attempt. */
+async function checkDone(pool, table, expected, floorName) {
+  const { deliveries, attempts } = quotedTables(table);
+  const { rows } = await pool.query(`SELECT count(*) FILTER (WHERE state = 'done')::int AS done, count(*) FILTER (WHERE state = 'running')::int AS running,
+    (SELECT count(*)::int FROM ${attempts} WHERE outcome = 'succeeded') AS succeeded FROM ${deliveries}`);
+  const { done, running, succeeded } = rows[0];
+  if (done !== expected || running !== 0 || succeeded !== expected) throw new Error(`${floorName}: expected ${expected} done, the table has ${JSON.stringify(rows[0])}`);
+}
+
+/**
+ * Throws unless each copied statement appears in the built `rack-webhooks/inbox` as a template
+ * literal, with any `${name}` where the copy has a table. Run `npx tsup` after editing sql.ts.
+ */
+export function checkWorkerStatements() {
+  const file = fileURLToPath(import.meta.resolve('rack-webhooks/inbox'));
+  const built = readFileSync(file, 'utf8');
+  const T = '\u0000T\u0000';
+  const A = '\u0000A\u0000';
+  for (const [key, text] of Object.entries(workerStatements(T, A))) {
+    const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll(T, '\\$\\{\\w+\\}').replaceAll(A, '\\$\\{\\w+\\}');
+    if (!new RegExp(`${key}:\`${escaped}\``).test(built)) {
+      throw new Error(`bench/inbox-floors.mjs: the worker's \`${key}\` statement no longer matches ${file}: copy it again from src/inbox/work/sql.ts (and rebuild)`);
+    }
+  }
+}
+
+/**
+ * The worker's required statements replayed from plain pg, as named (prepared once per
+ * connection) statements, as the SDK sends them: `lanes` loops, each claiming up to `claimBatch`
+ * rows (autocommit), then per row checking a pooled client out for BEGIN, lock, done, COMMIT. No
+ * receiver, no parse, no handler, no bookkeeping. Stops claiming after `seconds`, as the worker
+ * rows do; resolves with rows done per second and claims per row.
+ */
+export async function replayWorkerStatements({ pool, table, lanes, claimBatch, seconds }) {
+  const { deliveries, attempts } = quotedTables(table);
+  const sql = workerStatements(deliveries, attempts);
+  const name = (key) => `bench_floor_${key}_${table}`;
+  const workerId = 'bench-floor';
+  let claims = 0;
+  let done = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const lane = async () => {
+    while (performance.now() < deadline) {
+      claims++;
+      const { rows } = await pool.query({ name: name('claim'), text: sql.claim, values: [claimBatch, workerId, 30] });
+      if (rows.length === 0) return;
+      for (const row of rows) {
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const held = await client.query({ name: name('lock'), text: sql.lock, values: [row.id, workerId, row.attempts] });
+          if (held.rows.length !== 1) throw new Error(`the floor lost its own claim on row ${row.id}`);
+          await client.query({ name: name('done'), text: sql.done, values: [row.id, row.attempts] });
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+        done++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  const elapsed = performance.now() - started;
+  await checkDone(pool, table, done, 'the replay floor');
+  return { perSecond: (done * 1000) / elapsed, claimsPerRow: claims / Math.max(1, done) };
+}
+
+/**
+ * The same statements from pgbench (C, `-M prepared`), `clients` connections each running
+ * `perClient` times: the claim (autocommit, one row: pgbench's `\gset` takes exactly one row, and
+ * has no loops), then BEGIN, lock, done, COMMIT. `clients * perClient` must not exceed the pending
+ * rows, so every claim finds one. `pool` checks the table afterwards. Resolves with rows done per second.
+ */
+export async function pgbenchWorkerFloor({ pool, url, table, clients, perClient }) {
+  const { deliveries, attempts } = quotedTables(table);
+  const sql = workerStatements(deliveries, attempts);
+  // pgbench variables for the parameters: $1 .. $3 of each statement, in order.
+  const bind = (text, vars) => text.replace(/\$(\d)/g, (_, n) => `:${vars[Number(n) - 1]}`);
+  const script = `${bind(sql.claim, ['batch', 'worker', 'lease'])} \\gset c_
+BEGIN;
+${bind(sql.lock, ['c_id', 'worker', 'c_attempts'])};
+${bind(sql.done, ['c_id', 'c_attempts'])};
+COMMIT;
+`;
+  const args = ['-M', 'prepared', '-t', String(perClient), '-D', 'batch=1', '-D', 'worker=bench-pgbench-floor', '-D', 'lease=30'];
+  const { tps, processed } = await runPgbench({ url, clients, script, args });
+  if (processed !== clients * perClient) throw new Error(`pgbench processed ${processed} of ${clients * perClient} deliveries`);
+  await checkDone(pool, table, processed, 'the pgbench worker floor');
+  return { tps };
 }

@@ -19,6 +19,11 @@ export interface InboxOptions<Database> {
   table?: string;
   /** NOTIFY other processes' workers when a delivery is stored. Default true. */
   notify?: boolean;
+  /**
+   * Send the inbox's statements as prepared (named) statements: parsed and planned once per
+   * connection. Default true; pass false behind PgBouncer in transaction mode older than 1.21.
+   */
+  preparedStatements?: boolean;
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
@@ -52,7 +57,7 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
 
 export function createInbox<Database>(options: InboxOptions<Database>): Inbox<TransactionOf<Database>> {
   if (typeof options !== 'object' || options === null) throw new TypeError('createInbox expects { database, table? }');
-  const driver = driverFor(options.database);
+  const driver = driverFor(options.database, options.preparedStatements ?? true);
   const names = resolveTableNames(options.table);
   const wake = new Wake(driver, names.channel, options.notify ?? true);
   const storeDelivery = createStoreDelivery(driver, names, (pending) => {

@@ -5,8 +5,14 @@ import { ReentryGuard } from './reentry.js';
 interface PgResult {
   rows: Row[];
 }
+/** A named query: pg parses and plans it once per connection, then only binds. */
+interface PgQueryConfig {
+  name?: string;
+  text: string;
+  values?: readonly unknown[];
+}
 interface PgClientLike {
-  query(text: string, params?: readonly unknown[]): Promise<PgResult>;
+  query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<PgResult>;
   on(event: 'notification', listener: (message: { channel: string }) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   removeListener(event: string, listener: (...args: never[]) => void): unknown;
@@ -17,7 +23,7 @@ interface PgPoolClientLike extends PgClientLike {
 export interface PgPoolLike {
   /** pg's own: `max` bounds the pool (default 10). */
   readonly options?: { readonly max?: number };
-  query(text: string, params?: readonly unknown[]): Promise<PgResult>;
+  query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<PgResult>;
   connect(callback: (error: Error | undefined, client: PgPoolClientLike | undefined) => void): void;
   readonly totalCount: number;
 }
@@ -39,12 +45,35 @@ export function isPgClient(value: unknown): value is PgClientOnlyLike {
  * BEGIN, fn, COMMIT; ROLLBACK when anything throws. Resolves `healthy: false` when even the
  * ROLLBACK failed: that connection is broken and must leave the pool.
  */
-async function inTransaction<R>(client: PgClientLike, fn: (tx: DriverTransaction) => Promise<R>, onBroken: () => void): Promise<R> {
+/**
+ * The inbox sends a handful of statements, each thousands of times: as named statements PostgreSQL
+ * parses and plans each once per connection (measured: accept throughput 0.38–0.50x of pgbench
+ * unnamed, 0.62–0.66x named). A name stands for one text in the whole process: a pool's
+ * connections are shared by every inbox on it, and pg refuses one name for two texts.
+ */
+const NAMES = new Map<string, string>();
+
+export class StatementNames {
+  readonly #enabled: boolean;
+
+  constructor(enabled: boolean) {
+    this.#enabled = enabled;
+  }
+
+  config(text: string, params: readonly unknown[] | undefined): string | PgQueryConfig {
+    if (!this.#enabled || params === undefined) return text;
+    let name = NAMES.get(text);
+    if (name === undefined) NAMES.set(text, (name = `rack_webhooks_${NAMES.size + 1}`));
+    return { name, text, values: params };
+  }
+}
+
+async function inTransaction<R>(client: PgClientLike, fn: (tx: DriverTransaction) => Promise<R>, onBroken: () => void, names: StatementNames): Promise<R> {
   await client.query('BEGIN').catch((error: unknown) => {
     onBroken();
     throw error;
   });
-  const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(text, params)).rows };
+  const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(names.config(text, params))).rows };
   let result: R;
   try {
     result = await fn(tx);
@@ -85,13 +114,14 @@ function checkIn(client: PgPoolClientLike, broken: boolean): void {
   client.release(broken ? true : undefined);
 }
 
-export function pgPoolDriver(pool: PgPoolLike): Driver {
+export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
+  const names = new StatementNames(prepare);
   return {
     kind: 'pg',
     parallel: true,
     maxConnections: pool.options?.max,
     async query(text, params) {
-      return (await pool.query(text, params)).rows;
+      return (await pool.query(names.config(text, params))).rows;
     },
     async script(text) {
       await pool.query(text);
@@ -100,9 +130,14 @@ export function pgPoolDriver(pool: PgPoolLike): Driver {
       const client = await checkOut(pool);
       let broken = false;
       try {
-        return await inTransaction(client, fn, () => {
-          broken = true;
-        });
+        return await inTransaction(
+          client,
+          fn,
+          () => {
+            broken = true;
+          },
+          names,
+        );
       } finally {
         checkIn(client, broken);
       }
@@ -143,7 +178,8 @@ export function pgPoolDriver(pool: PgPoolLike): Driver {
 }
 
 /** One `pg.Client`: one connection, so every call waits its turn. */
-export function pgClientDriver(client: PgClientOnlyLike): Driver {
+export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driver {
+  const names = new StatementNames(prepare);
   const mutex = new Mutex();
   const guard = new ReentryGuard();
   const serial = <R>(fn: () => Promise<R>): Promise<R> => {
@@ -154,9 +190,9 @@ export function pgClientDriver(client: PgClientOnlyLike): Driver {
     kind: 'pg',
     parallel: false,
     maxConnections: 1,
-    query: (text, params) => serial(async () => (await client.query(text, params)).rows),
+    query: (text, params) => serial(async () => (await client.query(names.config(text, params))).rows),
     script: (text) => serial(async () => void (await client.query(text))),
-    transaction: (fn) => serial(() => inTransaction(client, (tx) => guard.inside(() => fn(tx)), () => {})),
+    transaction: (fn) => serial(() => inTransaction(client, (tx) => guard.inside(() => fn(tx)), () => {}, names)),
     async listen(channel, onNotify) {
       const onNotification = (message: { channel: string }) => {
         if (message.channel === channel) onNotify();

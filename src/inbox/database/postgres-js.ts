@@ -4,7 +4,7 @@ import type { Driver, Row } from './driver.js';
 export interface PostgresJsLike {
   /** postgres.js's own: `max` bounds the pool (default 10). */
   readonly options?: { readonly max?: number };
-  unsafe(text: string, params?: readonly unknown[]): PromiseLike<Row[]>;
+  unsafe(text: string, params?: readonly unknown[], options?: { prepare?: boolean }): PromiseLike<Row[]>;
   begin<R>(fn: (tx: PostgresJsLike) => Promise<R>): Promise<R>;
   listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<{ unlisten(): Promise<void> }>;
 }
@@ -15,19 +15,21 @@ export function isPostgresJs(value: unknown): value is PostgresJsLike {
   return typeof value === 'function' && typeof candidate?.unsafe === 'function' && typeof candidate.begin === 'function';
 }
 
-export function postgresJsDriver(sql: PostgresJsLike): Driver {
+export function postgresJsDriver(sql: PostgresJsLike, prepare: boolean): Driver {
+  // Prepared (parsed and planned once per connection) unless the caller runs behind a pooler that cannot hold them.
+  const options = { prepare };
   return {
     kind: 'postgres',
     parallel: true,
     maxConnections: sql.options?.max,
     async query(text, params = []) {
-      return [...(await sql.unsafe(text, params))];
+      return [...(await sql.unsafe(text, params, options))];
     },
     async script(text) {
       await sql.unsafe(text);
     },
     transaction(fn) {
-      return sql.begin((tx) => fn({ client: tx, query: async (text, params = []) => [...(await tx.unsafe(text, params))] }));
+      return sql.begin((tx) => fn({ client: tx, query: async (text, params = []) => [...(await tx.unsafe(text, params, options))] }));
     },
     async listen(channel, onNotify) {
       // postgres.js keeps its own LISTEN connection and reconnects it: nothing to watch here.

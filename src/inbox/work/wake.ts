@@ -5,6 +5,8 @@ import type { Driver } from '../database/driver.js';
  * processes: through NOTIFY, coalesced so that a burst of stored deliveries sends one notification
  * per event-loop turn rather than one per delivery (NOTIFY serialises commits in PostgreSQL).
  */
+const NOTIFY_COALESCE_MS = 10;
+
 export class Wake {
   readonly #driver: Driver;
   readonly #channel: string;
@@ -25,11 +27,12 @@ export class Wake {
     for (const wake of this.#local) wake();
     if (!this.#notify || this.#notifyScheduled) return;
     this.#notifyScheduled = true;
+    // One NOTIFY per 10 ms at most: each serialises commits, and a burst needs only one wake-up.
     setTimeout(() => {
       this.#notifyScheduled = false;
       // Best effort: a lost notification costs one poll interval, never a delivery.
       this.#driver.query('SELECT pg_notify($1, \'\')', [this.#channel]).catch(() => {});
-    }, 0);
+    }, NOTIFY_COALESCE_MS);
   }
 
   /**

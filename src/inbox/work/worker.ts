@@ -10,7 +10,10 @@ import { resolveBackoff, retryDelayMs, type BackoffOptions } from './backoff.js'
 import { workerSql } from './sql.js';
 
 export interface WorkOptions {
-  /** Handlers running at once in this worker. Default 4 (1 on a single connection: a pg Client or PGlite). */
+  /**
+   * Handlers running at once in this worker. Default: half the pool's max, at most 16 (4 for a pg
+   * Pool's default max of 10); 1 on a single connection (a pg Client, PGlite).
+   */
   concurrency?: number;
   /** Rows claimed per round trip. Default: the free slots, so no claimed row waits. */
   batchSize?: number;
@@ -58,6 +61,16 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   return resolved;
 }
 
+/**
+ * One connection: 1. A pool of known size: half of it, at most 16, so that receive() keeps the
+ * other half (a pg Pool's default max of 10 gives 4). Unknown: 4.
+ */
+function defaultConcurrency(driver: Driver): number {
+  if (!driver.parallel) return 1;
+  if (driver.maxConnections === undefined) return 4;
+  return Math.max(1, Math.min(16, Math.floor((driver.maxConnections - 1) / 2)));
+}
+
 function randomId(): string {
   return `worker-${Math.random().toString(36).slice(2, 10)}`;
 }
@@ -70,7 +83,7 @@ export function startWorker(
   subscribe: (wake: () => void) => () => Promise<void>,
   relisten: () => void,
 ): Worker {
-  const concurrency = positiveInteger('concurrency', options.concurrency, driver.parallel ? 4 : 1);
+  const concurrency = positiveInteger('concurrency', options.concurrency, defaultConcurrency(driver));
   const batchSize = positiveInteger('batchSize', options.batchSize, concurrency);
   const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
   if (pollIntervalMs > MAX_TIMER_MS) throw new RangeError(`pollIntervalMs must be at most ${MAX_TIMER_MS} (the longest a timer waits), got ${pollIntervalMs}`);
