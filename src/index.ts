@@ -6,3 +6,4 @@ export * from './signature/index.js';
 export * from './events/index.js';
 export * from './receiver/index.js';
 export * from './dedup/index.js';
+export * from './state/index.js';

@@ -1,0 +1,96 @@
+import { timestampNanos } from '../events/compare.js';
+import type { AnyWebhookEvent } from '../events/types.js';
+import { findAnomalies } from './anomalies.js';
+import { AppLog } from './app-log.js';
+import { appOf, type Folded } from './fold.js';
+import type { Anomaly, AppState, ApplyResult, PhaseTransition, RackState, RackStateOptions } from './types.js';
+
+const HOUR_MS = 3_600_000;
+const MIN_WINDOW_MS = 24 * HOUR_MS;
+const NANOS_PER_MS = 1_000_000n;
+
+function resolveMs(name: string, value: number | undefined, fallback: number, minimum: number): bigint {
+  const ms = value ?? fallback;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < minimum) {
+    throw new RangeError(`${name} must be a finite number of milliseconds >= ${minimum}, got ${String(value)}`);
+  }
+  return BigInt(Math.round(ms)) * NANOS_PER_MS;
+}
+
+/** Forget what left the window: finished promotes and ticks whose events are all older. */
+function prune(folded: Folded, windowStart: bigint): Folded {
+  const recent = (timestamp: string | undefined) => timestamp !== undefined && (timestampNanos(timestamp) ?? 0n) >= windowStart;
+  const promotes = Object.fromEntries(Object.entries(folded.state.promotes).filter(([, promote]) => promote.outcome === undefined || recent(promote.endedAt)));
+  const promoteEvents = Object.fromEntries(Object.entries(folded.promoteEvents).filter(([id]) => promotes[id] !== undefined));
+  const ticks = Object.fromEntries(
+    Object.entries(folded.ticks).filter(([, tick]) => [tick.armed, tick.fired, tick.restored].some((event) => recent(event?.timestamp))),
+  );
+  return { state: { ...folded.state, promotes }, ticks, promoteEvents };
+}
+
+/**
+ * Every app's lifecycles, folded from events in any arrival order: each app keeps its events of
+ * the window sorted by timestamp, and a late one re-folds what it precedes.
+ */
+export function createRackState(options: RackStateOptions = {}): RackState {
+  const window = resolveMs('windowMs', options.windowMs, MIN_WINDOW_MS, MIN_WINDOW_MS);
+  const grace = resolveMs('gracePeriodMs', options.gracePeriodMs, 10 * 60_000, 0);
+  const logs = new Map<string, AppLog>();
+  const listeners = new Set<(transition: PhaseTransition) => void>();
+  let newest: bigint | undefined;
+
+  const notify = (transitions: PhaseTransition[]) => {
+    for (const transition of transitions) {
+      for (const listener of listeners) {
+        try {
+          listener(transition);
+        } catch {
+          // A listener's failure must not leave the state half-told to the others.
+        }
+      }
+    }
+  };
+
+  return {
+    apply(event) {
+      const app = typeof event === 'object' && event !== null && typeof event.data === 'object' && event.data !== null ? appOf(event) : undefined;
+      if (app === undefined) return { applied: false, reason: 'no_app', late: false, transitions: [] };
+      const nanos = typeof event.timestamp === 'string' ? timestampNanos(event.timestamp) : undefined;
+      if (nanos === undefined) return { applied: false, app, reason: 'invalid_timestamp', late: false, transitions: [] };
+      let log = logs.get(app);
+      if (log === undefined) logs.set(app, (log = new AppLog(app)));
+      const before = log.current.state;
+      const placement = log.insert(event, nanos);
+      if (placement.kind !== 'inserted') return { applied: false, app, reason: placement.kind, late: false, transitions: [] };
+      if (newest === undefined || nanos > newest) newest = nanos;
+      log.compact(newest - window, prune);
+      const after = log.current.state;
+      const transitions: PhaseTransition[] = [];
+      if (after.autoShutdown.phase !== before.autoShutdown.phase) {
+        transitions.push({ app, lifecycle: 'auto-shutdown', from: before.autoShutdown.phase, to: after.autoShutdown.phase, event, late: placement.late });
+      }
+      if (after.breaker.state !== before.breaker.state) {
+        transitions.push({ app, lifecycle: 'breaker', from: before.breaker.state, to: after.breaker.state, event, late: placement.late });
+      }
+      notify(transitions);
+      const result: ApplyResult = { applied: true, app, late: placement.late, transitions };
+      return result;
+    },
+    app: (name) => logs.get(name)?.current.state,
+    apps: () => [...logs.values()].map((log) => log.current.state).sort((a, b) => (a.app < b.app ? -1 : a.app > b.app ? 1 : 0)),
+    anomalies() {
+      if (newest === undefined) return [];
+      const found: Anomaly[] = [];
+      for (const [app, log] of [...logs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) found.push(...findAnomalies(app, log.current, newest, grace));
+      return found;
+    },
+    onTransition(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+  } satisfies RackState;
+}
+
+

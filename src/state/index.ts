@@ -1,0 +1,21 @@
+export { createRackState } from './create-rack-state.js';
+export type {
+  Anomaly,
+  AnomalyKind,
+  ApplyResult,
+  AppState,
+  AutoShutdownPhase,
+  AutoShutdownState,
+  BreakerState,
+  BudgetState,
+  BuildState,
+  PhaseEnd,
+  PhaseTransition,
+  PromoteOutcome,
+  PromoteState,
+  RackState,
+  RackStateOptions,
+  ReleaseState,
+  ScaleOverride,
+  TriggersOverride,
+} from './types.js';
