@@ -10,6 +10,7 @@ const groups = {
   receive: ['benchReceive', './receiver.mjs'],
   redis: ['benchRedis', './receiver.mjs'],
   inbox: ['benchInbox', './inbox.mjs'],
+  state: ['benchState', './state.mjs'],
 };
 
 const [, , only, child] = process.argv;

@@ -1,5 +1,6 @@
-// On-call pager: forwards ONLY the on-call actions (auto-shutdown :fired and :failed, app:budget:cap)
-// to an incident-paging endpoint, as a JSON POST. Built on plain node:http.
+// On-call pager: pages when an app's auto-shutdown lifecycle ENTERS "shut down" or "shutdown
+// failed", and on every app:budget:cap, as a JSON POST to an incident-paging endpoint. Built on
+// plain node:http.
 //
 // Run:  RACK_WEBHOOK_SECRETS=<key> PAGER_URL=https://pager.example.com/v1/events node examples/oncall-pager.mjs
 // Env:  RACK_WEBHOOK_SECRETS  required; the rack's webhook_signing_key ("new,old" during a rotation)
@@ -8,11 +9,15 @@
 //       HOST                  default 127.0.0.1
 // Point the rack at http://<host>:<port>/webhooks. Every other path answers 404.
 //
+// Every delivery is folded into a rack state (createRackState), which orders each app's events by
+// their own timestamps and applies each event once. Pages follow its transitions, not raw events:
+// a copy of :fired, or a late :armed arriving after its :fired, changes no phase and pages nothing.
+//
 // If the pager does not accept a page (network error, timeout, non-2xx), the handler throws: the
 // rack gets 500 handler_failed and the delivery's dedup claims are released, so a copy of it (the
-// rack never retries, but a proxy or a manual re-send may) is processed and paged again.
+// rack never retries, but a proxy or a manual re-send may) sends the page again.
 import { createServer } from 'node:http';
-import { createReceiver, ON_CALL_ACTIONS, ROUTINE_ACTIONS } from 'rack-webhooks';
+import { createRackState, createReceiver, ROUTINE_ACTIONS } from 'rack-webhooks';
 import { createNodeHandler } from 'rack-webhooks/node';
 
 const secrets = process.env.RACK_WEBHOOK_SECRETS;
@@ -51,17 +56,20 @@ try {
   process.exit(1);
 }
 
-const SUMMARIES = {
-  'app:budget:auto-shutdown:fired': (data) => `${data.app}: budget auto-shutdown FIRED, services scaled to zero (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
-  'app:budget:auto-shutdown:failed': (data) => `${data.app}: budget auto-shutdown FAILED, services are still running (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
-  // The spec pages on app:budget:cap only when the app's atCapAction is block-new-deploys or
-  // auto-shutdown; the event does not carry it. Filter here if you know your apps' settings.
-  'app:budget:cap': (data) => `${data.app}: monthly budget cap reached`,
+// Entering one of these auto-shutdown phases pages, with this summary.
+const PAGED_PHASES = {
+  'shut-down': (data) => `${data.app}: budget auto-shutdown FIRED, services scaled to zero (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
+  'shutdown-failed': (data) => `${data.app}: budget auto-shutdown FAILED, services are still running (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
 };
+// The spec pages on app:budget:cap only when the app's atCapAction is block-new-deploys or
+// auto-shutdown; the event does not carry it. Filter here if you know your apps' settings.
+const capSummary = (data) => `${data.app}: monthly budget cap reached`;
 
-async function page(event) {
+// The pager folds pages with one dedup_key into one incident. app:budget:cap has no tick_id.
+const dedupKey = (event) => event.data.tick_id ?? `${event.action}:${event.data.rack}:${event.data.app}:${event.timestamp}`;
+
+async function page(event, summary) {
   const { data } = event;
-  const summary = SUMMARIES[event.action](data);
   const response = await fetch(pagerUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -69,8 +77,7 @@ async function page(event) {
       summary: `[${data.rack}] ${summary}`,
       severity: 'critical',
       source: data.rack,
-      // The pager folds pages with one dedup_key into one incident. app:budget:cap has no tick_id.
-      dedup_key: data.tick_id ?? `${event.action}:${data.rack}:${data.app}:${event.timestamp}`,
+      dedup_key: dedupKey(event),
       action: event.action,
       app: data.app,
       timestamp: event.timestamp,
@@ -82,7 +89,32 @@ async function page(event) {
   console.log(`paged: ${event.action} app=${data.app} rack=${data.rack}${data.tick_id ? ` tick=${data.tick_id}` : ''}`);
 }
 
-receiver.on(ON_CALL_ACTIONS, page); // every other action is answered 200 and not paged
+// Pages owed but not yet accepted by the pager, by the action and dedup_key of the event that
+// caused them. A transition is told once, so a page that failed stays owed until a copy of its
+// delivery comes back.
+const owed = new Map();
+const owedKey = (event) => `${event.action} ${dedupKey(event)}`;
+
+const state = createRackState();
+state.onTransition(({ lifecycle, to, event }) => {
+  if (lifecycle === 'auto-shutdown' && Object.hasOwn(PAGED_PHASES, to)) owed.set(owedKey(event), { event, summary: PAGED_PHASES[to](event.data) });
+});
+
+receiver.onAny(async (event) => {
+  state.apply(event); // tells onTransition synchronously, once per change of an app's phase
+  const key = owedKey(event);
+  const due = owed.get(key);
+  if (due === undefined) return; // no page owed: answered 200
+  owed.delete(key); // taken, so a concurrent copy does not send it too
+  try {
+    await page(due.event, due.summary);
+  } catch (error) {
+    owed.set(key, due);
+    throw error;
+  }
+});
+// A cap crossing is no phase of the lifecycle: it pages per event; the pager's dedup_key folds copies.
+receiver.on('app:budget:cap', (event) => page(event, capSummary(event.data)));
 receiver.onError((error) => {
   console.error(`[rack-webhooks] ${error.code}: ${error.message}`);
 });

@@ -31,6 +31,8 @@ export interface StoredDelivery {
   readonly doneAt: Date | null;
   /** Set by `replay()`. */
   readonly replayedAt: Date | null;
+  /** With `list({ includeEvents: true })`: the body parsed (undefined if it no longer parses). */
+  readonly event?: AnyWebhookEvent | undefined;
 }
 
 export interface DeliveryAttempt {
@@ -76,6 +78,8 @@ export interface ListOptions extends DeliveryFilter {
   after?: string;
   /** `'asc'` (default): oldest event first; `'desc'`: newest first. */
   order?: 'asc' | 'desc';
+  /** Also parse each body into `event` (e.g. to rebuild `createRackState` after a restart). */
+  includeEvents?: boolean;
 }
 
 export interface ListPage {

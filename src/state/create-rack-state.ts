@@ -22,8 +22,11 @@ function prune(folded: Folded, windowStart: bigint): Folded {
   const recent = (timestamp: string | undefined) => timestamp !== undefined && (timestampNanos(timestamp) ?? 0n) >= windowStart;
   const promotes = Object.fromEntries(Object.entries(folded.state.promotes).filter(([, promote]) => promote.outcome === undefined || recent(promote.endedAt)));
   const promoteEvents = Object.fromEntries(Object.entries(folded.promoteEvents).filter(([id]) => promotes[id] !== undefined));
+  // The current phase's tick stays even when its events are old: its partner may still come (a
+  // shutdown restored days after it fired), and must find it rather than look like an anomaly.
+  const current = folded.state.autoShutdown.tickId;
   const ticks = Object.fromEntries(
-    Object.entries(folded.ticks).filter(([, tick]) => [tick.armed, tick.fired, tick.restored].some((event) => recent(event?.timestamp))),
+    Object.entries(folded.ticks).filter(([id, tick]) => id === current || [tick.armed, tick.fired, tick.restored].some((event) => recent(event?.timestamp))),
   );
   return { state: { ...folded.state, promotes }, ticks, promoteEvents };
 }

@@ -44,6 +44,9 @@ function text(data: unknown, key: string): string | undefined {
 function stepTicks(ticks: Folded['ticks'], event: AnyWebhookEvent): Folded['ticks'] {
   const role = TICK_ROLES[event.action];
   const tickId = role === undefined ? undefined : text(event.data, 'tick_id');
+  // A dry run is not the real lifecycle (stepAutoShutdown ignores it too): it neither makes nor hides an anomaly.
+  const dryRun = (event.data as Record<string, unknown>)['dry_run'];
+  if (dryRun === 'true' || dryRun === true) return ticks;
   if (role === undefined || tickId === undefined || ticks[tickId]?.[role] !== undefined) return ticks;
   return { ...ticks, [tickId]: { ...ticks[tickId], [role]: event } };
 }

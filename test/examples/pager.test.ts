@@ -1,4 +1,5 @@
-// examples/oncall-pager.mjs: pages only the on-call actions, and a failed page can be retried.
+// examples/oncall-pager.mjs: pages when an app's auto-shutdown phase becomes shut down or shutdown
+// failed (transitions of the rack state, not raw events) and on cap crossings; a failed page can be retried.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, newKey, post, runToExit, signature, startExample, startRecorder, stopAllExamples, type Recorder } from './helpers.js';
 
@@ -16,6 +17,19 @@ afterAll(() => pager.close());
 const FIRED = fixture('app.budget.auto-shutdown.fired');
 const FAILED = fixture('app.budget.auto-shutdown.failed');
 const CAP = fixture('app.budget.cap');
+const ARMED = fixture('app.budget.auto-shutdown.armed');
+const RESTORED = fixture('app.budget.auto-shutdown.restored');
+const DISMISSED = fixture('app.budget.auto-shutdown.dismissed');
+
+/** A signature timestamp 10 s before now: a copy re-signed by a proxy or a manual re-send. */
+const earlier = () => Math.floor(Date.now() / 1000) - 10;
+
+/** The same event with other data, e.g. another tick (data keys left undefined are dropped). */
+function variant(event: typeof FIRED.event, changes: { timestamp?: string; data: Record<string, string | undefined> }): string {
+  return JSON.stringify({ ...event, timestamp: changes.timestamp ?? event.timestamp, data: { ...event.data, ...changes.data } });
+}
+
+const pages = () => pager.requests.map((request) => [(request.body as { action: string }).action, (request.body as { dedup_key: string }).dedup_key]);
 
 describe('examples/oncall-pager.mjs', () => {
   it('pages fired, failed and cap once each, with the fields the pager needs', async () => {
@@ -64,6 +78,65 @@ describe('examples/oncall-pager.mjs', () => {
       },
     ]);
     expect(running.stdout() + running.stderr()).not.toContain(key);
+  });
+
+  it('pages the transition into shut down once, whatever the order and however often the events arrive', async () => {
+    const key = newKey();
+    const running = await startExample('oncall-pager.mjs', { RACK_WEBHOOK_SECRETS: key, PAGER_URL: pager.url });
+    const tickA = FIRED.event.data['tick_id']!;
+    const send = (body: string, t?: number) => post(running.url, body, signature(body, key, t));
+
+    expect(await send(FIRED.body)).toMatchObject({ status: 200, json: { status: 'processed' } });
+    // Re-signed with a new t: the receiver's (action, tick_id) dedup key catches it before the state.
+    expect(await send(FIRED.body, earlier())).toMatchObject({ status: 200, json: { status: 'duplicate' } });
+    // Its :armed, late (it sorts before :fired): the state re-folds, the phase stays shut down.
+    expect(await send(ARMED.body)).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(RESTORED.body)).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(DISMISSED.body)).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(pages()).toEqual([['app:budget:auto-shutdown:fired', tickA]]);
+
+    // A later countdown of the same app shuts it down again, its :fired arriving before its :armed: one more page.
+    const tickB = 'tick-2026-04-29T09:00:00Z-0123456789abcdef0123456789abcdef';
+    expect(await send(variant(FIRED.event, { timestamp: '2026-04-29T10:00:00.5Z', data: { tick_id: tickB } }))).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(variant(ARMED.event, { timestamp: '2026-04-29T09:00:00.5Z', data: { tick_id: tickB } }))).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(pages()).toEqual([
+      ['app:budget:auto-shutdown:fired', tickA],
+      ['app:budget:auto-shutdown:fired', tickB],
+    ]);
+    expect(running.stdout().match(/^paged: /gm)).toHaveLength(2);
+  });
+
+  it('does not page a :fired that arrives after its :restored: the app is back, its phase is restored', async () => {
+    const key = newKey();
+    const running = await startExample('oncall-pager.mjs', { RACK_WEBHOOK_SECRETS: key, PAGER_URL: pager.url });
+    for (const { body } of [ARMED, RESTORED, FIRED]) {
+      expect(await post(running.url, body, signature(body, key))).toMatchObject({ status: 200, json: { status: 'processed' } });
+    }
+    expect(pager.requests).toHaveLength(0);
+  });
+
+  it('pages :failed once, and a copy the receiver\'s dedup misses pages nothing (the state applies an event once)', async () => {
+    const key = newKey();
+    const running = await startExample('oncall-pager.mjs', { RACK_WEBHOOK_SECRETS: key, PAGER_URL: pager.url });
+    const send = (body: string, t?: number) => post(running.url, body, signature(body, key, t));
+
+    expect(await send(FAILED.body)).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(FAILED.body, earlier())).toMatchObject({ status: 200, json: { status: 'duplicate' } });
+    expect(pages()).toEqual([['app:budget:auto-shutdown:failed', FAILED.event.data['tick_id']]]);
+
+    // The dedup keys are (t, sha256(body)) and (action, tick_id): every copy of an event with a
+    // tick_id is a duplicate before the state sees it. An event without a tick_id, re-sent with a
+    // new t and re-serialised, passes both keys; only the state's idempotence stops a second page.
+    const event = JSON.parse(variant(FIRED.event, { data: { app: 'search-api', tick_id: undefined } })) as typeof FIRED.event;
+    const compact = JSON.stringify(event);
+    const pretty = JSON.stringify(event, null, 2);
+    expect(await send(compact)).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(pretty, earlier())).toMatchObject({ status: 200, json: { status: 'processed' } }); // not a dedup duplicate
+    expect(await send(compact, earlier() - 1)).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(pages()).toEqual([
+      ['app:budget:auto-shutdown:failed', FAILED.event.data['tick_id']],
+      ['app:budget:auto-shutdown:fired', `app:budget:auto-shutdown:fired:example-rack:search-api:${FIRED.event.timestamp}`],
+    ]);
   });
 
   it('answers 200 and pages nothing for other actions, routine ones and unknown ones', async () => {

@@ -8,6 +8,15 @@ import type { InboxStats, ListOptions, ListPage, StoredDeliveryDetail } from '..
 import { buildWhere, isStorableId, MAX_INT8, toId } from './filter.js';
 
 const DEFAULT_LIMIT = 100;
+
+/** It parsed when it was accepted; undefined if a stricter version refuses it now. */
+function parseStored(body: Uint8Array): AnyWebhookEvent | undefined {
+  try {
+    return parseEvent(body);
+  } catch {
+    return undefined;
+  }
+}
 const MAX_LIMIT = 1000;
 
 /** The cursor is the last row's sort key: `<event_ns>.<id>`, opaque to callers. */
@@ -25,7 +34,8 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
   const order = options.order ?? 'asc';
   if (order !== 'asc' && order !== 'desc') throw new RangeError(`order must be 'asc' or 'desc', got ${JSON.stringify(order)}`);
   const where = buildWhere(options);
-  let sql = `SELECT ${DELIVERY_COLUMNS} FROM ${names.deliveries} WHERE ${where.sql}`;
+  const withEvents = options.includeEvents === true;
+  let sql = `SELECT ${DELIVERY_COLUMNS}${withEvents ? ', body' : ''} FROM ${names.deliveries} WHERE ${where.sql}`;
   const params = [...where.params];
   if (options.after !== undefined) {
     const [nanos, id] = decodeCursor(options.after);
@@ -40,7 +50,7 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
   } catch (error) {
     throw inboxError(error, names.display, 'listing deliveries');
   }
-  const deliveries = rows.slice(0, limit).map(toStoredDelivery);
+  const deliveries = rows.slice(0, limit).map((row) => (withEvents ? { ...toStoredDelivery(row), event: parseStored(toBytes(row['body'])) } : toStoredDelivery(row)));
   const last = deliveries[deliveries.length - 1];
   return { deliveries, next: rows.length > limit && last !== undefined ? `${last.eventNanos}.${last.id}` : undefined };
 }
@@ -58,13 +68,7 @@ export async function getDelivery(driver: Driver, names: TableNames, id: string)
   }
   const row = rows[0]!;
   const body = toBytes(row['body']);
-  let event: AnyWebhookEvent | undefined;
-  try {
-    event = parseEvent(body);
-  } catch {
-    event = undefined;
-  }
-  return { ...toStoredDelivery(row), body, signature: String(row['signature']), event, attemptLog: attempts.map(toAttempt) };
+  return { ...toStoredDelivery(row), body, signature: String(row['signature']), event: parseStored(body), attemptLog: attempts.map(toAttempt) };
 }
 
 export async function deliveryStats(driver: Driver, names: TableNames): Promise<InboxStats> {
