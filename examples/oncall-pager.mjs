@@ -11,7 +11,9 @@
 //
 // Every delivery is folded into a rack state (createRackState), which orders each app's events by
 // their own timestamps and applies each event once. Pages follow its transitions, not raw events:
-// a copy of :fired, or a late :armed arriving after its :fired, changes no phase and pages nothing.
+// a copy of :fired, a late :armed arriving after its :fired, or a :fired arriving after its
+// :restored (the app is back) changes no phase and pages nothing. The state, like the dedup
+// store, lives in this process.
 //
 // If the pager does not accept a page (network error, timeout, non-2xx), the handler throws: the
 // rack gets 500 handler_failed and the delivery's dedup claims are released, so a copy of it (the

@@ -15,6 +15,54 @@ function daysInMonth(year: number, month: number): number {
  * including dates `Date.parse` would roll over (`2026-02-30`, `24:00:00`).
  */
 export function timestampNanos(timestamp: string): bigint | undefined {
+  if (typeof timestamp !== 'string') return undefined;
+  // What racks send (UTC, `Z`, 0 to 9 fraction digits) is read by hand: about 7x faster than the
+  // regular expression, and rack state parses every event's timestamp. Anything else goes the general way.
+  return utcNanos(timestamp) ?? generalNanos(timestamp);
+}
+
+const ZERO = 48;
+
+function digitsAt(text: string, start: number, count: number): number {
+  let value = 0;
+  for (let i = start; i < start + count; i++) {
+    const digit = text.charCodeAt(i) - ZERO;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+const NANOS_PER_SECOND = 1_000_000_000n;
+const FRACTION_SCALE = [0, 100_000_000, 10_000_000, 1_000_000, 100_000, 10_000, 1_000, 100, 10, 1];
+
+/** `YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z` with a year from 1000, or undefined to take the general path. */
+function utcNanos(text: string): bigint | undefined {
+  const length = text.length;
+  if (length < 20 || length > 30 || text.charCodeAt(length - 1) !== 90 /* Z */) return undefined;
+  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return undefined;
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 2);
+  const day = digitsAt(text, 8, 2);
+  const hour = digitsAt(text, 11, 2);
+  const minute = digitsAt(text, 14, 2);
+  const second = digitsAt(text, 17, 2);
+  if (year < 1000 || month < 1 || day < 1 || hour < 0 || minute < 0 || second < 0) return undefined;
+  let fraction = 0;
+  if (length > 20) {
+    const digits = length - 21;
+    if (text.charCodeAt(19) !== 46 /* . */ || digits < 1 || digits > 9) return undefined;
+    fraction = digitsAt(text, 20, digits);
+    if (fraction < 0) return undefined;
+    fraction *= FRACTION_SCALE[digits]!;
+  }
+  if (month > 12 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  const seconds = Date.UTC(year, month - 1, day, hour, minute, second) / 1000;
+  return BigInt(seconds) * NANOS_PER_SECOND + BigInt(fraction);
+}
+
+/** Any RFC 3339 timestamp (offsets, lower-case `t`/`z`), through the regular expression. */
+export function generalNanos(timestamp: string): bigint | undefined {
   const match = RFC3339.exec(timestamp);
   if (match === null) return undefined;
   const [year, month, day, hour, minute, second] = match.slice(2, 8).map(Number) as [number, number, number, number, number, number];

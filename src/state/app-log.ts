@@ -55,16 +55,19 @@ export class AppLog {
     return { kind: 'inserted', late: true };
   }
 
-  /** Folds what left the window (`windowStart` in event-time nanoseconds) into the base. */
-  compact(windowStart: bigint, prune: (folded: Folded, windowStart: bigint) => Folded): void {
+  /**
+   * Folds what left the window (`windowStart` in event-time nanoseconds) into the base. The state
+   * is unchanged by it (the fold bounds what it keeps itself), so nothing is re-folded.
+   */
+  compact(windowStart: bigint): void {
     const entries = this.#entries;
+    if (entries.length === 0 || entries[0]!.nanos >= windowStart) return;
     let count = 0;
     while (count < entries.length - 1 && entries[count]!.nanos < windowStart) count++;
     if (count < Math.max(MIN_COMPACTION, entries.length >> 2)) return;
     this.#compactedUpTo = entries[count - 1]!;
-    this.#base = prune(entries[count - 1]!.folded, windowStart);
+    this.#base = entries[count - 1]!.folded;
     entries.splice(0, count);
-    this.#refold(0);
   }
 
   #refold(from: number): void {

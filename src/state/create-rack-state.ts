@@ -2,7 +2,7 @@ import { timestampNanos } from '../events/compare.js';
 import type { AnyWebhookEvent } from '../events/types.js';
 import { findAnomalies } from './anomalies.js';
 import { AppLog } from './app-log.js';
-import { appOf, type Folded } from './fold.js';
+import { appOf } from './fold.js';
 import type { Anomaly, AppState, ApplyResult, PhaseTransition, RackState, RackStateOptions } from './types.js';
 
 const HOUR_MS = 3_600_000;
@@ -15,20 +15,6 @@ function resolveMs(name: string, value: number | undefined, fallback: number, mi
     throw new RangeError(`${name} must be a finite number of milliseconds >= ${minimum}, got ${String(value)}`);
   }
   return BigInt(Math.round(ms)) * NANOS_PER_MS;
-}
-
-/** Forget what left the window: finished promotes and ticks whose events are all older. */
-function prune(folded: Folded, windowStart: bigint): Folded {
-  const recent = (timestamp: string | undefined) => timestamp !== undefined && (timestampNanos(timestamp) ?? 0n) >= windowStart;
-  const promotes = Object.fromEntries(Object.entries(folded.state.promotes).filter(([, promote]) => promote.outcome === undefined || recent(promote.endedAt)));
-  const promoteEvents = Object.fromEntries(Object.entries(folded.promoteEvents).filter(([id]) => promotes[id] !== undefined));
-  // The current phase's tick stays even when its events are old: its partner may still come (a
-  // shutdown restored days after it fired), and must find it rather than look like an anomaly.
-  const current = folded.state.autoShutdown.tickId;
-  const ticks = Object.fromEntries(
-    Object.entries(folded.ticks).filter(([id, tick]) => id === current || [tick.armed, tick.fired, tick.restored].some((event) => recent(event?.timestamp))),
-  );
-  return { state: { ...folded.state, promotes }, ticks, promoteEvents };
 }
 
 /**
@@ -66,7 +52,7 @@ export function createRackState(options: RackStateOptions = {}): RackState {
       const placement = log.insert(event, nanos);
       if (placement.kind !== 'inserted') return { applied: false, app, reason: placement.kind, late: false, transitions: [] };
       if (newest === undefined || nanos > newest) newest = nanos;
-      log.compact(newest - window, prune);
+      log.compact(newest - window);
       const after = log.current.state;
       const transitions: PhaseTransition[] = [];
       if (after.autoShutdown.phase !== before.autoShutdown.phase) {

@@ -1,7 +1,8 @@
 import type { AnyWebhookEvent } from '../events/types.js';
 import { IDLE, stepAutoShutdown } from './auto-shutdown.js';
 import { CLOSED, NO_BUDGET, stepBreaker, stepBudget } from './budget.js';
-import { stepBuild, stepPromotes, stepRelease, stepScaleOverrides, stepTriggersOverrides } from './services.js';
+import { timestampNanos } from '../events/compare.js';
+import { own, stepBuild, stepPromotes, stepRelease, stepScaleOverrides, stepTriggersOverrides } from './services.js';
 import type { AppState } from './types.js';
 
 /** What the anomaly checks need, folded with the state: which events each tick and promote saw. */
@@ -47,8 +48,8 @@ function stepTicks(ticks: Folded['ticks'], event: AnyWebhookEvent): Folded['tick
   // A dry run is not the real lifecycle (stepAutoShutdown ignores it too): it neither makes nor hides an anomaly.
   const dryRun = (event.data as Record<string, unknown>)['dry_run'];
   if (dryRun === 'true' || dryRun === true) return ticks;
-  if (role === undefined || tickId === undefined || ticks[tickId]?.[role] !== undefined) return ticks;
-  return { ...ticks, [tickId]: { ...ticks[tickId], [role]: event } };
+  if (role === undefined || tickId === undefined || own(ticks, tickId)?.[role] !== undefined) return ticks;
+  return { ...ticks, [tickId]: { ...own(ticks, tickId), [role]: event } };
 }
 
 function stepPromoteEvents(promotes: Folded['promoteEvents'], event: AnyWebhookEvent): Folded['promoteEvents'] {
@@ -56,9 +57,57 @@ function stepPromoteEvents(promotes: Folded['promoteEvents'], event: AnyWebhookE
   if (!isStart && !event.action.startsWith('app:promote:')) return promotes;
   const releaseId = text(event.data, 'id');
   if (releaseId === undefined) return promotes;
-  const current: PromoteEvents = promotes[releaseId] ?? { terminals: [] };
+  const current: PromoteEvents = own(promotes, releaseId) ?? { terminals: [] };
   if (isStart) return current.start === undefined ? { ...promotes, [releaseId]: { ...current, start: event } } : promotes;
   return { ...promotes, [releaseId]: { ...current, terminals: [...current.terminals, event] } };
+}
+
+/**
+ * How many promotes and auto-shutdown ticks an app keeps. The oldest go first, by their own
+ * timestamps: a bound applied inside the fold, so what is kept depends only on the events.
+ */
+export const MAX_PROMOTES = 100;
+export const MAX_TICKS = 100;
+
+function firstNanos(events: readonly (AnyWebhookEvent | undefined)[]): bigint {
+  let first: bigint | undefined;
+  for (const event of events) {
+    const nanos = event === undefined ? undefined : timestampNanos(event.timestamp);
+    if (nanos !== undefined && (first === undefined || nanos < first)) first = nanos;
+  }
+  return first ?? 0n;
+}
+
+function oldestKey<T>(record: Readonly<Record<string, T>>, keep: string | undefined, age: (value: T) => bigint): string | undefined {
+  let oldest: string | undefined;
+  let oldestAge = 0n;
+  for (const [key, value] of Object.entries(record)) {
+    if (key === keep) continue;
+    const at = age(value);
+    if (oldest === undefined || at < oldestAge || (at === oldestAge && key < oldest)) [oldest, oldestAge] = [key, at];
+  }
+  return oldest;
+}
+
+function without<T>(record: Readonly<Record<string, T>>, key: string | undefined): Readonly<Record<string, T>> {
+  if (key === undefined) return record;
+  const copy = { ...record };
+  delete copy[key];
+  return copy;
+}
+
+function bounded(folded: Folded): Folded {
+  let { state, ticks, promoteEvents } = folded;
+  if (Object.keys(promoteEvents).length > MAX_PROMOTES) {
+    const drop = oldestKey(promoteEvents, undefined, (promote) => firstNanos([promote.start, ...promote.terminals]));
+    promoteEvents = without(promoteEvents, drop);
+    state = { ...state, promotes: without(state.promotes, drop) };
+  }
+  if (Object.keys(ticks).length > MAX_TICKS) {
+    // The tick of the current phase stays: its :restored may come days later.
+    ticks = without(ticks, oldestKey(ticks, state.autoShutdown.tickId, (tick) => firstNanos([tick.armed, tick.fired, tick.restored])));
+  }
+  return { state, ticks, promoteEvents };
 }
 
 /** One event folded into one app, after every event that sorts before it. Pure: nothing is mutated. */
@@ -79,7 +128,10 @@ export function step(folded: Folded, event: AnyWebhookEvent): Folded {
     ...(lastRelease === undefined ? {} : { lastRelease }),
     updatedAt: event.timestamp,
   };
-  return { state, ticks: stepTicks(folded.ticks, event), promoteEvents: stepPromoteEvents(folded.promoteEvents, event) };
+  const ticks = stepTicks(folded.ticks, event);
+  const promoteEvents = stepPromoteEvents(folded.promoteEvents, event);
+  const next = { state, ticks, promoteEvents };
+  return ticks !== folded.ticks || promoteEvents !== folded.promoteEvents ? bounded(next) : next;
 }
 
 /** The app an event is about: `data.app`, or `data.name` for `app:create`. */

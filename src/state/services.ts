@@ -3,6 +3,11 @@ import type { BuildState, PromoteOutcome, PromoteState, ReleaseState, ScaleOverr
 
 type Data = Readonly<Record<string, unknown>>;
 
+/** A record keyed by sender-chosen text (`__proto__` is a valid release id): own properties only. */
+export function own<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 function str(data: Data, key: string): string | undefined {
   const value = data[key];
   return typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
@@ -25,7 +30,7 @@ export function stepTriggersOverrides(overrides: Readonly<Record<string, Trigger
   const data = event.data as Data;
   const service = str(data, 'service');
   if (service === undefined) return overrides;
-  const current: TriggersOverride = overrides[service] ?? { at: event.timestamp, thresholds: {} };
+  const current: TriggersOverride = own(overrides, service) ?? { at: event.timestamp, thresholds: {} };
   if (event.action === 'app:triggers-override:toggled') {
     const state = str(data, 'state');
     return { ...overrides, [service]: { ...current, at: event.timestamp, ...optional('state', state), ...optional('crd', str(data, 'crd')) } };
@@ -52,7 +57,7 @@ export function stepPromotes(promotes: Readonly<Record<string, PromoteState>>, e
   const data = event.data as Data;
   const releaseId = str(data, 'id');
   if (releaseId === undefined) return promotes;
-  const current: PromoteState = promotes[releaseId] ?? { releaseId };
+  const current: PromoteState = own(promotes, releaseId) ?? { releaseId };
   if (outcome === undefined) {
     if (current.startedAt !== undefined) return promotes;
     return { ...promotes, [releaseId]: { ...current, startedAt: event.timestamp, ...optional('actor', current.actor ?? str(data, 'actor')) } };

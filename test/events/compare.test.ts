@@ -1,11 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareEvents, timestampNanos, type AnyWebhookEvent } from '../../src/index.js';
+import { generalNanos } from '../../src/events/compare.js';
 
 const event = (timestamp: string, action = 'app:budget:auto-shutdown:armed', data: Record<string, string> = { rack: 'r' }) =>
   ({ action, status: 'success', timestamp, data }) as AnyWebhookEvent;
 
 describe('timestampNanos', () => {
+  it('reads UTC timestamps by hand exactly as the general parser does (property)', () => {
+    const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    const stamp = fc
+      .tuple(fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')), two(13), two(32), two(24), two(60), two(60), fc.option(fc.stringMatching(/^[0-9]{1,10}$/), { nil: undefined }), fc.constantFrom('Z', 'z', '+00:00'))
+      .map(([y, mo, d, h, mi, se, fraction, zone]) => `${y}-${mo}-${d}T${h}:${mi}:${se}${fraction === undefined ? '' : `.${fraction}`}${zone}`);
+    fc.assert(fc.property(stamp, (text) => timestampNanos(text) === generalNanos(text)), { numRuns: 3000 });
+    for (const text of ['2026-04-27T10:30:00.Z', '2026-04-27T10:30:00.1234567890Z', '2026-04-27 10:30:00Z', '0999-01-01T00:00:00Z', '2026-04-27T10:30:00.12a4Z', '+2026-04-27T10:30:00Z']) {
+      expect(timestampNanos(text), text).toBe(generalNanos(text));
+    }
+  });
   it('keeps every fractional digit that Date.parse drops', () => {
     expect(timestampNanos('2015-10-28T03:46:24.106682533Z')).toBe(1446003984106682533n);
     expect(timestampNanos('2015-10-28T03:46:24.106682534Z')! - timestampNanos('2015-10-28T03:46:24.106682533Z')!).toBe(1n);
