@@ -37,7 +37,7 @@ function enter(state: AutoShutdownState, phase: AutoShutdownPhase, event: AnyWeb
   };
 }
 
-const STEPS: Readonly<Record<string, Step>> = {
+const STEP_TABLE: Readonly<Record<string, Step>> = {
   // A new countdown, from any phase (after a lapse or a recovery a tick arms again).
   armed: (state, event, data) => {
     const scheduledAt = str(data, 'scheduled_at');
@@ -65,11 +65,14 @@ const STEPS: Readonly<Record<string, Step>> = {
   simulated: (state) => state,
 };
 
+// A Map: `app:budget:auto-shutdown:constructor` finds no step.
+const STEPS: ReadonlyMap<string, Step> = new Map(Object.entries(STEP_TABLE));
+
 export const IDLE: AutoShutdownState = { phase: 'idle' };
 
 export function stepAutoShutdown(state: AutoShutdownState, event: AnyWebhookEvent): AutoShutdownState {
   if (!event.action.startsWith(PREFIX)) return state;
-  const step = STEPS[event.action.slice(PREFIX.length)];
+  const step = STEPS.get(event.action.slice(PREFIX.length));
   // dry_run "true" sequences (simulations) never move the real lifecycle.
   const data = event.data as Data;
   if (step === undefined || data['dry_run'] === 'true' || data['dry_run'] === true) return state;

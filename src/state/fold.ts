@@ -31,11 +31,12 @@ export function initialFold(app: string): Folded {
   };
 }
 
-const TICK_ROLES: Readonly<Record<string, keyof TickEvents>> = {
-  'app:budget:auto-shutdown:armed': 'armed',
-  'app:budget:auto-shutdown:fired': 'fired',
-  'app:budget:auto-shutdown:restored': 'restored',
-};
+// A Map: an action named `constructor` or `__proto__` finds nothing.
+const TICK_ROLES: ReadonlyMap<string, keyof TickEvents> = new Map([
+  ['app:budget:auto-shutdown:armed', 'armed'],
+  ['app:budget:auto-shutdown:fired', 'fired'],
+  ['app:budget:auto-shutdown:restored', 'restored'],
+]);
 
 function text(data: unknown, key: string): string | undefined {
   const value = (data as Record<string, unknown>)[key];
@@ -43,12 +44,13 @@ function text(data: unknown, key: string): string | undefined {
 }
 
 function stepTicks(ticks: Folded['ticks'], event: AnyWebhookEvent): Folded['ticks'] {
-  const role = TICK_ROLES[event.action];
-  const tickId = role === undefined ? undefined : text(event.data, 'tick_id');
+  const role = TICK_ROLES.get(event.action);
+  if (role === undefined) return ticks;
+  const tickId = text(event.data, 'tick_id');
   // A dry run is not the real lifecycle (stepAutoShutdown ignores it too): it neither makes nor hides an anomaly.
   const dryRun = (event.data as Record<string, unknown>)['dry_run'];
   if (dryRun === 'true' || dryRun === true) return ticks;
-  if (role === undefined || tickId === undefined || own(ticks, tickId)?.[role] !== undefined) return ticks;
+  if (tickId === undefined || own(ticks, tickId)?.[role] !== undefined) return ticks;
   return { ...ticks, [tickId]: { ...own(ticks, tickId), [role]: event } };
 }
 

@@ -27,6 +27,7 @@ export function stepScaleOverrides(overrides: Readonly<Record<string, ScaleOverr
 }
 
 export function stepTriggersOverrides(overrides: Readonly<Record<string, TriggersOverride>>, event: AnyWebhookEvent): Readonly<Record<string, TriggersOverride>> {
+  if (!event.action.startsWith('app:triggers-override:')) return overrides;
   const data = event.data as Data;
   const service = str(data, 'service');
   if (service === undefined) return overrides;
@@ -44,15 +45,16 @@ export function stepTriggersOverrides(overrides: Readonly<Record<string, Trigger
   return overrides;
 }
 
-const TERMINALS: Readonly<Record<string, PromoteOutcome>> = {
-  'app:promote:completed': 'completed',
-  'app:promote:errored': 'errored',
-  'app:promote:cancelled': 'cancelled',
-};
+// A Map: an action named `constructor` finds nothing here.
+const TERMINALS: ReadonlyMap<string, PromoteOutcome> = new Map([
+  ['app:promote:completed', 'completed'],
+  ['app:promote:errored', 'errored'],
+  ['app:promote:cancelled', 'cancelled'],
+]);
 
 /** Promotes per release id: the start, then the first terminal outcome by timestamp. */
 export function stepPromotes(promotes: Readonly<Record<string, PromoteState>>, event: AnyWebhookEvent): Readonly<Record<string, PromoteState>> {
-  const outcome = TERMINALS[event.action];
+  const outcome = TERMINALS.get(event.action);
   if (outcome === undefined && event.action !== 'release:promote') return promotes;
   const data = event.data as Data;
   const releaseId = str(data, 'id');
