@@ -96,8 +96,9 @@ function tieBreaker(event: AnyWebhookEvent): string {
 
 /**
  * Orders events by `timestamp` exactly (nanoseconds, time zones honoured), as the spec tells
- * receivers to. Ties are broken deterministically by action, then `tick_id`, then the data;
- * events with an unparseable timestamp sort last. Use with `events.sort(compareEvents)`.
+ * receivers to. Ties are broken deterministically by action, then `tick_id`, then the data, then
+ * `status` and the timestamp as written (`.1Z` and `.100Z` are one instant, not one event);
+ * events with an unparseable timestamp sort last. 0 means the same event. Use with `events.sort(compareEvents)`.
  */
 export function compareEvents(a: AnyWebhookEvent, b: AnyWebhookEvent): number {
   const ta = timestampNanos(a.timestamp);
@@ -109,6 +110,8 @@ export function compareEvents(a: AnyWebhookEvent, b: AnyWebhookEvent): number {
   return (
     compareText(a.action, b.action) ||
     compareText(tickId(a), tickId(b)) ||
-    compareText(tieBreaker(a), tieBreaker(b))
+    compareText(tieBreaker(a), tieBreaker(b)) ||
+    compareText(String(a.status), String(b.status)) ||
+    compareText(a.timestamp, b.timestamp)
   );
 }

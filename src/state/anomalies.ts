@@ -1,6 +1,6 @@
 import { timestampNanos } from '../events/compare.js';
 import type { AnyWebhookEvent } from '../events/types.js';
-import type { Folded } from './fold.js';
+import type { LifecycleIndex } from './lifecycle-index.js';
 import type { Anomaly } from './types.js';
 
 function nanosOf(event: AnyWebhookEvent): bigint {
@@ -12,10 +12,10 @@ function nanosOf(event: AnyWebhookEvent): bigint {
  * flight is waited for until the newest event seen is `grace` past it. So the list depends only
  * on the set of events applied, never on when they arrived or on the wall clock.
  */
-export function findAnomalies(app: string, folded: Folded, newest: bigint, grace: bigint): Anomaly[] {
+export function findAnomalies(app: string, index: LifecycleIndex, newest: bigint, grace: bigint): Anomaly[] {
   const found: Anomaly[] = [];
   const waited = (event: AnyWebhookEvent) => newest - nanosOf(event) >= grace;
-  for (const [releaseId, promote] of Object.entries(folded.promoteEvents)) {
+  for (const [releaseId, promote] of index.promoteEvents()) {
     if (promote.terminals.length > 1) {
       found.push({
         kind: 'promote_multiple_terminals',
@@ -36,7 +36,7 @@ export function findAnomalies(app: string, folded: Folded, newest: bigint, grace
       });
     }
   }
-  for (const [tickId, tick] of Object.entries(folded.ticks)) {
+  for (const [tickId, tick] of index.ticks()) {
     if (tick.fired !== undefined && tick.armed === undefined && waited(tick.fired)) {
       found.push({ kind: 'fired_without_armed', app, id: tickId, message: `auto-shutdown of ${app} fired in tick ${tickId} without :armed`, events: [tick.fired] });
     }

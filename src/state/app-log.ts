@@ -24,6 +24,12 @@ export class AppLog {
   #base: Folded;
   /** The newest event folded into the base: anything sorting before it is outside the window. */
   #compactedUpTo: Entry | undefined;
+  /** The newest timestamp applied to this app: its window and grace periods are measured from it. */
+  #newest: bigint | undefined;
+
+  get newest(): bigint | undefined {
+    return this.#newest;
+  }
 
   constructor(app: string) {
     this.#base = initialFold(app);
@@ -36,6 +42,7 @@ export class AppLog {
   insert(event: AnyWebhookEvent, nanos: bigint): Placement {
     if (this.#compactedUpTo !== undefined && compare(event, nanos, this.#compactedUpTo) <= 0) return { kind: 'outside_window' };
     const entries = this.#entries;
+    if (this.#newest === undefined || nanos > this.#newest) this.#newest = nanos;
     const last = entries[entries.length - 1];
     // The common case: in order, one step.
     if (last === undefined || compare(event, nanos, last) > 0) {

@@ -3,6 +3,7 @@ import type { AnyWebhookEvent } from '../events/types.js';
 import { findAnomalies } from './anomalies.js';
 import { AppLog } from './app-log.js';
 import { appOf } from './fold.js';
+import { LifecycleIndex } from './lifecycle-index.js';
 import type { Anomaly, AppState, ApplyResult, PhaseTransition, RackState, RackStateOptions } from './types.js';
 
 const HOUR_MS = 3_600_000;
@@ -25,8 +26,9 @@ export function createRackState(options: RackStateOptions = {}): RackState {
   const window = resolveMs('windowMs', options.windowMs, MIN_WINDOW_MS, MIN_WINDOW_MS);
   const grace = resolveMs('gracePeriodMs', options.gracePeriodMs, 10 * 60_000, 0);
   const logs = new Map<string, AppLog>();
+  const indexes = new Map<string, LifecycleIndex>();
+  const stateOf = (app: string, log: AppLog): AppState => ({ ...log.current.state, promotes: indexes.get(app)!.promotes() });
   const listeners = new Set<(transition: PhaseTransition) => void>();
-  let newest: bigint | undefined;
 
   const notify = (transitions: PhaseTransition[]) => {
     for (const transition of transitions) {
@@ -47,13 +49,17 @@ export function createRackState(options: RackStateOptions = {}): RackState {
       const nanos = typeof event.timestamp === 'string' ? timestampNanos(event.timestamp) : undefined;
       if (nanos === undefined) return { applied: false, app, reason: 'invalid_timestamp', late: false, transitions: [] };
       let log = logs.get(app);
-      if (log === undefined) logs.set(app, (log = new AppLog(app)));
+      if (log === undefined) {
+        logs.set(app, (log = new AppLog(app)));
+        indexes.set(app, new LifecycleIndex());
+      }
       const before = log.current.state;
       const placement = log.insert(event, nanos);
       if (placement.kind !== 'inserted') return { applied: false, app, reason: placement.kind, late: false, transitions: [] };
-      if (newest === undefined || nanos > newest) newest = nanos;
-      log.compact(newest - window);
       const after = log.current.state;
+      indexes.get(app)!.add(event, nanos, after.autoShutdown.tickId);
+      // Each app's window runs back from its own newest event: another app's clock cannot move it.
+      log.compact(log.newest! - window);
       const transitions: PhaseTransition[] = [];
       if (after.autoShutdown.phase !== before.autoShutdown.phase) {
         transitions.push({ app, lifecycle: 'auto-shutdown', from: before.autoShutdown.phase, to: after.autoShutdown.phase, event, late: placement.late });
@@ -65,12 +71,16 @@ export function createRackState(options: RackStateOptions = {}): RackState {
       const result: ApplyResult = { applied: true, app, late: placement.late, transitions };
       return result;
     },
-    app: (name) => logs.get(name)?.current.state,
-    apps: () => [...logs.values()].map((log) => log.current.state).sort((a, b) => (a.app < b.app ? -1 : a.app > b.app ? 1 : 0)),
+    app(name) {
+      const log = logs.get(name);
+      return log === undefined ? undefined : stateOf(name, log);
+    },
+    apps: () => [...logs].map(([app, log]) => stateOf(app, log)).sort((a, b) => (a.app < b.app ? -1 : a.app > b.app ? 1 : 0)),
     anomalies() {
-      if (newest === undefined) return [];
       const found: Anomaly[] = [];
-      for (const [app, log] of [...logs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) found.push(...findAnomalies(app, log.current, newest, grace));
+      for (const [app, log] of [...logs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        if (log.newest !== undefined) found.push(...findAnomalies(app, indexes.get(app)!, log.newest, grace));
+      }
       return found;
     },
     onTransition(listener) {

@@ -126,17 +126,18 @@ export interface Anomaly {
   readonly events: readonly AnyWebhookEvent[];
 }
 
-/** The current value of one lifecycle changed. */
-export interface PhaseTransition {
+interface TransitionBase {
   readonly app: string;
-  readonly lifecycle: 'auto-shutdown' | 'breaker';
-  readonly from: string;
-  readonly to: string;
   /** The event whose arrival caused the change (it may be older than the newest event: late). */
   readonly event: AnyWebhookEvent;
   /** True when the event sorted before events already applied for the app. */
   readonly late: boolean;
 }
+
+/** The current value of one lifecycle changed; `from` and `to` are typed per lifecycle. */
+export type PhaseTransition =
+  | (TransitionBase & { readonly lifecycle: 'auto-shutdown'; readonly from: AutoShutdownPhase; readonly to: AutoShutdownPhase })
+  | (TransitionBase & { readonly lifecycle: 'breaker'; readonly from: BreakerState['state']; readonly to: BreakerState['state'] });
 
 export interface ApplyResult {
   /** False for a duplicate, an event without an app, a timestamp that is not RFC 3339, or one older than the window. */

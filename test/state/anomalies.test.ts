@@ -12,7 +12,8 @@ const RELEASE = 'RKDVNPQHSTE';
 const TICK = tickId(1);
 
 /** Any event of another app that moves event time to `ms` (event time is rack-wide). */
-const clock = (ms: number, ns = 0) => event('app:budget:threshold', at(ms, ns), { app: 'checkout-web' });
+// Event time moves with the app's own events: another app's clock cannot advance its grace periods.
+const clock = (ms: number, ns = 0) => event('app:budget:threshold', at(ms, ns));
 
 const start = (ms: number) => event('release:promote', at(ms), { id: RELEASE, actor: 'dana@example.com' });
 const completed = (ms: number) => event('app:promote:completed', at(ms), { id: RELEASE, actor: 'dana@example.com' });
@@ -164,7 +165,8 @@ describe('every kind at once, across apps', () => {
     const restored = shutdown('restored', at(MINUTE), tickId(4));
     const c = completed(2 * MINUTE);
     const e = errored(3 * MINUTE);
-    const state = applyAll([restored, e, fired, c, clock(HOUR)]);
+    // Each app's grace period runs on its own events' time.
+    const state = applyAll([restored, e, fired, c, clock(HOUR), event('app:budget:threshold', at(HOUR), { app: other })]);
     expect(state.anomalies().map(({ kind, app, id, events }) => ({ kind, app, id, events }))).toEqual([
       { kind: 'promote_multiple_terminals', app: APP, id: RELEASE, events: [c, e] },
       { kind: 'promote_terminal_without_start', app: APP, id: RELEASE, events: [c, e] },

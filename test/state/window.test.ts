@@ -82,18 +82,18 @@ describe('the window', () => {
     expect(compacted.apply(events[0]!).reason).toBe('outside_window');
   });
 
-  it('keeps the newest 100 promotes and 100 ticks per app, whatever the arrival order', () => {
-    const promotes = Array.from({ length: 150 }, (_, i) => ({
+  it('keeps the newest 1,000 promotes per app, whatever the arrival order', () => {
+    const promotes = Array.from({ length: 1050 }, (_, i) => ({
       action: 'release:promote',
       status: 'start',
       timestamp: at(i * 1000),
-      data: { app: APP, rack: 'example-rack', id: `R${String(i).padStart(3, '0')}`, actor: 'dana@example.com' },
+      data: { app: APP, rack: 'example-rack', id: `R${String(i).padStart(4, '0')}`, actor: 'dana@example.com' },
     }));
     const forward = applyAll(promotes as never);
     const backward = applyAll([...promotes].reverse() as never);
     const ids = Object.keys(forward.app(APP)!.promotes).sort();
-    expect(ids).toHaveLength(100);
-    expect(ids[0]).toBe('R050');
+    expect(ids).toHaveLength(1000);
+    expect(ids[0]).toBe('R0050');
     expect(backward.apps()).toEqual(forward.apps());
   });
 
@@ -287,5 +287,20 @@ describe('fed by an inbox (PGlite), rebuilt from it after a restart', () => {
     expect(rebuilt.apps()).toEqual(live.apps());
     expect(rebuilt.anomalies()).toEqual(live.anomalies());
     expect((await inbox.stats()).total).toBe(events.length);
+  });
+});
+
+describe('each app has its own event time', () => {
+  it("another app's far-future event moves neither this app's window nor its grace periods", () => {
+    const budget = event('app:budget:set', at(0), { new_cap_usd: '500.00', new_action: 'block-new-deploys' });
+    const fired = shutdown('fired', at(HOUR), tickId(7, HOUR));
+    const future = event('app:budget:threshold', at(48 * HOUR), { app: 'other-app' });
+    const first = applyAll([future, budget, fired]);
+    const last = applyAll([budget, fired, future]);
+    expect(first.apps()).toEqual(last.apps());
+    expect(first.app(APP)!.budget.capUsd).toBe('500.00');
+    // The :armed of this tick may still be in flight in this app's own time: no anomaly yet.
+    expect(first.anomalies()).toEqual([]);
+    expect(last.anomalies()).toEqual([]);
   });
 });
