@@ -7,6 +7,7 @@ import { LifecycleIndex } from './lifecycle-index.js';
 import type { Anomaly, AppState, ApplyResult, PhaseTransition, RackState, RackStateOptions } from './types.js';
 
 const HOUR_MS = 3_600_000;
+const NO_TRANSITIONS: readonly PhaseTransition[] = Object.freeze([]);
 const MIN_WINDOW_MS = 24 * HOUR_MS;
 const NANOS_PER_MS = 1_000_000n;
 
@@ -30,7 +31,7 @@ export function createRackState(options: RackStateOptions = {}): RackState {
   const stateOf = (app: string, log: AppLog): AppState => ({ ...log.current.state, promotes: indexes.get(app)!.promotes() });
   const listeners = new Set<(transition: PhaseTransition) => void>();
 
-  const notify = (transitions: PhaseTransition[]) => {
+  const notify = (transitions: readonly PhaseTransition[]) => {
     for (const transition of transitions) {
       for (const listener of listeners) {
         try {
@@ -49,25 +50,32 @@ export function createRackState(options: RackStateOptions = {}): RackState {
       const nanos = typeof event.timestamp === 'string' ? timestampNanos(event.timestamp) : undefined;
       if (nanos === undefined) return { applied: false, app, reason: 'invalid_timestamp', late: false, transitions: [] };
       let log = logs.get(app);
+      let index: LifecycleIndex;
       if (log === undefined) {
         logs.set(app, (log = new AppLog(app)));
-        indexes.set(app, new LifecycleIndex());
+        indexes.set(app, (index = new LifecycleIndex()));
+      } else {
+        index = indexes.get(app)!;
       }
       const before = log.current.state;
       const placement = log.insert(event, nanos);
       if (placement.kind !== 'inserted') return { applied: false, app, reason: placement.kind, late: false, transitions: [] };
       const after = log.current.state;
-      indexes.get(app)!.add(event, nanos, after.autoShutdown.tickId);
+      index.add(event, nanos, after.autoShutdown.tickId);
       // Each app's window runs back from its own newest event: another app's clock cannot move it.
       log.compact(log.newest! - window);
-      const transitions: PhaseTransition[] = [];
-      if (after.autoShutdown.phase !== before.autoShutdown.phase) {
-        transitions.push({ app, lifecycle: 'auto-shutdown', from: before.autoShutdown.phase, to: after.autoShutdown.phase, event, late: placement.late });
+      // Most events change no phase: they share one empty, frozen list.
+      let transitions: readonly PhaseTransition[] = NO_TRANSITIONS;
+      if (after.autoShutdown !== before.autoShutdown || after.breaker !== before.breaker) {
+        const changed: PhaseTransition[] = [];
+        if (after.autoShutdown.phase !== before.autoShutdown.phase) {
+          changed.push({ app, lifecycle: 'auto-shutdown', from: before.autoShutdown.phase, to: after.autoShutdown.phase, event, late: placement.late });
+        }
+        if (after.breaker.state !== before.breaker.state) {
+          changed.push({ app, lifecycle: 'breaker', from: before.breaker.state, to: after.breaker.state, event, late: placement.late });
+        }
+        if (changed.length > 0) notify((transitions = changed));
       }
-      if (after.breaker.state !== before.breaker.state) {
-        transitions.push({ app, lifecycle: 'breaker', from: before.breaker.state, to: after.breaker.state, event, late: placement.late });
-      }
-      notify(transitions);
       const result: ApplyResult = { applied: true, app, late: placement.late, transitions };
       return result;
     },
