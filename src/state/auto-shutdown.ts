@@ -1,5 +1,6 @@
 import type { AnyWebhookEvent } from '../events/types.js';
 import type { AutoShutdownPhase, AutoShutdownState } from './types.js';
+import { field } from './read-field.js';
 
 /**
  * The auto-shutdown lifecycle as a state machine over the spec's events (README: "Rack state"
@@ -10,15 +11,11 @@ const PREFIX = 'app:budget:auto-shutdown:';
 type Step = (state: AutoShutdownState, event: AnyWebhookEvent, data: Data) => AutoShutdownState;
 type Data = Readonly<Record<string, unknown>>;
 
-function str(data: Data, key: string): string | undefined {
-  const value = data[key];
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
 
 function enter(state: AutoShutdownState, phase: AutoShutdownPhase, event: AnyWebhookEvent, data: Data, by: string, extra: Partial<AutoShutdownState> = {}): AutoShutdownState {
-  const tickId = str(data, 'tick_id');
-  const actor = str(data, 'actor');
-  const cancelReason = by === 'cancelled' ? str(data, 'cancel_reason') : undefined;
+  const tickId = field(data, 'tick_id');
+  const actor = field(data, 'actor');
+  const cancelReason = by === 'cancelled' ? field(data, 'cancel_reason') : undefined;
   return {
     phase,
     ...(tickId === undefined ? {} : { tickId }),
@@ -40,8 +37,8 @@ function enter(state: AutoShutdownState, phase: AutoShutdownPhase, event: AnyWeb
 const STEP_TABLE: Readonly<Record<string, Step>> = {
   // A new countdown, from any phase (after a lapse or a recovery a tick arms again).
   armed: (state, event, data) => {
-    const scheduledAt = str(data, 'scheduled_at');
-    const expectedShutdownAt = str(data, 'expected_shutdown_at');
+    const scheduledAt = field(data, 'scheduled_at');
+    const expectedShutdownAt = field(data, 'expected_shutdown_at');
     return enter(state, 'armed', event, data, 'armed', {
       ...(scheduledAt === undefined ? {} : { scheduledAt }),
       ...(expectedShutdownAt === undefined ? {} : { expectedShutdownAt }),
@@ -57,7 +54,7 @@ const STEP_TABLE: Readonly<Record<string, Step>> = {
   // Manual-mode month rollover: whatever was in flight ends.
   expired: (state, event, data) => (state.phase === 'idle' ? state : enter(state, 'idle', event, data, 'expired')),
   'flap-suppressed': (state, event, data) => {
-    const tickId = str(data, 'tick_id');
+    const tickId = field(data, 'tick_id');
     return { ...state, lastFlapSuppressed: { at: event.timestamp, ...(tickId === undefined ? {} : { tickId }) } };
   },
   // Routine: the reconciler found nothing to do, or a dry run. No phase changes.

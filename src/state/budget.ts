@@ -1,12 +1,9 @@
 import type { AnyWebhookEvent } from '../events/types.js';
 import type { BreakerState, BudgetState } from './types.js';
+import { field } from './read-field.js';
 
 type Data = Readonly<Record<string, unknown>>;
 
-function str(data: Data, key: string): string | undefined {
-  const value = data[key];
-  return typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
-}
 
 /** Drops the keys whose value is undefined: an optional field is absent, never `undefined`. */
 function defined(value: Record<string, string | undefined>): BudgetState {
@@ -22,11 +19,11 @@ export function stepBudget(budget: BudgetState, event: AnyWebhookEvent): BudgetS
     case 'app:budget:set':
       return defined({
         ...budget,
-        capUsd: str(data, 'new_cap_usd'),
-        atCapAction: str(data, 'new_action'),
-        alertThresholdPercent: str(data, 'new_pct'),
+        capUsd: field(data, 'new_cap_usd'),
+        atCapAction: field(data, 'new_action'),
+        alertThresholdPercent: field(data, 'new_pct'),
         setAt: event.timestamp,
-        setBy: str(data, 'ack_by') ?? str(data, 'actor'),
+        setBy: field(data, 'ack_by') ?? field(data, 'actor'),
         clearedAt: undefined,
       });
     case 'app:budget:clear':

@@ -3,6 +3,7 @@ import { IDLE, stepAutoShutdown } from './auto-shutdown.js';
 import { CLOSED, NO_BUDGET, stepBreaker, stepBudget } from './budget.js';
 import { stepBuild, stepRelease, stepScaleOverrides, stepTriggersOverrides } from './services.js';
 import type { AppState } from './types.js';
+import { field } from './read-field.js';
 
 /** The app's state folded up to one event. Promotes live beside it (lifecycle-index.ts): `promotes` stays empty here. */
 export interface Folded {
@@ -15,11 +16,6 @@ export function initialFold(app: string): Folded {
   };
 }
 
-/** The same reading as the state's (services.ts): a non-empty string, or a number as text. */
-function text(data: unknown, key: string): string | undefined {
-  const value = (data as Record<string, unknown>)[key];
-  return typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
-}
 
 const NO_PROMOTES: AppState['promotes'] = {};
 
@@ -46,5 +42,5 @@ export function step(folded: Folded, event: AnyWebhookEvent): Folded {
 
 /** The app an event is about: `data.app`, or `data.name` for `app:create`. */
 export function appOf(event: AnyWebhookEvent): string | undefined {
-  return text(event.data, 'app') ?? (event.action === 'app:create' ? text(event.data, 'name') : undefined);
+  return field(event.data, 'app') ?? (event.action === 'app:create' ? field(event.data, 'name') : undefined);
 }

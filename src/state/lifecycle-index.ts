@@ -2,6 +2,7 @@ import { compareEvents } from '../events/compare.js';
 import type { AnyWebhookEvent } from '../events/types.js';
 import { own, stepPromotes } from './services.js';
 import type { PromoteState } from './types.js';
+import { field } from './read-field.js';
 
 /** What the anomaly checks read: the events each promote and each auto-shutdown tick saw. */
 export interface TickEvents {
@@ -25,10 +26,6 @@ const TICK_ROLES: ReadonlyMap<string, keyof TickEvents> = new Map([
   ['app:budget:auto-shutdown:restored', 'restored'],
 ]);
 
-function text(data: unknown, key: string): string | undefined {
-  const value = (data as Record<string, unknown>)[key];
-  return typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
-}
 
 interface Tracked<T> {
   value: T;
@@ -52,7 +49,7 @@ export class LifecycleIndex {
   }
 
   #addPromote(event: AnyWebhookEvent, nanos: bigint): void {
-    const releaseId = text(event.data, 'id');
+    const releaseId = field(event.data, 'id');
     if (releaseId === undefined) return;
     let tracked = this.#releases.get(releaseId);
     if (tracked === undefined) {
@@ -68,7 +65,7 @@ export class LifecycleIndex {
   }
 
   #addTick(event: AnyWebhookEvent, nanos: bigint, role: keyof TickEvents, currentTickId: string | undefined): void {
-    const tickId = text(event.data, 'tick_id');
+    const tickId = field(event.data, 'tick_id');
     // A dry run is not the real lifecycle: it neither makes nor hides an anomaly.
     const dryRun = (event.data as Record<string, unknown>)['dry_run'];
     if (tickId === undefined || dryRun === 'true' || dryRun === true) return;
