@@ -1,5 +1,4 @@
 import { timestampNanos } from '../events/compare.js';
-import type { AnyWebhookEvent } from '../events/types.js';
 import { findAnomalies } from './anomalies.js';
 import { AppLog } from './app-log.js';
 import { appOf } from './fold.js';

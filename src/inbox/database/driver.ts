@@ -18,8 +18,6 @@ export interface Driver extends Queryable {
   readonly kind: 'pg' | 'postgres' | 'pglite';
   /** Runs `fn` inside BEGIN/COMMIT; rolls back when it throws. */
   transaction<R>(fn: (tx: DriverTransaction) => Promise<R>): Promise<R>;
-  /** Several statements at once, no parameters (migrations). */
-  script(text: string): Promise<void>;
   /** Subscribes to NOTIFY on a channel. Resolves with a function that unsubscribes. */
   listen(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
   /** How many transactions can run at once: a single connection serialises everything. */

@@ -123,9 +123,6 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
     async query(text, params) {
       return (await pool.query(names.config(text, params))).rows;
     },
-    async script(text) {
-      await pool.query(text);
-    },
     async transaction(fn) {
       const client = await checkOut(pool);
       let broken = false;
@@ -191,7 +188,6 @@ export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driv
     parallel: false,
     maxConnections: 1,
     query: (text, params) => serial(async () => (await client.query(names.config(text, params))).rows),
-    script: (text) => serial(async () => void (await client.query(text))),
     transaction: (fn) => serial(() => inTransaction(client, (tx) => guard.inside(() => fn(tx)), () => {}, names)),
     async listen(channel, onNotify) {
       const onNotification = (message: { channel: string }) => {

@@ -27,10 +27,6 @@ export function pgliteDriver(db: PGliteLike): Driver {
       guard.check();
       return (await db.query(text, params)).rows;
     },
-    async script(text) {
-      guard.check();
-      await db.exec(text);
-    },
     transaction(fn) {
       guard.check();
       return db.transaction((tx) => guard.inside(() => fn({ client: tx, query: async (text, params) => (await tx.query(text, params)).rows })));

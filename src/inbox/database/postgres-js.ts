@@ -25,9 +25,6 @@ export function postgresJsDriver(sql: PostgresJsLike, prepare: boolean): Driver 
     async query(text, params = []) {
       return [...(await sql.unsafe(text, params, options))];
     },
-    async script(text) {
-      await sql.unsafe(text);
-    },
     transaction(fn) {
       return sql.begin((tx) => fn({ client: tx, query: async (text, params = []) => [...(await tx.unsafe(text, params, options))] }));
     },
