@@ -49,4 +49,22 @@ const cli = defineConfig({
   banner: { js: '#!/usr/bin/env node' },
 });
 
-export default [library, cli];
+/**
+ * The console's page (src/console/app): one ES module and its stylesheet for the browser, served by
+ * `rack-webhooks console` from dist/console. Nothing external: the page loads only these two files.
+ */
+const consolePage = defineConfig({
+  entry: { console: 'src/console/app/main.ts' },
+  outDir: 'dist/console',
+  format: ['esm'],
+  dts: false,
+  clean: false,
+  sourcemap: false,
+  target: 'es2020',
+  platform: 'browser',
+  splitting: false,
+  minify: true,
+  outExtension: () => ({ js: '.js' }),
+});
+
+export default [library, cli, consolePage];

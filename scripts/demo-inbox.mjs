@@ -14,7 +14,12 @@ const FAILING_ATTEMPTS = 2; // the "pager" is down for the first two attempts
 const BACKOFF = { baseMs: 200, jitter: 'none' }; // seconds in total, not the default minutes
 const STEP_TIMEOUT_MS = 5000;
 
-export async function runInboxDemo() {
+/**
+ * `keep: true` (npm run demo -- --console): a few more deliveries for the console to show (an app
+ * armed now, a shutdown whose handler keeps failing until it is dead), and the PGlite directory is
+ * left in place; the caller opens the console on it and removes it.
+ */
+export async function runInboxDemo({ keep = false } = {}) {
   let PGlite, createReceiver, createInbox, createNodeHandler, createSignedRequest, createTestEvent;
   try {
     ({ PGlite } = await import('@electric-sql/pglite'));
@@ -157,22 +162,53 @@ export async function runInboxDemo() {
       say(`replayed: attempt ${replay.attempt} ran the handler again and succeeded; pages table still 1 row (keyed on delivery.id)`);
     }
 
+    if (keep) await addConsoleDeliveries();
+
     await worker.stop();
     worker = undefined;
+    if (!keep) printInbox(await inbox.list(), await inbox.stats());
 
-    const { deliveries } = await inbox.list();
-    const table = [['id', 'state', 'attempts', 'action'], ...deliveries.map((d) => [d.id, d.state, String(d.attempts), d.action])];
-    const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
-    console.log('\ninbox.list():');
-    for (const row of table) console.log(`  ${row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()}`);
-    const stats = await inbox.stats();
-    console.log(
-      `inbox.stats(): pending ${stats.pending}, running ${stats.running}, done ${stats.done}, dead ${stats.dead}, ignored ${stats.ignored}, total ${stats.total}`,
-    );
-    expect(
-      deliveries.length === 1 && deliveries[0].state === 'done' && deliveries[0].attempts === 4 && stats.done === 1 && stats.total === 1,
-      'final state: expected one delivery, done after 4 attempts',
-    );
+    function printInbox({ deliveries }, stats) {
+      const table = [['id', 'state', 'attempts', 'action'], ...deliveries.map((d) => [d.id, d.state, String(d.attempts), d.action])];
+      const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
+      console.log('\ninbox.list():');
+      for (const row of table) console.log(`  ${row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()}`);
+      console.log(
+        `inbox.stats(): pending ${stats.pending}, running ${stats.running}, done ${stats.done}, dead ${stats.dead}, ignored ${stats.ignored}, total ${stats.total}`,
+      );
+      expect(
+        deliveries.length === 1 && deliveries[0].state === 'done' && deliveries[0].attempts === 4 && stats.done === 1 && stats.total === 1,
+        'final state: expected one delivery, done after 4 attempts',
+      );
+    }
+
+    async function addConsoleDeliveries() {
+      const now = Date.now();
+      const minute = 60_000;
+      const stamp = (ms) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+      const armedAt = now - 5 * minute;
+      const tick = `tick-${stamp(armedAt)}-${randomBytes(16).toString('hex')}`;
+      const events = [
+        createTestEvent('app:budget:cap', { timestamp: new Date(armedAt - minute).toISOString(), data: { app: 'payments-api' } }),
+        createTestEvent('app:budget:auto-shutdown:armed', {
+          timestamp: new Date(armedAt).toISOString(),
+          data: { app: 'payments-api', tick_id: tick, scheduled_at: stamp(armedAt), expected_shutdown_at: stamp(armedAt + 60 * minute) },
+        }),
+        createTestEvent('app:budget:auto-shutdown:failed', { data: { app: 'billing-api' } }),
+      ];
+      // The chat channel is down for good: this one ends dead, for the console's Retry button.
+      receiver.on('app:budget:auto-shutdown:failed', () => {
+        throw new Error('chat webhook unreachable (503)');
+      });
+      const dead = nextRecord((record) => record.event === 'dead', 'a dead delivery');
+      for (const event of events) {
+        const signedEvent = await createSignedRequest(event, { secrets: key });
+        const response = await fetch(url, { method: 'POST', headers: signedEvent.headers, body: signedEvent.body });
+        expect(response.status === 200, `console delivery: ${response.status}`);
+      }
+      await dead;
+      say(`3 more deliveries for the console: payments-api armed (countdown running), billing-api's shutdown failed (its handler is down: dead)`);
+    }
   } catch (error) {
     // One line, no stack: the step that broke and why.
     problems++;
@@ -185,8 +221,9 @@ export async function runInboxDemo() {
       await new Promise((resolve) => server.close(resolve));
     }
     await db.close().catch(() => {});
-    rmSync(directory, { recursive: true, force: true });
+    if (!keep) rmSync(directory, { recursive: true, force: true });
   }
+  if (keep) return { problems, directory };
   console.log(problems === 0 ? '\nevery inbox step went as expected (temporary directory removed)' : `\n${problems} inbox step${problems === 1 ? '' : 's'} did not go as expected`);
   return problems;
 }

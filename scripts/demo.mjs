@@ -2,9 +2,10 @@
 // deliveries of the three on-call actions, then an unsigned, a forged and a replayed copy, and
 // prints what came back. Then the inbox on PGlite (scripts/demo-inbox.mjs): stored, deduplicated,
 // retried, replayed. Exits 0 only when every answer and step is the expected one. Never prints the key.
+// `npm run demo -- --console` then keeps that inbox and opens `rack-webhooks console` on it until Ctrl-C.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runInboxDemo } from './demo-inbox.mjs';
 
@@ -123,6 +124,22 @@ const failures = rows.filter((row) => row[3] !== 'ok').length;
 console.log(failures === 0 ? '\nevery delivery got the expected answer' : `\n${failures} deliver${failures === 1 ? 'y' : 'ies'} did not get the expected answer`);
 if (failures > 0 && stderr.trim() !== '') console.error(redact(stderr.trim()));
 
-const inboxProblems = await runInboxDemo();
-// No process.exit: the demo ends because nothing is left running (server, worker, PGlite).
-process.exitCode = failures === 0 && inboxProblems === 0 ? 0 : 1;
+if (!process.argv.includes('--console')) {
+  const inboxProblems = await runInboxDemo();
+  // No process.exit: the demo ends because nothing is left running (server, worker, PGlite).
+  process.exitCode = failures === 0 && inboxProblems === 0 ? 0 : 1;
+} else {
+  // --console: the demo's PGlite inbox stays, and the console opens on it until Ctrl-C.
+  const { problems, directory } = await runInboxDemo({ keep: true });
+  if (failures > 0 || problems > 0) {
+    rmSync(directory, { recursive: true, force: true });
+    process.exit(1);
+  }
+  console.log(`\nthe demo's inbox stays in ${directory} while the console runs; Ctrl-C stops it and removes the directory\n`);
+  const consoleProcess = spawn(process.execPath, ['dist/cli.js', 'console', '--database', directory], { cwd: root, stdio: 'inherit' });
+  // Ctrl-C reaches the console too (same process group); the demo waits for it to close PGlite.
+  process.on('SIGINT', () => {}).on('SIGTERM', () => consoleProcess.kill('SIGTERM'));
+  const code = await new Promise((resolve) => consoleProcess.once('exit', (exitCode) => resolve(exitCode ?? 1)));
+  rmSync(directory, { recursive: true, force: true });
+  process.exitCode = code;
+}

@@ -6,6 +6,7 @@ import { version } from '../../package.json';
 import { WebhookVerificationError } from '../signature/errors.js';
 import { UsageError, parseCommandLine } from './args.js';
 import type { Command, CommandGroup } from './command.js';
+import { consoleCommand } from './commands/console.js';
 import { inbox } from './commands/inbox.js';
 import { keygen } from './commands/keygen.js';
 import { listen } from './commands/listen.js';
@@ -15,7 +16,7 @@ import { verify } from './commands/verify.js';
 import { oneLine } from './format.js';
 import { nearest } from './suggest.js';
 
-const COMMANDS: readonly (Command | CommandGroup)[] = [keygen, sign, verify, send, listen, inbox];
+const COMMANDS: readonly (Command | CommandGroup)[] = [keygen, sign, verify, send, listen, inbox, consoleCommand];
 
 function isGroup(command: Command | CommandGroup): command is CommandGroup {
   return 'subcommands' in command;

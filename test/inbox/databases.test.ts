@@ -19,7 +19,7 @@ describe.each(CLIENT_KINDS)('openDatabase(%s)', (kind) => {
     }
     await db.close();
     if (kind !== 'pglite') expect(await schemaExists(db.schema)).toBe(false);
-  });
+  }, 30_000); // the first PGlite of a worker boots in 2.5 to 3.5 s, several times that on a busy machine
 });
 
 describe('openDatabase isolation', () => {

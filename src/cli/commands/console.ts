@@ -1,0 +1,93 @@
+/** `rack-webhooks console`: the console's page over an inbox, until Ctrl-C. */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInbox } from '../../inbox/create-inbox.js';
+import { startConsole } from '../../console/server/start-console.js';
+import { isLoopback } from '../../console/server/auth.js';
+import { UsageError, stringFlag, type Flags } from '../args.js';
+import type { Command } from '../command.js';
+import { openDatabase, scrub } from '../open-database.js';
+import { DATABASE_FLAGS, DATABASE_HELP, databaseFailure, tableNames, targetFlag } from './inbox/session.js';
+
+function portFlag(flags: Flags): number {
+  const text = stringFlag(flags, 'port') ?? '0';
+  if (!/^\d+$/.test(text) || Number(text) > 65535) throw new UsageError(`--port must be 0 to 65535, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/** The package's own directory (dist/cli.js when installed, src/cli/commands in a checkout). */
+function packageRoot(): string {
+  let directory = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(directory, 'package.json')) && dirname(directory) !== directory) directory = dirname(directory);
+  return directory;
+}
+
+function kilobytes(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KB`;
+}
+
+export const consoleCommand: Command = {
+  name: 'console',
+  summary: 'a local web page over an inbox: deliveries, apps, retry and replay',
+  help: `Usage: rack-webhooks console --database D [--table T] [--host 127.0.0.1] [--port 0]
+
+Serves a web page over an inbox: every delivery (filters, live updates), one delivery in full
+(the event, the verification facts, the attempts and their errors), each app's state and a
+timeline of its lifecycle events, counts by state, and Retry / Replay buttons. Runs until Ctrl-C.
+
+It prints a URL carrying a random access token; without the token every request gets 401. The
+token becomes a cookie on the first visit. Nothing is loaded from another host, and no secret,
+key or signature is shown.
+
+${DATABASE_HELP}
+  --host H                the address to listen on (default 127.0.0.1); another address makes the
+                          page reachable from other machines, over plain HTTP
+  --port P                the port (default 0: a free one)`,
+  flags: { ...DATABASE_FLAGS, host: { type: 'string' }, port: { type: 'string' } },
+  async run(flags) {
+    const target = targetFlag(flags, 'database');
+    const names = tableNames(flags);
+    const host = stringFlag(flags, 'host') ?? '127.0.0.1';
+    if (host === '') throw new UsageError('--host is empty: pass an address such as 127.0.0.1');
+    const port = portFlag(flags);
+    const database = await openDatabase(target, { create: false, poolSize: 4 });
+    let running;
+    try {
+      const inbox = createInbox({ database: database.client, table: names.display });
+      await inbox.stats(); // an unmigrated or unreachable database fails here, with the command to run
+      const root = packageRoot();
+      running = await startConsole({
+        inbox,
+        query: (text, params) => database.query(text, params),
+        deliveriesTable: names.deliveries,
+        databaseShown: target.shown,
+        assetsDirectory: join(root, 'dist', 'console'),
+        schemasDirectory: join(root, 'schemas', 'events'),
+        host,
+        port,
+        onError: (error) => process.stderr.write(`rack-webhooks console: ${scrub(error instanceof Error ? error.message : String(error), target)}\n`),
+      });
+    } catch (error) {
+      await database.close().catch(() => {});
+      throw databaseFailure(error, target, names);
+    }
+    let stopped = () => {};
+    const done = new Promise<void>((resolve) => (stopped = resolve));
+    const stop = () => stopped();
+    process.once('SIGINT', stop).once('SIGTERM', stop);
+    if (!isLoopback(host)) {
+      process.stderr.write(
+        `rack-webhooks console: warning: listening on ${host}, not 127.0.0.1: anyone who can reach it and has the URL can retry and replay deliveries, and the token travels over plain HTTP\n`,
+      );
+    }
+    process.stdout.write(`rack-webhooks console: ${names.display} at ${target.shown}\n`);
+    process.stdout.write(`open ${running.url}\n`);
+    process.stdout.write(`the token in that URL is the key to the page; page ${kilobytes(running.pageBytes.gzip)} gzip; Ctrl-C to stop\n`);
+    await done;
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+    await running.close();
+    await database.close();
+    return 0;
+  },
+};

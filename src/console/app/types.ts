@@ -1,0 +1,185 @@
+// The console API's JSON, exactly as scratch/CONSOLE-API.md (the server/page contract) fixes it.
+
+export type DeliveryState = 'pending' | 'running' | 'done' | 'dead' | 'ignored';
+export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 'done', 'dead', 'ignored'];
+
+export interface Stats {
+  pending: number;
+  running: number;
+  done: number;
+  dead: number;
+  ignored: number;
+  total: number;
+  oldestPendingAgeMs: number | null;
+}
+
+export interface Overview {
+  table: string;
+  database: string;
+  stats: Stats;
+  now: string;
+}
+
+export interface Row {
+  id: string;
+  state: DeliveryState;
+  action: string;
+  app: string | null;
+  tickId: string | null;
+  /** As sent: RFC 3339 with up to 9 fraction digits. */
+  eventTime: string;
+  receivedAt: string;
+  /** Unix seconds. */
+  signedAt: number;
+  secretIndex: number;
+  attempts: number;
+  runAt: string | null;
+  lastError: string | null;
+  doneAt: string | null;
+  replayedAt: string | null;
+}
+
+export interface DeliveryPage {
+  deliveries: Row[];
+  next: string | null;
+}
+
+export interface Field {
+  path: string;
+  type: string;
+  description?: string;
+  value: string;
+}
+
+export interface Verification {
+  signedAt: number;
+  signedAtIso: string;
+  receivedAt: string;
+  skewSeconds: number;
+  secretIndex: number;
+}
+
+export type AttemptOutcome = 'succeeded' | 'failed' | 'crashed' | 'abandoned';
+
+export interface Attempt {
+  attempt: number;
+  worker: string;
+  startedAt: string;
+  finishedAt: string | null;
+  outcome: AttemptOutcome | null;
+  error: string | null;
+}
+
+/** `Row & {...}` in the contract: the detail's `attempts` is the list, not the count. */
+export interface DeliveryDetail extends Omit<Row, 'attempts'> {
+  event: object | null;
+  fields: Field[];
+  verification: Verification;
+  attempts: Attempt[];
+}
+
+export interface DeliveryResponse {
+  delivery: DeliveryDetail;
+}
+
+export interface Moved {
+  moved: number;
+}
+
+export type Phase = 'idle' | 'armed' | 'shut-down' | 'shutdown-failed' | 'restored';
+
+export interface AppSummary {
+  app: string;
+  phase: Phase;
+  expectedShutdownAt?: string;
+  breaker: 'closed' | 'tripped';
+  updatedAt: string;
+  anomalies: number;
+  events: number;
+}
+
+export interface PhaseEnd {
+  phase: Phase;
+  by: string;
+  cancelReason?: string;
+  at: string;
+  tickId?: string;
+  actor?: string;
+}
+
+export interface AppState {
+  app: string;
+  autoShutdown: {
+    phase: Phase;
+    tickId?: string;
+    since?: string;
+    scheduledAt?: string;
+    expectedShutdownAt?: string;
+    actor?: string;
+    previous?: PhaseEnd;
+    lastFlapSuppressed?: { at: string; tickId?: string };
+  };
+  breaker: { state: 'closed' | 'tripped'; since?: string; by?: string };
+  budget: {
+    capUsd?: string;
+    atCapAction?: string;
+    alertThresholdPercent?: string;
+    setAt?: string;
+    setBy?: string;
+    lastThresholdAt?: string;
+    lastCapAt?: string;
+    lastResetAt?: string;
+    clearedAt?: string;
+  };
+  scaleOverrides: Record<string, { state: string; at: string; actor?: string }>;
+  triggersOverrides: Record<string, { state?: string; crd?: string; at: string; thresholds: Record<string, string> }>;
+  promotes: Record<
+    string,
+    { releaseId: string; startedAt?: string; actor?: string; outcome?: 'completed' | 'errored' | 'cancelled'; endedAt?: string; message?: string }
+  >;
+  lastBuild?: { id?: string; action: string; status: string; at: string; message?: string };
+  lastRelease?: { id?: string; at: string };
+  updatedAt: string;
+}
+
+export interface Anomaly {
+  kind: string;
+  id: string;
+  message: string;
+  deliveryIds: string[];
+}
+
+export type Lane = 'auto-shutdown' | 'budget' | 'promote' | 'build' | 'scale' | 'other';
+export const LANES: readonly Lane[] = ['auto-shutdown', 'budget', 'promote', 'build', 'scale', 'other'];
+
+export interface TimelineEvent {
+  id: string;
+  action: string;
+  /** The event time as sent. */
+  time: string;
+  /** Epoch ms, for the x position. */
+  timeMs: number;
+  lane: Lane;
+  label: string;
+  anomaly: boolean;
+  state: DeliveryState;
+}
+
+export interface PhaseSpan {
+  phase: Phase;
+  fromMs: number;
+  /** null: still the current phase. */
+  toMs: number | null;
+}
+
+export interface AppResponse {
+  app: AppState;
+  anomalies: Anomaly[];
+  timeline: TimelineEvent[];
+  phases: PhaseSpan[];
+  now: string;
+}
+
+export interface ApiErrorBody {
+  error: { code: string; message: string };
+}

@@ -1,0 +1,82 @@
+// Counts by state, how long the oldest pending delivery has waited, and the dead ones to retry.
+
+import { getJson, postJson } from '../api.js';
+import { now, syncClock } from '../clock.js';
+import { h, keepFocus, replaceChildren } from '../dom.js';
+import { deliveryTable, reconcileRows } from '../rows.js';
+import { href } from '../router.js';
+import { DELIVERY_STATES, type DeliveryPage, type Moved, type Overview } from '../types.js';
+import { ageEl, clearError, confirmButton, movedMessage, showError } from '../ui.js';
+import type { View } from './view.js';
+
+export function statsView(): View {
+  const counts = h('div', { class: 'stat-grid' });
+  const oldest = h('p', { class: 'oldest', 'data-testid': 'oldest-pending' });
+  const status = h('p', { class: 'status', role: 'status', 'data-testid': 'action-status' });
+  const { element: deadTable, body } = deliveryTable();
+  const deadSummary = h('p', { class: 'summary' });
+  const actions = h('div', { class: 'actions' });
+  const element = h(
+    'section',
+    { class: 'view' },
+    h('h1', { tabindex: '-1' }, 'Stats'),
+    counts,
+    oldest,
+    h('section', { class: 'card', 'aria-labelledby': 'dead-title' }, h('div', { class: 'card-head' }, h('h2', { id: 'dead-title' }, 'Dead deliveries'), actions), status, deadSummary, deadTable),
+  );
+  let deadCount = -1;
+
+  const retryAll = (): Promise<Moved> => postJson<Moved>('/api/retry-dead');
+
+  async function refresh(): Promise<void> {
+    try {
+      const [overview, dead] = await Promise.all([getJson<Overview>('/api/overview'), getJson<DeliveryPage>('/api/deliveries?state=dead&limit=50')]);
+      syncClock(overview.now);
+      clearError();
+      const stats = overview.stats;
+      keepFocus(counts, () => replaceChildren(
+        counts,
+        [...DELIVERY_STATES, 'total' as const].map((state) =>
+          h(
+            'a',
+            { class: `stat stat-${state}`, href: state === 'total' ? href.deliveries() : href.deliveries({ state }), 'data-testid': 'stat', 'data-state': state, 'data-key': `stat-${state}`, 'aria-label': `${stats[state]} ${state}` },
+            h('span', { class: 'stat-count mono' }, String(stats[state])),
+            h('span', { class: 'stat-name' }, state),
+          ),
+        ),
+      ));
+      replaceChildren(
+        oldest,
+        stats.oldestPendingAgeMs === null ? 'No delivery is pending.' : ['The oldest pending delivery has waited ', h('strong', undefined, ageEl(now() - stats.oldestPendingAgeMs)), '.'],
+      );
+      reconcileRows(body, dead.deliveries, 'No dead deliveries.');
+      deadSummary.textContent = stats.dead === 0 ? '' : `${stats.dead} dead${dead.next === null ? '' : `; the newest ${dead.deliveries.length} shown`}.`;
+      // Rebuild the button only when the count changes, so a live update does not close its confirm step.
+      if (deadCount !== stats.dead) {
+        deadCount = stats.dead;
+        const hadFocus = actions.contains(document.activeElement);
+        replaceChildren(
+          actions,
+          confirmButton({
+            label: 'Retry all dead',
+            key: 'retry-all',
+            confirmLabel: `Confirm: retry ${stats.dead} dead`,
+            question: 'Move every dead delivery back to pending?',
+            disabled: stats.dead === 0,
+            disabledReason: 'No dead delivery',
+            run: retryAll,
+            done: (moved) => {
+              status.textContent = movedMessage(moved);
+              void refresh();
+            },
+          }),
+        );
+        if (hadFocus) actions.querySelector<HTMLElement>('button:not([disabled])')?.focus();
+      }
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  return { element, refresh };
+}

@@ -1,0 +1,162 @@
+/**
+ * Each app's state, folded by createRackState from every delivery in the inbox, kept up to date by
+ * applying only the rows stored since the last look (ids grow with arrival; the fold takes events
+ * in any order). An app's timeline is read from the inbox itself, and its auto-shutdown phases are
+ * the transitions of a fresh fold over those events in order.
+ */
+import type { AnyWebhookEvent } from '../../../events/types.js';
+import type { Inbox } from '../../../inbox/create-inbox.js';
+import { createRackState } from '../../../state/create-rack-state.js';
+import type { Anomaly, AutoShutdownPhase, RackState } from '../../../state/types.js';
+import { ConsoleRequestError } from './http.js';
+
+export type Query = (text: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
+
+const BATCH = 1000;
+export const TIMELINE_LIMIT = 500;
+
+export type Lane = 'auto-shutdown' | 'budget' | 'promote' | 'build' | 'scale' | 'other';
+
+export function laneOf(action: string): Lane {
+  if (action.startsWith('app:budget:auto-shutdown:')) return 'auto-shutdown';
+  if (action.startsWith('app:budget:')) return 'budget';
+  if (action === 'release:promote' || action.startsWith('app:promote:')) return 'promote';
+  if (action.startsWith('build:')) return 'build';
+  if (action.startsWith('app:scale-override:') || action.startsWith('app:triggers-override:')) return 'scale';
+  return 'other';
+}
+
+/**
+ * The short name drawn on the timeline: the action's last segment (its lane names the rest), and
+ * the status when it is not plain success. In the catch-all lane the segments after `app:` stay,
+ * so `release:create` and `app:create` do not both read "create".
+ */
+export function labelOf(event: AnyWebhookEvent): string {
+  const segments = event.action.split(':');
+  const last =
+    event.action === 'release:promote' ? 'promote' : laneOf(event.action) === 'other' ? segments.filter((segment) => segment !== 'app').join(' ') : segments[segments.length - 1]!;
+  const status = (event as { status?: unknown }).status;
+  return typeof status === 'string' && status !== 'success' ? `${last} ${status}` : last;
+}
+
+/** Identifies an event when the fold hands back a copy rather than the object applied. */
+function eventKey(event: AnyWebhookEvent): string {
+  return `${event.action}\u0000${event.timestamp}\u0000${String((event as { status?: unknown }).status)}`;
+}
+
+export class AppsIndex {
+  private readonly state: RackState = createRackState();
+  private readonly deliveryOf = new Map<string, string>();
+  private readonly eventsPerApp = new Map<string, number>();
+  private lastId = 0n;
+  private refreshing: Promise<void> | undefined;
+
+  constructor(
+    private readonly inbox: Inbox,
+    private readonly query: Query,
+    private readonly table: string,
+  ) {}
+
+  /** Folds in what arrived since the last call; concurrent callers share one pass. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.readNew().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  private async readNew(): Promise<void> {
+    for (;;) {
+      const rows = await this.query(`SELECT id::text AS id FROM ${this.table} WHERE id > $1::bigint ORDER BY id LIMIT ${BATCH}`, [this.lastId.toString()]);
+      if (rows.length === 0) return;
+      const ids = rows.map((row) => String(row['id']));
+      const page = await this.inbox.list({ ids, includeEvents: true, limit: BATCH });
+      for (const delivery of page.deliveries) {
+        if (delivery.event === undefined) continue;
+        const result = this.state.apply(delivery.event);
+        if (!result.applied || result.app === undefined) continue;
+        this.deliveryOf.set(eventKey(delivery.event), delivery.id);
+        this.eventsPerApp.set(result.app, (this.eventsPerApp.get(result.app) ?? 0) + 1);
+      }
+      this.lastId = BigInt(ids[ids.length - 1]!);
+      if (rows.length < BATCH) return;
+    }
+  }
+
+  private anomalies(app?: string) {
+    return this.state
+      .anomalies()
+      .filter((anomaly) => app === undefined || anomaly.app === app)
+      .map((anomaly: Anomaly) => ({
+        kind: anomaly.kind,
+        id: anomaly.id,
+        message: anomaly.message,
+        deliveryIds: anomaly.events.map((event) => this.deliveryOf.get(eventKey(event))).filter((id): id is string => id !== undefined),
+      }));
+  }
+
+  async summaries() {
+    await this.refresh();
+    const anomaliesPerApp = new Map<string, number>();
+    for (const anomaly of this.state.anomalies()) anomaliesPerApp.set(anomaly.app, (anomaliesPerApp.get(anomaly.app) ?? 0) + 1);
+    return {
+      apps: this.state.apps().map((state) => ({
+        app: state.app,
+        phase: state.autoShutdown.phase,
+        ...(state.autoShutdown.expectedShutdownAt === undefined ? {} : { expectedShutdownAt: state.autoShutdown.expectedShutdownAt }),
+        breaker: state.breaker.state,
+        updatedAt: state.updatedAt,
+        anomalies: anomaliesPerApp.get(state.app) ?? 0,
+        events: this.eventsPerApp.get(state.app) ?? 0,
+      })),
+    };
+  }
+
+  async detail(app: string) {
+    await this.refresh();
+    const state = this.state.app(app);
+    if (state === undefined) throw new ConsoleRequestError(404, 'not_found', `no events for an app named ${JSON.stringify(app)}`);
+    const anomalies = this.anomalies(app);
+    const flagged = new Set(anomalies.flatMap((anomaly) => anomaly.deliveryIds));
+    const page = await this.inbox.list({ app, includeEvents: true, order: 'desc', limit: TIMELINE_LIMIT });
+    const deliveries = [...page.deliveries].reverse();
+    const timeline = deliveries.map((delivery) => ({
+      id: delivery.id,
+      action: delivery.action,
+      time: delivery.eventTime,
+      timeMs: Number(delivery.eventNanos / 1_000_000n),
+      lane: laneOf(delivery.action),
+      label: delivery.event === undefined ? delivery.action : labelOf(delivery.event),
+      anomaly: flagged.has(delivery.id),
+      state: delivery.state,
+    }));
+    return { app: state, anomalies, timeline, phases: phaseSpans(deliveries), now: new Date().toISOString() };
+  }
+}
+
+export interface PhaseSpan {
+  readonly phase: AutoShutdownPhase;
+  readonly fromMs: number;
+  readonly toMs: number | null;
+}
+
+/** The auto-shutdown phases over the timeline's span: the real fold's transitions, in event order. */
+export function phaseSpans(deliveries: readonly { event?: AnyWebhookEvent | undefined; eventNanos: bigint }[]): PhaseSpan[] {
+  const first = deliveries[0];
+  if (first === undefined) return [];
+  const fold = createRackState();
+  const spans: PhaseSpan[] = [];
+  let current: { phase: AutoShutdownPhase; fromMs: number } = { phase: 'idle', fromMs: Number(first.eventNanos / 1_000_000n) };
+  let applyingMs = current.fromMs;
+  // Called synchronously from apply(): the transition happens at the event being applied.
+  fold.onTransition((transition) => {
+    if (transition.lifecycle !== 'auto-shutdown') return;
+    spans.push({ ...current, toMs: applyingMs });
+    current = { phase: transition.to, fromMs: applyingMs };
+  });
+  for (const delivery of deliveries) {
+    if (delivery.event === undefined) continue;
+    applyingMs = Number(delivery.eventNanos / 1_000_000n);
+    fold.apply(delivery.event);
+  }
+  spans.push({ ...current, toMs: null });
+  return spans.filter((span) => span.toMs === null || span.toMs > span.fromMs);
+}

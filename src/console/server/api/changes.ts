@@ -1,0 +1,97 @@
+/**
+ * Live updates: while at least one page is listening, a cheap fingerprint of the inbox (per state:
+ * how many rows, their attempts, the newest id) is read every `pollMs`; when it differs, every
+ * listener gets `event: change` with fresh stats. Polling rather than LISTEN works the same on
+ * PostgreSQL and PGlite, and costs one index-only aggregate per interval.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Inbox } from '../../../inbox/create-inbox.js';
+import type { InboxStats } from '../../../inbox/types.js';
+import type { Query } from './apps.js';
+
+const HEARTBEAT_MS = 15_000;
+
+export class ChangeFeed {
+  private readonly listeners = new Set<ServerResponse>();
+  private fingerprint: string | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly inbox: Inbox,
+    private readonly query: Query,
+    private readonly table: string,
+    private readonly pollMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Holds the response open as an event stream; the first event carries the current stats. */
+  async subscribe(res: ServerResponse): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+    res.write('retry: 2000\n\n');
+    this.listeners.add(res);
+    res.once('close', () => {
+      this.listeners.delete(res);
+      if (this.listeners.size === 0) this.stopPolling();
+    });
+    try {
+      // The baseline first, so a change between this read and the first poll is still seen.
+      if (this.fingerprint === undefined) await this.check();
+      this.send(res, await this.inbox.stats());
+    } catch (error) {
+      this.onError(error); // the page shows its last data and the next change brings the rest
+    }
+    this.startPolling();
+  }
+
+  private send(res: ServerResponse, stats: InboxStats): void {
+    res.write(`event: change\ndata: ${JSON.stringify({ stats })}\n\n`);
+  }
+
+  private startPolling(): void {
+    if (this.closed || this.timer !== undefined || this.listeners.size === 0) return;
+    this.heartbeat ??= setInterval(() => {
+      for (const res of this.listeners) res.write(': keep-alive\n\n');
+    }, HEARTBEAT_MS);
+    const tick = async () => {
+      try {
+        await this.check();
+      } catch (error) {
+        this.onError(error);
+      }
+      if (this.timer !== undefined) this.timer = setTimeout(() => void tick(), this.pollMs);
+    };
+    this.timer = setTimeout(() => void tick(), this.pollMs);
+  }
+
+  private stopPolling(): void {
+    clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
+    this.timer = undefined;
+    this.heartbeat = undefined;
+  }
+
+  /** Reads the fingerprint; tells every listener when it moved. Exposed for the first read at start. */
+  async check(): Promise<boolean> {
+    const rows = await this.query(
+      `SELECT state, count(*)::int8::text AS n, coalesce(sum(attempts), 0)::int8::text AS a, coalesce(max(id), 0)::text AS m
+         FROM ${this.table} GROUP BY state ORDER BY state`,
+    );
+    const fingerprint = rows.map((row) => `${String(row['state'])}:${String(row['n'])}:${String(row['a'])}:${String(row['m'])}`).join(' ');
+    const changed = this.fingerprint !== undefined && fingerprint !== this.fingerprint;
+    this.fingerprint = fingerprint;
+    if (changed && this.listeners.size > 0) {
+      const stats = await this.inbox.stats();
+      for (const res of this.listeners) this.send(res, stats);
+    }
+    return changed;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stopPolling();
+    for (const res of this.listeners) res.end();
+    this.listeners.clear();
+  }
+}

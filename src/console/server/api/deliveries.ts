@@ -1,0 +1,124 @@
+/** The delivery log: a filtered page, one delivery in full, and the retry and replay actions. */
+import type { Inbox } from '../../../inbox/create-inbox.js';
+import { DELIVERY_STATES, type DeliveryState, type ListOptions, type StoredDelivery, type StoredDeliveryDetail } from '../../../inbox/types.js';
+import { ConsoleRequestError } from './http.js';
+import type { FieldDescriber } from './schema-fields.js';
+
+export const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 200;
+
+/** A row as the page reads it: no body, no signature, and nothing the rack did not send. */
+export function deliveryRow(delivery: StoredDelivery) {
+  return {
+    id: delivery.id,
+    state: delivery.state,
+    action: delivery.action,
+    app: delivery.app,
+    tickId: delivery.tickId,
+    eventTime: delivery.eventTime,
+    receivedAt: delivery.receivedAt.toISOString(),
+    signedAt: delivery.signedAt,
+    secretIndex: delivery.secretIndex,
+    attempts: delivery.attempts,
+    runAt: delivery.runAt?.toISOString() ?? null,
+    lastError: delivery.lastError,
+    doneAt: delivery.doneAt?.toISOString() ?? null,
+    replayedAt: delivery.replayedAt?.toISOString() ?? null,
+  };
+}
+
+function list(text: string | null): string[] | undefined {
+  if (text === null || text.trim() === '') return undefined;
+  return text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+}
+
+/** The query string as the inbox's list options; every bad value is a 400 naming the parameter. */
+export function listOptionsFrom(query: URLSearchParams): ListOptions {
+  const options: ListOptions = { order: 'desc', limit: DEFAULT_PAGE_SIZE };
+  const states = list(query.get('state'));
+  if (states !== undefined) {
+    const unknown = states.find((state) => !DELIVERY_STATES.includes(state as DeliveryState));
+    if (unknown !== undefined) throw new ConsoleRequestError(400, 'bad_filter', `state must be one of ${DELIVERY_STATES.join(', ')}, got ${JSON.stringify(unknown)}`);
+    options.state = states as DeliveryState[];
+  }
+  const actions = list(query.get('action'));
+  if (actions !== undefined) {
+    const bad = actions.find((action) => !/^[^*]+(:\*)?$/.test(action));
+    if (bad !== undefined) throw new ConsoleRequestError(400, 'bad_filter', `action must be an action or a prefix:* pattern such as app:budget:*, got ${JSON.stringify(bad)}`);
+    options.action = actions;
+  }
+  const app = query.get('app')?.trim();
+  if (app !== undefined && app !== '') options.app = app;
+  for (const name of ['from', 'to'] as const) {
+    const value = query.get(name)?.trim();
+    if (value !== undefined && value !== '') options[name] = value; // checked by the inbox (RangeError: 400)
+  }
+  const limit = query.get('limit');
+  if (limit !== null) {
+    const count = Number(limit);
+    if (!Number.isInteger(count) || count < 1 || count > MAX_PAGE_SIZE) throw new ConsoleRequestError(400, 'bad_filter', `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
+    options.limit = count;
+  }
+  const after = query.get('after');
+  if (after !== null && after !== '') options.after = after;
+  return options;
+}
+
+export async function listPage(inbox: Inbox, query: URLSearchParams) {
+  const page = await inbox.list(listOptionsFrom(query));
+  return { deliveries: page.deliveries.map(deliveryRow), next: page.next ?? null };
+}
+
+function verification(delivery: StoredDeliveryDetail) {
+  const received = delivery.receivedAt.getTime();
+  return {
+    signedAt: delivery.signedAt,
+    signedAtIso: new Date(delivery.signedAt * 1000).toISOString(),
+    receivedAt: delivery.receivedAt.toISOString(),
+    // How far the receiver's clock was past the signature's t when the delivery arrived.
+    skewSeconds: Math.round(received - delivery.signedAt * 1000) / 1000,
+    secretIndex: delivery.secretIndex,
+  };
+}
+
+/** Ids are positive integers; anything else names no delivery (404, like a number that is not there). */
+function checkedId(id: string): string {
+  if (!/^[1-9]\d{0,18}$/.test(id)) throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id.slice(0, 40))}`);
+  return id;
+}
+
+export async function deliveryDetail(inbox: Inbox, id: string, describe: FieldDescriber) {
+  const delivery = await inbox.get(checkedId(id));
+  if (delivery === undefined) throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id)}`);
+  return {
+    delivery: {
+      ...deliveryRow(delivery),
+      event: delivery.event ?? null,
+      fields: describe(delivery.event),
+      verification: verification(delivery),
+      attempts: delivery.attemptLog.map((attempt) => ({
+        attempt: attempt.attempt,
+        worker: attempt.worker,
+        startedAt: attempt.startedAt.toISOString(),
+        finishedAt: attempt.finishedAt?.toISOString() ?? null,
+        outcome: attempt.outcome,
+        error: attempt.error,
+      })),
+    },
+  };
+}
+
+/** Retry (dead -> pending) or replay (done -> pending) one delivery; 404 or 409 say why nothing moved. */
+export async function moveOne(inbox: Inbox, id: string, action: 'retry' | 'replay'): Promise<{ moved: number }> {
+  checkedId(id);
+  const moved = action === 'retry' ? await inbox.retry(id) : await inbox.replay({ ids: [id] });
+  if (moved > 0) return { moved };
+  const delivery = await inbox.get(id);
+  if (delivery === undefined) throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id)}`);
+  const from = action === 'retry' ? 'dead' : 'done';
+  throw new ConsoleRequestError(409, `not_${from}`, `delivery ${id} is ${delivery.state}: ${action} moves ${from} deliveries only`);
+}
+
+export async function retryAllDead(inbox: Inbox): Promise<{ moved: number }> {
+  return { moved: await inbox.retry({ state: 'dead' }) };
+}

@@ -1,0 +1,135 @@
+/**
+ * One request: the token first (401 for anything without it, assets included), then the Host
+ * header, then the route. Reads are GET; the three actions are POST from the console's own page.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Inbox } from '../../inbox/create-inbox.js';
+import type { AppsIndex } from './api/apps.js';
+import type { ChangeFeed } from './api/changes.js';
+import { deliveryDetail, listPage, moveOne, retryAllDead } from './api/deliveries.js';
+import { ConsoleRequestError, readSmallBody, sendError, sendFailure, sendJson } from './api/http.js';
+import type { FieldDescriber } from './api/schema-fields.js';
+import { PAGE_CSP, type Asset } from './assets.js';
+import { hostAllowed, presentedToken, sameOrigin, sessionCookie, tokenMatches, type ConsoleAccess } from './auth.js';
+
+export interface ConsoleContext {
+  readonly access: ConsoleAccess;
+  readonly assets: ReadonlyMap<string, Asset>;
+  readonly inbox: Inbox;
+  readonly apps: AppsIndex;
+  readonly changes: ChangeFeed;
+  readonly describe: FieldDescriber;
+  readonly overview: () => { table: string; database: string };
+}
+
+/** On every response: nothing cached, sniffed, framed, or sent on as a Referer (the first URL holds the token). */
+const COMMON_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+const UNAUTHORIZED = 'open the URL the console printed: it carries the access token';
+
+export async function handleConsoleRequest(context: ConsoleContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://console.invalid');
+  } catch {
+    return sendError(res, 400, 'bad_request', 'the request target is not a valid path');
+  }
+  const { access } = context;
+  const fromUrl = req.method === 'GET' ? (url.searchParams.get('token') ?? undefined) : undefined;
+  const bearer = req.headers.authorization !== undefined;
+  if (!tokenMatches(access, fromUrl ?? presentedToken(access, req.headers))) {
+    if (req.method === 'GET' && /\btext\/html\b/.test(String(req.headers.accept ?? ''))) return sendUnauthorizedPage(res);
+    return sendError(res, 401, 'unauthorized', UNAUTHORIZED, { 'www-authenticate': 'Bearer realm="rack-webhooks console"' });
+  }
+  if (!hostAllowed(access, req.headers)) return sendError(res, 403, 'bad_host', 'the Host header does not name this console');
+  if (fromUrl !== undefined) {
+    // The token leaves the URL (and the history) for a cookie only this origin's requests carry.
+    url.searchParams.delete('token');
+    res.writeHead(303, { 'set-cookie': sessionCookie(access), location: url.pathname + url.search, 'cache-control': 'no-store' });
+    res.end();
+    return;
+  }
+  try {
+    if (url.pathname.startsWith('/api/')) return await api(context, req, res, url, bearer);
+    return asset(context, req, res, url.pathname);
+  } catch (error) {
+    sendFailure(res, error);
+  }
+}
+
+/** A browser that lost its cookie (or never had the token) gets a sentence, not JSON. */
+function sendUnauthorizedPage(res: ServerResponse): void {
+  const body =
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>rack-webhooks console</title></head>' +
+    '<body><p>Open the URL the console printed: it carries the access token.</p></body></html>';
+  res.writeHead(401, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': "default-src 'none'",
+    'www-authenticate': 'Bearer realm="rack-webhooks console"',
+    'cache-control': 'no-store',
+  });
+  res.end(body);
+}
+
+function asset(context: ConsoleContext, req: IncomingMessage, res: ServerResponse, path: string): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'method_not_allowed', 'the page is read with GET', { allow: 'GET, HEAD' });
+  const item = context.assets.get(path);
+  if (item === undefined) return sendError(res, 404, 'not_found', 'no such page or file');
+  const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+  const body = gzip ? item.gzip : item.body;
+  res.writeHead(200, {
+    'content-type': item.type,
+    'content-length': body.length,
+    'cache-control': 'no-cache',
+    vary: 'accept-encoding',
+    ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+    ...(path === '/' ? { 'content-security-policy': PAGE_CSP } : {}),
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+const DELIVERY_ACTION = /^\/api\/deliveries\/([^/]+)\/(retry|replay)$/;
+const DELIVERY = /^\/api\/deliveries\/([^/]+)$/;
+const APP = /^\/api\/apps\/([^/]+)$/;
+
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ConsoleRequestError(400, 'bad_request', 'a path segment is not valid percent-encoding');
+  }
+}
+
+async function api(context: ConsoleContext, req: IncomingMessage, res: ServerResponse, url: URL, bearer: boolean): Promise<void> {
+  const path = url.pathname;
+  if (req.method === 'POST') {
+    // A cookie rides along on any site's form post; only the console's own page may act with it.
+    if (!bearer && !sameOrigin(context.access, req.headers)) {
+      return sendError(res, 403, 'cross_origin', 'actions are accepted from the console page itself only (same origin)');
+    }
+    if (!/^application\/json\b/i.test(String(req.headers['content-type'] ?? ''))) {
+      return sendError(res, 415, 'unsupported_media_type', 'actions take content-type: application/json');
+    }
+    await readSmallBody(req);
+    const action = DELIVERY_ACTION.exec(path);
+    if (action !== null) return sendJson(res, 200, await moveOne(context.inbox, decoded(action[1]!), action[2] as 'retry' | 'replay'));
+    if (path === '/api/retry-dead') return sendJson(res, 200, await retryAllDead(context.inbox));
+    return sendError(res, 404, 'not_found', `no action at ${path}`);
+  }
+  if (req.method !== 'GET') return sendError(res, 405, 'method_not_allowed', 'the API takes GET, and POST for actions', { allow: 'GET, POST' });
+  if (path === '/api/stream') return context.changes.subscribe(res);
+  if (path === '/api/overview') return sendJson(res, 200, { ...context.overview(), stats: await context.inbox.stats(), now: new Date().toISOString() });
+  if (path === '/api/deliveries') return sendJson(res, 200, await listPage(context.inbox, url.searchParams));
+  if (path === '/api/apps') return sendJson(res, 200, await context.apps.summaries());
+  const delivery = DELIVERY.exec(path);
+  if (delivery !== null) return sendJson(res, 200, await deliveryDetail(context.inbox, decoded(delivery[1]!), context.describe));
+  const app = APP.exec(path);
+  if (app !== null) return sendJson(res, 200, await context.apps.detail(decoded(app[1]!)));
+  return sendError(res, 404, 'not_found', `no API at ${path}`);
+}

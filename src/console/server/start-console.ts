@@ -1,0 +1,96 @@
+/**
+ * The console's HTTP server over one inbox: started by `rack-webhooks console`, and in-process by
+ * the tests. It binds 127.0.0.1 unless told otherwise, on a free port unless told, and its URL
+ * carries a fresh random token.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Inbox } from '../../inbox/create-inbox.js';
+import { AppsIndex, type Query } from './api/apps.js';
+import { ChangeFeed } from './api/changes.js';
+import { fieldDescriber } from './api/schema-fields.js';
+import { loadAssets, transferSize } from './assets.js';
+import { consoleAccess, newToken } from './auth.js';
+import { handleConsoleRequest } from './router.js';
+
+export interface ConsoleOptions {
+  readonly inbox: Inbox;
+  /** One statement on the same database (the change fingerprint, new rows for the app index). */
+  readonly query: Query;
+  /** The deliveries table, quoted as the inbox quotes it. */
+  readonly deliveriesTable: string;
+  /** The database as it may be shown (a password masked). */
+  readonly databaseShown: string;
+  /** The built page (dist/console). */
+  readonly assetsDirectory: string;
+  /** The package's schemas/events, for field descriptions. */
+  readonly schemasDirectory: string;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 0: a free port. */
+  readonly port?: number;
+  /** Default: 32 fresh random bytes. */
+  readonly token?: string;
+  /** How often the change fingerprint is read while a page listens; default 500 ms. */
+  readonly pollMs?: number;
+  /** Background failures (the change feed); never a token, body or signature. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface RunningConsole {
+  /** The URL to open, with its token. */
+  readonly url: string;
+  /** The same without the token (for messages that may be logged). */
+  readonly origin: string;
+  readonly token: string;
+  /** Every file of the page as sent: raw bytes and gzip. */
+  readonly pageBytes: { readonly raw: number; readonly gzip: number };
+  close(): Promise<void>;
+}
+
+export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
+  const assets = loadAssets(options.assetsDirectory);
+  const host = options.host ?? '127.0.0.1';
+  const token = options.token ?? newToken();
+  const onError = options.onError ?? (() => {});
+  const apps = new AppsIndex(options.inbox, options.query, options.deliveriesTable);
+  const changes = new ChangeFeed(options.inbox, options.query, options.deliveriesTable, options.pollMs ?? 500, onError);
+  const describe = fieldDescriber(options.schemasDirectory);
+  const overview = () => ({ table: options.inbox.table, database: options.databaseShown });
+
+  let context: Parameters<typeof handleConsoleRequest>[0] | undefined;
+  const server = createServer((req, res) => {
+    if (context === undefined) return void res.writeHead(503).end();
+    handleConsoleRequest(context, req, res).catch((error: unknown) => {
+      onError(error);
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${options.port ?? 0} (${error.code ?? error.message})`)));
+    server.listen(options.port ?? 0, host, resolve);
+  });
+  const address = server.address() as AddressInfo;
+  const access = consoleAccess(token, host, address.port);
+  context = { access, assets, inbox: options.inbox, apps, changes, describe, overview };
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // Bound to every interface: this machine's loopback name is one that surely works here.
+  const origin = `http://${access.anyHost ? '127.0.0.1' : shownHost}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${origin}/?token=${token}`,
+    origin,
+    token,
+    pageBytes: transferSize(assets),
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        changes.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
