@@ -126,7 +126,7 @@ export function workerStatements(t, a) {
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
-SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY event_ns, id`,
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     lock: `SELECT 1 AS held FROM ${t} WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 FOR UPDATE`,
     done: `WITH finished AS (
   UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL

@@ -259,3 +259,31 @@ describe('timeline labels', () => {
     expect([laneOf('app:create'), label('app:create')]).toEqual(['other', 'create']);
   });
 });
+
+describe('awkward inputs', () => {
+  it('opens apps named "." and ".." (by query parameter: they cannot be path segments)', async () => {
+    for (const name of ['.', '..']) {
+      await fixture.send(createTestEvent('app:budget:threshold', { data: { app: name } }));
+      const { status, body } = await api<{ app: { app: string } }>(`/api/app?name=${encodeURIComponent(name)}`);
+      expect(status, name).toBe(200);
+      expect(body.app.app).toBe(name);
+    }
+    expect((await api('/api/app?name=')).status).toBe(404);
+  });
+
+  it('refuses a NUL in a filter and a limit that is not plain digits, with 400 bad_filter', async () => {
+    for (const query of ['app=%00', 'action=app:budget:cap%00', 'limit=0x10', 'limit=1e2', 'limit=%2010']) {
+      const { status, body } = await api<{ error: { code: string } }>(`/api/deliveries?${query}`);
+      expect(status, query).toBe(400);
+      expect(body.error.code).toBe('bad_filter');
+    }
+  });
+
+  it('answers HEAD like GET, without a body', async () => {
+    const response = await fetch(`${fixture.console.origin}/api/overview`, { method: 'HEAD', headers: { cookie } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('');
+    const stream = await fetch(`${fixture.console.origin}/api/stream`, { method: 'HEAD', headers: { cookie } });
+    expect(stream.status).toBe(200);
+  });
+});

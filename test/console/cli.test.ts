@@ -34,7 +34,7 @@ describe('rack-webhooks console', () => {
       expect(script.status).toBe(200);
       expect((await script.text()).length).toBeGreaterThan(1000); // the real, built page
       expect(await running.stop('SIGINT')).toBe(0);
-      expect(running.stderr()).toBe('');
+      expect(running.stderr()).toBe('rack-webhooks console: stopping (Ctrl-C again to quit at once)\n');
     } finally {
       await db.close();
     }

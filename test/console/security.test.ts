@@ -91,13 +91,22 @@ describe('the token', () => {
   it('swaps the token in the URL for an HttpOnly, SameSite=Strict cookie and a clean URL', async () => {
     const response = await raw('GET', `/?token=${fixture.console.token}&view=1`);
     expect(response.status).toBe(303);
-    expect(response.headers.location).toBe('/?view=1');
+    expect(response.headers.location).toBe('/');
     const set = String(response.headers['set-cookie']?.[0]);
     expect(set).toMatch(new RegExp(`^rack_webhooks_console_${new URL(origin).port}=${fixture.console.token}; `));
     expect(set).toContain('HttpOnly');
     expect(set).toContain('SameSite=Strict');
     expect(response.headers['referrer-policy']).toBe('no-referrer');
   });
+
+  it.each(['/..//evil.example?token=', '/.//evil.example/?token=', '/a/..//evil.example?token=', '//evil.example/?token=', '/\\evil.example/?token='])(
+    'redirects to its own page only, whatever the path: %s',
+    async (path) => {
+      const response = await raw('GET', `${path}${fixture.console.token}`);
+      expect(response.status).toBe(303);
+      expect(response.headers.location).toBe('/');
+    },
+  );
 
   it('serves the page with the cookie, under a CSP that allows nothing from elsewhere', async () => {
     const response = await raw('GET', '/', { cookie });

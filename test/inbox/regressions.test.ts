@@ -458,3 +458,30 @@ describe.each(CLIENT_KINDS)('regression: retry() clears the replay mark (%s)', (
     expect(row).toEqual({ state: 'done', replayed_at: null });
   });
 });
+
+// ── list() pages in numeric id order, whatever the ids' digits ──────────────────────────────────
+
+describe.each(CLIENT_KINDS)('regression: list() orders ties by the numeric id, not its text (%s)', (kind) => {
+  it('120 deliveries of one nanosecond (ids 1 to 120) page in id order, both ways, none skipped', async () => {
+    const harness = await openInbox(kind);
+    const receiver = harness.receiver();
+    const timestamp = at('.000000001');
+    for (let index = 0; index < 120; index++) {
+      const result = await harness.deliver(receiver, budgetEvent('app:budget:threshold', timestamp, { spend_usd: String(index) }));
+      expect(result.outcome).toBe('accepted');
+    }
+    const expected = Array.from({ length: 120 }, (_, index) => String(index + 1));
+    for (const order of ['asc', 'desc'] as const) {
+      const seen: string[] = [];
+      let after: string | undefined;
+      do {
+        const page = await harness.inbox.list({ limit: 7, order, ...(after === undefined ? {} : { after }) });
+        seen.push(...page.deliveries.map((delivery) => delivery.id));
+        after = page.next;
+      } while (after !== undefined);
+      // Before the fix, ORDER BY id meant the `id::text AS id` output column: "99" sorted after "120",
+      // and the numeric cursor then skipped ids 100 to 120 (ascending) or 10 to 99 (descending).
+      expect(seen).toEqual(order === 'asc' ? expected : [...expected].reverse());
+    }
+  }, 60_000);
+});

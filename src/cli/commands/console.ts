@@ -48,7 +48,8 @@ ${DATABASE_HELP}
   async run(flags) {
     const target = targetFlag(flags, 'database');
     const names = tableNames(flags);
-    const host = stringFlag(flags, 'host') ?? '127.0.0.1';
+    // `[::1]` as in a URL is `::1` to listen().
+    const host = (stringFlag(flags, 'host') ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1');
     if (host === '') throw new UsageError('--host is empty: pass an address such as 127.0.0.1');
     const port = portFlag(flags);
     const database = await openDatabase(target, { create: false, poolSize: 4 });
@@ -74,8 +75,16 @@ ${DATABASE_HELP}
     }
     let stopped = () => {};
     const done = new Promise<void>((resolve) => (stopped = resolve));
-    const stop = () => stopped();
-    process.once('SIGINT', stop).once('SIGTERM', stop);
+    let stopping = false;
+    // The first Ctrl-C waits for requests in flight (a query on a locked table may take a while);
+    // the second does not wait.
+    const stop = () => {
+      if (stopping) process.exit(130);
+      stopping = true;
+      process.stderr.write('rack-webhooks console: stopping (Ctrl-C again to quit at once)\n');
+      stopped();
+    };
+    process.on('SIGINT', stop).on('SIGTERM', stop);
     if (!isLoopback(host)) {
       process.stderr.write(
         `rack-webhooks console: warning: listening on ${host}, not 127.0.0.1: anyone who can reach it and has the URL can retry and replay deliveries, and the token travels over plain HTTP\n`,

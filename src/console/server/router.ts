@@ -50,8 +50,9 @@ export async function handleConsoleRequest(context: ConsoleContext, req: Incomin
   if (!hostAllowed(access, req.headers)) return sendError(res, 403, 'bad_host', 'the Host header does not name this console');
   if (fromUrl !== undefined) {
     // The token leaves the URL (and the history) for a cookie only this origin's requests carry.
-    url.searchParams.delete('token');
-    res.writeHead(303, { 'set-cookie': sessionCookie(access), location: url.pathname + url.search, 'cache-control': 'no-store' });
+    // Always to `/` (the page routes by the hash): a path such as `/..//evil.com` must not become
+    // a Location of `//evil.com`.
+    res.writeHead(303, { 'set-cookie': sessionCookie(access), location: '/', 'cache-control': 'no-store' });
     res.end();
     return;
   }
@@ -122,11 +123,16 @@ async function api(context: ConsoleContext, req: IncomingMessage, res: ServerRes
     if (path === '/api/retry-dead') return sendJson(res, 200, await retryAllDead(context.inbox));
     return sendError(res, 404, 'not_found', `no action at ${path}`);
   }
-  if (req.method !== 'GET') return sendError(res, 405, 'method_not_allowed', 'the API takes GET, and POST for actions', { allow: 'GET, POST' });
-  if (path === '/api/stream') return context.changes.subscribe(res);
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'method_not_allowed', 'the API takes GET, and POST for actions', { allow: 'GET, HEAD, POST' });
+  if (path === '/api/stream') {
+    if (req.method === 'HEAD') return void res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' }).end();
+    return context.changes.subscribe(res);
+  }
   if (path === '/api/overview') return sendJson(res, 200, { ...context.overview(), stats: await context.inbox.stats(), now: new Date().toISOString() });
   if (path === '/api/deliveries') return sendJson(res, 200, await listPage(context.inbox, url.searchParams));
   if (path === '/api/apps') return sendJson(res, 200, await context.apps.summaries());
+  // By query parameter: an app named `.` or `..` cannot be a path segment (browsers resolve it).
+  if (path === '/api/app') return sendJson(res, 200, await context.apps.detail(url.searchParams.get('name') ?? ''));
   const delivery = DELIVERY.exec(path);
   if (delivery !== null) return sendJson(res, 200, await deliveryDetail(context.inbox, decoded(delivery[1]!), context.describe));
   const app = APP.exec(path);

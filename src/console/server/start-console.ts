@@ -53,7 +53,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? newToken();
   const onError = options.onError ?? (() => {});
-  const apps = new AppsIndex(options.inbox, options.query, options.deliveriesTable);
+  const apps = new AppsIndex(options.inbox, options.query, options.deliveriesTable, options.inbox.table);
   const changes = new ChangeFeed(options.inbox, options.query, options.deliveriesTable, options.pollMs ?? 500, onError);
   const describe = fieldDescriber(options.schemasDirectory);
   const overview = () => ({ table: options.inbox.table, database: options.databaseShown });

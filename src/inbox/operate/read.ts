@@ -42,8 +42,9 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
     params.push(nanos, id);
     sql += ` AND (event_ns, id) ${order === 'asc' ? '>' : '<'} ($${params.length - 1}::bigint, $${params.length}::bigint)`;
   }
-  // Arrival breaks ties between events of the same nanosecond: ids grow with arrival.
-  sql += ` ORDER BY event_ns ${order}, id ${order} LIMIT ${limit + 1}`;
+  // Arrival breaks ties between events of the same nanosecond: ids grow with arrival. Qualified,
+  // because a bare name in ORDER BY means the output column: `id::text AS id` sorts "99" after "148".
+  sql += ` ORDER BY ${names.deliveries}.event_ns ${order}, ${names.deliveries}.id ${order} LIMIT ${limit + 1}`;
   let rows;
   try {
     rows = await driver.query(sql, params);

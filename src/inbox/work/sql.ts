@@ -35,7 +35,7 @@ export function workerSql(names: TableNames): WorkerSql {
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
-SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY event_ns, id`,
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     recover: `WITH expired AS (
   SELECT id FROM ${t} WHERE state = 'running' AND locked_until <= now()
    ORDER BY locked_until LIMIT 100 FOR UPDATE SKIP LOCKED

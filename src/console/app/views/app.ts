@@ -107,7 +107,7 @@ export function appView(name: string): View {
 
   async function refresh(): Promise<void> {
     try {
-      const response = await getJson<AppResponse>(`/api/apps/${encodeURIComponent(name)}`);
+      const response = await getJson<AppResponse>(`/api/app?name=${encodeURIComponent(name)}`);
       syncClock(response.now);
       clearError();
       const { now: _ignored, ...rest } = response;

@@ -100,7 +100,7 @@ export function deliveryView(id: string): View {
         { class: 'detail-head' },
         stateBadge(delivery.state, { 'data-testid': 'delivery-state' }),
         h('span', { class: 'mono muted' }, `#${delivery.id}`),
-        delivery.app === null ? null : h('span', { class: 'mono' }, delivery.app),
+        delivery.app === null ? null : h('span', { class: 'mono break' }, delivery.app),
         h('span', { class: 'muted' }, 'received ', timeAgo(delivery.receivedAt)),
         h(
           'span',

@@ -8,11 +8,18 @@ import type { AnyWebhookEvent } from '../../../events/types.js';
 import type { Inbox } from '../../../inbox/create-inbox.js';
 import { createRackState } from '../../../state/create-rack-state.js';
 import type { Anomaly, AutoShutdownPhase, RackState } from '../../../state/types.js';
+import { inboxError } from '../../../inbox/errors.js';
 import { ConsoleRequestError } from './http.js';
 
 export type Query = (text: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
 
 const BATCH = 1000;
+/**
+ * Ids are taken at insert, rows become visible at commit: a row may appear after a higher id was
+ * read. Each pass re-reads this many ids below the highest seen; the fold ignores what it already
+ * has, and `applied` ids are remembered so nothing is counted twice.
+ */
+const LATE_COMMIT_WINDOW = 256n;
 export const TIMELINE_LIMIT = 500;
 
 export type Lane = 'auto-shutdown' | 'budget' | 'promote' | 'build' | 'scale' | 'other';
@@ -48,6 +55,7 @@ export class AppsIndex {
   private readonly state: RackState = createRackState();
   private readonly deliveryOf = new Map<string, string>();
   private readonly eventsPerApp = new Map<string, number>();
+  private readonly recentlyApplied = new Set<bigint>();
   private lastId = 0n;
   private refreshing: Promise<void> | undefined;
 
@@ -55,6 +63,9 @@ export class AppsIndex {
     private readonly inbox: Inbox,
     private readonly query: Query,
     private readonly table: string,
+    private readonly tableShown: string,
+    /** Rows read per statement; small in tests, to cross batch and digit boundaries cheaply. */
+    private readonly batch = BATCH,
   ) {}
 
   /** Folds in what arrived since the last call; concurrent callers share one pass. */
@@ -64,21 +75,40 @@ export class AppsIndex {
   }
 
   private async readNew(): Promise<void> {
+    let from = this.lastId > LATE_COMMIT_WINDOW ? this.lastId - LATE_COMMIT_WINDOW : 0n;
     for (;;) {
-      const rows = await this.query(`SELECT id::text AS id FROM ${this.table} WHERE id > $1::bigint ORDER BY id LIMIT ${BATCH}`, [this.lastId.toString()]);
-      if (rows.length === 0) return;
-      const ids = rows.map((row) => String(row['id']));
-      const page = await this.inbox.list({ ids, includeEvents: true, limit: BATCH });
-      for (const delivery of page.deliveries) {
-        if (delivery.event === undefined) continue;
-        const result = this.state.apply(delivery.event);
-        if (!result.applied || result.app === undefined) continue;
-        this.deliveryOf.set(eventKey(delivery.event), delivery.id);
-        this.eventsPerApp.set(result.app, (this.eventsPerApp.get(result.app) ?? 0) + 1);
+      let rows;
+      try {
+        // ORDER BY the column, not the text alias: "99" sorts after "1000" as text.
+        rows = await this.query(`SELECT id::text AS id FROM ${this.table} WHERE id > $1::bigint ORDER BY ${this.table}.id LIMIT ${this.batch}`, [from.toString()]);
+      } catch (error) {
+        throw inboxError(error, this.tableShown, 'reading new deliveries for the apps');
       }
-      this.lastId = BigInt(ids[ids.length - 1]!);
-      if (rows.length < BATCH) return;
+      const ids = rows.map((row) => BigInt(String(row['id']))).filter((id) => !this.recentlyApplied.has(id));
+      if (ids.length > 0) {
+        const page = await this.inbox.list({ ids: ids.map(String), includeEvents: true, limit: Math.min(this.batch, 1000) });
+        for (const delivery of page.deliveries) this.applyDelivery(delivery);
+      }
+      if (rows.length === 0) return;
+      from = BigInt(String(rows[rows.length - 1]!['id']));
+      if (from > this.lastId) this.lastId = from;
+      this.forgetBelow(this.lastId - LATE_COMMIT_WINDOW);
+      if (rows.length < this.batch) return;
     }
+  }
+
+  private applyDelivery(delivery: { id: string; event?: AnyWebhookEvent | undefined }): void {
+    this.recentlyApplied.add(BigInt(delivery.id));
+    if (delivery.event === undefined) return;
+    const result = this.state.apply(delivery.event);
+    if (!result.applied || result.app === undefined) return;
+    this.deliveryOf.set(eventKey(delivery.event), delivery.id);
+    this.eventsPerApp.set(result.app, (this.eventsPerApp.get(result.app) ?? 0) + 1);
+  }
+
+  /** Only the window below the highest id needs remembering. */
+  private forgetBelow(floor: bigint): void {
+    for (const id of this.recentlyApplied) if (id <= floor) this.recentlyApplied.delete(id);
   }
 
   private anomalies(app?: string) {

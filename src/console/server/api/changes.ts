@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Inbox } from '../../../inbox/create-inbox.js';
 import type { InboxStats } from '../../../inbox/types.js';
+import { inboxError } from '../../../inbox/errors.js';
 import type { Query } from './apps.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -17,6 +18,10 @@ export class ChangeFeed {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
   private closed = false;
+  /** Bumped by stopPolling: a poll that was running then does not schedule another loop. */
+  private generation = 0;
+  /** Told once per outage, not twice a second while the database is down. */
+  private failing = false;
 
   constructor(
     private readonly inbox: Inbox,
@@ -40,7 +45,9 @@ export class ChangeFeed {
       if (this.fingerprint === undefined) await this.check();
       this.send(res, await this.inbox.stats());
     } catch (error) {
-      this.onError(error); // the page shows its last data and the next change brings the rest
+      // The page shows its last data and the next change brings the rest.
+      if (!this.failing) this.onError(error);
+      this.failing = true;
     }
     this.startPolling();
   }
@@ -54,18 +61,22 @@ export class ChangeFeed {
     this.heartbeat ??= setInterval(() => {
       for (const res of this.listeners) res.write(': keep-alive\n\n');
     }, HEARTBEAT_MS);
+    const generation = this.generation;
     const tick = async () => {
       try {
         await this.check();
+        this.failing = false;
       } catch (error) {
-        this.onError(error);
+        if (!this.failing) this.onError(error);
+        this.failing = true;
       }
-      if (this.timer !== undefined) this.timer = setTimeout(() => void tick(), this.pollMs);
+      if (generation === this.generation) this.timer = setTimeout(() => void tick(), this.pollMs);
     };
     this.timer = setTimeout(() => void tick(), this.pollMs);
   }
 
   private stopPolling(): void {
+    this.generation++;
     clearTimeout(this.timer);
     clearInterval(this.heartbeat);
     this.timer = undefined;
@@ -74,10 +85,15 @@ export class ChangeFeed {
 
   /** Reads the fingerprint; tells every listener when it moved. Exposed for the first read at start. */
   async check(): Promise<boolean> {
-    const rows = await this.query(
-      `SELECT state, count(*)::int8::text AS n, coalesce(sum(attempts), 0)::int8::text AS a, coalesce(max(id), 0)::text AS m
-         FROM ${this.table} GROUP BY state ORDER BY state`,
-    );
+    let rows;
+    try {
+      rows = await this.query(
+        `SELECT state, count(*)::int8::text AS n, coalesce(sum(attempts), 0)::int8::text AS a, coalesce(max(id), 0)::text AS m
+           FROM ${this.table} GROUP BY state ORDER BY state`,
+      );
+    } catch (error) {
+      throw inboxError(error, this.inbox.table, 'watching for changes');
+    }
     const fingerprint = rows.map((row) => `${String(row['state'])}:${String(row['n'])}:${String(row['a'])}:${String(row['m'])}`).join(' ');
     const changed = this.fingerprint !== undefined && fingerprint !== this.fingerprint;
     this.fingerprint = fingerprint;

@@ -34,6 +34,10 @@ function list(text: string | null): string[] | undefined {
 
 /** The query string as the inbox's list options; every bad value is a 400 naming the parameter. */
 export function listOptionsFrom(query: URLSearchParams): ListOptions {
+  for (const [name, value] of query) {
+    // PostgreSQL text cannot hold U+0000: a filter with one names nothing, and says so.
+    if (value.includes('\u0000')) throw new ConsoleRequestError(400, 'bad_filter', `${name} holds a NUL character`);
+  }
   const options: ListOptions = { order: 'desc', limit: DEFAULT_PAGE_SIZE };
   const states = list(query.get('state'));
   if (states !== undefined) {
@@ -55,7 +59,7 @@ export function listOptionsFrom(query: URLSearchParams): ListOptions {
   }
   const limit = query.get('limit');
   if (limit !== null) {
-    const count = Number(limit);
+    const count = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
     if (!Number.isInteger(count) || count < 1 || count > MAX_PAGE_SIZE) throw new ConsoleRequestError(400, 'bad_filter', `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
     options.limit = count;
   }
