@@ -2,15 +2,25 @@
 // process, so machine noise hits the floor and the candidates alike, and results are reported
 // as ratios to the floor (median ns/op over many rounds).
 
-const now = () => process.hrtime.bigint();
+const clocks = {
+  wall: () => process.hrtime.bigint(),
+  // CPU time of this process (user + system), in ns. On a shared machine a batch is often
+  // preempted, and the wait lands on whichever case was running: wall-clock medians of two cases
+  // doing the same work then differed by up to 2x under load, CPU-time medians by a few percent.
+  // It also counts V8's helper threads (concurrent GC, compilers): work the case causes.
+  cpu: () => {
+    const { user, system } = process.cpuUsage();
+    return BigInt(user + system) * 1000n;
+  },
+};
 
-function timeBatch(fn, iterations) {
+function timeBatch(fn, iterations, now) {
   const start = now();
   for (let i = 0; i < iterations; i++) fn();
   return Number(now() - start) / iterations;
 }
 
-async function timeBatchAsync(fn, iterations) {
+async function timeBatchAsync(fn, iterations, now) {
   const start = now();
   for (let i = 0; i < iterations; i++) await fn();
   return Number(now() - start) / iterations;
@@ -24,14 +34,17 @@ function median(values) {
 /**
  * cases: [{ name, fn, async? }], the first is the floor.
  * Each round runs every case for `iterations` calls; the median of the rounds is kept.
+ * clock: 'wall' (elapsed time) or 'cpu' (this process's CPU time, immune to preemption).
  */
-export async function compare(cases, { rounds = 25, targetMs = 20, warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 300) } = {}) {
+export async function compare(cases, { rounds = 25, targetMs = 20, warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 300), clock = 'wall' } = {}) {
+  const now = clocks[clock];
+  if (now === undefined) throw new Error(`unknown clock ${clock}`);
   // Warm-up: let the JIT settle on every case before anything is timed.
   for (const c of cases) {
     const until = performance.now() + warmupMs;
     while (performance.now() < until) {
-      if (c.async) await timeBatchAsync(c.fn, 100);
-      else timeBatch(c.fn, 100);
+      if (c.async) await timeBatchAsync(c.fn, 100, now);
+      else timeBatch(c.fn, 100, now);
     }
   }
   const iterations = new Map();
@@ -39,7 +52,7 @@ export async function compare(cases, { rounds = 25, targetMs = 20, warmupMs = Nu
     // Calibrate so one batch takes about targetMs, after a warm-up.
     let n = 10;
     for (;;) {
-      const perOp = c.async ? await timeBatchAsync(c.fn, n) : timeBatch(c.fn, n);
+      const perOp = c.async ? await timeBatchAsync(c.fn, n, now) : timeBatch(c.fn, n, now);
       if (perOp * n > targetMs * 1e6 / 4 || n > 1e7) {
         iterations.set(c.name, Math.max(10, Math.round((targetMs * 1e6) / perOp)));
         break;
@@ -51,7 +64,7 @@ export async function compare(cases, { rounds = 25, targetMs = 20, warmupMs = Nu
   for (let r = 0; r < rounds; r++) {
     for (const c of cases) {
       const n = iterations.get(c.name);
-      samples.get(c.name).push(c.async ? await timeBatchAsync(c.fn, n) : timeBatch(c.fn, n));
+      samples.get(c.name).push(c.async ? await timeBatchAsync(c.fn, n, now) : timeBatch(c.fn, n, now));
     }
   }
   const floor = median(samples.get(cases[0].name));

@@ -106,17 +106,21 @@ export async function benchReceive() {
     }
   };
   const rows = await compare([
-    // The floor verifies the same pool of deliveries, in the same order, as receive() handles.
-    { name: 'floor: verifySync alone', fn: () => { const { body, headers } = pool[v++ % pool.length]; return verifySync(body, headers['service-signature'], { secrets: SECRET, now: T }); } },
+    // The floor: the work the contract requires, inline, on the same kind of store receive() uses.
+    { name: 'floor: required work, inline and synchronous: verifySync + parseEvent + SHA-256 of the body + MemoryDedupStore.claimAll (2 keys)', fn: parts },
     { name: 'receive(): verify + parse + dedup (2 keys) + no-op handler', fn: () => receiver.receive(next()), async: true },
-    { name: 'required parts alone, synchronous: verifySync + parseEvent + SHA-256 + claimAll', fn: parts },
-    { name: 'required parts with the claims on a bare Map (no expiry, no bound)', fn: partsOnMap },
-    { name: 'receive() with dedup: false', fn: (() => { const r = createReceiver({ secrets: SECRET, now: () => T * 1000, dedup: false }); return () => r.receive(sample); })(), async: true },
-  ], { rounds: 41 }); // the median of 41 rounds: steadier on a noisy machine
-  printTable('receive() end to end, 1 KiB delivery, MemoryDedupStore', rows);
-  checkBar('required parts alone / verifySync (information: the floor under the bar)', rows[2].ratio, 2);
-  checkBar('required parts on a bare Map / verifySync (information: the floor under any store)', rows[3].ratio, 2);
-  return { ok: checkBar('receive() / verifySync', rows[1].ratio, 2) };
+    { name: 'information: the required work with the claims on a bare Map (no expiry, no bound)', fn: partsOnMap },
+    // verifySync over the same pool of deliveries, in the same order, as receive() handles.
+    { name: 'information: verifySync alone', fn: () => { const { body, headers } = pool[v++ % pool.length]; return verifySync(body, headers['service-signature'], { secrets: SECRET, now: T }); } },
+    { name: 'information: receive() with dedup: false', fn: (() => { const r = createReceiver({ secrets: SECRET, now: () => T * 1000, dedup: false }); return () => r.receive(sample); })(), async: true },
+    // Many short rounds (about 5 ms per case) on the CPU clock: a burst from a noisy neighbour
+    // lands on a few samples of every case, and a preemption costs no case anything.
+  ], { rounds: 161, targetMs: 5, clock: 'cpu' });
+  const verifyAlone = rows[3];
+  printTable('receive() end to end, 1 KiB delivery, MemoryDedupStore (CPU time per op)', rows, { 'vs verifySync': (r) => `${(r.nsPerOp / verifyAlone.nsPerOp).toFixed(2)}x` });
+  console.log(`information: required work / verifySync: ${(rows[0].nsPerOp / verifyAlone.nsPerOp).toFixed(2)}; receive() / verifySync: ${(rows[1].nsPerOp / verifyAlone.nsPerOp).toFixed(2)} (the bar before issue 14: <= 2)`);
+  // The bar: what receive() adds to the work it cannot skip (its own bookkeeping, the promise, the handler call).
+  return { ok: checkBar('receive() / required work (verifySync + parseEvent + body hash + claims, inline)', rows[1].ratio, 1.15) };
 }
 
 export async function benchRedis() {

@@ -41,12 +41,15 @@ async function typesModule() {
     unreachableDefinitions: false,
   });
   const known = shared.definitions.status.description;
+  // `data` points at a definition, so json-schema-to-typescript documents the type but not the
+  // property; the API reference requires both.
+  const documented = body.replace(/^  data: (\w+Data);$/gm, '  /**\n   * The event\'s fields ({@link $1}).\n   */\n  data: $1;');
   return [
     BANNER('event types, via json-schema-to-typescript'),
     `/** The status values the spec and deployed racks are known to send. ${known} */`,
     `export type KnownStatus = 'success' | 'error' | 'start' | 'skipped' | 'cancelled';`,
     '',
-    body.trim(),
+    documented.trim(),
     '',
   ].join('\n');
 }
@@ -61,7 +64,7 @@ function catalogModule() {
   lines.push('] as const;', '');
   lines.push('/** Maps each action to its exact event type. */');
   lines.push('export interface WebhookEventMap {');
-  for (const e of events) lines.push(`  '${e.action}': ${e.typeName};`);
+  for (const e of events) lines.push(`  /** ${e.description} */`, `  '${e.action}': ${e.typeName};`);
   lines.push('}', '');
   lines.push('/** One line per action saying what it means (from the schemas\' descriptions). */');
   lines.push('export const ACTION_DESCRIPTIONS: { readonly [A in keyof WebhookEventMap]: string } = {');

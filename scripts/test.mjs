@@ -10,6 +10,8 @@ const steps = [
   // Built before the tests: the examples import the package by its published name.
   ['build (tsup)', () => run('npm', ['run', '--silent', 'build', '--', '--silent'])],
   ['core and fetch adapter import no node: module', () => run('node', ['scripts/check-runtime-neutral.mjs'])],
+  ["README's TypeScript snippets compile against the built package", () => run('node', ['scripts/check-readme-snippets.mjs'])],
+  ['API reference (TypeDoc, warnings as errors; @example blocks compiled)', () => run('node', ['scripts/docs.mjs'])],
   ['unit, property, type, adapter and example tests (vitest, with coverage)', () =>
     run('npx', ['vitest', 'run', '--coverage', '--reporter=default', '--reporter=json', `--outputFile.json=${join(tmp, 'vitest.json')}`])],
   ['package (publint --strict, attw --pack, consumer types on TS 5.0/5.9/7)', () => run('node', ['scripts/check-package.mjs'])],

@@ -1,4 +1,8 @@
-/** rack-webhooks/inbox: the durable log and work queue of deliveries, on PostgreSQL or PGlite. */
+/**
+ * rack-webhooks/inbox: the durable log and work queue of deliveries, on PostgreSQL or PGlite.
+ *
+ * @module rack-webhooks/inbox
+ */
 export { createInbox } from './inbox/create-inbox.js';
 export type { Inbox, InboxOptions, TransactionOf } from './inbox/create-inbox.js';
 export { WebhookInboxError } from './inbox/errors.js';

@@ -1,6 +1,11 @@
 /**
  * rack-webhooks: the runtime-agnostic core. Nothing here imports a `node:` module; node:crypto is
  * reached through process.getBuiltinModule where it exists, Web Crypto everywhere else.
+ *
+ * Signature verification and signing, the typed event catalog and its parser, the receiver with
+ * replay and duplicate protection, the memory dedup store, and rack state.
+ *
+ * @module rack-webhooks
  */
 export * from './signature/index.js';
 export * from './events/index.js';

@@ -9,10 +9,21 @@ import { getHeader } from '../receiver/headers.js';
  * The one framework-free request path every adapter feeds: each adapter only says how to read the
  * method, the headers and the body, and how to write the answer.
  */
+/** Options every adapter takes. */
 export interface AdapterOptions {
-  /** Largest body read, in bytes; default 1 MiB. Larger bodies get 413 without being read. */
+  /**
+   * Largest body read, in bytes. A larger body gets 413 as soon as the declared length or the
+   * bytes read pass it, and nothing past it is kept.
+   *
+   * @defaultValue `1048576` (1 MiB); Fastify's own `bodyLimit` in the Fastify plugin
+   */
   maxBodyBytes?: number;
-  /** Answer 200 before or after the handlers run; see `ReceiveOptions`. Default after. */
+  /**
+   * Answer 200 after the handlers ran, or as soon as the delivery is verified, parsed and claimed
+   * (`'before-handlers'`, for handlers slower than the rack's dispatch timeout); see `ReceiveOptions`.
+   *
+   * @defaultValue `'after-handlers'`
+   */
   acknowledge?: ReceiveOptions['acknowledge'];
 }
 
@@ -20,11 +31,22 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** What an adapter sends back: always JSON, `{ status }` or `{ error }`. */
 export interface WebhookResponse {
+  /** The HTTP status (see the status table in the README). */
   status: number;
+  /** The response headers: `content-type`, and `allow` on a 405. */
   headers: Record<string, string>;
+  /** The JSON body, serialised. */
   body: string;
   /** The body as data, for adapters that log it (never holds a secret, a signature or the request body). */
-  result: { status: ReceiveOutcome } | { error: string };
+  result:
+    | {
+        /** The receiver's outcome, on a 200. */
+        status: ReceiveOutcome;
+      }
+    | {
+        /** The error code, on a refusal: `signature_mismatch`, `payload_too_large`, ... */
+        error: string;
+      };
   /** On 200: the event that was received (for callers that print or log it). */
   event?: AnyWebhookEvent;
   /** On a refusal raised by the SDK: the error, whose code and message explain it. */

@@ -3,8 +3,11 @@
  * once (never a hang, never a 200, never a check over re-serialised JSON), with the fix.
  */
 export class WebhookMountError extends Error {
+  /** Always `'WebhookMountError'`. */
   override readonly name = 'WebhookMountError';
+  /** Always `'raw_body_unavailable'`. */
   readonly code = 'raw_body_unavailable';
+  /** The HTTP status adapters answer with: always 500. */
   readonly status = 500;
 }
 

@@ -1,4 +1,8 @@
-/** rack-webhooks/express: middleware for Express 4 and 5, mounted on the webhook route. */
+/**
+ * rack-webhooks/express: middleware for Express 4 and 5, mounted on the webhook route.
+ *
+ * @module rack-webhooks/express
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions } from './core.js';
@@ -9,10 +13,26 @@ export type { AdapterOptions, WebhookResponse } from './core.js';
 export { WebhookMountError } from './errors.js';
 
 /**
- * `app.post('/webhooks', webhookMiddleware(receiver))`. Reads the raw body itself. If a body parser
+ * `app.all('/webhooks', webhookMiddleware(receiver))`. Reads the raw body itself. If a body parser
  * ran first, it uses the raw bytes the parser kept (`express.raw()` leaves a Buffer in `req.body`;
  * `express.json({ verify })` can keep one in `req.rawBody`), and otherwise answers 500 at once with
  * how to mount it: never a hang, a 200, or a check over re-serialised JSON.
+ *
+ * @param receiver - A receiver from `createReceiver`, with or without an inbox.
+ * @param options - The body limit, and when to answer.
+ * @returns Express 4 or 5 middleware that answers every request it gets.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { createReceiver } from 'rack-webhooks';
+ * import { webhookMiddleware } from 'rack-webhooks/express';
+ *
+ * const receiver = createReceiver({ secrets: process.env.RACK_WEBHOOK_SECRETS! });
+ * const app = express();
+ * app.all('/webhooks', webhookMiddleware(receiver)); // before express.json(); `all` for the 405 on other methods
+ * app.use(express.json());
+ * ```
  */
 export function webhookMiddleware(
   receiver: Receiver,

@@ -1,4 +1,8 @@
-/** rack-webhooks/fastify: a Fastify 5 plugin that owns the webhook route in its own scope. */
+/**
+ * rack-webhooks/fastify: a Fastify 5 plugin that owns the webhook route in its own scope.
+ *
+ * @module rack-webhooks/fastify
+ */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import {
@@ -14,9 +18,15 @@ import {
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 
+/** Options of the Fastify plugin: the receiver, the route, and the {@link AdapterOptions}. */
 export interface FastifyWebhookOptions extends AdapterOptions {
+  /** A receiver from `createReceiver`, with or without an inbox. */
   receiver: Receiver;
-  /** Route path inside the plugin's prefix; default `/webhooks`. */
+  /**
+   * Route path inside the plugin's prefix.
+   *
+   * @defaultValue `'/webhooks'`
+   */
   path?: string;
 }
 
@@ -38,6 +48,18 @@ function fastifyClientError(statusCode: number | undefined): WebhookResponse | u
  * `app.register(rackWebhooks, { receiver, path: '/webhooks' })`. The plugin is encapsulated: its
  * scope swaps every content-type parser for one that keeps the raw Buffer, so the app's other
  * routes keep their normal JSON parsing. Fastify's `bodyLimit` applies unless `maxBodyBytes` is given.
+ * It logs one line per delivery through `request.log`. Also the module's default export.
+ *
+ * @example
+ * ```ts
+ * import Fastify from 'fastify';
+ * import { createReceiver } from 'rack-webhooks';
+ * import rackWebhooks from 'rack-webhooks/fastify';
+ *
+ * const receiver = createReceiver({ secrets: process.env.RACK_WEBHOOK_SECRETS! });
+ * const app = Fastify({ logger: true });
+ * await app.register(rackWebhooks, { receiver, path: '/webhooks' }); // add `prefix` as usual
+ * ```
  */
 const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, options) => {
   const { receiver, path = '/webhooks' } = options;

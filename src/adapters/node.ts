@@ -1,4 +1,8 @@
-/** rack-webhooks/node: a handler for `node:http` servers and anything built on them. */
+/**
+ * rack-webhooks/node: a handler for `node:http` servers and anything built on them.
+ *
+ * @module rack-webhooks/node
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions, type WebhookResponse } from './core.js';
@@ -20,7 +24,23 @@ export function writeNodeResponse(res: ServerResponse, response: WebhookResponse
 
 /**
  * `(req, res) => Promise<void>` for `http.createServer`. It reads the body itself (up to
- * `maxBodyBytes`) and answers with the status table of the README.
+ * `maxBodyBytes`) and answers with the status table of the README: 200 `{"status":"processed"}`
+ * (or `duplicate`, `ignored`, `accepted`), 401 for a bad signature, 400, 405, 413, 415, 500, 503.
+ *
+ * @param receiver - A receiver from `createReceiver`, with or without an inbox.
+ * @param options - The body limit, and when to answer.
+ * @returns The request handler.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createReceiver } from 'rack-webhooks';
+ * import { createNodeHandler } from 'rack-webhooks/node';
+ *
+ * const receiver = createReceiver({ secrets: process.env.RACK_WEBHOOK_SECRETS! });
+ * const handle = createNodeHandler(receiver);
+ * createServer((req, res) => (req.url === '/webhooks' ? handle(req, res) : res.writeHead(404).end())).listen(3000);
+ * ```
  */
 export function createNodeHandler(receiver: Receiver, options: AdapterOptions = {}): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const maxBodyBytes = resolveMaxBodyBytes(options);

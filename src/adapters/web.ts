@@ -1,6 +1,8 @@
 /**
  * rack-webhooks/web: a fetch-style handler, `(request: Request) => Promise<Response>`, for Hono,
  * Next.js route handlers, Cloudflare Workers, Bun and Deno. Web APIs only: no `node:` import.
+ *
+ * @module rack-webhooks/web
  */
 import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions, type BodyReadResult } from './core.js';
@@ -40,6 +42,25 @@ async function readLimited(request: Request, maxBytes: number): Promise<BodyRead
   return { body };
 }
 
+/**
+ * `(request: Request) => Promise<Response>` for fetch runtimes: Hono, Next.js route handlers,
+ * Cloudflare Workers, Bun and Deno. Pass the untouched `Request`: if `request.json()` or
+ * `request.text()` ran first, it answers 500 `raw_body_unavailable`. Web APIs only.
+ *
+ * @param receiver - A receiver from `createReceiver`, with or without an inbox.
+ * @param options - The body limit, and when to answer.
+ * @returns The fetch handler; it answers with the same status table as every adapter.
+ *
+ * @example
+ * ```ts
+ * import { createReceiver } from 'rack-webhooks';
+ * import { createFetchHandler } from 'rack-webhooks/web';
+ *
+ * const receiver = createReceiver({ secrets: process.env.RACK_WEBHOOK_SECRETS! });
+ * const handle = createFetchHandler(receiver);
+ * export default { fetch: (request: Request) => handle(request) }; // a Cloudflare Worker, Bun.serve, Deno.serve
+ * ```
+ */
 export function createFetchHandler(receiver: Receiver, options: AdapterOptions = {}): (request: Request) => Promise<Response> {
   const maxBodyBytes = resolveMaxBodyBytes(options);
   return async (request) => {

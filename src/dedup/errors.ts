@@ -3,8 +3,11 @@
  * receiver refuses the delivery with this error; its status, 503, tells a retrying proxy to retry.
  */
 export class WebhookDedupError extends Error {
+  /** Always `'WebhookDedupError'`. */
   override readonly name = 'WebhookDedupError';
+  /** Always `'dedup_unavailable'`. */
   readonly code = 'dedup_unavailable';
+  /** The HTTP status to answer with: always 503 (retryable). */
   readonly status = 503;
 
   constructor(message: string, options?: { cause?: unknown }) {

@@ -1,9 +1,19 @@
 import { assertTtlSeconds, type DedupClaim, type DedupStore } from './store.js';
 
+/** Options of {@link MemoryDedupStore}. */
 export interface MemoryDedupStoreOptions {
-  /** At most this many keys are held; the oldest goes first when full. Default 100,000. */
+  /**
+   * At most this many keys are held, from 1 to 2^30; the oldest goes first when full. About 220
+   * bytes per held key.
+   *
+   * @defaultValue `100000`
+   */
   maxEntries?: number;
-  /** Clock in milliseconds, for tests. */
+  /**
+   * Clock in milliseconds, for tests.
+   *
+   * @defaultValue `Date.now`
+   */
   now?: () => number;
 }
 
@@ -24,6 +34,7 @@ const DONE = Promise.resolve();
  * V8: deleted entries stay behind as holes that every new iterator walks past.)
  */
 export class MemoryDedupStore implements DedupStore {
+  /** The most keys held at once. */
   readonly maxEntries: number;
   readonly #slotOf = new Map<string, number>();
   #keys: (string | undefined)[];
@@ -95,6 +106,7 @@ export class MemoryDedupStore implements DedupStore {
     this.#slotOf.set(key, slot);
   }
 
+  /** Holds `key` for `ttlSeconds` unless it is held: true when this call now holds it. Settles in the calling tick. */
   claim(key: string, ttlSeconds: number): Promise<boolean> {
     assertTtlSeconds(ttlSeconds);
     const now = this.#seconds();
@@ -104,6 +116,7 @@ export class MemoryDedupStore implements DedupStore {
     return CLAIMED;
   }
 
+  /** Holds every key or none: true when this call now holds them all. */
   claimAll(claims: readonly DedupClaim[]): Promise<boolean> {
     return this.claimAllSync(claims) ? CLAIMED : ALREADY_HELD;
   }
@@ -127,6 +140,7 @@ export class MemoryDedupStore implements DedupStore {
     return true;
   }
 
+  /** Gives a key back; a key not held is ignored. */
   release(key: string): Promise<void> {
     const slot = this.#slotOf.get(key);
     if (slot !== undefined) {
@@ -136,6 +150,7 @@ export class MemoryDedupStore implements DedupStore {
     return DONE;
   }
 
+  /** Forgets every key. */
   clear(): void {
     this.#slotOf.clear();
     this.#keys.fill(undefined);

@@ -9,15 +9,28 @@ import { assertTtlSeconds, type DedupClaim, type DedupStore } from './store.js';
  * dependency: the user passes in the client they already have.
  */
 export type RedisClientLike =
-  | { call(command: string, ...args: (string | number)[]): Promise<unknown> }
-  | { sendCommand(args: string[]): Promise<unknown> };
+  | {
+      /** ioredis: sends any command. */
+      call(command: string, ...args: (string | number)[]): Promise<unknown>;
+    }
+  | {
+      /** node-redis v4 and later: sends any command. */
+      sendCommand(args: string[]): Promise<unknown>;
+    };
 
+/** Options of {@link RedisDedupStore}. */
 export interface RedisDedupStoreOptions {
-  /** Prefix of every key, default `"rack-webhooks:"`. Share it across receivers of one stream. */
+  /**
+   * Prefix of every key. Share it across receivers of one stream.
+   *
+   * @defaultValue `'rack-webhooks:'`
+   */
   prefix?: string;
   /**
-   * Give up on a command after this many milliseconds (default 2000), whatever the client's own
-   * retry settings: a delivery is never held hostage by a Redis that does not answer.
+   * Give up on a command after this many milliseconds (from 1 to 2,147,483,647), whatever the
+   * client's own retry settings: a delivery is never held hostage by a Redis that does not answer.
+   *
+   * @defaultValue `2000`
    */
   timeoutMs?: number;
 }
@@ -57,9 +70,22 @@ function ttlMillis(ttlSeconds: number): string {
 /**
  * The same contract as MemoryDedupStore across any number of receiver processes. Each delivery
  * costs one round trip (a Lua script claims both keys atomically); keys expire in Redis itself.
+ * A command that fails or times out rejects with {@link WebhookDedupError}.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { createReceiver } from 'rack-webhooks';
+ * import { RedisDedupStore } from 'rack-webhooks/redis';
+ *
+ * const client = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+ * const receiver = createReceiver({ secrets: process.env.RACK_WEBHOOK_SECRETS!, dedup: new RedisDedupStore(client) });
+ * ```
  */
 export class RedisDedupStore implements DedupStore {
+  /** The prefix of every key. */
   readonly prefix: string;
+  /** How long a command may take, in milliseconds. */
   readonly timeoutMs: number;
   readonly #send: Send;
 
@@ -90,11 +116,13 @@ export class RedisDedupStore implements DedupStore {
     }
   }
 
+  /** Holds `key` for `ttlSeconds` (SET NX PX) unless it is held: true when this call now holds it. */
   async claim(key: string, ttlSeconds: number): Promise<boolean> {
     const reply = await this.#run(['SET', this.prefix + key, '1', 'NX', 'PX', ttlMillis(ttlSeconds)]);
     return reply === 'OK';
   }
 
+  /** Holds every key or none, in one round trip: true when this call now holds them all. */
   async claimAll(claims: readonly DedupClaim[]): Promise<boolean> {
     const keys = claims.map(({ key }) => this.prefix + key);
     const ttls = claims.map(({ ttlSeconds }) => ttlMillis(ttlSeconds));
@@ -102,6 +130,7 @@ export class RedisDedupStore implements DedupStore {
     return reply === 1 || reply === '1';
   }
 
+  /** Gives a key back (DEL). */
   async release(key: string): Promise<void> {
     await this.#run(['DEL', this.prefix + key]);
   }

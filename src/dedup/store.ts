@@ -1,6 +1,8 @@
 /** One key to hold for `ttlSeconds`. */
 export interface DedupClaim {
+  /** The key: `replay:<t>:<sha256 of the body>` or `event:<action>:<tick_id>` from the receiver. */
   readonly key: string;
+  /** How long to hold it, in seconds > 0; `Infinity` holds it as long as the store can. */
   readonly ttlSeconds: number;
 }
 
@@ -11,8 +13,11 @@ export interface DedupClaim {
  * uses when present; otherwise it claims one by one and gives back what it got.
  */
 export interface DedupStore {
+  /** Holds `key` for `ttlSeconds` if nobody holds it: true when this caller now holds it, false when someone already did. */
   claim(key: string, ttlSeconds: number): Promise<boolean>;
+  /** Gives a key back (a handler failed, so a copy of the delivery may still be processed). */
   release(key: string): Promise<void>;
+  /** Claims every key or none, atomically: true when all are now held by this caller. */
   claimAll?(claims: readonly DedupClaim[]): Promise<boolean>;
   /** The same, answered synchronously, for a store that holds its keys in this process. */
   claimAllSync?(claims: readonly DedupClaim[]): boolean;

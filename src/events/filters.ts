@@ -20,16 +20,20 @@ export const ON_CALL_ACTIONS = [
 /** Informative only: never act on these. */
 export const INFORMATIVE_ACTIONS = ['app:budget:auto-shutdown:flap-suppressed'] as const satisfies readonly WebhookAction[];
 
+/** One of {@link ROUTINE_ACTIONS}. */
 export type RoutineAction = (typeof ROUTINE_ACTIONS)[number];
+/** One of {@link ON_CALL_ACTIONS}. */
 export type OnCallAction = (typeof ON_CALL_ACTIONS)[number];
 
 const routine: ReadonlySet<string> = new Set(ROUTINE_ACTIONS);
 const onCall: ReadonlySet<string> = new Set(ON_CALL_ACTIONS);
 
+/** True for the routine, high-volume events of {@link ROUTINE_ACTIONS} (`:noop`, `:simulated`). */
 export function isRoutineEvent(event: AnyWebhookEvent): event is EventOf<RoutineAction> {
   return routine.has(event.action);
 }
 
+/** True for the events of {@link ON_CALL_ACTIONS}; narrows to their exact union. */
 export function isOnCallEvent(event: AnyWebhookEvent): event is Extract<WebhookEvent, { action: OnCallAction }> {
   return onCall.has(event.action);
 }

@@ -4,6 +4,7 @@ import type { AnyWebhookEvent, WebhookAction } from './types.js';
 
 const KNOWN_ACTIONS: ReadonlySet<string> = new Set(WEBHOOK_ACTIONS);
 
+/** True when `action` is one of the {@link WEBHOOK_ACTIONS} this version of the SDK knows. */
 export function isKnownAction(action: unknown): action is WebhookAction {
   return typeof action === 'string' && KNOWN_ACTIONS.has(action);
 }

@@ -4,8 +4,14 @@ import { isKnownAction } from './known.js';
 import type { AnyWebhookEvent, UnknownWebhookEvent } from './types.js';
 import { assertValidEvent } from './validate.js';
 
+/** Options of {@link parseEvent}, {@link constructEvent} and {@link constructEventSync}. */
 export interface ParseEventOptions {
-  /** Check a known action against its JSON Schema; default false. Unknown actions are never rejected. */
+  /**
+   * Check a known action against its JSON Schema and report the first failure with its JSON-pointer
+   * `path`. Unknown actions are never rejected.
+   *
+   * @defaultValue `false`
+   */
   validate?: boolean;
 }
 
@@ -84,6 +90,25 @@ function withIntegers(event: UnknownWebhookEvent, owned: boolean): UnknownWebhoo
 /**
  * Turns a delivery body into an event, without checking any signature (use `constructEvent` for
  * that). Unknown actions and unknown fields never throw; use `isKnownEvent` to tell them apart.
+ *
+ * Always checked: a JSON object with a string `action`, `status` and `timestamp` and an object
+ * `data`. The integer fields the spec types as numbers arrive as decimal strings and are handed
+ * over as numbers. A value parsed earlier is never mutated.
+ *
+ * @param input - Raw JSON text or bytes as received (a BOM is fine), or a value parsed earlier.
+ * @param options - `validate: true` checks a known action against its schema.
+ * @returns A known event (narrow it with {@link isKnownEvent}) or an {@link UnknownWebhookEvent}.
+ * @throws {@link WebhookPayloadError} `invalid_json` or `invalid_event` (status 400).
+ *
+ * @example
+ * ```ts
+ * import { isKnownEvent, parseEvent } from 'rack-webhooks';
+ *
+ * const event = parseEvent('{"action":"app:budget:per-service-truncated","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"billing-api","actor":"system","dropped":"3"}}');
+ * if (isKnownEvent(event) && event.action === 'app:budget:per-service-truncated') {
+ *   console.log(event.data.dropped + 1); // 4: a number, though the rack sends "3"
+ * }
+ * ```
  */
 export function parseEvent(input: EventInput, options: ParseEventOptions = {}): AnyWebhookEvent {
   const fromText = typeof input === 'string' || input instanceof Uint8Array || input instanceof ArrayBuffer;

@@ -13,9 +13,13 @@ export type EventOf<A extends WebhookAction> = WebhookEventMap[A];
  * use `isKnownEvent` first.
  */
 export interface UnknownWebhookEvent {
+  /** An action outside {@link WEBHOOK_ACTIONS}. */
   action: string;
+  /** The outcome as sent. */
   status: string;
+  /** When the event happened, as sent (RFC 3339). */
   timestamp: string;
+  /** The event's fields as sent, unchecked. */
   data: { [field: string]: unknown };
 }
 

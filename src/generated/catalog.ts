@@ -44,40 +44,75 @@ export const WEBHOOK_ACTIONS = [
 
 /** Maps each action to its exact event type. */
 export interface WebhookEventMap {
+  /** An app was created. */
   'app:create': AppCreateEvent;
+  /** A build started (status success) or failed (status error, with data.message). */
   'build:create': BuildCreateEvent;
+  /** A build image import started. */
   'build:import-image:start': BuildImportImageStartEvent;
+  /** A build image import finished. */
   'build:import-image:done': BuildImportImageDoneEvent;
+  /** A build was cancelled: its pod was deleted and the build marked failed (rack 3.25.7+). */
   'build:cancel': BuildCancelEvent;
+  /** A release was created from a successful build. */
   'release:create': ReleaseCreateEvent;
+  /** Promotion of a release started. */
   'release:promote': ReleasePromoteEvent;
+  /** A promoted release finished rolling out. */
   'app:promote:completed': AppPromoteCompletedEvent;
+  /** A promoted release's rollout failed; data.message holds the error detail. */
   'app:promote:errored': AppPromoteErroredEvent;
+  /** A promoted release's rollout was cancelled or superseded. */
   'app:promote:cancelled': AppPromoteCancelledEvent;
+  /** A service requests autoscale but the rack does not have autoscaler_enable set. */
   'release:autoscale-disabled': ReleaseAutoscaleDisabledEvent;
+  /** A service configuration is invalid, e.g. scale.min 0 without autoscale. */
   'release:manifest-advisory': ReleaseManifestAdvisoryEvent;
+  /** A metrics-based autoscaler trigger was not created because the rack has no metrics_url. */
   'release:prometheus-skipped': ReleasePrometheusSkippedEvent;
+  /** A scale command patched an autoscaler-managed service via its scaled object. */
   'release:imperative-patch-note': ReleaseImperativePatchNoteEvent;
+  /** An app's budget config was set or changed. */
   'app:budget:set': AppBudgetSetEvent;
+  /** An app's budget was reset, clearing its circuit breaker. */
   'app:budget:reset': AppBudgetResetEvent;
+  /** An app's budget config was removed. */
   'app:budget:clear': AppBudgetClearEvent;
+  /** An app's spend crossed its alertThresholdPercent. */
   'app:budget:threshold': AppBudgetThresholdEvent;
+  /** An app's spend crossed its monthlyCapUsd; the breaker may trip per atCapAction. */
   'app:budget:cap': AppBudgetCapEvent;
+  /** A cap raise cleared the deploy circuit breaker tripped by block-new-deploys. */
   'app:budget:breaker-cleared': AppBudgetBreakerClearedEvent;
+  /** Services were dropped from this month's per-service cost breakdown (cap hit). */
   'app:budget:per-service-truncated': AppBudgetPerServiceTruncatedEvent;
+  /** A service's scale override was switched on or off. */
   'app:scale-override:toggled': AppScaleOverrideToggledEvent;
+  /** A deploy honored a service's scale override and skipped the yaml scale block. */
   'app:scale-override:honored': AppScaleOverrideHonoredEvent;
+  /** A service's per-service autoscaler was created (on) or removed (off). */
   'app:triggers-override:toggled': AppTriggersOverrideToggledEvent;
+  /** The threshold of one of a service's autoscaler triggers was changed. */
   'app:triggers-override:threshold-set': AppTriggersOverrideThresholdSetEvent;
+  /** An auto-shutdown countdown started because the app's spend reached its cap. */
   'app:budget:auto-shutdown:armed': AppBudgetAutoShutdownArmedEvent;
+  /** The countdown elapsed and the app's services were scaled to zero. */
   'app:budget:auto-shutdown:fired': AppBudgetAutoShutdownFiredEvent;
+  /** An armed auto-shutdown countdown was cancelled before firing. */
   'app:budget:auto-shutdown:cancelled': AppBudgetAutoShutdownCancelledEvent;
+  /** Services shut down by auto-shutdown were restored. */
   'app:budget:auto-shutdown:restored': AppBudgetAutoShutdownRestoredEvent;
+  /** A manual-mode auto-shutdown expired at month rollover with the user absent. */
   'app:budget:auto-shutdown:expired': AppBudgetAutoShutdownExpiredEvent;
+  /** A cap-fire was suppressed by the 24-hour cooldown after a recent recovery. */
   'app:budget:auto-shutdown:flap-suppressed': AppBudgetAutoShutdownFlapSuppressedEvent;
+  /** The auto-shutdown reconciler ran and decided no action was needed. */
   'app:budget:auto-shutdown:noop': AppBudgetAutoShutdownNoopEvent;
+  /** Auto-shutdown could not scale services down: patch retries were exhausted. */
   'app:budget:auto-shutdown:failed': AppBudgetAutoShutdownFailedEvent;
+  /** The simulate-shutdown command was run (dry run, audit only). */
   'app:budget:auto-shutdown:simulated': AppBudgetAutoShutdownSimulatedEvent;
+  /** The auto-shutdown recovery banner was dismissed. */
   'app:budget:auto-shutdown:dismissed': AppBudgetAutoShutdownDismissedEvent;
 }
 

@@ -60,6 +60,9 @@ export interface AppCreateEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppCreateData}).
+   */
   data: AppCreateData;
 }
 /**
@@ -107,6 +110,9 @@ export interface BuildCreateEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link BuildCreateData}).
+   */
   data: BuildCreateData;
 }
 /**
@@ -162,6 +168,9 @@ export interface BuildImportImageStartEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link BuildImportImageStartData}).
+   */
   data: BuildImportImageStartData;
 }
 /**
@@ -213,6 +222,9 @@ export interface BuildImportImageDoneEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link BuildImportImageDoneData}).
+   */
   data: BuildImportImageDoneData;
 }
 /**
@@ -264,6 +276,9 @@ export interface BuildCancelEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link BuildCancelData}).
+   */
   data: BuildCancelData;
 }
 /**
@@ -311,6 +326,9 @@ export interface ReleaseCreateEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link ReleaseCreateData}).
+   */
   data: ReleaseCreateData;
 }
 /**
@@ -358,6 +376,9 @@ export interface ReleasePromoteEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link ReleasePromoteData}).
+   */
   data: ReleasePromoteData;
 }
 /**
@@ -405,6 +426,9 @@ export interface AppPromoteCompletedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppPromoteCompletedData}).
+   */
   data: AppPromoteCompletedData;
 }
 /**
@@ -452,6 +476,9 @@ export interface AppPromoteErroredEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppPromoteErroredData}).
+   */
   data: AppPromoteErroredData;
 }
 /**
@@ -503,6 +530,9 @@ export interface AppPromoteCancelledEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppPromoteCancelledData}).
+   */
   data: AppPromoteCancelledData;
 }
 /**
@@ -554,6 +584,9 @@ export interface ReleaseAutoscaleDisabledEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link ReleaseAutoscaleDisabledData}).
+   */
   data: ReleaseAutoscaleDisabledData;
 }
 /**
@@ -597,6 +630,9 @@ export interface ReleaseManifestAdvisoryEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link ReleaseManifestAdvisoryData}).
+   */
   data: ReleaseManifestAdvisoryData;
 }
 /**
@@ -640,6 +676,9 @@ export interface ReleasePrometheusSkippedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link ReleasePrometheusSkippedData}).
+   */
   data: ReleasePrometheusSkippedData;
 }
 /**
@@ -691,6 +730,9 @@ export interface ReleaseImperativePatchNoteEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link ReleaseImperativePatchNoteData}).
+   */
   data: ReleaseImperativePatchNoteData;
 }
 /**
@@ -734,6 +776,9 @@ export interface AppBudgetSetEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetSetData}).
+   */
   data: AppBudgetSetData;
 }
 /**
@@ -813,6 +858,9 @@ export interface AppBudgetResetEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetResetData}).
+   */
   data: AppBudgetResetData;
 }
 /**
@@ -872,6 +920,9 @@ export interface AppBudgetClearEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetClearData}).
+   */
   data: AppBudgetClearData;
 }
 /**
@@ -947,6 +998,9 @@ export interface AppBudgetThresholdEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetThresholdData}).
+   */
   data: AppBudgetThresholdData;
 }
 /**
@@ -990,6 +1044,9 @@ export interface AppBudgetCapEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetCapData}).
+   */
   data: AppBudgetCapData;
 }
 /**
@@ -1033,6 +1090,9 @@ export interface AppBudgetBreakerClearedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetBreakerClearedData}).
+   */
   data: AppBudgetBreakerClearedData;
 }
 /**
@@ -1096,6 +1156,9 @@ export interface AppBudgetPerServiceTruncatedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetPerServiceTruncatedData}).
+   */
   data: AppBudgetPerServiceTruncatedData;
 }
 /**
@@ -1147,6 +1210,9 @@ export interface AppScaleOverrideToggledEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppScaleOverrideToggledData}).
+   */
   data: AppScaleOverrideToggledData;
 }
 /**
@@ -1198,6 +1264,9 @@ export interface AppScaleOverrideHonoredEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppScaleOverrideHonoredData}).
+   */
   data: AppScaleOverrideHonoredData;
 }
 /**
@@ -1257,6 +1326,9 @@ export interface AppTriggersOverrideToggledEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppTriggersOverrideToggledData}).
+   */
   data: AppTriggersOverrideToggledData;
 }
 /**
@@ -1312,6 +1384,9 @@ export interface AppTriggersOverrideThresholdSetEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppTriggersOverrideThresholdSetData}).
+   */
   data: AppTriggersOverrideThresholdSetData;
 }
 /**
@@ -1367,6 +1442,9 @@ export interface AppBudgetAutoShutdownArmedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownArmedData}).
+   */
   data: AppBudgetAutoShutdownArmedData;
 }
 /**
@@ -1462,6 +1540,9 @@ export interface AppBudgetAutoShutdownFiredEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownFiredData}).
+   */
   data: AppBudgetAutoShutdownFiredData;
 }
 /**
@@ -1521,6 +1602,9 @@ export interface AppBudgetAutoShutdownCancelledEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownCancelledData}).
+   */
   data: AppBudgetAutoShutdownCancelledData;
 }
 /**
@@ -1584,6 +1668,9 @@ export interface AppBudgetAutoShutdownRestoredEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownRestoredData}).
+   */
   data: AppBudgetAutoShutdownRestoredData;
 }
 /**
@@ -1643,6 +1730,9 @@ export interface AppBudgetAutoShutdownExpiredEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownExpiredData}).
+   */
   data: AppBudgetAutoShutdownExpiredData;
 }
 /**
@@ -1702,6 +1792,9 @@ export interface AppBudgetAutoShutdownFlapSuppressedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownFlapSuppressedData}).
+   */
   data: AppBudgetAutoShutdownFlapSuppressedData;
 }
 /**
@@ -1761,6 +1854,9 @@ export interface AppBudgetAutoShutdownNoopEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownNoopData}).
+   */
   data: AppBudgetAutoShutdownNoopData;
 }
 /**
@@ -1820,6 +1916,9 @@ export interface AppBudgetAutoShutdownFailedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownFailedData}).
+   */
   data: AppBudgetAutoShutdownFailedData;
 }
 /**
@@ -1879,6 +1978,9 @@ export interface AppBudgetAutoShutdownSimulatedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownSimulatedData}).
+   */
   data: AppBudgetAutoShutdownSimulatedData;
 }
 /**
@@ -1938,6 +2040,9 @@ export interface AppBudgetAutoShutdownDismissedEvent {
    * When the event happened (RFC 3339, UTC). Order events by it.
    */
   timestamp: string;
+  /**
+   * The event's fields ({@link AppBudgetAutoShutdownDismissedData}).
+   */
   data: AppBudgetAutoShutdownDismissedData;
 }
 /**

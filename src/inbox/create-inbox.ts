@@ -12,29 +12,63 @@ import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, 
 import { Wake } from './work/wake.js';
 import { startWorker, type Worker, type WorkOptions } from './work/worker.js';
 
+/**
+ * Options of {@link createInbox}.
+ *
+ * @typeParam Database - The client's own type, from which handlers' `context.transaction` is typed.
+ */
 export interface InboxOptions<Database> {
   /** A pg Pool or Client, a postgres.js `sql`, or a PGlite instance. */
   database: Database;
-  /** Default `rack_webhooks_inbox`; may be schema-qualified (`ops.deliveries`), else search_path. */
+  /**
+   * The table; may be schema-qualified (`ops.deliveries`), else it is found on the search_path.
+   * Everything the schema creates is named after it.
+   *
+   * @defaultValue `'rack_webhooks_inbox'` ({@link DEFAULT_TABLE})
+   */
   table?: string;
-  /** NOTIFY other processes' workers when a delivery is stored. Default true. */
+  /**
+   * NOTIFY other processes' workers when a delivery is stored (coalesced to one per 10 ms);
+   * `false` relies on polling alone.
+   *
+   * @defaultValue `true`
+   */
   notify?: boolean;
   /**
    * Send the inbox's statements as prepared (named) statements: parsed and planned once per
-   * connection. Default true; pass false behind PgBouncer in transaction mode older than 1.21.
+   * connection. Pass `false` behind PgBouncer in transaction mode older than 1.21.
+   *
+   * @defaultValue `true`
    */
   preparedStatements?: boolean;
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
-export type TransactionOf<Database> = Database extends { begin(options: string, fn: (tx: infer T) => unknown): unknown }
+export type TransactionOf<Database> = Database extends {
+  /** postgres.js: `sql.begin(options, fn)`. */
+  begin(options: string, fn: (tx: infer T) => unknown): unknown;
+}
   ? T // postgres.js: a TransactionSql
-  : Database extends { transaction(fn: (tx: infer T) => Promise<unknown>): Promise<unknown> }
+  : Database extends {
+        /** PGlite: `db.transaction(fn)`. */
+        transaction(fn: (tx: infer T) => Promise<unknown>): Promise<unknown>;
+      }
     ? T // PGlite: a Transaction
-    : Database extends { totalCount: number; connect(callback: (error: never, client: infer Client, done: never) => void): void }
+    : Database extends {
+          /** pg Pool: its count of clients. */
+          totalCount: number;
+          /** pg Pool: `pool.connect(callback)`. */
+          connect(callback: (error: never, client: infer Client, done: never) => void): void;
+        }
       ? NonNullable<Client> // pg Pool: the PoolClient holding the transaction (read off connect's last overload)
       : Database; // pg Client: the client itself
 
+/**
+ * The inbox {@link createInbox} returns: pass it to `createReceiver({ inbox })`, run workers with
+ * `work(receiver)`, and operate it (`list`, `get`, `retry`, `replay`, `stats`, `prune`).
+ *
+ * @typeParam Tx - The transaction client handlers receive as `context.transaction`.
+ */
 export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
   /** The table as configured. */
   readonly table: string;
@@ -50,11 +84,40 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
   retry(idOrFilter: string | DeliveryFilter): Promise<number>;
   /** Done deliveries back to pending, to run the handlers again in event-time order. Resolves with the count. */
   replay(filter: DeliveryFilter): Promise<number>;
+  /** How many deliveries are in each state, and how long the oldest pending one has waited. */
   stats(): Promise<InboxStats>;
   /** Deletes done, dead and ignored deliveries received before `before`; never pending or running ones. */
   prune(options: { before: Date }): Promise<number>;
 }
 
+/**
+ * The durable log and work queue of deliveries, on PostgreSQL (a `pg` Pool or Client, postgres.js)
+ * or PGlite: the receiver commits one row per verified delivery before it answers, and workers run
+ * the handlers from there, with retries, on any number of processes. Duplicates are caught by two
+ * unique columns, so the insert is the claim.
+ *
+ * @param options - The database client (an optional peer: none is a dependency), the table, NOTIFY.
+ * @returns The inbox; run `await inbox.migrate()` once at start-up.
+ * @throws `TypeError` for a `database` that is none of the supported clients, or an invalid table name.
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * import { createReceiver } from 'rack-webhooks';
+ * import { createInbox } from 'rack-webhooks/inbox';
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * const inbox = createInbox({ database: pool });
+ * await inbox.migrate();
+ *
+ * const receiver = createReceiver({ secrets: process.env.RACK_WEBHOOK_SECRETS!, inbox });
+ * receiver.on('app:budget:auto-shutdown:fired', async (event, { delivery, transaction }) => {
+ *   // Commits if and only if the delivery is marked done.
+ *   await transaction.query('INSERT INTO pages (delivery_id, app) VALUES ($1, $2)', [delivery.id, event.data.app]);
+ * });
+ * const worker = inbox.work(receiver, { concurrency: 4 });
+ * ```
+ */
 export function createInbox<Database>(options: InboxOptions<Database>): Inbox<TransactionOf<Database>> {
   if (typeof options !== 'object' || options === null) throw new TypeError('createInbox expects { database, table? }');
   const driver = driverFor(options.database, options.preparedStatements ?? true);

@@ -1,5 +1,6 @@
 import { describeThrown } from '../shared/thrown.js';
 
+/** Why the inbox failed; see {@link WebhookInboxError}. */
 export type WebhookInboxErrorCode = 'inbox_unavailable' | 'inbox_not_migrated' | 'inbox_failed';
 
 /**
@@ -8,8 +9,11 @@ export type WebhookInboxErrorCode = 'inbox_unavailable' | 'inbox_not_migrated' |
  * `inbox_failed` (500): the database refused a statement; `cause` holds its error.
  */
 export class WebhookInboxError extends Error {
+  /** Always `'WebhookInboxError'`. */
   override readonly name = 'WebhookInboxError';
+  /** Why the inbox failed; stable, for programs. */
   readonly code: WebhookInboxErrorCode;
+  /** The HTTP status to answer with: 503 for `inbox_unavailable`, 500 otherwise. */
   readonly status: number;
 
   constructor(code: WebhookInboxErrorCode, message: string, options?: { cause?: unknown }) {

@@ -9,14 +9,19 @@ export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 
 export interface StoredDelivery {
   /** The row's id: stable, unique in this inbox; use it as an idempotency key for outside calls. */
   readonly id: string;
+  /** Where the delivery is. */
   readonly state: DeliveryState;
+  /** The event's action. */
   readonly action: string;
+  /** The event's `data.app`, when it has one. */
   readonly app: string | null;
+  /** The event's `data.tick_id`, when it has one. */
   readonly tickId: string | null;
   /** The event's own `timestamp`, exactly as sent. */
   readonly eventTime: string;
   /** The same in nanoseconds since the epoch (the time received when it is not RFC 3339). */
   readonly eventNanos: bigint;
+  /** When the receiver committed it (the database's clock). */
   readonly receivedAt: Date;
   /** The signature's `t` (unix seconds). */
   readonly signedAt: number;
@@ -28,6 +33,7 @@ export interface StoredDelivery {
   readonly runAt: Date | null;
   /** The last failure, bounded; never a secret or the body. */
   readonly lastError: string | null;
+  /** When its handlers last succeeded. */
   readonly doneAt: Date | null;
   /** Set by `replay()`. */
   readonly replayedAt: Date | null;
@@ -35,14 +41,19 @@ export interface StoredDelivery {
   readonly event?: AnyWebhookEvent | undefined;
 }
 
+/** One attempt at running a delivery's handlers, as `get(id)` lists them. */
 export interface DeliveryAttempt {
+  /** Its number, from 1. */
   readonly attempt: number;
   /** Which worker ran it (`workerId`). */
   readonly worker: string;
+  /** When it started (recorded before the handlers ran). */
   readonly startedAt: Date;
+  /** When it ended; `null` while running. */
   readonly finishedAt: Date | null;
   /** `null` while running; `crashed` when its worker stopped mid-attempt. */
   readonly outcome: 'succeeded' | 'failed' | 'crashed' | 'abandoned' | null;
+  /** The failure, bounded to 2,000 characters; never a secret or the body. */
   readonly error: string | null;
 }
 
@@ -54,6 +65,7 @@ export interface StoredDeliveryDetail extends StoredDelivery {
   readonly signature: string;
   /** The body parsed; `undefined` if it no longer parses (it parsed when it was accepted). */
   readonly event: AnyWebhookEvent | undefined;
+  /** Every attempt, oldest first. */
   readonly attemptLog: readonly DeliveryAttempt[];
 }
 
@@ -65,42 +77,72 @@ export interface DeliveryFilter {
   to?: Date | string | bigint;
   /** An action or a `prefix:*` pattern; or several. */
   action?: string | readonly string[];
+  /** This app's deliveries only (`data.app`). */
   app?: string;
+  /** In this state, or one of these. */
   state?: DeliveryState | readonly DeliveryState[];
   /** These ids only. */
   ids?: readonly string[];
 }
 
+/** Options of `inbox.list`: a {@link DeliveryFilter}, and the page. */
 export interface ListOptions extends DeliveryFilter {
-  /** At most this many (default 100, at most 1,000). */
+  /**
+   * At most this many, from 1 to 1,000.
+   *
+   * @defaultValue `100`
+   */
   limit?: number;
-  /** The `next` cursor of the previous page. */
+  /**
+   * The `next` cursor of the previous page.
+   *
+   * @defaultValue none: the first page
+   */
   after?: string;
-  /** `'asc'` (default): oldest event first; `'desc'`: newest first. */
+  /**
+   * `'asc'`: oldest event first (to the nanosecond, then arrival); `'desc'`: newest first.
+   *
+   * @defaultValue `'asc'`
+   */
   order?: 'asc' | 'desc';
-  /** Also parse each body into `event` (e.g. to rebuild `createRackState` after a restart). */
+  /**
+   * Also parse each body into `event` (e.g. to rebuild `createRackState` after a restart).
+   *
+   * @defaultValue `false`
+   */
   includeEvents?: boolean;
 }
 
+/** One page of `inbox.list`. */
 export interface ListPage {
+  /** The deliveries of this page, in the order asked for. */
   readonly deliveries: readonly StoredDelivery[];
   /** Pass as `after` for the next page; `undefined` on the last page. */
   readonly next: string | undefined;
 }
 
+/** What `inbox.stats()` counts. */
 export interface InboxStats {
+  /** Deliveries waiting to run, or waiting for a retry. */
   readonly pending: number;
+  /** Deliveries whose handlers are running. */
   readonly running: number;
+  /** Deliveries whose handlers succeeded. */
   readonly done: number;
+  /** Deliveries that failed `maxAttempts` times. */
   readonly dead: number;
+  /** Deliveries stored as a record only (unknown action, or an `ignore` match). */
   readonly ignored: number;
+  /** Every delivery in the table. */
   readonly total: number;
   /** Milliseconds since the oldest pending delivery was received; `null` when none is pending. */
   readonly oldestPendingAgeMs: number | null;
 }
 
+/** What `inbox.migrate()` did. */
 export interface MigrateResult {
   /** Versions this call applied (empty when the schema was current). */
   readonly applied: readonly number[];
+  /** The schema's version now. */
   readonly version: number;
 }

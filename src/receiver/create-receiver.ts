@@ -19,6 +19,7 @@ import { createPersistStep } from './steps/persist.js';
 import { createVerifyStep, type VerifiedDelivery } from './steps/verify.js';
 import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverOptions } from './types.js';
 
+/** The header the rack's spec puts the signature in; a receiver's `headerName` by default. */
 export const DEFAULT_HEADER_NAME = 'Service-Signature';
 
 export type { ErrorHandler, Receiver, ReceiveOptions } from './types.js';
@@ -38,6 +39,27 @@ function isInbox(value: unknown): value is DeliveryInbox<unknown> {
 /**
  * A receiver: verify, parse, then either claim the delivery's keys and dispatch to the typed
  * handlers (the steps under ./steps), or, with an inbox, persist it for a worker to dispatch.
+ *
+ * Each delivery claims two keys (`replay:<t>:<sha256 of the body>` and, when the event has a
+ * `tick_id`, `event:<action>:<tick_id>`) atomically, so it is handled once however many copies
+ * arrive, on one process (the default {@link MemoryDedupStore}) or many (`RedisDedupStore`, or an inbox).
+ *
+ * @param options - The keys, the dedup store or inbox, and how to handle failures.
+ * @returns A receiver: register handlers with `on`, `onAny` and `onError`, then call `receive`.
+ * @throws {@link WebhookVerificationError} `no_secrets` or `invalid_secret`, `RangeError` or `TypeError` for another bad option.
+ *
+ * @example
+ * ```ts
+ * import { createReceiver, ROUTINE_ACTIONS } from 'rack-webhooks';
+ *
+ * const receiver = createReceiver({ secrets: process.env.RACK_WEBHOOK_SECRETS!, ignore: ROUTINE_ACTIONS });
+ * receiver.on('app:budget:auto-shutdown:fired', (event) => page(`${event.data.app} was shut down`));
+ * receiver.on('app:budget:*', (event) => audit(event.action));
+ * receiver.onError((error) => report(error));
+ *
+ * // In any HTTP framework: the raw body and the headers as the framework hands them over.
+ * const { outcome } = await receiver.receive({ body: rawBody, headers: req.headers }); // 'processed', 'duplicate' or 'ignored'
+ * ```
  */
 export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Receiver<Tx> {
   const encoding = options.secretEncoding ?? 'utf8';

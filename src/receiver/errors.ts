@@ -6,9 +6,13 @@ import { describeThrown } from '../shared/thrown.js';
  * they were handling. Adapters answer 500.
  */
 export class WebhookHandlerError extends AggregateError {
+  /** Always `'WebhookHandlerError'`. */
   override readonly name = 'WebhookHandlerError';
+  /** Always `'handler_failed'`. */
   readonly code = 'handler_failed';
+  /** The HTTP status adapters answer with: always 500. */
   readonly status = 500;
+  /** The event the failed handlers were handling. */
   readonly event: AnyWebhookEvent;
 
   constructor(event: AnyWebhookEvent, errors: unknown[]) {

@@ -1,6 +1,9 @@
 /** Headers as Node, Express, Fastify, fetch (`Headers`) or a plain object hand them over. */
 export type HeadersInput =
-  | { get(name: string): string | null }
+  | {
+      /** Fetch `Headers`' lookup. */
+      get(name: string): string | null;
+    }
   | Readonly<Record<string, string | readonly string[] | undefined>>
   | Iterable<readonly [string, string]>;
 

@@ -15,6 +15,7 @@ export interface DeliveryToStore {
   readonly signedAt: number;
   /** Which of the receiver's secrets matched. */
   readonly secretIndex: number;
+  /** The parsed event. */
   readonly event: AnyWebhookEvent;
   /** `replay:<t>:<sha256 of the body>`: unique in the store. */
   readonly replayKey: string;
@@ -29,6 +30,11 @@ export interface DeliveryToStore {
   readonly receivedAt?: Date | undefined;
 }
 
+/**
+ * What a receiver's `inbox` option takes: `createInbox` from `rack-webhooks/inbox` returns one.
+ *
+ * @typeParam Tx - The transaction client that handlers receive.
+ */
 export interface DeliveryInbox<Tx = unknown> {
   /** Commits one row for the delivery; resolves with its id, or `undefined` when a copy is stored. */
   storeDelivery(delivery: DeliveryToStore): Promise<string | undefined>;
@@ -39,7 +45,12 @@ export interface DeliveryInbox<Tx = unknown> {
 /** A handler's second argument when the receiver has an inbox. */
 export interface InboxHandlerContext<Tx> {
   /** The stored delivery: its id (use it as an idempotency key) and which attempt this is (1-based). */
-  readonly delivery: { readonly id: string; readonly attempt: number };
+  readonly delivery: {
+    /** The stored row's id. */
+    readonly id: string;
+    /** Which attempt this is, from 1. */
+    readonly attempt: number;
+  };
   /**
    * A client of the same kind as the inbox's database, inside the transaction that marks this
    * delivery done: what you write through it commits if and only if the delivery is done.
@@ -47,6 +58,7 @@ export interface InboxHandlerContext<Tx> {
   readonly transaction: Tx;
 }
 
+/** A handler's second argument: {@link InboxHandlerContext} with an inbox, `undefined` without one. */
 export type HandlerContext<Tx> = [Tx] extends [undefined] ? undefined : InboxHandlerContext<Tx>;
 
 /** What a worker needs from the receiver it runs: parse a stored body, run handlers, log. Internal. */

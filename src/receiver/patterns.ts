@@ -11,7 +11,13 @@ export type ActionPattern = WebhookAction | PrefixPatterns<WebhookAction>;
 
 /** The event a handler of `Pattern` receives: one exact type, or the union a prefix matches. */
 export type EventForPattern<Pattern extends ActionPattern> = Pattern extends `${infer Prefix}*`
-  ? Extract<WebhookEvent, { action: `${Prefix}${string}` }>
+  ? Extract<
+      WebhookEvent,
+      {
+        /** Any action the prefix matches. */
+        action: `${Prefix}${string}`;
+      }
+    >
   : Pattern extends WebhookAction
     ? EventOf<Pattern>
     : never;

@@ -8,58 +8,115 @@ import type { HeadersInput } from './headers.js';
 import type { ActionPattern, EventForPattern, EventHandler } from './patterns.js';
 import type { DeliveryInbox, HandlerContext } from './inbox-contract.js';
 
+/**
+ * Options of {@link createReceiver}. A bad value (no key, a negative tolerance, an invalid
+ * pattern) throws at `createReceiver`, not on the first delivery.
+ *
+ * @typeParam Tx - The inbox's transaction client, which handlers receive; `undefined` without an inbox.
+ */
 export interface ReceiverOptions<Tx = undefined> {
   /**
    * Store every verified delivery in this inbox (`createInbox` from `rack-webhooks/inbox`) and
    * resolve `'accepted'` once it is committed; handlers then run from `inbox.work(receiver)`.
    * The inbox's unique keys replace `dedup`.
+   *
+   * @defaultValue none: handlers run inside `receive()`
    */
   inbox?: DeliveryInbox<Tx>;
   /** One key, several, or the rack parameter's `"new,old"` form. */
   secrets: SecretsInput;
-  /** Seconds either side of now; default 300. */
+  /**
+   * Seconds either side of now; `0` = the same second; `Infinity` turns the check off.
+   *
+   * @defaultValue `300`
+   */
   tolerance?: number;
+  /**
+   * How each key becomes HMAC key bytes: `'utf8'` (the spec) or `'hex'` (some deployed racks).
+   *
+   * @defaultValue `'utf8'`
+   */
   secretEncoding?: SecretEncoding;
-  /** Default `Service-Signature`; deployed racks use a vendor-prefixed name. Case-insensitive. */
+  /**
+   * The signature header; deployed racks use a vendor-prefixed name. Case-insensitive.
+   *
+   * @defaultValue `'Service-Signature'` ({@link DEFAULT_HEADER_NAME})
+   */
   headerName?: string;
-  /** Where delivery keys are claimed; default a `MemoryDedupStore`; `false` turns dedup off. */
+  /**
+   * Where delivery keys are claimed; `false` turns deduplication off.
+   *
+   * @defaultValue a new {@link MemoryDedupStore} per receiver
+   */
   dedup?: DedupStore | false;
-  /** How long the `(tick_id, action)` key is held, in seconds; default 86,400 (24 hours). */
+  /**
+   * How long the `(tick_id, action)` key is held, in seconds.
+   *
+   * @defaultValue `86400` (24 hours)
+   */
   eventKeyTtl?: number;
-  /** Give the keys back when a handler fails, so a copy of the delivery can still be processed. Default true. */
+  /**
+   * Give the keys back when a handler fails, so a copy of the delivery can still be processed.
+   *
+   * @defaultValue `true`
+   */
   releaseOnError?: boolean;
   /**
-   * What to do when the dedup store fails. `'open'` (default) processes the delivery and reports
+   * What to do when the dedup store fails. `'open'` processes the delivery and reports
    * the store error: the rack never retries, so refusing would lose the event for good, while a
    * duplicate is the lesser harm. `'closed'` refuses it with a 503 `WebhookDedupError`.
+   *
+   * @defaultValue `'open'`
    */
   dedupFailure?: 'open' | 'closed';
-  /** Validate known actions against their schemas. Default false. */
+  /**
+   * Validate known actions against their schemas.
+   *
+   * @defaultValue `false`
+   */
   validate?: boolean;
-  /** Actions or `prefix:*` patterns dropped before dedup and handlers, e.g. `ROUTINE_ACTIONS`. */
+  /**
+   * Actions or `prefix:*` patterns dropped before dedup and handlers, e.g. `ROUTINE_ACTIONS`.
+   *
+   * @defaultValue `[]`
+   */
   ignore?: readonly string[];
-  /** Structured records of what the receiver did. Never holds a secret, a signature or a body. */
+  /**
+   * Structured records of what the receiver did. Never holds a secret, a signature or a body.
+   *
+   * @defaultValue none: nothing is logged
+   */
   logger?: (record: ReceiverLogRecord) => void;
-  /** Clock in milliseconds (tests, re-processing stored deliveries). */
+  /**
+   * Clock in milliseconds (tests, re-processing stored deliveries).
+   *
+   * @defaultValue `Date.now`
+   */
   now?: () => number;
 }
 
+/** One delivery as an HTTP framework hands it over. */
 export interface Delivery {
   /** The raw body exactly as received. */
   body: RawPayload;
+  /** The request's headers in any shape frameworks use (see {@link HeadersInput}); looked up case-insensitively. */
   headers: HeadersInput | null | undefined;
 }
 
 /** `'processed'` without an inbox (handlers ran); `'accepted'` with one (the row is committed). */
 export type ReceiveOutcome = 'processed' | 'accepted' | 'duplicate' | 'ignored';
 
+/** What {@link Receiver.receive} resolves with. */
 export interface ReceiveResult {
+  /** What happened to the delivery. */
   outcome: ReceiveOutcome;
+  /** The parsed event (for a duplicate: the copy's own event). */
   event: AnyWebhookEvent;
   /** With an inbox: the stored row's id, for `'accepted'` and `'ignored'`. */
   id?: string;
 }
 
+/** What a {@link ReceiverLogRecord} is about. */
 export type ReceiverLogEvent =
   | 'processed'
   | 'accepted'
@@ -76,11 +133,20 @@ export type ReceiverLogEvent =
   | 'dedup_unavailable'
   | 'on_error_failed';
 
+/**
+ * One structured record for the receiver's `logger`. It never holds a secret, a signature or a
+ * body, nor a handler's own error message, which could quote anything.
+ */
 export interface ReceiverLogRecord {
+  /** `'error'` for failures that need a person, `'warn'` for refused deliveries, `'info'` otherwise. */
   level: 'info' | 'warn' | 'error';
+  /** What happened. */
   event: ReceiverLogEvent;
+  /** One line for people. */
   message: string;
+  /** The event's action, once the body was parsed. */
   action?: string;
+  /** The event's `tick_id`, when it has one. */
   tickId?: string;
   /** The signature's `t`. */
   timestamp?: number;
@@ -90,12 +156,21 @@ export interface ReceiverLogRecord {
   code?: string;
   /** With an inbox: the delivery's id, and the attempt a worker record is about. */
   deliveryId?: string;
+  /** With an inbox: the attempt (1-based) a worker record is about. */
   attempt?: number;
+  /** Milliseconds the receiver spent on the delivery, or the worker on the attempt. */
   durationMs: number;
 }
 
+/** An `onError` handler: gets handler failures, and store failures when dedup fails open. */
 export type ErrorHandler = (error: WebhookHandlerError | WebhookDedupError) => unknown;
 
+/**
+ * What {@link createReceiver} returns: register typed handlers, then pass each delivery to
+ * {@link Receiver.receive}. Every registering method returns the receiver, for chaining.
+ *
+ * @typeParam Tx - The inbox's transaction client, which handlers receive; `undefined` without an inbox.
+ */
 export interface Receiver<Tx = undefined> {
   /** The header the signature is read from. */
   readonly headerName: string;
@@ -105,8 +180,9 @@ export interface Receiver<Tx = undefined> {
   onAny(handler: EventHandler<AnyWebhookEvent, HandlerContext<Tx>>): Receiver<Tx>;
   /** Sees handler failures and, when dedup fails open, store failures. Its own errors are contained. */
   onError(handler: ErrorHandler): Receiver<Tx>;
-  /** Removes a handler from one pattern, or (without a pattern) from everywhere. */
+  /** Removes a handler from every pattern it was registered for, `onAny` and `onError` included. */
   off(handler: EventHandler<never, never> | ErrorHandler): Receiver<Tx>;
+  /** Removes a handler from one pattern (or list of patterns). */
   off<const P extends ActionPattern>(pattern: P | readonly P[], handler: EventHandler<never, never>): Receiver<Tx>;
   /**
    * Verifies, parses, deduplicates and dispatches one delivery. Resolves with the outcome;
@@ -117,12 +193,15 @@ export interface Receiver<Tx = undefined> {
   receive(delivery: Delivery, options?: ReceiveOptions): Promise<ReceiveResult>;
 }
 
+/** Options of one {@link Receiver.receive} call. */
 export interface ReceiveOptions {
   /**
    * `'after-handlers'` (default) resolves once every handler has finished. `'before-handlers'`
    * resolves as soon as the delivery is verified, parsed and claimed, and lets the handlers run on:
    * for a rack whose dispatch timeout is shorter than your handlers. Their failures then go to
    * `onError` and the logger (and release the claims), since the response is already sent.
+   *
+   * @defaultValue `'after-handlers'`
    */
   acknowledge?: 'after-handlers' | 'before-handlers';
 }

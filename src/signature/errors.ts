@@ -22,6 +22,7 @@ const RECEIVER_SIDE_CODES: ReadonlySet<WebhookVerificationErrorCode> = new Set([
   'invalid_secret',
 ]);
 
+/** What a {@link WebhookVerificationError} knows besides its code, when the check got that far. */
 export interface WebhookVerificationErrorDetails {
   /** The header's `t`, when the header got far enough to have one. */
   readonly timestamp?: number;
@@ -39,12 +40,19 @@ export interface WebhookVerificationErrorDetails {
  * (a missing key, a parsed body), because a 401 there would send on-call looking at the rack.
  */
 export class WebhookVerificationError extends Error {
+  /** Always `'WebhookVerificationError'`. */
   override readonly name = 'WebhookVerificationError';
+  /** Why verification failed; stable, for programs (the message is for people). */
   readonly code: WebhookVerificationErrorCode;
+  /** The HTTP status to answer with: 401, or 500 for `payload_not_raw`, `no_secrets` and `invalid_secret`. */
   readonly status: 401 | 500;
+  /** The header's `t` in unix seconds, when the header got far enough to have one. */
   readonly timestamp: number | undefined;
+  /** Seconds between `t` and the clock, for `timestamp_too_old` and `timestamp_too_new` (always positive). */
   readonly skewSeconds: number | undefined;
+  /** The tolerance in seconds the timestamp was judged against, for the two time-window codes. */
   readonly tolerance: number | undefined;
+  /** Set on `signature_mismatch` when the other `secretEncoding` would have matched. */
   readonly suggestedSecretEncoding: 'utf8' | 'hex' | undefined;
 
   constructor(
@@ -62,6 +70,7 @@ export class WebhookVerificationError extends Error {
   }
 }
 
+/** True for a {@link WebhookVerificationError} (an `instanceof` check, usable as a type guard). */
 export function isWebhookVerificationError(value: unknown): value is WebhookVerificationError {
   return value instanceof WebhookVerificationError;
 }

@@ -2,6 +2,7 @@ import { WebhookVerificationError } from './errors.js';
 import { HEX_VALUE } from './hex.js';
 import { MAX_HEADER_LENGTH, MAX_TIMESTAMP_DIGITS, MAX_V1_SIGNATURES } from './limits.js';
 
+/** A `Service-Signature` header as {@link parseSignatureHeader} reads it. */
 export interface ParsedSignatureHeader {
   /** The `t` segment: unix seconds of dispatch. */
   timestamp: number;

@@ -1,6 +1,7 @@
 import { WebhookVerificationError } from './errors.js';
 import { hexToBytes, isHex } from './hex.js';
 
+/** How a configured key becomes HMAC key bytes: its UTF-8 text (the spec), or hex-decoded. */
 export type SecretEncoding = 'utf8' | 'hex';
 
 /** One key, several, or the rack parameter's own `"new,old"` form. */

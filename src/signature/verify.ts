@@ -8,17 +8,36 @@ import { toRawPayload, type RawPayload } from './payload.js';
 import { assertSecretEncoding, type SecretEncoding, type SecretsInput, type SigningKey } from './secrets.js';
 import { assertInsideWindow, resolveNow, resolveTolerance } from './timestamp.js';
 
+/** Options of {@link verify} and {@link verifySync}. */
 export interface VerifyOptions {
-  /** One key, several, or the rack parameter's `"new,old"` comma-separated form. */
+  /**
+   * One key, several, or the rack parameter's `"new,old"` comma-separated form. Keys in a string
+   * are trimmed, as the rack trims its parameter; keys in an array are used byte for byte.
+   */
   secrets: SecretsInput;
-  /** Seconds either side of now; default 300; `0` = same second; `Infinity` disables. */
+  /**
+   * Seconds either side of now; `0` = the same second; `Infinity` turns the check off. `NaN` or a
+   * negative value is a `RangeError`.
+   *
+   * @defaultValue `300` ({@link DEFAULT_TOLERANCE_SECONDS})
+   */
   tolerance?: number;
-  /** Unix seconds to judge the timestamp against (re-verifying stored payloads). */
+  /**
+   * Unix seconds to judge the timestamp against (re-verifying stored payloads).
+   *
+   * @defaultValue the clock, `Date.now() / 1000`
+   */
   now?: number;
-  /** How the configured key becomes HMAC key bytes; default `'utf8'` as the spec says. */
+  /**
+   * How the configured key becomes HMAC key bytes: `'utf8'` uses the key text, as the spec says;
+   * `'hex'` hex-decodes it, as some deployed racks do.
+   *
+   * @defaultValue `'utf8'`
+   */
   secretEncoding?: SecretEncoding;
 }
 
+/** What a successful verification found. */
 export interface VerifiedSignature {
   /** The header's `t`: unix seconds of dispatch. */
   timestamp: number;
@@ -113,6 +132,25 @@ export function verifyWithBackend(
 /**
  * Verifies a delivery: HMAC-SHA256 over `${t}.` and the raw body, compared in constant time
  * against every `v1` segment with every secret; then the time window. Works on every runtime.
+ *
+ * @param payload - The request body exactly as received: a string, `Buffer`, `Uint8Array` or `ArrayBuffer`, never a parsed object.
+ * @param header - The `Service-Signature` header value (`t=…,v1=…`); `undefined` or an array as a framework hands it over.
+ * @param options - The keys and the time window.
+ * @returns The header's timestamp and which secret matched.
+ * @throws {@link WebhookVerificationError} (the promise rejects) with a `code` and the HTTP `status` to answer with.
+ *
+ * @example
+ * ```ts
+ * import { verify, WebhookVerificationError } from 'rack-webhooks';
+ *
+ * try {
+ *   const { timestamp, secretIndex } = await verify(rawBody, headers['service-signature'], {
+ *     secrets: process.env.RACK_WEBHOOK_SECRETS!, // "new,old" during a key rotation
+ *   });
+ * } catch (error) {
+ *   if (error instanceof WebhookVerificationError) console.log(error.status, error.code); // 401 'signature_mismatch'
+ * }
+ * ```
  */
 export function verify(
   payload: RawPayload,
@@ -122,7 +160,24 @@ export function verify(
   return verifyWithBackend(defaultBackend, payload, header, options);
 }
 
-/** `verify` without the promise. Needs node:crypto (Node 20.16+, Bun, Deno). */
+/**
+ * {@link verify} without the promise. Needs `node:crypto` (Node 20.16+, Bun, Deno); elsewhere it
+ * throws an `Error` that says to use `verify`.
+ *
+ * @param payload - The request body exactly as received: a string, `Buffer`, `Uint8Array` or `ArrayBuffer`.
+ * @param header - The `Service-Signature` header value.
+ * @param options - The keys and the time window.
+ * @returns The header's timestamp and which secret matched.
+ * @throws {@link WebhookVerificationError} with a `code` and the HTTP `status` to answer with.
+ *
+ * @example
+ * ```ts
+ * import { verifySync } from 'rack-webhooks';
+ *
+ * const { secretIndex } = verifySync(rawBody, headers['service-signature'], { secrets: 'new-key,old-key' });
+ * if (secretIndex === 1) console.log('the rack still signs with the old key');
+ * ```
+ */
 export function verifySync(
   payload: RawPayload,
   header: SignatureHeaderInput,

@@ -21,6 +21,25 @@ function resolveMs(name: string, value: number | undefined, fallback: number, mi
 /**
  * Every app's lifecycles, folded from events in any arrival order: each app keeps its events of
  * the window sorted by timestamp, and a late one re-folds what it precedes.
+ *
+ * The state depends only on the set of events applied, never on their arrival order, and
+ * applying an event twice changes nothing. Zero dependencies, every runtime.
+ *
+ * @param options - The window of event time each app keeps, and the anomalies' grace period.
+ * @returns The state: `apply` events, read `app(name)`, `apps()`, `anomalies()`, and listen with `onTransition`.
+ * @throws `RangeError` for a `windowMs` under 24 hours or a negative `gracePeriodMs`.
+ *
+ * @example
+ * ```ts
+ * import { createRackState } from 'rack-webhooks';
+ *
+ * const state = createRackState();
+ * receiver.onAny((event) => state.apply(event));
+ * state.onTransition(({ app, lifecycle, to }) => {
+ *   if (lifecycle === 'auto-shutdown' && to === 'shutdown-failed') void page(`${app}: shutdown failed`);
+ * });
+ * state.app('billing-api')?.autoShutdown.phase; // 'idle', 'armed', 'shut-down', 'shutdown-failed' or 'restored'
+ * ```
  */
 export function createRackState(options: RackStateOptions = {}): RackState {
   const window = resolveMs('windowMs', options.windowMs, MIN_WINDOW_MS, MIN_WINDOW_MS);

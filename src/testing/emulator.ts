@@ -8,7 +8,22 @@ import type { DispatchResult, RackEmulator, RackEmulatorOptions, SkipReason, Web
 /** The rack's default and fallback dispatch timeout. */
 export const DEFAULT_DISPATCH_TIMEOUT_MS = 30_000;
 
-type ParsedEntry = { url: string; timeoutMs: number } | { skipped: SkipReason };
+/**
+ * One `webhooks` entry as the rack parses it.
+ *
+ * @inline
+ */
+type ParsedEntry =
+  | {
+      /** The URL to POST to. */
+      url: string;
+      /** Its timeout, after the 30 s fallback. */
+      timeoutMs: number;
+    }
+  | {
+      /** Why the rack skips it. */
+      skipped: SkipReason;
+    };
 
 /**
  * One value of the `webhooks` map, parsed the way the rack parses it at dispatch time. A value
@@ -70,6 +85,22 @@ async function deliver(name: string, url: string, timeoutMs: number, body: strin
  * skips bad entries with the rack's log line, signs with up to 4 keys (or sends unsigned with
  * none), POSTs JSON to every receiver at once with its own timeout, never retries, and reports each
  * receiver's status (which the rack itself ignores).
+ *
+ * @param options - The `webhooks` map, the signing keys, where log lines go.
+ * @returns The emulator: `dispatch(event)` sends to every configured receiver.
+ * @throws `RangeError` for more than 4 signing keys.
+ *
+ * @example
+ * ```ts
+ * import { createRackEmulator, createTestEvent } from 'rack-webhooks/testing';
+ *
+ * const rack = createRackEmulator({
+ *   webhooks: { pager: 'http://127.0.0.1:3000/webhooks', chat: '{"url":"http://127.0.0.1:3001/hook","timeout":"5s"}' },
+ *   signingKeys: 'new-key,old-key',
+ * });
+ * const results = await rack.dispatch(createTestEvent('app:budget:auto-shutdown:fired'));
+ * // [{ name: 'pager', url, status: 200, timeoutMs: 30000, durationMs: 4 }, { name: 'chat', ... }]
+ * ```
  */
 export function createRackEmulator(options: RackEmulatorOptions = {}): RackEmulator {
   let webhooks: WebhooksConfig | (() => WebhooksConfig) = options.webhooks ?? {};

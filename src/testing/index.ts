@@ -1,4 +1,8 @@
-/** rack-webhooks/testing: realistic events, signed requests and a rack emulator for receivers' tests. */
+/**
+ * rack-webhooks/testing: realistic events, signed requests and a rack emulator for receivers' tests.
+ *
+ * @module rack-webhooks/testing
+ */
 export { createTestEvent, rackTickId, rackTimestamp } from './test-event.js';
 export type { TestEvent, TestEventOverrides, WireData } from './test-event.js';
 export { createSignedRequest, createSignedRequestSync, toFetchRequest } from './signed-request.js';

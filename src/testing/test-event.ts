@@ -4,13 +4,20 @@ import type { EventOf, WebhookAction } from '../events/types.js';
 
 /** Integer fields travel as decimal strings; a test event is the payload as it travels. */
 type WireValue<V> = V extends number ? string : V;
+/** An event's `data` as the rack sends it: the integer fields as decimal strings. */
 export type WireData<D> = { [K in keyof D]: WireValue<D[K]> };
 
 /** An event for `A` exactly as a rack sends it: every `data` value a string. */
-export type TestEvent<A extends WebhookAction> = Omit<EventOf<A>, 'data'> & { data: WireData<EventOf<A>['data']> };
+export type TestEvent<A extends WebhookAction> = Omit<EventOf<A>, 'data'> & {
+  /** The event's fields, every value a string as the rack sends it. */
+  data: WireData<EventOf<A>['data']>;
+};
 
+/** What {@link createTestEvent} takes to change its realistic defaults. */
 export interface TestEventOverrides<A extends WebhookAction> {
+  /** The event's status (one this action can have). */
   status?: EventOf<A>['status'];
+  /** The event's timestamp (RFC 3339). */
   timestamp?: string;
   /** Fields of this action's `data` only: a field of another event is a type error. */
   data?: Partial<WireData<EventOf<A>['data']>>;
@@ -38,6 +45,18 @@ export function rackTickId(date = new Date()): string {
 /**
  * A realistic event for any known action, shaped as deployed racks send it (valid against its
  * schema), with a fresh timestamp and, where the action has one, a fresh `tick_id`.
+ *
+ * @param action - Any action of the catalog.
+ * @param overrides - A status, a timestamp, or `data` fields of this action (a field of another event is a type error).
+ * @returns The event with every `data` value a string, as the rack sends it.
+ *
+ * @example
+ * ```ts
+ * import { createTestEvent } from 'rack-webhooks/testing';
+ *
+ * const event = createTestEvent('app:budget:auto-shutdown:cancelled', { data: { cancel_reason: 'cap-raised' } });
+ * event.data.tick_id; // 'tick-2026-…Z-<32 hex>', fresh for each call
+ * ```
  */
 export function createTestEvent<A extends WebhookAction>(action: A, overrides: TestEventOverrides<A> = {}): TestEvent<A> {
   if (!isKnownAction(action)) throw new TypeError(`createTestEvent: unknown action ${JSON.stringify(action)}`);

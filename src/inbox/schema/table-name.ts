@@ -22,6 +22,7 @@ export interface TableNames {
   readonly lockKey: string;
 }
 
+/** The inbox's table when `createInbox` is given none. */
 export const DEFAULT_TABLE = 'rack_webhooks_inbox';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;

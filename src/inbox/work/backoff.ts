@@ -1,10 +1,22 @@
 /** How long to wait before attempt `failedAttempt + 1`: exponential, capped, with full jitter. */
 export interface BackoffOptions {
-  /** The first retry waits up to this long, in ms. Default 1,000. */
+  /**
+   * The first retry waits up to this long, in ms; each later one up to twice the one before.
+   *
+   * @defaultValue `1000`
+   */
   baseMs?: number;
-  /** No wait is longer, in ms. Default 3,600,000 (one hour). */
+  /**
+   * No wait is longer, in ms.
+   *
+   * @defaultValue `3600000` (one hour)
+   */
   maxMs?: number;
-  /** `'full'` (default): a random wait up to the exponential step; `'none'`: exactly the step. */
+  /**
+   * `'full'`: a random wait up to the exponential step (never below a tenth of it); `'none'`: exactly the step.
+   *
+   * @defaultValue `'full'`
+   */
   jitter?: 'full' | 'none';
 }
 

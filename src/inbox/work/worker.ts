@@ -9,31 +9,65 @@ import type { TableNames } from '../schema/table-name.js';
 import { resolveBackoff, retryDelayMs, type BackoffOptions } from './backoff.js';
 import { workerSql } from './sql.js';
 
+/**
+ * Options of `inbox.work(receiver, options)`. A pg or postgres.js pool whose `max` is below
+ * `concurrency` + 2 is a `RangeError` at once.
+ */
 export interface WorkOptions {
   /**
-   * Handlers running at once in this worker. Default: half the pool's max, at most 16 (4 for a pg
-   * Pool's default max of 10); 1 on a single connection (a pg Client, PGlite).
+   * Handlers running at once in this worker.
+   *
+   * @defaultValue half the pool's max, at most 16 (4 for a pg Pool's default max of 10); 1 on a single connection (a pg Client, PGlite)
    */
   concurrency?: number;
-  /** Rows claimed per round trip. Default: the free slots, so no claimed row waits. */
+  /**
+   * Rows claimed per round trip.
+   *
+   * @defaultValue the free slots, so no claimed row waits
+   */
   batchSize?: number;
-  /** How often to look for due rows when no notification came, in ms. Default 1,000. */
+  /**
+   * How often to look for due rows when no notification came, in ms.
+   *
+   * @defaultValue `1000`
+   */
   pollIntervalMs?: number;
   /**
    * How long a claim is held before another worker may take the delivery again, in seconds. A
-   * running handler keeps its row locked, so only a worker that stopped loses it. Default 30.
+   * running handler keeps its row locked, so only a worker that stopped loses it.
+   *
+   * @defaultValue `30`
    */
   leaseSeconds?: number;
-  /** Attempts before a delivery is `'dead'` (a retry or replay grants this many again). Default 5. */
+  /**
+   * Attempts before a delivery is `'dead'` (a retry or replay grants this many again).
+   *
+   * @defaultValue `5`
+   */
   maxAttempts?: number;
+  /**
+   * How long to wait before each retry.
+   *
+   * @defaultValue `{ baseMs: 1000, maxMs: 3_600_000, jitter: 'full' }`
+   */
   backoff?: BackoffOptions;
-  /** Names this worker in attempts and logs. Default a random id. */
+  /**
+   * Names this worker in attempts and logs.
+   *
+   * @defaultValue a random id, `worker-` and 8 characters
+   */
   workerId?: string;
-  /** Wake on NOTIFY when a delivery is stored (default true); polling alone otherwise. */
+  /**
+   * Wake on NOTIFY when a delivery is stored; `false` polls alone.
+   *
+   * @defaultValue `true`
+   */
   listen?: boolean;
 }
 
+/** A running worker, as `inbox.work()` returns it. */
 export interface Worker {
+  /** Its `workerId`, as recorded in attempts and logs. */
   readonly id: string;
   /** Stops claiming, lets in-flight handlers finish, releases nothing held. */
   stop(): Promise<void>;
