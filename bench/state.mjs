@@ -71,7 +71,11 @@ function stream() {
       const tickId = tick(at);
       as('armed', 0n, { scheduled_at: `${timestamp(at).slice(0, 19)}Z` });
       const ending = random();
-      if (ending < 0.4) (as('fired', minutes(60)), as('restored', minutes(90 + random() * 600)), as('dismissed', minutes(720)));
+      if (ending < 0.4) {
+        as('fired', minutes(60));
+        as('restored', minutes(90 + random() * 600));
+        as('dismissed', minutes(720));
+      }
       else if (ending < 0.5) as('failed', minutes(60)); // the spec shows no :restored after :failed
       else if (ending < 0.9) as('cancelled', minutes(random() * 59), { cancel_reason: pick(CANCEL_REASONS) });
       else as('expired', minutes(30));

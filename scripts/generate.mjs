@@ -43,7 +43,7 @@ async function typesModule() {
   const known = shared.definitions.status.description;
   // `data` points at a definition, so json-schema-to-typescript documents the type but not the
   // property; the API reference requires both.
-  const documented = body.replace(/^  data: (\w+Data);$/gm, '  /**\n   * The event\'s fields ({@link $1}).\n   */\n  data: $1;');
+  const documented = body.replace(/^ {2}data: (\w+Data);$/gm, '  /**\n   * The event\'s fields ({@link $1}).\n   */\n  data: $1;');
   return [
     BANNER('event types, via json-schema-to-typescript'),
     `/** The status values the spec and deployed racks are known to send. ${known} */`,

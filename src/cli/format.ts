@@ -106,6 +106,7 @@ export function dispatchLine(result: DispatchResult, colour: boolean): string {
  * passed to the terminal.
  */
 export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what it removes
   return text.replace(/\s*[\r\n]+\s*/g, ' ').replace(/\t/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd');
 }
 

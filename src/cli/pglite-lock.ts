@@ -36,11 +36,12 @@ export function lockPGliteDirectory(dir: string, shown: string): () => void {
       fd = openSync(path, 'wx');
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (code !== 'EEXIST') throw new Error(`cannot lock the PGlite directory ${shown} (${code ?? 'error'})`);
+      if (code !== 'EEXIST') throw new Error(`cannot lock the PGlite directory ${shown} (${code ?? 'error'})`, { cause: error });
       const pid = holder(path);
       if (pid !== undefined && isRunning(pid)) {
         throw new Error(
           `the PGlite database in ${shown} is open in another process (pid ${pid}): PGlite serves one process at a time; stop that one first, or use PostgreSQL to share an inbox`,
+          { cause: error },
         );
       }
       rmSync(path, { force: true }); // its process is gone (killed): the lock is stale

@@ -22,7 +22,7 @@ export function send(url: string, options: { method?: string; headers?: Record<s
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let json: Record<string, unknown> = {};
+        let json: Record<string, unknown>;
         try { json = text === '' ? {} : JSON.parse(text); } catch { json = { raw: text }; }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
       });

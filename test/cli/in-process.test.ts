@@ -186,6 +186,7 @@ describe('runCli in-process', () => {
     expect(rejectedLine(401, 'signature_mismatch', "decoded as hex: set secretEncoding: 'hex' (this rack", false)).toMatch(/decoded as hex: pass --secret-encoding hex \(this rack$/);
     // A sender's escape sequences never reach the terminal, in the action or in a field.
     const hostile = acceptedLine({ outcome: 'ignored', action: 'x:\u001b[2J\u0007', data: { app: 'a\u001b]0;pwned\u0007', tick_id: 't\tx' } }, false, new Date(0));
+    // eslint-disable-next-line no-control-regex -- the control characters are what must not appear
     expect(hostile).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
     expect(hostile).toContain('x:\ufffd[2J\ufffd  app=a\ufffd]0;pwned\ufffd  tick_id=t x');
     expect(dispatchLine({ name: 'n', url: 'http://h/', timedOut: true, error: 'timed out', timeoutMs: 5, durationMs: 5 }, false)).toBe('n  http://h  timeout after 5 ms  5 ms');

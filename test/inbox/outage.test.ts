@@ -2,7 +2,6 @@
 // every adapter and logs it; connections terminated under a running worker (pg_terminate_backend)
 // do not stop it for good. Real PostgreSQL, real HTTP, the worker in a real child process.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/adapters/web.js';

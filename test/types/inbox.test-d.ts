@@ -23,6 +23,7 @@ describe('inbox types', () => {
       expectTypeOf(context.transaction).toEqualTypeOf<Client>();
     });
     createReceiver({ secrets: 'k', inbox: createInbox({ database: sql }) }).on('app:*', (_event, context) => {
+      // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- postgres.js's own default type parameter
       expectTypeOf(context.transaction).toEqualTypeOf<TransactionSql<{}>>();
     });
     createReceiver({ secrets: 'k', inbox: createInbox({ database: pglite }) }).on('app:budget:cap', (_event, context) => {

@@ -11,7 +11,7 @@ import { ChangeFeed } from './api/changes.js';
 import { fieldDescriber } from './api/schema-fields.js';
 import { loadAssets, transferSize } from './assets.js';
 import { consoleAccess, newToken } from './auth.js';
-import { handleConsoleRequest } from './router.js';
+import { handleConsoleRequest, type ConsoleContext } from './router.js';
 
 export interface ConsoleOptions {
   readonly inbox: Inbox;
@@ -58,10 +58,11 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const describe = fieldDescriber(options.schemasDirectory);
   const overview = () => ({ table: options.inbox.table, database: options.databaseShown });
 
-  let context: Parameters<typeof handleConsoleRequest>[0] | undefined;
+  // Filled in once the port is known (the cookie's name and the Host check depend on it).
+  const ready: { context?: ConsoleContext } = {};
   const server = createServer((req, res) => {
-    if (context === undefined) return void res.writeHead(503).end();
-    handleConsoleRequest(context, req, res).catch((error: unknown) => {
+    if (ready.context === undefined) return void res.writeHead(503).end();
+    handleConsoleRequest(ready.context, req, res).catch((error: unknown) => {
       onError(error);
       if (!res.headersSent) res.writeHead(500).end();
       else res.end();
@@ -73,7 +74,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   });
   const address = server.address() as AddressInfo;
   const access = consoleAccess(token, host, address.port);
-  context = { access, assets, inbox: options.inbox, apps, changes, describe, overview };
+  ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview };
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Bound to every interface: this machine's loopback name is one that surely works here.
   const origin = `http://${access.anyHost ? '127.0.0.1' : shownHost}:${address.port}`;
