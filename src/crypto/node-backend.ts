@@ -1,7 +1,6 @@
-import type { Digest, HmacBackend } from './backend.js';
+import type { Digest, HmacBackend, HmacKey } from './backend.js';
 import { nodeCrypto } from './node-crypto.js';
 import { createOneShotHmac, type OneShotHmac } from './one-shot-hmac.js';
-import type { SigningKey } from '../signature/secrets.js';
 
 type NodeCrypto = typeof import('node:crypto');
 type KeyObject = import('node:crypto').KeyObject;
@@ -17,8 +16,8 @@ export function createNodeBackend(crypto: NodeCrypto | undefined, options: NodeB
   const BufferClass = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer;
   if (BufferClass === undefined) return undefined;
 
-  const keyObjects = new WeakMap<SigningKey, KeyObject>();
-  const keyObjectFor = (key: SigningKey): KeyObject => {
+  const keyObjects = new WeakMap<HmacKey, KeyObject>();
+  const keyObjectFor = (key: HmacKey): KeyObject => {
     let keyObject = keyObjects.get(key);
     if (keyObject === undefined) {
       keyObject = crypto.createSecretKey(key.bytes);
@@ -26,13 +25,13 @@ export function createNodeBackend(crypto: NodeCrypto | undefined, options: NodeB
     }
     return keyObject;
   };
-  const streamingHmac = (key: SigningKey, timestampText: string, body: Uint8Array | string): Uint8Array =>
+  const streamingHmac = (key: HmacKey, timestampText: string, body: Uint8Array | string): Uint8Array =>
     crypto.createHmac('sha256', keyObjectFor(key)).update(`${timestampText}.`).update(body).digest();
 
   // Decided on first use, not at import: the known-answer check and the scratch buffer cost
   // nothing in a process that never verifies.
   let oneShotHmac: OneShotHmac | undefined | null = options.oneShot === false ? undefined : null;
-  const hmacSync = (key: SigningKey, timestampText: string, body: Uint8Array | string): Digest => {
+  const hmacSync = (key: HmacKey, timestampText: string, body: Uint8Array | string): Digest => {
     if (oneShotHmac === null) oneShotHmac = createOneShotHmac(crypto, BufferClass);
     return (oneShotHmac !== undefined ? oneShotHmac(key, timestampText, body) : undefined) ?? streamingHmac(key, timestampText, body);
   };

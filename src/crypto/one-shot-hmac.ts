@@ -1,4 +1,4 @@
-import type { SigningKey } from '../signature/secrets.js';
+import type { HmacKey } from './backend.js';
 
 type NodeCrypto = typeof import('node:crypto');
 type NodeBuffer = import('node:buffer').Buffer;
@@ -8,7 +8,7 @@ type BufferConstructor = typeof import('node:buffer').Buffer;
  * HMAC-SHA256(key, `${timestampText}.` + body) as 64 lowercase hex characters, or undefined to
  * defer to createHmac.
  */
-export type OneShotHmac = (key: SigningKey, timestampText: string, body: Uint8Array | string) => string | undefined;
+export type OneShotHmac = (key: HmacKey, timestampText: string, body: Uint8Array | string) => string | undefined;
 
 const BLOCK_BYTES = 64;
 const DIGEST_BYTES = 32;
@@ -42,8 +42,8 @@ export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstru
   const hash = (crypto as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'latin1' | 'hex') => string }).hash;
   if (typeof hash !== 'function') return undefined;
 
-  const padded = new WeakMap<SigningKey, PaddedKey>();
-  const padKey = (key: SigningKey): PaddedKey => {
+  const padded = new WeakMap<HmacKey, PaddedKey>();
+  const padKey = (key: HmacKey): PaddedKey => {
     let pads = padded.get(key);
     if (pads === undefined) {
       // A key longer than a block is replaced by its digest, as RFC 2104 says.
