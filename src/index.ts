@@ -2,6 +2,8 @@
  * rack-webhooks: the runtime-agnostic core. Nothing here imports a `node:` module; node:crypto is
  * reached through process.getBuiltinModule where it exists, Web Crypto everywhere else.
  */
+export { WebhookError, isWebhookError } from './errors.js';
+export type { AnyWebhookError, WebhookErrorCode } from './errors.js';
 export * from './signature/index.js';
 export * from './events/index.js';
 export * from './receiver/index.js';

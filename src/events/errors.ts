@@ -1,3 +1,5 @@
+import { WebhookError } from '../shared/webhook-error.js';
+
 export type WebhookPayloadErrorCode = 'invalid_json' | 'invalid_event';
 
 /**
@@ -5,7 +7,7 @@ export type WebhookPayloadErrorCode = 'invalid_json' | 'invalid_event';
  * the offending field (`/data/dropped`), empty for the whole body. Messages name fields and
  * rules, never values: bodies may carry customer data.
  */
-export class WebhookPayloadError extends Error {
+export class WebhookPayloadError extends WebhookError {
   override readonly name = 'WebhookPayloadError';
   readonly code: WebhookPayloadErrorCode;
   readonly status = 400;

@@ -1,4 +1,5 @@
 import { describeThrown } from '../shared/thrown.js';
+import { WebhookError } from '../shared/webhook-error.js';
 
 export type WebhookInboxErrorCode = 'inbox_unavailable' | 'inbox_not_migrated' | 'inbox_failed';
 
@@ -7,10 +8,10 @@ export type WebhookInboxErrorCode = 'inbox_unavailable' | 'inbox_not_migrated' |
  * reached, nothing was stored. `inbox_not_migrated` (500): the table is missing, run `migrate()`.
  * `inbox_failed` (500): the database refused a statement; `cause` holds its error.
  */
-export class WebhookInboxError extends Error {
+export class WebhookInboxError extends WebhookError {
   override readonly name = 'WebhookInboxError';
   readonly code: WebhookInboxErrorCode;
-  readonly status: number;
+  readonly status: 500 | 503;
 
   constructor(code: WebhookInboxErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
