@@ -3,7 +3,6 @@ import { nodeCrypto } from './node-crypto.js';
 import { createOneShotHmac, type OneShotHmac } from './one-shot-hmac.js';
 
 type NodeCrypto = typeof import('node:crypto');
-type KeyObject = import('node:crypto').KeyObject;
 
 export interface NodeBackendOptions {
   /** HMAC and SHA-256 through one-shot `crypto.hash` where it exists; default true. */
@@ -16,17 +15,10 @@ export function createNodeBackend(crypto: NodeCrypto | undefined, options: NodeB
   const BufferClass = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer;
   if (BufferClass === undefined) return undefined;
 
-  const keyObjects = new WeakMap<HmacKey, KeyObject>();
-  const keyObjectFor = (key: HmacKey): KeyObject => {
-    let keyObject = keyObjects.get(key);
-    if (keyObject === undefined) {
-      keyObject = crypto.createSecretKey(key.bytes);
-      keyObjects.set(key, keyObject);
-    }
-    return keyObject;
-  };
+  // The key bytes straight to createHmac: a cached KeyObject would be one more copy of the key
+  // held by this module, and past 16 KiB (the only bodies that come here) the hash dominates.
   const streamingHmac = (key: HmacKey, timestampText: string, body: Uint8Array | string): Uint8Array =>
-    crypto.createHmac('sha256', keyObjectFor(key)).update(`${timestampText}.`).update(body).digest();
+    crypto.createHmac('sha256', key.bytes).update(`${timestampText}.`).update(body).digest();
 
   // Decided on first use, not at import: the known-answer check and the scratch buffer cost
   // nothing in a process that never verifies.
