@@ -56,13 +56,17 @@ const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, 
     method: [...ALL_METHODS],
     url: path,
     bodyLimit: maxBodyBytes,
-    // Not an async function: the only wait is the receiver's, so no extra promise per request.
+    // Not an async function: the only wait is the receiver's, so no extra promise per request. It
+    // resolves to undefined, the sign for Fastify that the reply is sent: any other value would be
+    // sent again (and the reply itself is a thenable, which the promise would stop to adopt).
     handler: (request, reply) =>
       handleWebhookRequest(
         receiver,
         { method: request.method, headers: request.headers, readBody: () => ({ body: (request.body as Uint8Array | undefined) ?? '' }) },
         coreOptions,
-      ).then((response) => send(request, reply, response)),
+      ).then((response) => {
+        send(request, reply, response);
+      }),
   });
 };
 
