@@ -7,6 +7,8 @@
  *
  * @module rack-webhooks
  */
+export { WebhookError, isWebhookError } from './errors.js';
+export type { AnyWebhookError, WebhookErrorCode } from './errors.js';
 export * from './signature/index.js';
 export * from './events/index.js';
 export * from './receiver/index.js';

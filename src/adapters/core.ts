@@ -4,6 +4,8 @@ import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import type { ReceiveOutcome } from '../receiver/types.js';
 import type { HeadersInput } from '../receiver/headers.js';
 import { getHeader } from '../receiver/headers.js';
+import { WebhookError } from '../shared/webhook-error.js';
+import { WebhookMountError } from './errors.js';
 
 /**
  * The one framework-free request path every adapter feeds: each adapter only says how to read the
@@ -59,7 +61,11 @@ export type BodyReadResult = { body: Uint8Array | string } | { tooLarge: true };
 export interface AdapterRequest {
   method: string | undefined;
   headers: HeadersInput;
-  readBody: (maxBytes: number) => Promise<BodyReadResult>;
+  /**
+   * Reads the body up to `maxBytes`. A framework that has already read it (Fastify) answers at
+   * once, without a promise.
+   */
+  readBody: (maxBytes: number) => BodyReadResult | Promise<BodyReadResult>;
 }
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -92,25 +98,19 @@ export function resolveMaxBodyBytes(options: AdapterOptions): number {
   return limit;
 }
 
-function hasErrorCode(error: unknown): boolean {
-  return typeof (error as { code?: unknown } | null)?.code === 'string' && typeof (error as { status?: unknown }).status === 'number';
-}
-
-/** Every error `receive` can raise has a code and a status; anything else is our 500. */
+/** Every error the SDK raises is a WebhookError, with its code and status; anything else is our 500. */
 export function errorResponse(error: unknown): WebhookResponse {
-  const { code, status, message } = (error ?? {}) as { code?: unknown; status?: unknown; message?: unknown };
-  if (code === 'raw_body_unavailable' && typeof message === 'string') {
+  if (error instanceof WebhookMountError) {
     // A wiring mistake: the developer reading this response needs the fix, not just a code.
-    return { status: 500, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify({ error: code, message }), result: { error: code }, cause: error };
+    const body = JSON.stringify({ error: error.code, message: error.message });
+    return { status: error.status, headers: { 'content-type': JSON_CONTENT_TYPE }, body, result: { error: error.code }, cause: error };
   }
-  if (typeof code === 'string' && typeof status === 'number' && status >= 400 && status < 600) {
-    return { ...respond(status, { error: code }), cause: error };
-  }
+  if (error instanceof WebhookError) return { ...respond(error.status, { error: error.code }), cause: error };
   return { ...respond(500, { error: 'internal_error' }), cause: error };
 }
 
 /** The answers that need no body: method, content type and the declared length. */
-export function refuseBeforeBody(method: string | undefined, headers: HeadersInput, maxBodyBytes: number): WebhookResponse | undefined {
+function refuseBeforeBody(method: string | undefined, headers: HeadersInput, maxBodyBytes: number): WebhookResponse | undefined {
   if (method !== 'POST' && method?.toUpperCase() !== 'POST') {
     return respond(405, { error: 'method_not_allowed' }, { allow: 'POST' });
   }
@@ -125,7 +125,7 @@ export function refuseBeforeBody(method: string | undefined, headers: HeadersInp
 }
 
 /** Hands the body to the receiver and turns the outcome, or the error, into the response. */
-export function receiveToResponse(
+function receiveToResponse(
   receiver: Receiver,
   body: Uint8Array | string,
   headers: HeadersInput,
@@ -141,25 +141,38 @@ export function receiveToResponse(
   );
 }
 
-export function receiveOptionsOf(options: AdapterOptions): ReceiveOptions {
+function receiveOptionsOf(options: AdapterOptions): ReceiveOptions {
   return options.acknowledge === undefined ? {} : { acknowledge: options.acknowledge };
 }
 
-export async function handleWebhookRequest(
+/**
+ * The whole request path of every adapter: refuse what needs no body, read the body, receive it,
+ * and turn the outcome or the error into the answer. Never rejects.
+ */
+export function handleWebhookRequest(
   receiver: Receiver,
   request: AdapterRequest,
   options: AdapterOptions & { maxBodyBytes: number },
 ): Promise<WebhookResponse> {
   const refused = refuseBeforeBody(request.method, request.headers, options.maxBodyBytes);
-  if (refused !== undefined) return refused;
-  let read: BodyReadResult;
+  if (refused !== undefined) return Promise.resolve(refused);
+  const received = (read: BodyReadResult): Promise<WebhookResponse> =>
+    'tooLarge' in read
+      ? Promise.resolve(respond(413, { error: 'payload_too_large' }))
+      : receiveToResponse(receiver, read.body, request.headers, receiveOptionsOf(options));
+  let read: BodyReadResult | Promise<BodyReadResult>;
   try {
-    read = await request.readBody(options.maxBodyBytes);
+    read = request.readBody(options.maxBodyBytes);
   } catch (error) {
-    // A mounting mistake has its own code; anything else is the request's own body failing midway
-    // (the client aborted, the stream errored): the request is at fault, not the receiver.
-    return hasErrorCode(error) ? errorResponse(error) : { ...respond(400, { error: 'body_read_failed' }), cause: error };
+    return Promise.resolve(bodyReadFailed(error));
   }
-  if ('tooLarge' in read) return respond(413, { error: 'payload_too_large' });
-  return receiveToResponse(receiver, read.body, request.headers, receiveOptionsOf(options));
+  return read instanceof Promise ? read.then(received, bodyReadFailed) : received(read);
+}
+
+/**
+ * A mounting mistake has its own code; anything else is the request's own body failing midway
+ * (the client aborted, the stream errored): the request is at fault, not the receiver.
+ */
+function bodyReadFailed(error: unknown): WebhookResponse {
+  return error instanceof WebhookError ? errorResponse(error) : { ...respond(400, { error: 'body_read_failed' }), cause: error };
 }

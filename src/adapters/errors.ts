@@ -1,8 +1,10 @@
+import { WebhookError } from '../shared/webhook-error.js';
+
 /**
  * The raw body is gone: a body parser consumed the stream before the webhook route. Raised at
  * once (never a hang, never a 200, never a check over re-serialised JSON), with the fix.
  */
-export class WebhookMountError extends Error {
+export class WebhookMountError extends WebhookError {
   /** Always `'WebhookMountError'`. */
   override readonly name = 'WebhookMountError';
   /** Always `'raw_body_unavailable'`. */

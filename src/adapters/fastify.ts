@@ -5,16 +5,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyReceiver as Receiver } from '../receiver/types.js';
-import {
-  DEFAULT_MAX_BODY_BYTES,
-  errorResponse,
-  receiveOptionsOf,
-  receiveToResponse,
-  refuseBeforeBody,
-  respond,
-  type AdapterOptions,
-  type WebhookResponse,
-} from './core.js';
+import { DEFAULT_MAX_BODY_BYTES, errorResponse, handleWebhookRequest, respond, type AdapterOptions, type WebhookResponse } from './core.js';
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 
@@ -44,11 +35,19 @@ function fastifyClientError(statusCode: number | undefined): WebhookResponse | u
   return undefined;
 }
 
+function send(request: FastifyRequest, reply: FastifyReply, response: WebhookResponse): FastifyReply {
+  const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info';
+  request.log[level]({ webhook: { status: response.status, ...response.result } }, 'rack webhook');
+  return reply.code(response.status).headers(response.headers).send(response.body);
+}
+
 /**
  * `app.register(rackWebhooks, { receiver, path: '/webhooks' })`. The plugin is encapsulated: its
  * scope swaps every content-type parser for one that keeps the raw Buffer, so the app's other
  * routes keep their normal JSON parsing. Fastify's `bodyLimit` applies unless `maxBodyBytes` is given.
  * It logs one line per delivery through `request.log`. Also the module's default export.
+ * The request path itself is the shared adapter core's, as in every other adapter: Fastify has
+ * read the body (up to the limit) by the time the handler runs, so the core's read is that Buffer.
  *
  * @example
  * ```ts
@@ -64,34 +63,32 @@ function fastifyClientError(statusCode: number | undefined): WebhookResponse | u
 const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, options) => {
   const { receiver, path = '/webhooks' } = options;
   if (typeof receiver?.receive !== 'function') throw new TypeError('rack-webhooks/fastify: pass { receiver } from createReceiver()');
-  const bodyLimit = options.maxBodyBytes ?? fastify.initialConfig.bodyLimit ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBodyBytes = options.maxBodyBytes ?? fastify.initialConfig.bodyLimit ?? DEFAULT_MAX_BODY_BYTES;
+  const coreOptions = { ...options, maxBodyBytes };
 
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
-  fastify.setErrorHandler(async (error: { statusCode?: number; code?: string }, request, reply) => {
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_request, body, done) => done(null, body));
+  fastify.setErrorHandler(async (error: { statusCode?: number }, request, reply) => {
     const response = fastifyClientError(error.statusCode) ?? errorResponse(error);
     if (response.status >= 500) request.log.error({ err: error }, 'rack webhook failed');
     return reply.code(response.status).headers(response.headers).send(response.body);
   });
 
-  const receiveOptions = receiveOptionsOf(options);
-  const send = (request: FastifyRequest, reply: FastifyReply, response: WebhookResponse): FastifyReply => {
-    const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info';
-    request.log[level]({ webhook: { status: response.status, ...response.result } }, 'rack webhook');
-    return reply.code(response.status).headers(response.headers).send(response.body);
-  };
-
   fastify.route({
     method: [...ALL_METHODS],
     url: path,
-    bodyLimit,
-    // Not an async function: the only wait is the receiver's, so no extra promise per request.
-    handler: (request, reply) => {
-      const refused = refuseBeforeBody(request.method, request.headers, bodyLimit);
-      if (refused !== undefined) return send(request, reply, refused);
-      const body = (request.body as Uint8Array | undefined) ?? '';
-      return receiveToResponse(receiver, body, request.headers, receiveOptions).then((response) => send(request, reply, response));
-    },
+    bodyLimit: maxBodyBytes,
+    // Not an async function: the only wait is the receiver's, so no extra promise per request. It
+    // resolves to undefined, the sign for Fastify that the reply is sent: any other value would be
+    // sent again (and the reply itself is a thenable, which the promise would stop to adopt).
+    handler: (request, reply) =>
+      handleWebhookRequest(
+        receiver,
+        { method: request.method, headers: request.headers, readBody: () => ({ body: (request.body as Uint8Array | undefined) ?? '' }) },
+        coreOptions,
+      ).then((response) => {
+        send(request, reply, response);
+      }),
   });
 };
 

@@ -1,20 +1,27 @@
-import type { SigningKey } from '../signature/secrets.js';
-
 /**
- * What the SDK needs from a crypto library: HMAC-SHA256 over `${t}.` and the body (verification)
- * and SHA-256 of the body (replay keys). Node and Web Crypto each provide both.
+ * An HMAC key as the backends take it. Backends cache what they derive from a key (padded blocks,
+ * a KeyObject, a CryptoKey) in WeakMaps keyed by this object, so the derived material lives exactly
+ * as long as whoever owns the key: a receiver for its lifetime, a one-off `verify` for one call.
  */
+export interface HmacKey {
+  readonly bytes: Uint8Array;
+}
+
 /**
  * An HMAC-SHA256 digest: 32 bytes, or the same as 64 lowercase hex characters (Node's one-shot
  * path returns text, which skips allocating an ArrayBuffer per digest).
  */
 export type Digest = Uint8Array | string;
 
+/**
+ * What the SDK needs from a crypto library: HMAC-SHA256 over `${t}.` and the body (verification)
+ * and SHA-256 of the body (replay keys). Node and Web Crypto each provide both.
+ */
 export interface HmacBackend {
   readonly name: 'node' | 'web';
   /** Present only where a synchronous HMAC exists (node:crypto). */
-  readonly hmacSync?: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Digest;
-  readonly hmac: (key: SigningKey, timestampText: string, body: Uint8Array | string) => Promise<Digest>;
+  readonly hmacSync?: (key: HmacKey, timestampText: string, body: Uint8Array | string) => Digest;
+  readonly hmac: (key: HmacKey, timestampText: string, body: Uint8Array | string) => Promise<Digest>;
   /** SHA-256 of the raw body, base64url (43 characters): the replay-protection key. */
   readonly sha256: (body: Uint8Array | string) => Promise<string>;
   /** Present only where a synchronous hash exists (node:crypto). */

@@ -1,10 +1,8 @@
-import type { Digest, HmacBackend } from './backend.js';
+import type { Digest, HmacBackend, HmacKey } from './backend.js';
 import { nodeCrypto } from './node-crypto.js';
 import { createOneShotHmac, type OneShotHmac } from './one-shot-hmac.js';
-import type { SigningKey } from '../signature/secrets.js';
 
 type NodeCrypto = typeof import('node:crypto');
-type KeyObject = import('node:crypto').KeyObject;
 
 export interface NodeBackendOptions {
   /** HMAC and SHA-256 through one-shot `crypto.hash` where it exists; default true. */
@@ -17,22 +15,15 @@ export function createNodeBackend(crypto: NodeCrypto | undefined, options: NodeB
   const BufferClass = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer;
   if (BufferClass === undefined) return undefined;
 
-  const keyObjects = new WeakMap<SigningKey, KeyObject>();
-  const keyObjectFor = (key: SigningKey): KeyObject => {
-    let keyObject = keyObjects.get(key);
-    if (keyObject === undefined) {
-      keyObject = crypto.createSecretKey(key.bytes);
-      keyObjects.set(key, keyObject);
-    }
-    return keyObject;
-  };
-  const streamingHmac = (key: SigningKey, timestampText: string, body: Uint8Array | string): Uint8Array =>
-    crypto.createHmac('sha256', keyObjectFor(key)).update(`${timestampText}.`).update(body).digest();
+  // The key bytes straight to createHmac: a cached KeyObject would be one more copy of the key
+  // held by this module, and past 16 KiB (the only bodies that come here) the hash dominates.
+  const streamingHmac = (key: HmacKey, timestampText: string, body: Uint8Array | string): Uint8Array =>
+    crypto.createHmac('sha256', key.bytes).update(`${timestampText}.`).update(body).digest();
 
   // Decided on first use, not at import: the known-answer check and the scratch buffer cost
   // nothing in a process that never verifies.
   let oneShotHmac: OneShotHmac | undefined | null = options.oneShot === false ? undefined : null;
-  const hmacSync = (key: SigningKey, timestampText: string, body: Uint8Array | string): Digest => {
+  const hmacSync = (key: HmacKey, timestampText: string, body: Uint8Array | string): Digest => {
     if (oneShotHmac === null) oneShotHmac = createOneShotHmac(crypto, BufferClass);
     return (oneShotHmac !== undefined ? oneShotHmac(key, timestampText, body) : undefined) ?? streamingHmac(key, timestampText, body);
   };

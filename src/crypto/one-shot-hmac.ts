@@ -1,4 +1,4 @@
-import type { SigningKey } from '../signature/secrets.js';
+import type { HmacKey } from './backend.js';
 
 type NodeCrypto = typeof import('node:crypto');
 type NodeBuffer = import('node:buffer').Buffer;
@@ -8,7 +8,7 @@ type BufferConstructor = typeof import('node:buffer').Buffer;
  * HMAC-SHA256(key, `${timestampText}.` + body) as 64 lowercase hex characters, or undefined to
  * defer to createHmac.
  */
-export type OneShotHmac = (key: SigningKey, timestampText: string, body: Uint8Array | string) => string | undefined;
+export type OneShotHmac = (key: HmacKey, timestampText: string, body: Uint8Array | string) => string | undefined;
 
 const BLOCK_BYTES = 64;
 const DIGEST_BYTES = 32;
@@ -21,6 +21,8 @@ const OPAD = 0x5c;
 export const ONE_SHOT_MAX_BODY_BYTES = 16 * 1024;
 /** Room for the padded key, `t` (at most 15 digits), the dot and the largest body taken here. */
 const SCRATCH_BYTES = BLOCK_BYTES + 16 + ONE_SHOT_MAX_BODY_BYTES;
+/** TypedArray's own fill: Buffer#fill validates its arguments first, which costs more than zeroing 1 KiB. */
+const fillBytes = Uint8Array.prototype.fill;
 
 interface PaddedKey {
   /** key XOR ipad: the first block of the inner hash. */
@@ -29,21 +31,30 @@ interface PaddedKey {
   readonly outer: NodeBuffer;
 }
 
+/** What a one-shot HMAC leaves in memory between calls, for the test suite to check it is zero. */
+export interface OneShotHmacState {
+  readonly scratch: Uint8Array;
+}
+
 /**
  * HMAC-SHA256 as RFC 2104 defines it, on top of Node's one-shot `crypto.hash`. On Node 20
  * `createHmac` builds a JS object and an OpenSSL MAC context per call, which costs more than
  * hashing a 1 KiB body; two one-shot digests over a reused buffer do the same work without either.
  * Used only after a known-answer check against `createHmac`, so a runtime whose `crypto.hash`
  * differs (or lacks the `'buffer'` encoding) keeps the classic path.
+ *
+ * Key material stays with whoever owns the key: the padded blocks are cached in a WeakMap keyed by
+ * the key object (a receiver's keys live as long as the receiver; a one-off call's die with it).
+ * No body stays behind: the scratch buffer and the inner digest are zeroed before each call returns.
  */
-export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstructor): OneShotHmac | undefined {
+export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstructor, state?: { scratch?: Uint8Array }): OneShotHmac | undefined {
   // Text output on purpose: a 'buffer' result allocates an ArrayBuffer per call, which costs more
   // than hashing the 96 bytes of the outer round.
   const hash = (crypto as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'latin1' | 'hex') => string }).hash;
   if (typeof hash !== 'function') return undefined;
 
-  const padded = new WeakMap<SigningKey, PaddedKey>();
-  const padKey = (key: SigningKey): PaddedKey => {
+  const padded = new WeakMap<HmacKey, PaddedKey>();
+  const padKey = (key: HmacKey): PaddedKey => {
     let pads = padded.get(key);
     if (pads === undefined) {
       // A key longer than a block is replaced by its digest, as RFC 2104 says.
@@ -61,7 +72,8 @@ export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstru
   };
 
   // One buffer for every call: verification is synchronous, so no two calls ever share it.
-  const scratch = BufferClass.allocUnsafeSlow(SCRATCH_BYTES);
+  const scratch = BufferClass.alloc(SCRATCH_BYTES);
+  if (state !== undefined) state.scratch = scratch;
 
   const oneShot: OneShotHmac = (key, timestampText, body) => {
     const isText = typeof body === 'string';
@@ -69,16 +81,22 @@ export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstru
     const maxBodyBytes = isText ? body.length * 3 : body.byteLength;
     if (maxBodyBytes > ONE_SHOT_MAX_BODY_BYTES || timestampText.length > 15) return undefined;
     const pads = padKey(key);
-    pads.inner.copy(scratch, 0);
-    let length = BLOCK_BYTES + scratch.write(timestampText, BLOCK_BYTES, 'latin1');
-    scratch[length++] = 0x2e; // '.'
-    if (isText) length += scratch.write(body, length, 'utf8');
-    else {
-      scratch.set(body, length);
-      length += body.byteLength;
+    scratch.set(pads.inner, 0);
+    let length = BLOCK_BYTES;
+    try {
+      length += scratch.write(timestampText, BLOCK_BYTES, 'latin1');
+      scratch[length++] = 0x2e; // '.'
+      if (isText) length += scratch.write(body, length, 'utf8');
+      else {
+        scratch.set(body, length);
+        length += body.byteLength;
+      }
+      pads.outer.write(hash('sha256', scratch.subarray(0, length), 'latin1'), BLOCK_BYTES, 'latin1');
+      return hash('sha256', pads.outer, 'hex');
+    } finally {
+      fillBytes.call(scratch, 0, 0, length);
+      fillBytes.call(pads.outer, 0, BLOCK_BYTES);
     }
-    pads.outer.write(hash('sha256', scratch.subarray(0, length), 'latin1'), BLOCK_BYTES, 'latin1');
-    return hash('sha256', pads.outer, 'hex');
   };
 
   return passesKnownAnswers(crypto, oneShot) ? oneShot : undefined;
@@ -87,7 +105,7 @@ export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstru
 /** Short, block-sized and long keys, bytes and text bodies: all must equal createHmac's answer. */
 function passesKnownAnswers(crypto: NodeCrypto, oneShot: OneShotHmac): boolean {
   const encoder = new TextEncoder();
-  const keys = ['k', 'x'.repeat(BLOCK_BYTES), 'long key '.repeat(20)].map((text) => ({ source: text, bytes: encoder.encode(text) }));
+  const keys = ['k', 'x'.repeat(BLOCK_BYTES), 'long key '.repeat(20)].map((text) => ({ bytes: encoder.encode(text) }));
   const bodies: (Uint8Array | string)[] = ['{"action":"app:budget:cap"}', 'caf\u00e9 \u{1f600}', new Uint8Array([0xef, 0xbb, 0xbf, 0xff, 0x00, 0x80])];
   try {
     for (const key of keys) {

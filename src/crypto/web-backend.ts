@@ -1,8 +1,7 @@
-import type { HmacBackend } from './backend.js';
-import { bytesToBase64Url, bytesToHex } from '../signature/hex.js';
-import type { SigningKey } from '../signature/secrets.js';
+import type { HmacBackend, HmacKey } from './backend.js';
+import { bytesToBase64Url, bytesToHex } from '../shared/hex.js';
 
-const cryptoKeys = new WeakMap<SigningKey, Promise<CryptoKey>>();
+const cryptoKeys = new WeakMap<HmacKey, Promise<CryptoKey>>();
 const utf8 = new TextEncoder();
 
 function subtle(): SubtleCrypto {
@@ -13,7 +12,7 @@ function subtle(): SubtleCrypto {
   return api;
 }
 
-function importKey(key: SigningKey): Promise<CryptoKey> {
+function importKey(key: HmacKey): Promise<CryptoKey> {
   let imported = cryptoKeys.get(key);
   if (imported === undefined) {
     imported = subtle().importKey('raw', key.bytes as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);

@@ -1,3 +1,5 @@
+import { WebhookError } from '../shared/webhook-error.js';
+
 /** `invalid_json`: the body is not JSON; `invalid_event`: it is JSON but not a usable event. */
 export type WebhookPayloadErrorCode = 'invalid_json' | 'invalid_event';
 
@@ -6,7 +8,7 @@ export type WebhookPayloadErrorCode = 'invalid_json' | 'invalid_event';
  * the offending field (`/data/dropped`), empty for the whole body. Messages name fields and
  * rules, never values: bodies may carry customer data.
  */
-export class WebhookPayloadError extends Error {
+export class WebhookPayloadError extends WebhookError {
   /** Always `'WebhookPayloadError'`. */
   override readonly name = 'WebhookPayloadError';
   /** What is wrong with the body; stable, for programs. */

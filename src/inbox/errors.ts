@@ -1,4 +1,5 @@
 import { describeThrown } from '../shared/thrown.js';
+import { WebhookError } from '../shared/webhook-error.js';
 
 /** Why the inbox failed; see {@link WebhookInboxError}. */
 export type WebhookInboxErrorCode = 'inbox_unavailable' | 'inbox_not_migrated' | 'inbox_failed';
@@ -8,13 +9,13 @@ export type WebhookInboxErrorCode = 'inbox_unavailable' | 'inbox_not_migrated' |
  * reached, nothing was stored. `inbox_not_migrated` (500): the table is missing, run `migrate()`.
  * `inbox_failed` (500): the database refused a statement; `cause` holds its error.
  */
-export class WebhookInboxError extends Error {
+export class WebhookInboxError extends WebhookError {
   /** Always `'WebhookInboxError'`. */
   override readonly name = 'WebhookInboxError';
   /** Why the inbox failed; stable, for programs. */
   readonly code: WebhookInboxErrorCode;
   /** The HTTP status to answer with: 503 for `inbox_unavailable`, 500 otherwise. */
-  readonly status: number;
+  readonly status: 500 | 503;
 
   constructor(code: WebhookInboxErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -3,8 +3,7 @@ import type { DedupStore } from '../dedup/store.js';
 import { parseEvent } from '../events/parse-event.js';
 import { isKnownEvent } from '../events/known.js';
 import type { AnyWebhookEvent } from '../events/types.js';
-import { resolveKeys } from '../signature/keyring.js';
-import { assertSecretEncoding } from '../signature/secrets.js';
+import { assertSecretEncoding, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
 import { RECEIVER_RUNTIME, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
@@ -64,7 +63,9 @@ function isInbox(value: unknown): value is DeliveryInbox<unknown> {
 export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Receiver<Tx> {
   const encoding = options.secretEncoding ?? 'utf8';
   assertSecretEncoding(encoding);
-  const keys = resolveKeys(options.secrets, encoding); // no_secrets / invalid_secret now, not on the first delivery
+  // Prepared once and owned by this receiver: no_secrets / invalid_secret now, not on the first
+  // delivery, and no module-wide cache of secrets shared with other receivers.
+  const keys = toSigningKeys(options.secrets, encoding);
   const tolerance = resolveTolerance(options.tolerance);
   const headerName = options.headerName ?? DEFAULT_HEADER_NAME;
   if (typeof headerName !== 'string' || headerName.trim() === '') throw new TypeError('headerName must be a non-empty string');
@@ -86,7 +87,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const clock = options.now ?? Date.now;
   const reporting = createReporting(options.logger, clock);
   const registry = new HandlerRegistry();
-  const verifyStep = createVerifyStep({ secrets: options.secrets, keys, encoding, tolerance, headerKey: headerName.toLowerCase() });
+  const verifyStep = createVerifyStep({ keys, encoding, tolerance, headerKey: headerName.toLowerCase() });
   const parseStep = createParseStep(validate, ignore);
   const claimStep = store === undefined ? undefined : createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting });
   const persistStep = inbox === undefined ? undefined : createPersistStep(inbox, reporting, options.now !== undefined);

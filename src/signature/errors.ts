@@ -1,3 +1,5 @@
+import { WebhookError } from '../shared/webhook-error.js';
+
 /**
  * Every way a delivery can fail verification, as fixed by the public contract.
  * The first group is the sender's (or an attacker's) problem; the last three are the
@@ -39,7 +41,7 @@ export interface WebhookVerificationErrorDetails {
  * with: 401 for anything the request did wrong, 500 for the receiver's own misconfiguration
  * (a missing key, a parsed body), because a 401 there would send on-call looking at the rack.
  */
-export class WebhookVerificationError extends Error {
+export class WebhookVerificationError extends WebhookError {
   /** Always `'WebhookVerificationError'`. */
   override readonly name = 'WebhookVerificationError';
   /** Why verification failed; stable, for programs (the message is for people). */

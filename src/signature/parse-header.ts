@@ -1,5 +1,5 @@
 import { WebhookVerificationError } from './errors.js';
-import { HEX_VALUE } from './hex.js';
+import { HEX_VALUE } from '../shared/hex.js';
 import { MAX_HEADER_LENGTH, MAX_TIMESTAMP_DIGITS, MAX_V1_SIGNATURES } from './limits.js';
 
 /** A `Service-Signature` header as {@link parseSignatureHeader} reads it. */

@@ -1,5 +1,6 @@
+import type { HmacKey } from '../crypto/backend.js';
 import { WebhookVerificationError } from './errors.js';
-import { hexToBytes, isHex } from './hex.js';
+import { hexToBytes, isHex } from '../shared/hex.js';
 
 /** How a configured key becomes HMAC key bytes: its UTF-8 text (the spec), or hex-decoded. */
 export type SecretEncoding = 'utf8' | 'hex';
@@ -7,11 +8,10 @@ export type SecretEncoding = 'utf8' | 'hex';
 /** One key, several, or the rack parameter's own `"new,old"` form. */
 export type SecretsInput = string | readonly string[];
 
-export interface SigningKey {
+/** An HMAC key (its bytes under the chosen encoding) with the text it was configured as. */
+export interface SigningKey extends HmacKey {
   /** The key as configured (after comma-splitting), kept for diagnostics only. */
   readonly source: string;
-  /** The HMAC key bytes under the chosen encoding. */
-  readonly bytes: Uint8Array;
 }
 
 const utf8 = new TextEncoder();

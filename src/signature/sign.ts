@@ -1,8 +1,8 @@
 import type { Digest, HmacBackend } from '../crypto/backend.js';
 import { defaultBackend } from '../crypto/index.js';
-import { resolveKeys } from './keyring.js';
 import { MAX_SIGNING_SECRETS, MAX_TIMESTAMP_DIGITS } from './limits.js';
 import { toRawPayload, type RawPayload } from './payload.js';
+import { keysOf } from './keyring.js';
 import { assertSecretEncoding, type SecretEncoding, type SecretsInput, type SigningKey } from './secrets.js';
 import { requireSyncBackend } from './verify.js';
 
@@ -37,7 +37,7 @@ const MAX_TIMESTAMP = 10 ** MAX_TIMESTAMP_DIGITS - 1;
 function prepare(payload: unknown, options: SignOptions | undefined): PreparedSignature {
   const encoding = options?.secretEncoding ?? 'utf8';
   assertSecretEncoding(encoding);
-  const keys = resolveKeys(options?.secrets, encoding);
+  const keys = keysOf(options, encoding);
   if (keys.length > MAX_SIGNING_SECRETS) {
     throw new RangeError(
       `sign takes at most ${MAX_SIGNING_SECRETS} secrets, got ${keys.length}: the rack rejects more than ${MAX_SIGNING_SECRETS} active keys.`,

@@ -1,10 +1,10 @@
 import type { Digest, HmacBackend } from '../crypto/backend.js';
 import { nodeBackend } from '../crypto/node-backend.js';
 import { defaultBackend } from '../crypto/index.js';
-import { resolveKeys } from './keyring.js';
 import { mismatchCandidates, mismatchError } from './mismatch.js';
 import { digestMatches, parseHeaderInternal, type ParsedHeaderInternal, type SignatureHeaderInput } from './parse-header.js';
 import { toRawPayload, type RawPayload } from './payload.js';
+import { keysOf } from './keyring.js';
 import { assertSecretEncoding, type SecretEncoding, type SecretsInput, type SigningKey } from './secrets.js';
 import { assertInsideWindow, resolveNow, resolveTolerance } from './timestamp.js';
 
@@ -65,7 +65,7 @@ function prepare(
   assertSecretEncoding(encoding);
   const tolerance = resolveTolerance(options?.tolerance);
   const now = resolveNow(options?.now);
-  const keys = resolveKeys(options?.secrets, encoding);
+  const keys = keysOf(options, encoding);
   const body = toRawPayload(payload);
   return { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now };
 }
@@ -201,6 +201,22 @@ export function verifyResolvedSync(
 ): VerifiedSignature {
   const backend = requireSyncBackend('verifySync');
   return verifyPreparedSync(backend, { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now });
+}
+
+/** `verifyResolvedSync` where only the async backend exists (Web Crypto): the receiver's path there. */
+export function verifyResolved(
+  keys: SigningKey[],
+  encoding: SecretEncoding,
+  tolerance: number,
+  now: number,
+  body: Uint8Array | string,
+  header: SignatureHeaderInput,
+): Promise<VerifiedSignature> {
+  try {
+    return verifyPreparedAsync(defaultBackend, { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now });
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 export function requireSyncBackend(

@@ -258,6 +258,25 @@ describe('a body parser mounted first', () => {
     await app.close();
   });
 
+  it('fastify: each request is sent once and logged once by the plugin, at its own level', async () => {
+    const { default: Fastify } = await import('fastify');
+    const { rackWebhooks } = await import('../../src/adapters/fastify.js');
+    const lines: Array<{ level: number; msg: string; webhook?: unknown; err?: { code?: string } }> = [];
+    const app = Fastify({ logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line)) } }, disableRequestLogging: true });
+    await app.register(rackWebhooks, { receiver: createReceiver({ secrets: SECRET }).on('app:budget:auto-shutdown:fired', () => {}) });
+    const headers = signed(fired);
+    for (const [body, status] of [[fired, 200], [fired, 200], [`${fired} `, 401]] as const) {
+      expect((await app.inject({ method: 'POST', url: '/webhooks', headers, payload: body })).statusCode).toBe(status);
+    }
+    await app.close();
+    expect(lines.filter((line) => line.err?.code === 'FST_ERR_REP_ALREADY_SENT')).toEqual([]);
+    expect(lines.filter((line) => line.msg === 'rack webhook').map((line) => [line.level, line.webhook])).toEqual([
+      [30, { status: 'processed' }],
+      [30, { status: 'duplicate' }],
+      [40, { status: 401, error: 'signature_mismatch' }],
+    ]);
+  });
+
   it('fastify: the app keeps its JSON parsing on other routes while the webhook route gets raw bytes', async () => {
     const server = await adapters['fastify']!(createReceiver({ secrets: SECRET }));
     running.push(server);

@@ -71,3 +71,25 @@ const inboxReceiver = createReceiver({ secrets: 'k', inbox });
 inboxReceiver.on('app:budget:cap', (_event, context) => console.log(context.delivery.id, context.delivery.attempt));
 const inboxError: WebhookInboxError | undefined = undefined;
 console.log(inboxError, schemaSql().length, typeof inbox.work);
+
+// The error family: one base class, a union keyed on code, across subpaths.
+import { WebhookError, isWebhookError, type AnyWebhookError, type WebhookErrorCode } from 'rack-webhooks';
+function answer(error: unknown): [number, WebhookErrorCode | 'internal_error'] {
+  if (!isWebhookError(error)) return [500, 'internal_error'];
+  const member: AnyWebhookError = error;
+  switch (member.code) {
+    case 'inbox_unavailable': {
+      const fromInbox: WebhookInboxError = member;
+      return [fromInbox.status, fromInbox.code];
+    }
+    case 'timestamp_too_old': {
+      const skew: number | undefined = member.skewSeconds;
+      console.log(skew);
+      return [member.status, member.code];
+    }
+    default:
+      return [member.status, member.code];
+  }
+}
+const base: WebhookError | undefined = inboxError;
+console.log(answer(base));

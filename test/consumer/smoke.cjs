@@ -1,11 +1,16 @@
 // Run by scripts/smoke-runtimes.mjs on Node 20, 22 and 24 against the packed package (CommonJS).
 const assert = require('node:assert/strict');
-const { WebhookVerificationError, signSync, verifySync, verify } = require('rack-webhooks');
+const { WebhookError, WebhookVerificationError, signSync, verifySync, verify } = require('rack-webhooks');
+const { WebhookInboxError } = require('rack-webhooks/inbox');
+const { WebhookMountError } = require('rack-webhooks/web');
 
 const body = Buffer.from('{"action":"app:create","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","name":"a","actor":"ops@example.com"}}');
 const header = signSync(body, { secrets: 'k' });
 assert.equal(verifySync(body, header, { secrets: 'k' }).secretIndex, 0);
 assert.throws(() => verifySync(body, header, { secrets: 'k', now: Math.floor(Date.now() / 1000) + 301 }), (e) => e instanceof WebhookVerificationError && e.code === 'timestamp_too_old');
+// One error family across subpaths: the shared chunk holds one WebhookError per format.
+assert.ok(new WebhookInboxError('inbox_failed', 'x') instanceof WebhookError);
+assert.ok(new WebhookMountError('x') instanceof WebhookError);
 verify(body, header, { secrets: 'k' }).then((r) => {
   assert.equal(r.secretIndex, 0);
   console.log(`smoke ok: CJS on Node ${process.version}`);

@@ -5,7 +5,7 @@ import { createNodeBackend, nodeBackend } from '../../src/crypto/node-backend.js
 import { nodeCrypto } from '../../src/crypto/node-crypto.js';
 import { createOneShotHmac, ONE_SHOT_MAX_BODY_BYTES } from '../../src/crypto/one-shot-hmac.js';
 import { webBackend } from '../../src/crypto/web-backend.js';
-import { bytesToBase64Url } from '../../src/signature/hex.js';
+import { bytesToBase64Url } from '../../src/shared/hex.js';
 
 describe('body hashing for replay keys', () => {
   it('Node and Web Crypto give the same base64url SHA-256 for any body, bytes or text', async () => {

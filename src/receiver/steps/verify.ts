@@ -1,8 +1,8 @@
 import { defaultBackend } from '../../crypto/index.js';
 import { toRawPayload } from '../../signature/payload.js';
-import type { SecretEncoding, SecretsInput, SigningKey } from '../../signature/secrets.js';
+import type { SecretEncoding, SigningKey } from '../../signature/secrets.js';
 import { resolveNow } from '../../signature/timestamp.js';
-import { verify, verifyResolvedSync, type VerifiedSignature } from '../../signature/verify.js';
+import { verifyResolved, verifyResolvedSync, type VerifiedSignature } from '../../signature/verify.js';
 import { getLowerCasedHeader } from '../headers.js';
 import type { Delivery } from '../types.js';
 
@@ -16,7 +16,7 @@ export interface VerifiedDelivery {
 }
 
 export interface VerifyStepOptions {
-  secrets: SecretsInput;
+  /** The receiver's own keys, prepared once when it was created. */
   keys: SigningKey[];
   encoding: SecretEncoding;
   tolerance: number;
@@ -25,16 +25,13 @@ export interface VerifyStepOptions {
 
 export type VerifyStep = (delivery: Delivery, nowSeconds: number) => VerifiedDelivery | Promise<VerifiedDelivery>;
 
-export function createVerifyStep({ secrets, keys, encoding, tolerance, headerKey }: VerifyStepOptions): VerifyStep {
+export function createVerifyStep({ keys, encoding, tolerance, headerKey }: VerifyStepOptions): VerifyStep {
   // On Node the HMAC runs synchronously: no promise for the common case.
   if (defaultBackend.hmacSync === undefined) {
     return ({ body, headers }, nowSeconds) => {
+      const raw = toRawPayload(body);
       const header = getLowerCasedHeader(headers, headerKey);
-      return verify(body, header, { secrets, tolerance, secretEncoding: encoding, now: nowSeconds }).then((verified) => ({
-        raw: toRawPayload(body),
-        verified,
-        header,
-      }));
+      return verifyResolved(keys, encoding, tolerance, resolveNow(nowSeconds), raw, header).then((verified) => ({ raw, verified, header }));
     };
   }
   return ({ body, headers }, nowSeconds) => {

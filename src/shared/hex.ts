@@ -1,5 +1,3 @@
-const HEX_PAIR = /^(?:[0-9a-fA-F]{2})+$/;
-
 /** Hex digit value by char code, -1 for anything else. */
 export const HEX_VALUE = new Int8Array(128).fill(-1);
 for (let i = 0; i < 10; i++) HEX_VALUE[48 + i] = i;
@@ -8,8 +6,17 @@ for (let i = 0; i < 6; i++) {
   HEX_VALUE[97 + i] = 10 + i;
 }
 
+/**
+ * Whole bytes of hex, at least one. A loop, not a regular expression: a RegExp keeps its last
+ * input (`RegExp.input`) until the next match anywhere, and the input here is a secret.
+ */
 export function isHex(value: string): boolean {
-  return HEX_PAIR.test(value);
+  if (value.length === 0 || value.length % 2 !== 0) return false;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code >= 128 || HEX_VALUE[code] === -1) return false;
+  }
+  return true;
 }
 
 /** Decodes hex the caller has already checked with `isHex`. */
