@@ -7,7 +7,9 @@
  * narrow on `code`. It lives at the bottom of the tree because every layer raises one.
  */
 export abstract class WebhookError extends Error {
+  /** What went wrong, in a word a program can switch on (`signature_mismatch`, `inbox_unavailable`, ...). */
   abstract readonly code: string;
+  /** The HTTP status a receiver should answer with (401, 400, 500, 503, ...). */
   abstract readonly status: number;
 
   constructor(message: string, options?: { cause?: unknown }) {
