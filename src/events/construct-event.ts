@@ -1,7 +1,8 @@
 import { verify, verifySync, type VerifyOptions } from '../signature/verify.js';
 import type { SignatureHeaderInput } from '../signature/parse-header.js';
 import type { RawPayload } from '../signature/payload.js';
-import { parseEvent, type ParseEventOptions } from './parse-event.js';
+import { parseEventWith, type ParseEventOptions } from './parse-event.js';
+import { resolveValidators } from './validation.js';
 import type { AnyWebhookEvent } from './types.js';
 
 export type ConstructEventOptions = VerifyOptions & ParseEventOptions;
@@ -12,8 +13,9 @@ export async function constructEvent(
   header: SignatureHeaderInput,
   options: ConstructEventOptions,
 ): Promise<AnyWebhookEvent> {
+  const validators = resolveValidators(options.validate); // a missing validators import fails before any work
   await verify(payload, header, options);
-  return parseEvent(payload, options);
+  return parseEventWith(payload, validators);
 }
 
 /** `constructEvent` without the promise. Needs node:crypto (Node 20.16+, Bun, Deno). */
@@ -22,6 +24,7 @@ export function constructEventSync(
   header: SignatureHeaderInput,
   options: ConstructEventOptions,
 ): AnyWebhookEvent {
+  const validators = resolveValidators(options.validate);
   verifySync(payload, header, options);
-  return parseEvent(payload, options);
+  return parseEventWith(payload, validators);
 }

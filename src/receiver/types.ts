@@ -1,6 +1,7 @@
 import type { WebhookDedupError } from '../dedup/errors.js';
 import type { DedupStore } from '../dedup/store.js';
 import type { AnyWebhookEvent } from '../events/types.js';
+import type { ValidateOption } from '../events/validation.js';
 import type { RawPayload } from '../signature/payload.js';
 import type { SecretEncoding, SecretsInput } from '../signature/secrets.js';
 import type { WebhookHandlerError } from './errors.js';
@@ -34,8 +35,12 @@ export interface ReceiverOptions<Tx = undefined> {
    * duplicate is the lesser harm. `'closed'` refuses it with a 503 `WebhookDedupError`.
    */
   dedupFailure?: 'open' | 'closed';
-  /** Validate known actions against their schemas. Default false. */
-  validate?: boolean;
+  /**
+   * Validate known actions against their schemas. Default false. `true` needs
+   * `import 'rack-webhooks/validate'` (checked when the receiver is created); or pass `validators`
+   * from that module.
+   */
+  validate?: ValidateOption;
   /** Actions or `prefix:*` patterns dropped before dedup and handlers, e.g. `ROUTINE_ACTIONS`. */
   ignore?: readonly string[];
   /** Structured records of what the receiver did. Never holds a secret, a signature or a body. */
