@@ -1,5 +1,5 @@
 import type { Digest, HmacBackend } from '../crypto/backend.js';
-import { defaultBackend } from '../crypto/index.js';
+import { getDefaultBackend } from '../crypto/index.js';
 import { resolveKeys } from './keyring.js';
 import { MAX_SIGNING_SECRETS, MAX_TIMESTAMP_DIGITS } from './limits.js';
 import { toRawPayload, type RawPayload } from './payload.js';
@@ -54,7 +54,7 @@ export async function signWithBackend(backend: HmacBackend, payload: RawPayload,
 
 /** Signs a body the way the rack does and returns the signature header value. */
 export function sign(payload: RawPayload, options: SignOptions): Promise<string> {
-  return signWithBackend(defaultBackend, payload, options);
+  return signWithBackend(getDefaultBackend(), payload, options);
 }
 
 /** `sign` without the promise. Needs node:crypto (Node 20.16+, Bun, Deno). */

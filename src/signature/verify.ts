@@ -1,6 +1,6 @@
 import type { Digest, HmacBackend } from '../crypto/backend.js';
-import { nodeBackend } from '../crypto/node-backend.js';
-import { defaultBackend } from '../crypto/index.js';
+import { getNodeBackend } from '../crypto/node-backend.js';
+import { getDefaultBackend } from '../crypto/index.js';
 import { resolveKeys } from './keyring.js';
 import { mismatchCandidates, mismatchError } from './mismatch.js';
 import { digestMatches, parseHeaderInternal, type ParsedHeaderInternal, type SignatureHeaderInput } from './parse-header.js';
@@ -119,7 +119,7 @@ export function verify(
   header: SignatureHeaderInput,
   options: VerifyOptions,
 ): Promise<VerifiedSignature> {
-  return verifyWithBackend(defaultBackend, payload, header, options);
+  return verifyWithBackend(getDefaultBackend(), payload, header, options);
 }
 
 /** `verify` without the promise. Needs node:crypto (Node 20.16+, Bun, Deno). */
@@ -151,6 +151,7 @@ export function verifyResolvedSync(
 export function requireSyncBackend(
   caller: string,
 ): HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> } {
+  const nodeBackend = getNodeBackend();
   if (nodeBackend?.hmacSync === undefined) {
     throw new Error(
       `rack-webhooks: ${caller} needs node:crypto (Node 20.16+, Bun or Deno); ` +
