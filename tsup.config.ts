@@ -1,3 +1,6 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Plugin } from 'esbuild';
 import { defineConfig } from 'tsup';
 
 /**
@@ -13,7 +16,37 @@ export const entries = {
   fastify: 'src/adapters/fastify.ts',
   web: 'src/adapters/web.ts',
   testing: 'src/testing/index.ts',
+  validate: 'src/validate.ts',
 } as const;
+
+/**
+ * The core (everything src/index.ts reaches) in ONE chunk. esbuild puts each module in the chunk
+ * of the set of entries that reach it, so on its own it splits the core over seven chunks (one
+ * per combination: shared with /redis, with /inbox, with the adapters...), and
+ * `import 'rack-webhooks'` loads eight files, each a round trip for Node's ESM loader on every
+ * cold start (1.6x the import time of @octokit/webhooks-methods; bench/cold-import.mjs). This plugin makes every entry
+ * reach the whole core through a tiny virtual module (`export * from 'src/index.ts'`, imported
+ * for its "side effects" only, so that it binds nothing and adds no byte), so the core is one
+ * chunk that every entry shares: the root entry is two files, and classes and the validator
+ * registry still have one copy across subpaths. Bundlers still tree-shake it statement by
+ * statement (scripts/check-size.mjs).
+ */
+const CORE_HUB = 'rack-webhooks-build:core';
+function oneCoreChunk(entryFiles: readonly string[]): Plugin {
+  const entryPaths = new Set(entryFiles.map((file) => resolve(file)));
+  const core = resolve(entries.index);
+  return {
+    name: 'one-core-chunk',
+    setup(build) {
+      build.onLoad({ filter: /\.ts$/ }, async (args) =>
+        entryPaths.has(args.path) ? { contents: `${await readFile(args.path, 'utf8')}\nimport '${CORE_HUB}';\n`, loader: 'ts' } : undefined,
+      );
+      // sideEffects: true keeps the bare import (package.json would have esbuild ignore it, with a warning).
+      build.onResolve({ filter: new RegExp(`^${CORE_HUB}$`) }, () => ({ path: 'core', namespace: 'one-core-chunk', sideEffects: true }));
+      build.onLoad({ filter: /.*/, namespace: 'one-core-chunk' }, () => ({ contents: `export * from ${JSON.stringify(core)};`, loader: 'js', resolveDir: dirname(core) }));
+    },
+  };
+}
 
 const library = defineConfig({
   entry: entries,
@@ -25,13 +58,18 @@ const library = defineConfig({
   platform: 'neutral',
   // Shared chunks for CJS too, so `instanceof WebhookDedupError` holds across subpaths.
   splitting: true,
-  treeshake: true,
+  // esbuild makes an entry import every chunk holding a module it reaches, even when it needs no
+  // binding from it (`import './chunk-X.js'`): a bare import that bundlers warn about and drop,
+  // since the package is "sideEffects": false. The chunk is still loaded through the import that
+  // uses it, so rollup (tsup's tree-shaking pass, which sees other chunks as external) may drop it.
+  treeshake: { moduleSideEffects: 'no-external' },
   // Whitespace and syntax only: identifiers stay readable in stack traces, and the precompiled
   // validators (most of the bytes) shrink by half. Source maps ship alongside.
   minifyWhitespace: true,
   minifySyntax: true,
   minifyIdentifiers: false,
   external: ['fastify'],
+  esbuildPlugins: [oneCoreChunk(Object.values(entries))],
 });
 
 /** The command-line tool: one ESM file for Node, with a shebang; it shares no chunks with the library. */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseEvent } from '../dist/index.js';
+import '../dist/validate.js'; // registers the validators for `validate: true`
 import { checkBar, compare, printTable } from './harness.mjs';
 
 /** The armed event is the richest real payload; padded with one unknown field to exactly 1 KiB. */

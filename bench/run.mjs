@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const groups = {
+  'cold-import': ['benchColdImport', './cold-import.mjs'],
   signature: ['benchSignature', './signature.mjs'],
   events: ['benchEvents', './events.mjs'],
   'memory-store': ['benchMemoryStore', './receiver.mjs'],

@@ -4,6 +4,33 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from 'node:path';
 import { installedConsumer, pack, root, run, tmp } from './lib.mjs';
 
+// The optional peers' ranges are the versions the test suite runs: each caret range must hold the
+// version installed for the tests (express 4 through its `express4` alias), and each tested
+// version must fall in the range, so that bumping a devDependency out of range fails here.
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const TESTED_AS = { express: ['express', 'express4'] };
+const parse = (version) => version.split('-')[0].split('.').map(Number);
+const inCaret = (version, floor) => {
+  const [v, f] = [parse(version), parse(floor)];
+  const major = f[0] === 0 ? 2 : 1; // ^0.5.16 stays below 0.6.0
+  for (let i = 0; i < major; i++) if (v[i] !== f[i]) return false;
+  for (let i = major; i < 3; i++) if (v[i] !== f[i]) return v[i] > f[i];
+  return true;
+};
+for (const [name, range] of Object.entries(manifest.peerDependencies)) {
+  if (manifest.peerDependenciesMeta?.[name]?.optional !== true) throw new Error(`peer ${name} is not optional`);
+  const carets = range.split('||').map((part) => part.trim());
+  if (!carets.every((part) => /^\^\d+\.\d+\.\d+$/.test(part))) throw new Error(`peer ${name}: "${range}" is not a set of caret ranges`);
+  const tested = (TESTED_AS[name] ?? [name]).map((dir) => JSON.parse(readFileSync(join(root, 'node_modules', dir, 'package.json'), 'utf8')).version);
+  for (const version of tested) {
+    if (!carets.some((caret) => inCaret(version, caret.slice(1)))) throw new Error(`peer ${name}: the tests run ${version}, outside "${range}"`);
+  }
+  for (const caret of carets) {
+    if (!tested.some((version) => inCaret(version, caret.slice(1)))) throw new Error(`peer ${name}: no test runs a version in ${caret}`);
+  }
+  console.log(`package: optional peer ${name} "${range}", tested with ${tested.join(' and ')}`);
+}
+
 const tarball = pack();
 console.log(`package: checking ${tarball}`);
 run('npx', ['publint', '--strict', tarball]);

@@ -1,5 +1,5 @@
 import type { Digest, HmacBackend, HmacKey } from './backend.js';
-import { nodeCrypto } from './node-crypto.js';
+import { loadNodeCrypto } from './node-crypto.js';
 import { createOneShotHmac, type OneShotHmac } from './one-shot-hmac.js';
 
 type NodeCrypto = typeof import('node:crypto');
@@ -66,4 +66,13 @@ function hashesKnownAnswer(hash: (algorithm: string, data: string, encoding: str
   }
 }
 
-export const nodeBackend: HmacBackend | undefined = createNodeBackend(nodeCrypto);
+let created: HmacBackend | undefined | null = null;
+
+/**
+ * The node:crypto backend, built on first use rather than at import (see loadNodeCrypto);
+ * undefined where node:crypto is missing.
+ */
+export function getNodeBackend(): HmacBackend | undefined {
+  if (created === null) created = createNodeBackend(loadNodeCrypto());
+  return created;
+}

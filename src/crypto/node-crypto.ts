@@ -21,4 +21,14 @@ function load(): NodeCryptoModule | undefined {
   }
 }
 
-export const nodeCrypto: NodeCryptoModule | undefined = load();
+let loaded: NodeCryptoModule | undefined | null = null;
+
+/**
+ * node:crypto, looked up on first use rather than at import: loading it initialises Node's crypto
+ * bindings, which was most of the time `import 'rack-webhooks'` took (bench/cold-import.mjs),
+ * and a process that parses, folds state or has not received anything yet does not need it.
+ */
+export function loadNodeCrypto(): NodeCryptoModule | undefined {
+  if (loaded === null) loaded = load();
+  return loaded;
+}

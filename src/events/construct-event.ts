@@ -1,7 +1,8 @@
 import { verify, verifySync, type VerifyOptions } from '../signature/verify.js';
 import type { SignatureHeaderInput } from '../signature/parse-header.js';
 import type { RawPayload } from '../signature/payload.js';
-import { parseEvent, type ParseEventOptions } from './parse-event.js';
+import { parseEventWith, type ParseEventOptions } from './parse-event.js';
+import { resolveValidators } from './validation.js';
 import type { AnyWebhookEvent } from './types.js';
 
 /** Options of {@link constructEvent}: those of {@link verify} and of {@link parseEvent}. */
@@ -30,8 +31,9 @@ export async function constructEvent(
   header: SignatureHeaderInput,
   options: ConstructEventOptions,
 ): Promise<AnyWebhookEvent> {
+  const validators = resolveValidators(options.validate); // a missing validators import fails before any work
   await verify(payload, header, options);
-  return parseEvent(payload, options);
+  return parseEventWith(payload, validators);
 }
 
 /**
@@ -48,6 +50,7 @@ export function constructEventSync(
   header: SignatureHeaderInput,
   options: ConstructEventOptions,
 ): AnyWebhookEvent {
+  const validators = resolveValidators(options.validate);
   verifySync(payload, header, options);
-  return parseEvent(payload, options);
+  return parseEventWith(payload, validators);
 }

@@ -6,6 +6,7 @@ export { WebhookPayloadError, isWebhookPayloadError } from './errors.js';
 export type { WebhookPayloadErrorCode } from './errors.js';
 export { parseEvent } from './parse-event.js';
 export type { EventInput, ParseEventOptions } from './parse-event.js';
+export type { EventValidators, ValidateOption } from './validation.js';
 export { constructEvent, constructEventSync } from './construct-event.js';
 export type { ConstructEventOptions } from './construct-event.js';
 export { isKnownAction, isKnownEvent } from './known.js';

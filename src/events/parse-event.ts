@@ -2,17 +2,19 @@ import { INTEGER_FIELDS } from '../generated/catalog.js';
 import { WebhookPayloadError } from './errors.js';
 import { isKnownAction } from './known.js';
 import type { AnyWebhookEvent, UnknownWebhookEvent } from './types.js';
-import { assertValidEvent } from './validate.js';
+import { resolveValidators, type EventValidators, type ValidateOption } from './validation.js';
 
 /** Options of {@link parseEvent}, {@link constructEvent} and {@link constructEventSync}. */
 export interface ParseEventOptions {
   /**
    * Check a known action against its JSON Schema and report the first failure with its JSON-pointer
-   * `path`. Unknown actions are never rejected.
+   * `path`. Unknown actions are never rejected. `true` needs `import 'rack-webhooks/validate'`
+   * somewhere in the program (it registers the validators), or pass `validators` from that module;
+   * without either, a `TypeError` says so.
    *
    * @defaultValue `false`
    */
-  validate?: boolean;
+  validate?: ValidateOption;
 }
 
 /** Raw JSON text or bytes as received, or a value parsed earlier (a persisted payload). */
@@ -111,10 +113,15 @@ function withIntegers(event: UnknownWebhookEvent, owned: boolean): UnknownWebhoo
  * ```
  */
 export function parseEvent(input: EventInput, options: ParseEventOptions = {}): AnyWebhookEvent {
+  return parseEventWith(input, resolveValidators(options.validate));
+}
+
+/** `parseEvent` with the `validate` option already resolved (receivers resolve it once). */
+export function parseEventWith(input: EventInput, validators: EventValidators | undefined): AnyWebhookEvent {
   const fromText = typeof input === 'string' || input instanceof Uint8Array || input instanceof ArrayBuffer;
   const value: unknown = fromText ? parseJson(input) : input;
   assertEnvelope(value);
-  if (options.validate === true && isKnownAction(value.action)) assertValidEvent(value.action, value);
+  if (validators !== undefined && isKnownAction(value.action)) validators.assertValid(value.action, value);
   // The envelope is checked and the integers are numbers; the rest is the rack's word (or the
   // schema's, with `validate`).
   return withIntegers(value, fromText) as AnyWebhookEvent;

@@ -1,8 +1,9 @@
 import { MemoryDedupStore } from '../dedup/memory-store.js';
 import type { DedupStore } from '../dedup/store.js';
-import { parseEvent } from '../events/parse-event.js';
+import { parseEventWith } from '../events/parse-event.js';
 import { isKnownEvent } from '../events/known.js';
 import type { AnyWebhookEvent } from '../events/types.js';
+import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
@@ -82,13 +83,14 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   }
   const ignore = options.ignore ?? [];
   ignore.forEach(assertPattern);
-  const validate = options.validate === true;
+  // Resolved now: `validate: true` without rack-webhooks/validate loaded fails here, not per delivery.
+  const validators = resolveValidators(options.validate);
 
   const clock = options.now ?? Date.now;
   const reporting = createReporting(options.logger, clock);
   const registry = new HandlerRegistry();
   const verifyStep = createVerifyStep({ keys, encoding, tolerance, headerKey: headerName.toLowerCase() });
-  const parseStep = createParseStep(validate, ignore);
+  const parseStep = createParseStep(validators, ignore);
   const claimStep = store === undefined ? undefined : createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting });
   const persistStep = inbox === undefined ? undefined : createPersistStep(inbox, reporting, options.now !== undefined);
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
@@ -144,7 +146,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
 
   // What inbox.work(receiver) runs: the same handlers and reporting, fed from stored rows.
   const runtime: ReceiverRuntime = {
-    parseStored: (body) => parseEvent(body, { validate }),
+    parseStored: (body) => parseEventWith(body, validators),
     runHandlers: (event, context) => dispatcher.dispatchStored(event, isKnownEvent(event), context),
     async reportFailure(event, failures, delivery) {
       const error = new WebhookHandlerError(event, [...failures]);

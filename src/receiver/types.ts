@@ -1,6 +1,7 @@
 import type { WebhookDedupError } from '../dedup/errors.js';
 import type { DedupStore } from '../dedup/store.js';
 import type { AnyWebhookEvent } from '../events/types.js';
+import type { ValidateOption } from '../events/validation.js';
 import type { RawPayload } from '../signature/payload.js';
 import type { SecretEncoding, SecretsInput } from '../signature/secrets.js';
 import type { WebhookHandlerError } from './errors.js';
@@ -70,11 +71,12 @@ export interface ReceiverOptions<Tx = undefined> {
    */
   dedupFailure?: 'open' | 'closed';
   /**
-   * Validate known actions against their schemas.
+   * Validate known actions against their schemas. `true` needs `import 'rack-webhooks/validate'`
+   * (checked when the receiver is created); or pass `validators` from that module.
    *
    * @defaultValue `false`
    */
-  validate?: boolean;
+  validate?: ValidateOption;
   /**
    * Actions or `prefix:*` patterns dropped before dedup and handlers, e.g. `ROUTINE_ACTIONS`.
    *

@@ -1,5 +1,5 @@
 import type { Digest, HmacBackend } from '../crypto/backend.js';
-import { defaultBackend } from '../crypto/index.js';
+import { getDefaultBackend } from '../crypto/index.js';
 import { MAX_SIGNING_SECRETS, MAX_TIMESTAMP_DIGITS } from './limits.js';
 import { toRawPayload, type RawPayload } from './payload.js';
 import { keysOf } from './keyring.js';
@@ -85,7 +85,7 @@ export async function signWithBackend(backend: HmacBackend, payload: RawPayload,
  * ```
  */
 export function sign(payload: RawPayload, options: SignOptions): Promise<string> {
-  return signWithBackend(defaultBackend, payload, options);
+  return signWithBackend(getDefaultBackend(), payload, options);
 }
 
 /**

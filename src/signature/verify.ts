@@ -1,6 +1,6 @@
 import type { Digest, HmacBackend } from '../crypto/backend.js';
-import { nodeBackend } from '../crypto/node-backend.js';
-import { defaultBackend } from '../crypto/index.js';
+import { getNodeBackend } from '../crypto/node-backend.js';
+import { getDefaultBackend } from '../crypto/index.js';
 import { mismatchCandidates, mismatchError } from './mismatch.js';
 import { digestMatches, parseHeaderInternal, type ParsedHeaderInternal, type SignatureHeaderInput } from './parse-header.js';
 import { toRawPayload, type RawPayload } from './payload.js';
@@ -157,7 +157,7 @@ export function verify(
   header: SignatureHeaderInput,
   options: VerifyOptions,
 ): Promise<VerifiedSignature> {
-  return verifyWithBackend(defaultBackend, payload, header, options);
+  return verifyWithBackend(getDefaultBackend(), payload, header, options);
 }
 
 /**
@@ -213,7 +213,7 @@ export function verifyResolved(
   header: SignatureHeaderInput,
 ): Promise<VerifiedSignature> {
   try {
-    return verifyPreparedAsync(defaultBackend, { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now });
+    return verifyPreparedAsync(getDefaultBackend(), { keys, body, header: parseHeaderInternal(header), encoding, tolerance, now });
   } catch (error) {
     return Promise.reject(error);
   }
@@ -222,6 +222,7 @@ export function verifyResolved(
 export function requireSyncBackend(
   caller: string,
 ): HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> } {
+  const nodeBackend = getNodeBackend();
   if (nodeBackend?.hmacSync === undefined) {
     throw new Error(
       `rack-webhooks: ${caller} needs node:crypto (Node 20.16+, Bun or Deno); ` +

@@ -5,6 +5,7 @@ import { SECRET, T0, manualClock } from '../receiver/helpers.js';
 import { fixtureFor } from '../events/fixtures.js';
 import { connect } from 'node:net';
 import { DISCARD_MAX_BYTES } from '../../src/adapters/node-body.js';
+import '../../src/validate.js'; // `validate: true` needs the validators registered
 import { send } from './client.js';
 import { adapters, type Running } from './servers.js';
 

@@ -16,5 +16,7 @@ import nodeAdapter = require('rack-webhooks/node');
 import expressAdapter = require('rack-webhooks/express');
 const receiver = rack.createReceiver({ secrets: 'k' });
 console.log(web.createFetchHandler(receiver), nodeAdapter.createNodeHandler(receiver), expressAdapter.webhookMiddleware(receiver));
+import validateEntry = require('rack-webhooks/validate');
+console.log(rack.parseEvent('{}', { validate: validateEntry.validators }).action);
 import inboxEntry = require('rack-webhooks/inbox');
 console.log(typeof inboxEntry.createInbox, inboxEntry.DEFAULT_TABLE);

@@ -43,6 +43,13 @@ const firstAction: 'app:create' = WEBHOOK_ACTIONS[0];
 const anyAction: WebhookAction = firstAction;
 console.log(anyAction);
 
+// Validation: the validators come from their own subpath, passed in or registered for `validate: true`.
+import { validators, type EventValidators } from 'rack-webhooks/validate';
+const validatorSet: EventValidators = validators;
+console.log(parseEvent('{}', { validate: validatorSet }).action, parseEvent('{}', { validate: true }).action);
+// @ts-expect-error validate takes a boolean or the validators, not a string
+parseEvent('{}', { validate: 'yes' });
+
 // Receiver and the Redis subpath: handler types follow the pattern.
 import { createReceiver, MemoryDedupStore, ROUTINE_ACTIONS } from 'rack-webhooks';
 import { RedisDedupStore } from 'rack-webhooks/redis';

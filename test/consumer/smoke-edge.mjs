@@ -2,6 +2,7 @@
 // (the Web Crypto path), against the packed package: verify, parse, receive through the fetch adapter.
 import { createReceiver, sign, verify, WebhookVerificationError } from 'rack-webhooks';
 import { createFetchHandler } from 'rack-webhooks/web';
+import { validators } from 'rack-webhooks/validate';
 
 const runtime = typeof Bun !== 'undefined' ? `Bun ${Bun.version}` : typeof Deno !== 'undefined' ? `Deno ${Deno.version.deno}` : `Node ${process.version}`;
 const crypto = typeof globalThis.process?.getBuiltinModule === 'function' ? 'node:crypto' : 'Web Crypto';
@@ -28,4 +29,10 @@ for (const [text, signature] of [[body, header], [body, header], [body + ' ', he
 }
 const expected = ['200 {"status":"processed"}', '200 {"status":"duplicate"}', '401 {"error":"signature_mismatch"}'];
 if (JSON.stringify(statuses) !== JSON.stringify(expected) || fired !== 1) fail(`got ${JSON.stringify(statuses)}, handler ran ${fired}x`);
+// The validators from their own subpath, passed in: a schema violation is a 400.
+const validating = createFetchHandler(createReceiver({ secrets: 'new', validate: validators }));
+const invalid = body.replace('"actor":"system"', '"actor":"ops@example.com"');
+const refused = await validating(new Request('http://localhost/webhooks', { method: 'POST', headers: { 'content-type': 'application/json', 'service-signature': await sign(invalid, { secrets: 'new' }) }, body: invalid }));
+const refusal = `${refused.status} ${JSON.stringify(await refused.json())}`;
+if (refusal !== '400 {"error":"invalid_event"}') fail(`an invalid event got ${refusal}`);
 console.log(`edge smoke ok: ${runtime} (${crypto})`);

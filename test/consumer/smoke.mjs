@@ -1,6 +1,6 @@
 // Run by scripts/smoke-runtimes.mjs on Node 20, 22 and 24 against the packed package (ESM).
 import assert from 'node:assert/strict';
-import { WebhookError, WebhookVerificationError, sign, signSync, verify, verifySync } from 'rack-webhooks';
+import { WebhookError, WebhookPayloadError, WebhookVerificationError, parseEvent, sign, signSync, verify, verifySync } from 'rack-webhooks';
 import { WebhookInboxError } from 'rack-webhooks/inbox';
 import { WebhookMountError } from 'rack-webhooks/web';
 
@@ -12,4 +12,10 @@ await assert.rejects(verify(body.replace('fired', 'armed'), header, { secrets: '
 // One error family across subpaths: the shared chunk holds one WebhookError per format.
 assert.ok(new WebhookInboxError('inbox_failed', 'x') instanceof WebhookError);
 assert.ok(new WebhookMountError('x') instanceof WebhookError);
+// validate: true needs rack-webhooks/validate loaded; once imported, it registers its validators.
+const invalid = body.replace('"actor":"system"', '"actor":"ops@example.com"');
+assert.throws(() => parseEvent(invalid, { validate: true }), (e) => e instanceof TypeError && e.message.includes("import 'rack-webhooks/validate'"));
+const { validators } = await import('rack-webhooks/validate');
+assert.throws(() => parseEvent(invalid, { validate: validators }), (e) => e instanceof WebhookPayloadError && e.path === '/data/actor');
+assert.throws(() => parseEvent(invalid, { validate: true }), (e) => e instanceof WebhookPayloadError && e.path === '/data/actor');
 console.log(`smoke ok: ESM on Node ${process.version}`);

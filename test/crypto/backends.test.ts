@@ -1,8 +1,11 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { createNodeBackend, nodeBackend } from '../../src/crypto/node-backend.js';
-import { nodeCrypto } from '../../src/crypto/node-crypto.js';
+import { createNodeBackend, getNodeBackend } from '../../src/crypto/node-backend.js';
+
+const nodeBackend = getNodeBackend();
+import { loadNodeCrypto } from '../../src/crypto/node-crypto.js';
 import { createOneShotHmac, ONE_SHOT_MAX_BODY_BYTES } from '../../src/crypto/one-shot-hmac.js';
 import { webBackend } from '../../src/crypto/web-backend.js';
 import { bytesToBase64Url } from '../../src/shared/hex.js';
@@ -38,7 +41,7 @@ describe('body hashing for replay keys', () => {
 
 describe('HMAC-SHA256 on Node: one-shot (RFC 2104 over crypto.hash) and createHmac agree', () => {
   const oneShot = nodeBackend!;
-  const streaming = createNodeBackend(nodeCrypto, { oneShot: false })!;
+  const streaming = createNodeBackend(loadNodeCrypto(), { oneShot: false })!;
   const hex = (digest: Uint8Array | string) => (typeof digest === 'string' ? digest : Buffer.from(digest).toString('hex'));
 
   it('for any key (shorter, equal to and longer than a block), timestamp and body, bytes or text', () => {
@@ -83,6 +86,7 @@ describe('HMAC-SHA256 on Node: one-shot (RFC 2104 over crypto.hash) and createHm
   });
 
   it('is the path Node takes, and falls back to createHmac when crypto.hash is missing', () => {
+    const nodeCrypto = loadNodeCrypto();
     expect(createOneShotHmac(nodeCrypto!, Buffer)).toBeTypeOf('function');
     const withoutHash = { ...nodeCrypto!, hash: undefined } as unknown as typeof nodeCrypto & object;
     expect(createOneShotHmac(withoutHash, Buffer)).toBeUndefined();
@@ -93,5 +97,20 @@ describe('HMAC-SHA256 on Node: one-shot (RFC 2104 over crypto.hash) and createHm
     const key = { source: 's', bytes: new TextEncoder().encode('s') };
     expect(hex(fallback.hmacSync!(key, '1', 'x'))).toBe(createHmac('sha256', 's').update('1.x').digest('hex'));
     expect(fallback.sha256Sync!('abc')).toBe(createHash('sha256').update('abc').digest('base64url'));
+  });
+});
+
+describe('the backend is chosen on first use, not at import', () => {
+  it('importing the built package loads no node:crypto; the first signature does', () => {
+    // A fresh process, as on a cold start: the built package by its name (dist/ is built before the tests).
+    const script = `
+      const loaded = () => process.moduleLoadList.includes('NativeModule crypto');
+      const before = loaded();
+      const { signSync, verifySync } = await import('rack-webhooks');
+      const afterImport = loaded();
+      verifySync('{}', signSync('{}', { secrets: 'k' }), { secrets: 'k' });
+      console.log(JSON.stringify({ before, afterImport, afterVerify: loaded() }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('../..', import.meta.url), encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ before: false, afterImport: false, afterVerify: true });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WebhookPayloadError, WebhookVerificationError, constructEvent, constructEventSync, isKnownEvent, parseEvent, signSync, type AnyWebhookEvent } from '../../src/index.js';
+import { validators } from '../../src/validate.js'; // registers the validators: `validate: true` works below
 import { fixtureFor } from './fixtures.js';
 
 function payloadError(fn: () => unknown): WebhookPayloadError {
@@ -168,6 +169,16 @@ describe('validate: true', () => {
     const promote = fixtureFor('release:promote');
     expect(payloadError(() => parseEvent(JSON.stringify({ ...promote.json, status: 'success' }), { validate: true })).path).toBe('/status');
     expect(payloadError(() => parseEvent(JSON.stringify({ ...promote.json, timestamp: '2026-04-27 10:30' }), { validate: true })).path).toBe('/timestamp');
+  });
+
+  it('`validate: validators` (the set passed explicitly) checks exactly as `validate: true` does', () => {
+    const bad = withData(toggled, { state: 'maybe' });
+    const explicit = payloadError(() => parseEvent(bad, { validate: validators }));
+    const registered = payloadError(() => parseEvent(bad, { validate: true }));
+    expect(explicit.code).toBe('invalid_event');
+    expect(explicit.path).toBe('/data/state');
+    expect(explicit.message).toBe(registered.message);
+    expect(parseEvent(toggled.text, { validate: validators })).toEqual(parseEvent(toggled.text, { validate: true }));
   });
 });
 

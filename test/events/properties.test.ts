@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_ACTIONS, WebhookPayloadError, parseEvent } from '../../src/index.js';
+import '../../src/validate.js'; // `validate: true` needs the validators registered
 import { fixtures } from './fixtures.js';
 
 function parsesOrRefuses(input: string | object, validate: boolean) {

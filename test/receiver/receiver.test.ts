@@ -10,6 +10,7 @@ import {
   type DedupStore,
   type ReceiverLogRecord,
 } from '../../src/index.js';
+import { validators } from '../../src/validate.js'; // also registers them, for `validate: true`
 import { SECRET, T0, delivery, manualClock } from './helpers.js';
 
 const base = () => {
@@ -451,7 +452,7 @@ describe('headers and options', () => {
     const { options } = base();
     const { signSync } = await import('../../src/index.js');
     const body = '{"action":"app:scale-override:toggled","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"a","actor":"x","service":"web","state":"maybe"}}';
-    const receiver = createReceiver({ ...options, validate: true });
+    const receiver = createReceiver({ ...options, validate: validators });
     const error = await receiver.receive({ body, headers: { 'service-signature': signSync(body, { secrets: SECRET, timestamp: T0 }) } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookPayloadError);
     expect((error as WebhookPayloadError).path).toBe('/data/state');

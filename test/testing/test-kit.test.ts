@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/adapters/web.js';
 import { INTEGER_FIELDS } from '../../src/generated/catalog.js';
 import { WEBHOOK_ACTIONS, createReceiver, parseEvent, verifySync } from '../../src/index.js';
+import '../../src/validate.js'; // `validate: true` needs the validators registered
 import { createSignedRequest, createSignedRequestSync, createTestEvent, rackTickId, rackTimestamp, toFetchRequest } from '../../src/testing/index.js';
 
 describe('createTestEvent', () => {

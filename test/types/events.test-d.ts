@@ -3,6 +3,7 @@ import {
   ON_CALL_ACTIONS,
   ROUTINE_ACTIONS,
   WEBHOOK_ACTIONS,
+  createReceiver,
   isKnownEvent,
   isOnCallEvent,
   parseEvent,
@@ -11,7 +12,9 @@ import {
   type AppBudgetAutoShutdownFiredEvent,
   type AppBudgetPerServiceTruncatedEvent,
   type EventOf,
+  type EventValidators,
   type KnownStatus,
+  type Receiver,
   type UnknownWebhookEvent,
   type WebhookAction,
   type WebhookEvent,
@@ -123,5 +126,19 @@ describe('unknown actions are representable without making the known types lie',
       expectTypeOf(parsed.action).toEqualTypeOf<string>();
     }
     if (isOnCallEvent(parsed)) expectTypeOf(parsed.action).toEqualTypeOf<'app:budget:auto-shutdown:fired' | 'app:budget:auto-shutdown:failed' | 'app:budget:cap'>();
+  });
+});
+
+describe('the validate option', () => {
+  it('takes a boolean or the validators of rack-webhooks/validate, and nothing else', async () => {
+    const { validators } = await import('../../src/validate.js');
+    expectTypeOf(validators).toEqualTypeOf<EventValidators>();
+    expectTypeOf(parseEvent('{}', { validate: validators })).toEqualTypeOf<AnyWebhookEvent>();
+    expectTypeOf(parseEvent('{}', { validate: true })).toEqualTypeOf<AnyWebhookEvent>();
+    expectTypeOf(createReceiver({ secrets: 'k', validate: validators })).toEqualTypeOf<Receiver>();
+    // @ts-expect-error a string is not a validate option
+    parseEvent('{}', { validate: 'yes' });
+    // @ts-expect-error a set needs assertValid
+    createReceiver({ secrets: 'k', validate: {} });
   });
 });

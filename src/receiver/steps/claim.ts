@@ -1,4 +1,4 @@
-import { defaultBackend } from '../../crypto/index.js';
+import { getDefaultBackend } from '../../crypto/index.js';
 import { WebhookDedupError } from '../../dedup/errors.js';
 import { claimAll, type DedupClaim, type DedupStore } from '../../dedup/store.js';
 import type { AnyWebhookEvent } from '../../events/types.js';
@@ -26,8 +26,8 @@ export type ClaimStep = (verified: VerifiedDelivery, event: AnyWebhookEvent, now
 
 /** SHA-256 of the raw body, base64url: in this tick on Node, through Web Crypto elsewhere. */
 export function hashBody(raw: Uint8Array | string): string | Promise<string> {
-  const sha256Sync = defaultBackend.sha256Sync;
-  return sha256Sync !== undefined ? sha256Sync(raw) : defaultBackend.sha256(raw);
+  const backend = getDefaultBackend();
+  return backend.sha256Sync !== undefined ? backend.sha256Sync(raw) : backend.sha256(raw);
 }
 
 export function createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting }: ClaimStepOptions): ClaimStep {

@@ -1,6 +1,7 @@
 import { isKnownEvent } from '../../events/known.js';
-import { parseEvent } from '../../events/parse-event.js';
+import { parseEventWith } from '../../events/parse-event.js';
 import type { AnyWebhookEvent } from '../../events/types.js';
+import type { EventValidators } from '../../events/validation.js';
 import type { RawPayload } from '../../signature/payload.js';
 import { matchesPattern } from '../patterns.js';
 
@@ -14,10 +15,9 @@ export interface ParsedDelivery {
 
 export type ParseStep = (body: RawPayload) => ParsedDelivery;
 
-export function createParseStep(validate: boolean, ignore: readonly string[]): ParseStep {
-  const parseOptions = { validate };
+export function createParseStep(validators: EventValidators | undefined, ignore: readonly string[]): ParseStep {
   return (body) => {
-    const event = parseEvent(body, parseOptions);
+    const event = parseEventWith(body, validators);
     const ignored = ignore.length > 0 && ignore.some((pattern) => matchesPattern(pattern, event.action));
     return { event, ignored, known: isKnownEvent(event) };
   };

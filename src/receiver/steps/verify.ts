@@ -1,4 +1,4 @@
-import { defaultBackend } from '../../crypto/index.js';
+import { getDefaultBackend } from '../../crypto/index.js';
 import { toRawPayload } from '../../signature/payload.js';
 import type { SecretEncoding, SigningKey } from '../../signature/secrets.js';
 import { resolveNow } from '../../signature/timestamp.js';
@@ -27,7 +27,7 @@ export type VerifyStep = (delivery: Delivery, nowSeconds: number) => VerifiedDel
 
 export function createVerifyStep({ keys, encoding, tolerance, headerKey }: VerifyStepOptions): VerifyStep {
   // On Node the HMAC runs synchronously: no promise for the common case.
-  if (defaultBackend.hmacSync === undefined) {
+  if (getDefaultBackend().hmacSync === undefined) {
     return ({ body, headers }, nowSeconds) => {
       const raw = toRawPayload(body);
       const header = getLowerCasedHeader(headers, headerKey);
