@@ -8,7 +8,34 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { ecmaVersion: 2022, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', fetch: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', structuredClone: 'readonly', performance: 'readonly', crypto: 'readonly', Response: 'readonly', Request: 'readonly', Headers: 'readonly', queueMicrotask: 'readonly', setImmediate: 'readonly', globalThis: 'readonly' } },
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: 'module',
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        fetch: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        structuredClone: 'readonly',
+        performance: 'readonly',
+        crypto: 'readonly',
+        Response: 'readonly',
+        Request: 'readonly',
+        Headers: 'readonly',
+        queueMicrotask: 'readonly',
+        setImmediate: 'readonly',
+        globalThis: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       // Tests and adapters cast at the boundaries on purpose (a client's rows, a framework's request).
@@ -18,6 +45,21 @@ export default tseslint.config(
   },
   {
     files: ['src/console/app/**/*.ts'],
-    languageOptions: { globals: { window: 'readonly', document: 'readonly', EventSource: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly', HTMLElement: 'readonly', Element: 'readonly', Node: 'readonly', KeyboardEvent: 'readonly', Event: 'readonly', SVGElement: 'readonly' } },
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        EventSource: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        navigator: 'readonly',
+        HTMLElement: 'readonly',
+        Element: 'readonly',
+        Node: 'readonly',
+        KeyboardEvent: 'readonly',
+        Event: 'readonly',
+        SVGElement: 'readonly',
+      },
+    },
   },
 );

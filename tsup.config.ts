@@ -43,7 +43,11 @@ function oneCoreChunk(entryFiles: readonly string[]): Plugin {
       );
       // sideEffects: true keeps the bare import (package.json would have esbuild ignore it, with a warning).
       build.onResolve({ filter: new RegExp(`^${CORE_HUB}$`) }, () => ({ path: 'core', namespace: 'one-core-chunk', sideEffects: true }));
-      build.onLoad({ filter: /.*/, namespace: 'one-core-chunk' }, () => ({ contents: `export * from ${JSON.stringify(core)};`, loader: 'js', resolveDir: dirname(core) }));
+      build.onLoad({ filter: /.*/, namespace: 'one-core-chunk' }, () => ({
+        contents: `export * from ${JSON.stringify(core)};`,
+        loader: 'js',
+        resolveDir: dirname(core),
+      }));
     },
   };
 }

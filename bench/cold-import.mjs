@@ -54,7 +54,9 @@ export async function benchColdImport({ rounds = Number(process.env.BENCH_COLD_R
   for (const [i, row] of rows.entries()) {
     // The sign-and-verify rows compare with the floor's own sign-and-verify row.
     const base = cases[i].mode === 'sign-verify' ? rows[4] : floor;
-    console.log(`| ${row.name} | ${row.wall.toFixed(2)} | ${(row.wall / base.wall).toFixed(2)}x | ${row.cpu.toFixed(2)} | ${(row.cpu / base.cpu).toFixed(2)}x |`);
+    console.log(
+      `| ${row.name} | ${row.wall.toFixed(2)} | ${(row.wall / base.wall).toFixed(2)}x | ${row.cpu.toFixed(2)} | ${(row.cpu / base.cpu).toFixed(2)}x |`,
+    );
   }
   const ok = checkBar("cold import('rack-webhooks') / import('@octokit/webhooks-methods'), wall time", rows[1].wall / floor.wall, 1.2);
   return { ok, results: rows };

@@ -30,10 +30,15 @@ const apps = {
   'bare route': bareApp(async (request) => ({ status: 'processed', bytes: request.body.length })),
   'bare route + createHmac': bareApp(async (request) => {
     const header = request.headers['service-signature'];
-    createHmac('sha256', secret).update(`${header.slice(2, header.indexOf(','))}.`).update(request.body).digest();
+    createHmac('sha256', secret)
+      .update(`${header.slice(2, header.indexOf(','))}.`)
+      .update(request.body)
+      .digest();
     return { status: 'processed' };
   }),
-  'bare route + receiver.receive()': bareApp(async (request) => ({ status: (await receiver.receive({ body: request.body, headers: request.headers })).outcome })),
+  'bare route + receiver.receive()': bareApp(async (request) => ({
+    status: (await receiver.receive({ body: request.body, headers: request.headers })).outcome,
+  })),
   'rack-webhooks/fastify plugin': (() => {
     const app = Fastify({ logger: false });
     app.register(rackWebhooks, { receiver: createReceiver({ secrets: secret }), path: '/webhooks' });
@@ -55,6 +60,9 @@ for (let round = 0; round < ROUNDS; round++) {
     samples[name].push(((performance.now() - started) * 1000) / PER_ROUND);
   }
 }
-console.log(`\n### Fastify in-process (fastify.inject), µs per request, median of ${ROUNDS} rounds of ${PER_ROUND.toLocaleString('en-US')}\n`);
+console.log(
+  `\n### Fastify in-process (fastify.inject), µs per request, median of ${ROUNDS} rounds of ${PER_ROUND.toLocaleString('en-US')}\n`,
+);
 console.log('| route | µs/request |\n|---|---:|');
-for (const [name, values] of Object.entries(samples)) console.log(`| ${name} | ${values.sort((a, b) => a - b)[Math.floor(ROUNDS / 2)].toFixed(1)} |`);
+for (const [name, values] of Object.entries(samples))
+  console.log(`| ${name} | ${values.sort((a, b) => a - b)[Math.floor(ROUNDS / 2)].toFixed(1)} |`);

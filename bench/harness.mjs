@@ -36,7 +36,10 @@ function median(values) {
  * Each round runs every case for `iterations` calls; the median of the rounds is kept.
  * clock: 'wall' (elapsed time) or 'cpu' (this process's CPU time, immune to preemption).
  */
-export async function compare(cases, { rounds = 25, targetMs = 20, warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 300), clock = 'wall' } = {}) {
+export async function compare(
+  cases,
+  { rounds = 25, targetMs = 20, warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 300), clock = 'wall' } = {},
+) {
   const now = clocks[clock];
   if (now === undefined) throw new Error(`unknown clock ${clock}`);
   // Warm-up: let the JIT settle on every case before anything is timed.
@@ -53,7 +56,7 @@ export async function compare(cases, { rounds = 25, targetMs = 20, warmupMs = Nu
     let n = 10;
     for (;;) {
       const perOp = c.async ? await timeBatchAsync(c.fn, n, now) : timeBatch(c.fn, n, now);
-      if (perOp * n > targetMs * 1e6 / 4 || n > 1e7) {
+      if (perOp * n > (targetMs * 1e6) / 4 || n > 1e7) {
         iterations.set(c.name, Math.max(10, Math.round((targetMs * 1e6) / perOp)));
         break;
       }
@@ -76,12 +79,24 @@ export async function compare(cases, { rounds = 25, targetMs = 20, warmupMs = Nu
 
 export function printTable(title, rows, extra = {}) {
   console.log(`\n### ${title}\n`);
-  console.log('| case | ns/op | ops/s | ratio to floor |' + Object.keys(extra).map((k) => ` ${k} |`).join(''));
-  console.log('|---|---:|---:|---:|' + Object.keys(extra).map(() => '---:|').join(''));
+  console.log(
+    '| case | ns/op | ops/s | ratio to floor |' +
+      Object.keys(extra)
+        .map((k) => ` ${k} |`)
+        .join(''),
+  );
+  console.log(
+    '|---|---:|---:|---:|' +
+      Object.keys(extra)
+        .map(() => '---:|')
+        .join(''),
+  );
   for (const row of rows) {
     console.log(
       `| ${row.name} | ${row.nsPerOp.toFixed(0)} | ${Math.round(row.opsPerSec).toLocaleString('en-US')} | ${row.ratio.toFixed(2)}x |` +
-        Object.values(extra).map((f) => ` ${f(row)} |`).join(''),
+        Object.values(extra)
+          .map((f) => ` ${f(row)} |`)
+          .join(''),
     );
   }
 }

@@ -69,7 +69,10 @@ function cpuSeconds(pid) {
 
 function start(file, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file], { env: { ...process.env, ...env, PORT: '0', RACK_WEBHOOK_SECRETS: secret }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [file], {
+      env: { ...process.env, ...env, PORT: '0', RACK_WEBHOOK_SECRETS: secret },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk) => {
       out += chunk;
@@ -77,7 +80,15 @@ function start(file, env = {}) {
       if (match) {
         child.stdout.removeAllListeners('data');
         child.stdout.resume(); // keep draining: the examples print a line per handled event
-        resolve({ pid: child.pid, url: match[1], stop: () => new Promise((done) => { child.once('exit', done); child.kill('SIGTERM'); }) });
+        resolve({
+          pid: child.pid,
+          url: match[1],
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', done);
+              child.kill('SIGTERM');
+            }),
+        });
       }
     });
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code} before listening`)));
@@ -119,14 +130,22 @@ const fmt = (rps) => Math.round(rps).toLocaleString('en-US');
 const cpu = (run) => (run.cpuMicros === undefined ? 'n/a' : `${run.cpuMicros.toFixed(1)} µs`);
 const best = (runs) => Math.max(...runs.map((run) => run.rps));
 const medianCpu = (runs) => {
-  const values = runs.map((run) => run.cpuMicros).filter((value) => value !== undefined).sort((a, b) => a - b);
+  const values = runs
+    .map((run) => run.cpuMicros)
+    .filter((value) => value !== undefined)
+    .sort((a, b) => a - b);
   return values.length === 0 ? undefined : values[Math.floor(values.length / 2)];
 };
-const frameworks = [['Express 5', 'express'], ['Fastify 5', 'fastify']];
+const frameworks = [
+  ['Express 5', 'express'],
+  ['Fastify 5', 'fastify'],
+];
 const summary = [];
 let ok = true;
 
-console.log(`\n### HTTP: requests/s (server CPU per request), ${CONNECTIONS} connections, ${WARM_UP_SECONDS} s warm-up + ${DURATION} s per run\n`);
+console.log(
+  `\n### HTTP: requests/s (server CPU per request), ${CONNECTIONS} connections, ${WARM_UP_SECONDS} s warm-up + ${DURATION} s per run\n`,
+);
 console.log('| framework | run | HMAC-only control | adapter + no-op handler |');
 console.log('|---|---:|---:|---:|');
 for (const [name, framework] of frameworks) {
@@ -139,31 +158,45 @@ for (const [name, framework] of frameworks) {
       if (kind === 'control') control.push(await measure(`./servers/bare-${framework}.mjs`, { BARE_VERIFY_HMAC: '1' }));
       else adapter.push(await measure(`./servers/adapter-${framework}.mjs`));
     }
-    console.log(`| ${name} | ${round + 1} | ${fmt(control[round].rps)} (${cpu(control[round])}) | ${fmt(adapter[round].rps)} (${cpu(adapter[round])}) |`);
+    console.log(
+      `| ${name} | ${round + 1} | ${fmt(control[round].rps)} (${cpu(control[round])}) | ${fmt(adapter[round].rps)} (${cpu(adapter[round])}) |`,
+    );
   }
   const example = await measure(`../examples/${framework}.mjs`);
   const non2xx = [bare, ...control, ...adapter, example].reduce((sum, run) => sum + run.non2xx, 0);
   summary.push({ name, bare, control, adapter, example, non2xx });
 }
 
-console.log(`\n| framework | bare route (reads body) | HMAC-only control (best) | adapter + no-op handler (best) | adapter / control (bar >= ${BAR}) | by server CPU per request (median) | non-2xx |`);
+console.log(
+  `\n| framework | bare route (reads body) | HMAC-only control (best) | adapter + no-op handler (best) | adapter / control (bar >= ${BAR}) | by server CPU per request (median) | non-2xx |`,
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const row of summary) {
   const ratio = best(row.adapter) / best(row.control);
   const [controlCpu, adapterCpu] = [medianCpu(row.control), medianCpu(row.adapter)];
   row.ratio = ratio;
-  row.cpuText = controlCpu === undefined || adapterCpu === undefined ? 'n/a' : `${(controlCpu / adapterCpu).toFixed(2)} (${controlCpu.toFixed(1)} / ${adapterCpu.toFixed(1)} µs)`;
-  console.log(`| ${row.name} | ${fmt(row.bare.rps)} | ${fmt(best(row.control))} | ${fmt(best(row.adapter))} | ${ratio.toFixed(2)} | ${row.cpuText} | ${row.non2xx} |`);
+  row.cpuText =
+    controlCpu === undefined || adapterCpu === undefined
+      ? 'n/a'
+      : `${(controlCpu / adapterCpu).toFixed(2)} (${controlCpu.toFixed(1)} / ${adapterCpu.toFixed(1)} µs)`;
+  console.log(
+    `| ${row.name} | ${fmt(row.bare.rps)} | ${fmt(best(row.control))} | ${fmt(best(row.adapter))} | ${ratio.toFixed(2)} | ${row.cpuText} | ${row.non2xx} |`,
+  );
 }
 for (const row of summary) {
   const pass = row.ratio >= BAR && row.non2xx === 0;
   ok = ok && pass;
-  console.log(`${pass ? 'PASS' : 'MISS'}  ${row.name} adapter / HMAC-only control: ${row.ratio.toFixed(2)} (bar >= ${BAR}); by server CPU per request: ${row.cpuText}${row.non2xx === 0 ? '' : `; ${row.non2xx} non-2xx answers`}`);
+  console.log(
+    `${pass ? 'PASS' : 'MISS'}  ${row.name} adapter / HMAC-only control: ${row.ratio.toFixed(2)} (bar >= ${BAR}); by server CPU per request: ${row.cpuText}${row.non2xx === 0 ? '' : `; ${row.non2xx} non-2xx answers`}`,
+  );
 }
 
 console.log('\n### The examples (verify, parse, dedup, and handlers that print a line per event): no bar\n');
 console.log('| framework | example | example / HMAC-only control (best) | server CPU per request |');
 console.log('|---|---:|---:|---:|');
-for (const row of summary) console.log(`| ${row.name} | ${fmt(row.example.rps)} | ${(row.example.rps / best(row.control)).toFixed(2)} | ${cpu(row.example)} |`);
-console.log(`\n${deliveries.signedOnTheFly === 0 ? 'No' : deliveries.signedOnTheFly.toLocaleString('en-US')} deliveries signed on the fly (past the pool sized from the rate reached).`);
+for (const row of summary)
+  console.log(`| ${row.name} | ${fmt(row.example.rps)} | ${(row.example.rps / best(row.control)).toFixed(2)} | ${cpu(row.example)} |`);
+console.log(
+  `\n${deliveries.signedOnTheFly === 0 ? 'No' : deliveries.signedOnTheFly.toLocaleString('en-US')} deliveries signed on the fly (past the pool sized from the rate reached).`,
+);
 process.exitCode = ok ? 0 : 3;

@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-const COLUMNS = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at';
+const COLUMNS =
+  'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at';
 const SIGNED_AT = 1_795_000_000; // 2026-11-18T11:06:40Z
 const ACTION = 'app:budget:cap';
 const EVENT_TIME = '2026-11-18T11:06:40.123456789Z'; // SIGNED_AT, with the nanoseconds the events carry
@@ -54,7 +55,12 @@ INSERT INTO ${table} (${COLUMNS}) VALUES (:body, :signature, ${SIGNED_AT}, 0, :a
   const args = ['-M', mode, '-T', String(seconds)];
   // Strings as -D variables, so they travel as parameters of the prepared insert, as the SDK's
   // do. They also must: pgbench replaces :name even inside quotes ('app:budget:cap').
-  for (const [name, value] of Object.entries({ body: `\\x${BODY.toString('hex')}`, signature: SIGNATURE, action: ACTION, event_time: EVENT_TIME })) {
+  for (const [name, value] of Object.entries({
+    body: `\\x${BODY.toString('hex')}`,
+    signature: SIGNATURE,
+    action: ACTION,
+    event_time: EVENT_TIME,
+  })) {
     args.push('-D', `${name}=${value}`);
   }
   return runPgbench({ url, clients, script, args });
@@ -69,7 +75,13 @@ async function runPgbench({ url, clients, script, args }) {
     const allArgs = ['-n', '-c', String(clients), '-j', String(Math.min(2, clients)), ...args, '-f', file, url];
     const { stdout } = await run(findPgbench(), allArgs, { maxBuffer: 16 << 20 }).catch((error) => {
       // Every client repeats the same error: show each once, and not the 2 KiB command line.
-      const lines = [...new Set(String(error.stderr ?? '').split('\n').filter(Boolean))].slice(0, 5);
+      const lines = [
+        ...new Set(
+          String(error.stderr ?? '')
+            .split('\n')
+            .filter(Boolean),
+        ),
+      ].slice(0, 5);
       throw new Error(`pgbench exited with ${error.code ?? error.signal}:\n${lines.join('\n') || error.message}`);
     });
     const tps = /^tps = ([\d.]+) \(without initial connection time\)/m.exec(stdout);
@@ -94,7 +106,17 @@ export async function pgliteInsertFloor({ database, table, count = 2000, eventKe
     Array.from({ length: n }, () => {
       const tick = randomBytes(16).toString('hex');
       const ns = BigInt(SIGNED_AT) * 1_000_000_000n + BigInt(Math.floor(Math.random() * 1e9));
-      return [BODY, SIGNATURE, SIGNED_AT, ACTION, EVENT_TIME, ns.toString(), tick, `replay:${SIGNED_AT}:${randomBytes(32).toString('base64url')}`, eventKey ? `event:${ACTION}:${tick}` : null];
+      return [
+        BODY,
+        SIGNATURE,
+        SIGNED_AT,
+        ACTION,
+        EVENT_TIME,
+        ns.toString(),
+        tick,
+        `replay:${SIGNED_AT}:${randomBytes(32).toString('base64url')}`,
+        eventKey ? `event:${ACTION}:${tick}` : null,
+      ];
     });
   for (const row of params(Math.min(100, count))) await database.query(sql, row);
   const rows = params(count);
@@ -147,10 +169,12 @@ export function quotedTables(table) {
 /** Throws unless exactly `expected` rows are done, none running, and each has its succeeded attempt. */
 async function checkDone(pool, table, expected, floorName) {
   const { deliveries, attempts } = quotedTables(table);
-  const { rows } = await pool.query(`SELECT count(*) FILTER (WHERE state = 'done')::int AS done, count(*) FILTER (WHERE state = 'running')::int AS running,
+  const { rows } =
+    await pool.query(`SELECT count(*) FILTER (WHERE state = 'done')::int AS done, count(*) FILTER (WHERE state = 'running')::int AS running,
     (SELECT count(*)::int FROM ${attempts} WHERE outcome = 'succeeded') AS succeeded FROM ${deliveries}`);
   const { done, running, succeeded } = rows[0];
-  if (done !== expected || running !== 0 || succeeded !== expected) throw new Error(`${floorName}: expected ${expected} done, the table has ${JSON.stringify(rows[0])}`);
+  if (done !== expected || running !== 0 || succeeded !== expected)
+    throw new Error(`${floorName}: expected ${expected} done, the table has ${JSON.stringify(rows[0])}`);
 }
 
 /**
@@ -163,9 +187,14 @@ export function checkWorkerStatements() {
   const T = '\u0000T\u0000';
   const A = '\u0000A\u0000';
   for (const [key, text] of Object.entries(workerStatements(T, A))) {
-    const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll(T, '\\$\\{\\w+\\}').replaceAll(A, '\\$\\{\\w+\\}');
+    const escaped = text
+      .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      .replaceAll(T, '\\$\\{\\w+\\}')
+      .replaceAll(A, '\\$\\{\\w+\\}');
     if (!new RegExp(`${key}:\`${escaped}\``).test(built)) {
-      throw new Error(`bench/inbox-floors.mjs: the worker's \`${key}\` statement no longer matches ${file}: copy it again from src/inbox/work/sql.ts (and rebuild)`);
+      throw new Error(
+        `bench/inbox-floors.mjs: the worker's \`${key}\` statement no longer matches ${file}: copy it again from src/inbox/work/sql.ts (and rebuild)`,
+      );
     }
   }
 }

@@ -59,7 +59,20 @@ RETURNING id::text AS id`;
 function insertParams(count) {
   return Array.from({ length: count }, () => {
     const tick = `tick-${randomBytes(16).toString('hex')}`;
-    return [randomBytes(1024), `t=1795000000,v1=${randomBytes(32).toString('hex')}`, '1795000000', 0, ACTION, '2026-11-18T11:06:40.123456789Z', '1795000000123456789', 'billing-api', tick, `replay:1795000000:${randomBytes(32).toString('base64url')}`, `event:${ACTION}:${tick}`, 'pending'];
+    return [
+      randomBytes(1024),
+      `t=1795000000,v1=${randomBytes(32).toString('hex')}`,
+      '1795000000',
+      0,
+      ACTION,
+      '2026-11-18T11:06:40.123456789Z',
+      '1795000000123456789',
+      'billing-api',
+      tick,
+      `replay:1795000000:${randomBytes(32).toString('base64url')}`,
+      `event:${ACTION}:${tick}`,
+      'pending',
+    ];
   });
 }
 
@@ -118,7 +131,10 @@ async function openLoop(send, count, rate) {
 /** Fills `table` with `count` pending rows copied from accepted deliveries (real bodies), in one statement. */
 async function prestore(pool, from, table, count) {
   const columns = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key';
-  await pool.query(`INSERT INTO ${table} (${columns}, state, run_at) SELECT ${columns}, 'pending', now() FROM ${from} ORDER BY id LIMIT $1`, [count]);
+  await pool.query(
+    `INSERT INTO ${table} (${columns}, state, run_at) SELECT ${columns}, 'pending', now() FROM ${from} ORDER BY id LIMIT $1`,
+    [count],
+  );
 }
 
 /**
@@ -178,31 +194,46 @@ async function benchPostgres(pool, schema) {
   // INSERT sent from Node through pg (no verify, no parse: what any receiver on pg pays), each on
   // a fresh, empty table.
   const cases = [
-    ['information: pgbench as above, extended protocol (parses and plans every insert, as pg\'s `pool.query(text, values)` does)', async (table) => {
-      return (await pgbenchInsertFloor({ url: URL, table, clients: IN_FLIGHT, seconds: FLOOR_SECONDS, eventKey: true, mode: 'extended' })).tps;
-    }],
-    ['receive() with an inbox: verify + parse + insert + commit', async (table) => {
-      const items = deliveries(ACCEPT_COUNT);
-      return closedLoop(receiving(newReceiver(createInbox({ database: pool, table })), items), items.length, IN_FLIGHT);
-    }],
-    ['information: the same INSERT alone through pg `pool.query(text, values)`, as the inbox sends it', async (table) => {
-      const params = insertParams(ACCEPT_COUNT);
-      const text = insertSql(table);
-      return closedLoop((i) => pool.query(text, params[i]), params.length, IN_FLIGHT);
-    }],
-    ['information: the same INSERT through pg as a named (prepared once per connection) statement', async (table) => {
-      const params = insertParams(ACCEPT_COUNT);
-      const text = insertSql(table);
-      const name = `insert-${table}`;
-      return closedLoop((i) => pool.query({ name, text, values: params[i] }), params.length, IN_FLIGHT);
-    }],
+    [
+      "information: pgbench as above, extended protocol (parses and plans every insert, as pg's `pool.query(text, values)` does)",
+      async (table) => {
+        return (await pgbenchInsertFloor({ url: URL, table, clients: IN_FLIGHT, seconds: FLOOR_SECONDS, eventKey: true, mode: 'extended' }))
+          .tps;
+      },
+    ],
+    [
+      'receive() with an inbox: verify + parse + insert + commit',
+      async (table) => {
+        const items = deliveries(ACCEPT_COUNT);
+        return closedLoop(receiving(newReceiver(createInbox({ database: pool, table })), items), items.length, IN_FLIGHT);
+      },
+    ],
+    [
+      'information: the same INSERT alone through pg `pool.query(text, values)`, as the inbox sends it',
+      async (table) => {
+        const params = insertParams(ACCEPT_COUNT);
+        const text = insertSql(table);
+        return closedLoop((i) => pool.query(text, params[i]), params.length, IN_FLIGHT);
+      },
+    ],
+    [
+      'information: the same INSERT through pg as a named (prepared once per connection) statement',
+      async (table) => {
+        const params = insertParams(ACCEPT_COUNT);
+        const text = insertSql(table);
+        const name = `insert-${table}`;
+        return closedLoop((i) => pool.query({ name, text, values: params[i] }), params.length, IN_FLIGHT);
+      },
+    ],
   ];
   const SDK = 1; // the case with the bar
   const floors = [];
   const rates = cases.map(() => []);
   let acceptedTable;
   for (let r = 0; r < ROUNDS; r++) {
-    floors.push((await pgbenchInsertFloor({ url: URL, table: await freshTable(), clients: IN_FLIGHT, seconds: FLOOR_SECONDS, eventKey: true })).tps);
+    floors.push(
+      (await pgbenchInsertFloor({ url: URL, table: await freshTable(), clients: IN_FLIGHT, seconds: FLOOR_SECONDS, eventKey: true })).tps,
+    );
     for (const [c, [, run]] of cases.entries()) {
       const table = await freshTable();
       if (c === SDK) acceptedTable = table; // real bodies for the worker rows
@@ -217,7 +248,9 @@ async function benchPostgres(pool, schema) {
     floor,
     cases.map(([name], c) => [name, median(rates[c])]),
   );
-  console.log(`\nrounds, deliveries/s: floor ${floors.map(perSecond).join(', ')}; ${rates.map((r, c) => `case ${c + 1}: ${r.map(perSecond).join(', ')}`).join('; ')}`);
+  console.log(
+    `\nrounds, deliveries/s: floor ${floors.map(perSecond).join(', ')}; ${rates.map((r, c) => `case ${c + 1}: ${r.map(perSecond).join(', ')}`).join('; ')}`,
+  );
 
   // 2. Worker throughput with a no-op handler: claim (and record the attempt), then in one
   // transaction per delivery: lock, run the handlers, mark done. Then the floors of what the
@@ -242,25 +275,57 @@ async function benchPostgres(pool, schema) {
   const widest = workers[workers.length - 1][1]; // the floors run at this setting's concurrency
   // (a) As many claims per delivery as the worker at IN_FLIGHT sent in this run (rounded to whole rows per claim).
   const claimBatch = Math.max(1, Math.round(1 / widest.claimsPerRow));
-  const statementsFloor = await replayWorkerStatements({ pool, table: await storedTable(), lanes: IN_FLIGHT, claimBatch, seconds: WORKER_SECONDS });
-  const statementsOneByOne = await replayWorkerStatements({ pool, table: await storedTable(), lanes: IN_FLIGHT, claimBatch: 1, seconds: WORKER_SECONDS });
+  const statementsFloor = await replayWorkerStatements({
+    pool,
+    table: await storedTable(),
+    lanes: IN_FLIGHT,
+    claimBatch,
+    seconds: WORKER_SECONDS,
+  });
+  const statementsOneByOne = await replayWorkerStatements({
+    pool,
+    table: await storedTable(),
+    lanes: IN_FLIGHT,
+    claimBatch: 1,
+    seconds: WORKER_SECONDS,
+  });
   // (b) pgbench: every client claims one row at a time (no loops in a pgbench script), and all of them must find one.
-  const pgbenchWorker = await pgbenchWorkerFloor({ pool, url: URL, table: await storedTable(), clients: IN_FLIGHT, perClient: Math.floor(WORKER_COUNT / IN_FLIGHT) });
+  const pgbenchWorker = await pgbenchWorkerFloor({
+    pool,
+    url: URL,
+    table: await storedTable(),
+    clients: IN_FLIGHT,
+    perClient: Math.floor(WORKER_COUNT / IN_FLIGHT),
+  });
 
-  console.log(`\n### Inbox worker throughput (no-op handler, pg Pool: ${WORKER_COUNT.toLocaleString('en-US')} stored deliveries, done per second over at most ${WORKER_SECONDS} s)\n`);
+  console.log(
+    `\n### Inbox worker throughput (no-op handler, pg Pool: ${WORKER_COUNT.toLocaleString('en-US')} stored deliveries, done per second over at most ${WORKER_SECONDS} s)\n`,
+  );
   console.log('| case | deliveries/s | claims per delivery | ratio to the pgbench insert floor | ratio to floor (a) |');
   console.log('|---|---:|---:|---:|---:|');
   const row = (name, rate, claimsPerRow) =>
-    console.log(`| ${name} | ${perSecond(rate)} | ${claimsPerRow === undefined ? '' : claimsPerRow.toFixed(2)} | ${(rate / floor).toFixed(2)}x | ${(rate / statementsFloor.perSecond).toFixed(2)}x |`);
+    console.log(
+      `| ${name} | ${perSecond(rate)} | ${claimsPerRow === undefined ? '' : claimsPerRow.toFixed(2)} | ${(rate / floor).toFixed(2)}x | ${(rate / statementsFloor.perSecond).toFixed(2)}x |`,
+    );
   row('floor: the same pgbench insert floor as above (the bar)', floor);
-  row(`floor (a): the worker's required statements, replayed through pg: ${IN_FLIGHT} lanes, each a claim of ${claimBatch} rows, then per row BEGIN, lock, done, COMMIT, all named`, statementsFloor.perSecond, statementsFloor.claimsPerRow);
+  row(
+    `floor (a): the worker's required statements, replayed through pg: ${IN_FLIGHT} lanes, each a claim of ${claimBatch} rows, then per row BEGIN, lock, done, COMMIT, all named`,
+    statementsFloor.perSecond,
+    statementsFloor.claimsPerRow,
+  );
   row('information: floor (a) claiming 1 row at a time', statementsOneByOne.perSecond, statementsOneByOne.claimsPerRow);
   row(`floor (b): pgbench, ${IN_FLIGHT} clients, -M prepared, the same statements, claiming 1 row at a time`, pgbenchWorker.tps, 1);
   for (const [name, result] of workers) row(name, result.perSecond, result.claimsPerRow);
   const bestName = best[0].replace('one worker, ', '');
-  console.log(`\nworker (best: ${bestName}) / required-statements floor (a): ${(best[1].perSecond / statementsFloor.perSecond).toFixed(2)}x`);
-  console.log(`worker (best: ${bestName}) / pgbench worker-statements floor (b), which claims 1 row at a time: ${(best[1].perSecond / pgbenchWorker.tps).toFixed(2)}x`);
-  console.log(`required-statements floor (a) / pgbench insert floor: ${(statementsFloor.perSecond / floor).toFixed(2)}x, what these statements on this schema leave for the bar's ratio`);
+  console.log(
+    `\nworker (best: ${bestName}) / required-statements floor (a): ${(best[1].perSecond / statementsFloor.perSecond).toFixed(2)}x`,
+  );
+  console.log(
+    `worker (best: ${bestName}) / pgbench worker-statements floor (b), which claims 1 row at a time: ${(best[1].perSecond / pgbenchWorker.tps).toFixed(2)}x`,
+  );
+  console.log(
+    `required-statements floor (a) / pgbench insert floor: ${(statementsFloor.perSecond / floor).toFixed(2)}x, what these statements on this schema leave for the bar's ratio`,
+  );
 
   // 3. Accept latency at a steady rate, open loop. Fresh tables, warmed up first: every pooled
   // connection loads a new table's catalog entries on its first insert.
@@ -277,7 +342,9 @@ async function benchPostgres(pool, schema) {
   console.log(`\n### Inbox accept latency (pg Pool, open loop at ${LATENCY_RATE} deliveries/s, from each delivery's scheduled start)\n`);
   console.log('| case | p50 ms | p99 ms | max ms |');
   console.log('|---|---:|---:|---:|');
-  console.log(`| information: the same INSERT alone through pg, ${LATENCY_FLOOR_SECONDS} s | ${ms(latencyFloor.p50)} | ${ms(latencyFloor.p99)} | ${ms(latencyFloor.max)} |`);
+  console.log(
+    `| information: the same INSERT alone through pg, ${LATENCY_FLOOR_SECONDS} s | ${ms(latencyFloor.p50)} | ${ms(latencyFloor.p99)} | ${ms(latencyFloor.max)} |`,
+  );
   console.log(`| receive() with an inbox, ${LATENCY_SECONDS} s | ${ms(latency.p50)} | ${ms(latency.p99)} | ${ms(latency.max)} |`);
 
   let ok = checkBar('inbox accept / pgbench insert', accept / floor, 0.5, '>=');
@@ -307,7 +374,12 @@ async function benchPGlite() {
     }
     const floor = median(floors);
     const accept = median(accepts);
-    table(`Inbox accept throughput on PGlite (in memory, one delivery at a time, median of ${ROUNDS} rounds)`, 'the same insert, alone, on another fresh PGlite', floor, [['receive() with an inbox on PGlite', accept]]);
+    table(
+      `Inbox accept throughput on PGlite (in memory, one delivery at a time, median of ${ROUNDS} rounds)`,
+      'the same insert, alone, on another fresh PGlite',
+      floor,
+      [['receive() with an inbox on PGlite', accept]],
+    );
     console.log(`\nrounds, deliveries/s: floor ${floors.map(perSecond).join(', ')}; receive() ${accepts.map(perSecond).join(', ')}`);
     return checkBar('inbox accept on PGlite / PGlite insert', accept / floor, 0.5, '>=');
   } finally {

@@ -6,7 +6,10 @@ import { checkBar, compare, printTable } from './harness.mjs';
 
 const { randomBytes } = crypto;
 // The body hash as the SDK computes it: one-shot crypto.hash where Node has it (20.12+).
-const sha256 = typeof crypto.hash === 'function' ? (body) => crypto.hash('sha256', body, 'base64url') : (body) => crypto.createHash('sha256').update(body).digest('base64url');
+const sha256 =
+  typeof crypto.hash === 'function'
+    ? (body) => crypto.hash('sha256', body, 'base64url')
+    : (body) => crypto.createHash('sha256').update(body).digest('base64url');
 const SECRET = 'bench-' + randomBytes(16).toString('hex');
 const T = 1_777_285_800;
 
@@ -15,8 +18,22 @@ function deliveries(count) {
   const out = [];
   for (let i = 0; i < count; i++) {
     const tick = `tick-2026-04-27T10:30:00Z-${randomBytes(16).toString('hex')}`;
-    const event = { action: 'app:budget:auto-shutdown:fired', status: 'success', timestamp: '2026-04-27T10:30:00.106682533Z',
-      data: { rack: 'example-rack', app: 'billing-api', actor: 'system', tick_id: tick, schema_version: '1', dry_run: 'false', cap_usd: '100', spend_usd: '100.42', note: '' } };
+    const event = {
+      action: 'app:budget:auto-shutdown:fired',
+      status: 'success',
+      timestamp: '2026-04-27T10:30:00.106682533Z',
+      data: {
+        rack: 'example-rack',
+        app: 'billing-api',
+        actor: 'system',
+        tick_id: tick,
+        schema_version: '1',
+        dry_run: 'false',
+        cap_usd: '100',
+        spend_usd: '100.42',
+        note: '',
+      },
+    };
     const pad = 1024 - Buffer.byteLength(JSON.stringify(event));
     event.data.note = 'x'.repeat(pad);
     const body = Buffer.from(JSON.stringify(event));
@@ -27,13 +44,32 @@ function deliveries(count) {
 
 export async function benchMemoryStore() {
   const store = new MemoryDedupStore({ maxEntries: 100_000 });
-  const keys = Array.from({ length: 100_000 }, (_, i) => `replay:${T}:${(i * 2654435761 % 2 ** 32).toString(16).padStart(8, '0')}${'a'.repeat(56)}`);
+  const keys = Array.from(
+    { length: 100_000 },
+    (_, i) => `replay:${T}:${((i * 2654435761) % 2 ** 32).toString(16).padStart(8, '0')}${'a'.repeat(56)}`,
+  );
   for (const key of keys) await store.claim(key, 3600); // full: every further claim also evicts
   let i = 0;
   const fresh = Array.from({ length: 200_000 }, (_, n) => `replay:${T + 1}:${n.toString(16).padStart(64, '0')}`);
   const rows = await compare([
     // Floor: the bare Map work of a full bounded set (look up, insert, delete the key from 100,000 claims ago).
-    { name: 'floor: Map.get + Map.set + Map.delete', fn: (() => { const m = new Map(keys.map((k) => [k, 1])); const ring = [...keys]; let j = 0; return () => { const k = fresh[j % fresh.length]; if (m.get(k) === undefined) { m.delete(ring[j % ring.length]); ring[j % ring.length] = k; m.set(k, 1); } j++; }; })() },
+    {
+      name: 'floor: Map.get + Map.set + Map.delete',
+      fn: (() => {
+        const m = new Map(keys.map((k) => [k, 1]));
+        const ring = [...keys];
+        let j = 0;
+        return () => {
+          const k = fresh[j % fresh.length];
+          if (m.get(k) === undefined) {
+            m.delete(ring[j % ring.length]);
+            ring[j % ring.length] = k;
+            m.set(k, 1);
+          }
+          j++;
+        };
+      })(),
+    },
     { name: 'MemoryDedupStore.claim (full, evicting)', fn: () => store.claim(fresh[i++ % fresh.length], 3600) },
   ]);
   printTable('MemoryDedupStore at 100,000 entries', rows);
@@ -84,7 +120,10 @@ export async function benchReceive() {
     const { timestamp } = verifySync(body, headers['service-signature'], { secrets: SECRET, now: T });
     const event = parseEvent(body);
     const hash = sha256(body);
-    partsStore.claimAll([{ key: `replay:${timestamp}:${hash}`, ttlSeconds: 300 }, { key: `event:${event.action}:${event.data.tick_id}`, ttlSeconds: 86_400 }]);
+    partsStore.claimAll([
+      { key: `replay:${timestamp}:${hash}`, ttlSeconds: 300 },
+      { key: `event:${event.action}:${event.data.tick_id}`, ttlSeconds: 86_400 },
+    ]);
   };
   // The same work with the claims on a bare Map (two gets, two sets; no expiry, no bound, no
   // eviction): the cheapest string-keyed table in JavaScript, so the floor under any in-memory store.
@@ -105,20 +144,43 @@ export async function benchReceive() {
       bareMap.set(eventKey, b);
     }
   };
-  const rows = await compare([
-    // The floor: the work the contract requires, inline, on the same kind of store receive() uses.
-    { name: 'floor: required work, inline and synchronous: verifySync + parseEvent + SHA-256 of the body + MemoryDedupStore.claimAll (2 keys)', fn: parts },
-    { name: 'receive(): verify + parse + dedup (2 keys) + no-op handler', fn: () => receiver.receive(next()), async: true },
-    { name: 'information: the required work with the claims on a bare Map (no expiry, no bound)', fn: partsOnMap },
-    // verifySync over the same pool of deliveries, in the same order, as receive() handles.
-    { name: 'information: verifySync alone', fn: () => { const { body, headers } = pool[v++ % pool.length]; return verifySync(body, headers['service-signature'], { secrets: SECRET, now: T }); } },
-    { name: 'information: receive() with dedup: false', fn: (() => { const r = createReceiver({ secrets: SECRET, now: () => T * 1000, dedup: false }); return () => r.receive(sample); })(), async: true },
-    // Many short rounds (about 5 ms per case) on the CPU clock: a burst from a noisy neighbour
-    // lands on a few samples of every case, and a preemption costs no case anything.
-  ], { rounds: 161, targetMs: 5, clock: 'cpu' });
+  const rows = await compare(
+    [
+      // The floor: the work the contract requires, inline, on the same kind of store receive() uses.
+      {
+        name: 'floor: required work, inline and synchronous: verifySync + parseEvent + SHA-256 of the body + MemoryDedupStore.claimAll (2 keys)',
+        fn: parts,
+      },
+      { name: 'receive(): verify + parse + dedup (2 keys) + no-op handler', fn: () => receiver.receive(next()), async: true },
+      { name: 'information: the required work with the claims on a bare Map (no expiry, no bound)', fn: partsOnMap },
+      // verifySync over the same pool of deliveries, in the same order, as receive() handles.
+      {
+        name: 'information: verifySync alone',
+        fn: () => {
+          const { body, headers } = pool[v++ % pool.length];
+          return verifySync(body, headers['service-signature'], { secrets: SECRET, now: T });
+        },
+      },
+      {
+        name: 'information: receive() with dedup: false',
+        fn: (() => {
+          const r = createReceiver({ secrets: SECRET, now: () => T * 1000, dedup: false });
+          return () => r.receive(sample);
+        })(),
+        async: true,
+      },
+      // Many short rounds (about 5 ms per case) on the CPU clock: a burst from a noisy neighbour
+      // lands on a few samples of every case, and a preemption costs no case anything.
+    ],
+    { rounds: 161, targetMs: 5, clock: 'cpu' },
+  );
   const verifyAlone = rows[3];
-  printTable('receive() end to end, 1 KiB delivery, MemoryDedupStore (CPU time per op)', rows, { 'vs verifySync': (r) => `${(r.nsPerOp / verifyAlone.nsPerOp).toFixed(2)}x` });
-  console.log(`information: required work / verifySync: ${(rows[0].nsPerOp / verifyAlone.nsPerOp).toFixed(2)}; receive() / verifySync: ${(rows[1].nsPerOp / verifyAlone.nsPerOp).toFixed(2)} (the bar before issue 14: <= 2)`);
+  printTable('receive() end to end, 1 KiB delivery, MemoryDedupStore (CPU time per op)', rows, {
+    'vs verifySync': (r) => `${(r.nsPerOp / verifyAlone.nsPerOp).toFixed(2)}x`,
+  });
+  console.log(
+    `information: required work / verifySync: ${(rows[0].nsPerOp / verifyAlone.nsPerOp).toFixed(2)}; receive() / verifySync: ${(rows[1].nsPerOp / verifyAlone.nsPerOp).toFixed(2)} (the bar before issue 14: <= 2)`,
+  );
   // The bar: what receive() adds to the work it cannot skip (its own bookkeeping, the promise, the handler call).
   return { ok: checkBar('receive() / required work (verifySync + parseEvent + body hash + claims, inline)', rows[1].ratio, 1.15) };
 }
@@ -138,16 +200,25 @@ export async function benchRedis() {
   receiver.on('app:budget:auto-shutdown:fired', () => {});
   const run = async (items) => {
     let next = 0;
-    const worker = async () => { while (next < items.length) await receiver.receive(items[next++]); };
+    const worker = async () => {
+      while (next < items.length) await receiver.receive(items[next++]);
+    };
     const started = process.hrtime.bigint();
     await Promise.all(Array.from({ length: 32 }, worker));
     return items.length / (Number(process.hrtime.bigint() - started) / 1e9);
   };
   await run(pool.slice(0, 2_000)); // warm-up
   const rates = [];
-  for (const slice of [[2_000, 8_000], [8_000, 14_000], [14_000, 20_000]]) rates.push(await run(pool.slice(...slice)));
+  for (const slice of [
+    [2_000, 8_000],
+    [8_000, 14_000],
+    [14_000, 20_000],
+  ])
+    rates.push(await run(pool.slice(...slice)));
   const rate = rates.sort((a, b) => a - b)[1];
-  console.log(`\n### RedisDedupStore (ioredis, local Redis), 32 deliveries in flight\n\nmedian of 3 runs of 6,000 distinct 1 KiB deliveries: ${Math.round(rate).toLocaleString('en-US')} deliveries/s (runs: ${rates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')})`);
+  console.log(
+    `\n### RedisDedupStore (ioredis, local Redis), 32 deliveries in flight\n\nmedian of 3 runs of 6,000 distinct 1 KiB deliveries: ${Math.round(rate).toLocaleString('en-US')} deliveries/s (runs: ${rates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')})`,
+  );
   const keys = await client.keys(`${prefix}*`);
   for (let k = 0; k < keys.length; k += 1000) await client.del(...keys.slice(k, k + 1000));
   client.disconnect();

@@ -9,7 +9,12 @@ const SECRET = 'whsec_' + randomBytes(24).toString('hex');
 const OTHER_KEYS = ['k2', 'k3', 'k4'].map((k) => k + randomBytes(16).toString('hex'));
 
 function bodyOf(size) {
-  const base = { action: 'app:budget:auto-shutdown:fired', status: 'success', timestamp: '2026-04-27T10:30:00.106682533Z', data: { rack: 'example-rack', app: 'billing-api', actor: 'system' } };
+  const base = {
+    action: 'app:budget:auto-shutdown:fired',
+    status: 'success',
+    timestamp: '2026-04-27T10:30:00.106682533Z',
+    data: { rack: 'example-rack', app: 'billing-api', actor: 'system' },
+  };
   const json = JSON.stringify(base);
   const padding = 'x'.repeat(Math.max(0, size - json.length - 14));
   return Buffer.from(JSON.stringify({ ...base, data: { ...base.data, pad: padding } }).slice(0, size - 1) + '}');
@@ -27,8 +32,14 @@ async function hmacCandidates(t, body) {
   const key = Buffer.from(SECRET);
   const keyObject = createSecretKey(key);
   const candidates = [
-    { name: 'createHmac(text key).update(t.).update(body).digest()', fn: () => createHmac('sha256', SECRET).update(prefix).update(body).digest() },
-    { name: 'createHmac(KeyObject).update(t.).update(body).digest()', fn: () => createHmac('sha256', keyObject).update(prefix).update(body).digest() },
+    {
+      name: 'createHmac(text key).update(t.).update(body).digest()',
+      fn: () => createHmac('sha256', SECRET).update(prefix).update(body).digest(),
+    },
+    {
+      name: 'createHmac(KeyObject).update(t.).update(body).digest()',
+      fn: () => createHmac('sha256', keyObject).update(prefix).update(body).digest(),
+    },
   ];
   if (typeof crypto.hash === 'function') {
     // RFC 2104 over the one-shot crypto.hash (Node 20.12+, 21.7+): key XOR ipad, then key XOR opad,
@@ -82,7 +93,10 @@ export async function benchSignature() {
       const options = { secrets: SECRET };
       const hmacs = (await hmacCandidates(t, body)).map((c) => ({ ...c, name: `HMAC-SHA256: ${c.name}` }));
       const cases = [
-        { name: 'floor 1: createHmac + timingSafeEqual', fn: () => timingSafeEqual(createHmac('sha256', SECRET).update(`${t}.`).update(body).digest(), expected) },
+        {
+          name: 'floor 1: createHmac + timingSafeEqual',
+          fn: () => timingSafeEqual(createHmac('sha256', SECRET).update(`${t}.`).update(body).digest(), expected),
+        },
         { name: 'verifySync', fn: () => verifySync(body, header, options) },
         { name: 'verify (async)', fn: () => verify(body, header, options), async: true },
         { name: 'stripe verifyHeader', fn: () => stripe.webhooks.signature.verifyHeader(body, header, SECRET, 300) },
@@ -91,7 +105,10 @@ export async function benchSignature() {
       // On the CPU clock, so a preemption costs no case anything; at 1 KiB, where the bars are,
       // many short rounds (about 5 ms per case), so a burst from a noisy neighbour lands on a few
       // samples of every case and the median steps over it.
-      const rows = await compare(cases, { clock: 'cpu', ...(size >= 256 * 1024 ? { rounds: 15 } : size === 1024 ? { rounds: 161, targetMs: 5 } : {}) });
+      const rows = await compare(cases, {
+        clock: 'cpu',
+        ...(size >= 256 * 1024 ? { rounds: 15 } : size === 1024 ? { rounds: 161, targetMs: 5 } : {}),
+      });
       const title = `${size / 1024} KiB body, ${keys} v1 segment${keys === 1 ? '' : 's'} (CPU time per op)`;
       const sync = rows[1];
       // Floor 2: the fastest HMAC-SHA256 of this runtime, in this run.

@@ -5,7 +5,20 @@ import { readFileSync } from 'node:fs';
 import { compareEvents, createRackState, parseEvent, timestampNanos } from '../dist/index.js';
 import { checkBar, compare, printTable } from './harness.mjs';
 
-const APPS = ['billing-api', 'checkout-web', 'data-pipeline', 'search-api', 'auth', 'notifications', 'reports', 'media', 'ledger', 'gateway', 'scheduler', 'admin'];
+const APPS = [
+  'billing-api',
+  'checkout-web',
+  'data-pipeline',
+  'search-api',
+  'auth',
+  'notifications',
+  'reports',
+  'media',
+  'ledger',
+  'gateway',
+  'scheduler',
+  'admin',
+];
 const DAYS = 3; // past the 24 h window, so the logs are compacted as in a long-running receiver
 const NS_PER_MS = 1_000_000n;
 const START_MS = Date.parse('2026-04-20T00:00:00Z');
@@ -23,7 +36,11 @@ function prng(seed) {
 
 const templates = new Map();
 function template(action) {
-  if (!templates.has(action)) templates.set(action, JSON.parse(readFileSync(new URL(`../test/fixtures/events/${action.replaceAll(':', '.')}.json`, import.meta.url), 'utf8')));
+  if (!templates.has(action))
+    templates.set(
+      action,
+      JSON.parse(readFileSync(new URL(`../test/fixtures/events/${action.replaceAll(':', '.')}.json`, import.meta.url), 'utf8')),
+    );
   return templates.get(action);
 }
 
@@ -58,13 +75,18 @@ function stream() {
       for (let n = Math.round(perDay * DAYS); n > 0; n--) each(anytime());
     };
     const tick = (at) => `tick-${timestamp(at).slice(0, 19)}Z-${hex()}`;
-    for (let at = BigInt(START_MS) * NS_PER_MS; at < BigInt(START_MS + spanMs) * NS_PER_MS; at += minutes(15)) emit('app:budget:auto-shutdown:noop', at, { tick_id: tick(at) });
+    for (let at = BigInt(START_MS) * NS_PER_MS; at < BigInt(START_MS + spanMs) * NS_PER_MS; at += minutes(15))
+      emit('app:budget:auto-shutdown:noop', at, { tick_id: tick(at) });
     times(12, (at) => {
       const release = id();
       emit('build:create', at, { id: id(), release_id: release });
       emit('release:create', at + minutes(3), { id: release });
       emit('release:promote', at + minutes(4), { id: release });
-      emit(pick(['app:promote:completed', 'app:promote:completed', 'app:promote:completed', 'app:promote:errored', 'app:promote:cancelled']), at + minutes(6 + random() * 10), { id: release });
+      emit(
+        pick(['app:promote:completed', 'app:promote:completed', 'app:promote:completed', 'app:promote:errored', 'app:promote:cancelled']),
+        at + minutes(6 + random() * 10),
+        { id: release },
+      );
     });
     times(1, (at) => {
       const as = (action, offset, data = {}) => emit(`app:budget:auto-shutdown:${action}`, at + offset, { tick_id: tickId, ...data });
@@ -75,8 +97,8 @@ function stream() {
         as('fired', minutes(60));
         as('restored', minutes(90 + random() * 600));
         as('dismissed', minutes(720));
-      }
-      else if (ending < 0.5) as('failed', minutes(60)); // the spec shows no :restored after :failed
+      } else if (ending < 0.5)
+        as('failed', minutes(60)); // the spec shows no :restored after :failed
       else if (ending < 0.9) as('cancelled', minutes(random() * 59), { cancel_reason: pick(CANCEL_REASONS) });
       else as('expired', minutes(30));
     });
@@ -88,7 +110,13 @@ function stream() {
     times(0.1, (at) => emit('app:budget:breaker-cleared', at));
     times(2, (at) => emit('app:scale-override:toggled', at, { service: pick(['web', 'worker']), state: pick(['on', 'off']) }));
     times(1, (at) => emit('app:triggers-override:toggled', at, { service: pick(['web', 'worker']), state: pick(['on', 'off']) }));
-    times(2, (at) => emit('app:triggers-override:threshold-set', at, { service: pick(['web', 'worker']), type: pick(['cpu', 'memory', 'rps']), threshold: String(50 + Math.floor(random() * 40)) }));
+    times(2, (at) =>
+      emit('app:triggers-override:threshold-set', at, {
+        service: pick(['web', 'worker']),
+        type: pick(['cpu', 'memory', 'rps']),
+        threshold: String(50 + Math.floor(random() * 40)),
+      }),
+    );
   }
   return { bodies: events.sort(compareEvents).map((event) => JSON.stringify(event)), random };
 }
@@ -161,7 +189,8 @@ function differences(a, b) {
   const found = [];
   const theirs = new Map(b.state.apps().map((app) => [app.app, app]));
   for (const app of a.state.apps()) {
-    for (const field of Object.keys(app)) if (JSON.stringify(app[field]) !== JSON.stringify(theirs.get(app.app)?.[field])) found.push(`${app.app}.${field}`);
+    for (const field of Object.keys(app))
+      if (JSON.stringify(app[field]) !== JSON.stringify(theirs.get(app.app)?.[field])) found.push(`${app.app}.${field}`);
   }
   if (JSON.stringify(a.state.anomalies()) !== JSON.stringify(b.state.anomalies())) found.push('anomalies()');
   return found.length === 0 ? 'none' : found.join(', ');
@@ -195,19 +224,28 @@ export async function benchState() {
   const bytes = bodies.reduce((sum, body) => sum + body.length, 0);
   const rank = new Map(inOrder.map((event, index) => [event, index]));
   const folds = [inOrder, late, lateInRack].map((events) => fold(events, rank));
-  console.log(`\n${bodies.length} events, ${APPS.length} apps, ${DAYS * 24} h of event time, bodies ${Math.round(bytes / bodies.length)} bytes on average`);
+  console.log(
+    `\n${bodies.length} events, ${APPS.length} apps, ${DAYS * 24} h of event time, bodies ${Math.round(bytes / bodies.length)} bytes on average`,
+  );
   console.log(`in order: ${describe(folds[0], bodies.length)}`);
-  console.log(`1 to 5 late among the app's events: ${describe(folds[1], bodies.length)}; differs from in order in: ${differences(folds[0], folds[1])}`);
-  console.log(`1 to 5 late in the rack's stream: ${describe(folds[2], bodies.length)}; differs from in order in: ${differences(folds[0], folds[2])}`);
+  console.log(
+    `1 to 5 late among the app's events: ${describe(folds[1], bodies.length)}; differs from in order in: ${differences(folds[0], folds[1])}`,
+  );
+  console.log(
+    `1 to 5 late in the rack's stream: ${describe(folds[2], bodies.length)}; differs from in order in: ${differences(folds[0], folds[2])}`,
+  );
 
   let next = 0;
   const rows = await compare(
     [
       { name: 'floor: parseEvent(body)', fn: () => parseEvent(bodies[next++ % bodies.length]) },
       { name: 'apply, in order', fn: applier(inOrder) },
-      { name: 'apply, each event 1 to 5 positions late among its app\'s events', fn: applier(late) },
-      { name: 'apply, each event 1 to 5 positions late in the rack\'s stream (information)', fn: applier(lateInRack) },
-      { name: 'information: the least any timestamp-ordered fold does per event (read the timestamp, find the app, compare with its newest, build its next state)', fn: leastFold(inOrder) },
+      { name: "apply, each event 1 to 5 positions late among its app's events", fn: applier(late) },
+      { name: "apply, each event 1 to 5 positions late in the rack's stream (information)", fn: applier(lateInRack) },
+      {
+        name: 'information: the least any timestamp-ordered fold does per event (read the timestamp, find the app, compare with its newest, build its next state)',
+        fn: leastFold(inOrder),
+      },
     ],
     { rounds: 41 },
   );

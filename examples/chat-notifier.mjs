@@ -56,7 +56,8 @@ const clip = (text, max = 200) => (text.length > max ? `${text.slice(0, max - 1)
 const FORMATTERS = {
   'app:budget:auto-shutdown:fired': (d) => `auto-shutdown FIRED${tick(d)}`,
   'app:budget:auto-shutdown:failed': (d) => `auto-shutdown FAILED, services still running${tick(d)}`,
-  'app:budget:auto-shutdown:armed': (d) => `auto-shutdown armed, services stop at ${d.expected_shutdown_at} (spend $${d.spend_usd} of $${d.cap_usd})${tick(d)}`,
+  'app:budget:auto-shutdown:armed': (d) =>
+    `auto-shutdown armed, services stop at ${d.expected_shutdown_at} (spend $${d.spend_usd} of $${d.cap_usd})${tick(d)}`,
   'app:budget:auto-shutdown:cancelled': (d) => `auto-shutdown cancelled: ${d.cancel_reason}${by(d)}${tick(d)}`,
   'app:budget:auto-shutdown:restored': (d) => `services restored after auto-shutdown${by(d)}${tick(d)}`,
   'app:budget:cap': () => 'monthly budget cap reached',

@@ -37,7 +37,9 @@ function getHandler(secrets) {
   });
   receiver.on('app:budget:auto-shutdown:failed', (event) => {
     const { app, rack, tick_id, spend_usd, cap_usd } = event.data;
-    console.log(`auto-shutdown FAILED, services still running: app=${app} rack=${rack} tick=${tick_id} (spend $${spend_usd} of $${cap_usd} cap)`);
+    console.log(
+      `auto-shutdown FAILED, services still running: app=${app} rack=${rack} tick=${tick_id} (spend $${spend_usd} of $${cap_usd} cap)`,
+    );
   });
   receiver.on('app:budget:cap', (event) => {
     console.log(`budget cap reached: app=${event.data.app} rack=${event.data.rack}`);

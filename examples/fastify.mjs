@@ -44,7 +44,9 @@ receiver.on('app:budget:auto-shutdown:fired', (event) => {
 });
 receiver.on('app:budget:auto-shutdown:failed', (event) => {
   const { app, rack, tick_id, spend_usd, cap_usd } = event.data;
-  console.log(`auto-shutdown FAILED, services still running: app=${app} rack=${rack} tick=${tick_id} (spend $${spend_usd} of $${cap_usd} cap)`);
+  console.log(
+    `auto-shutdown FAILED, services still running: app=${app} rack=${rack} tick=${tick_id} (spend $${spend_usd} of $${cap_usd} cap)`,
+  );
 });
 receiver.on('app:budget:cap', (event) => {
   console.log(`budget cap reached: app=${event.data.app} rack=${event.data.rack}`);
@@ -72,7 +74,10 @@ const { port: actual } = app.server.address();
 console.log(`listening on http://${host.includes(':') ? `[${host}]` : host}:${actual}/webhooks`);
 
 function shutdown() {
-  app.close().then(() => process.exit(0), () => process.exit(1));
+  app.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
   setTimeout(() => process.exit(1), 5000).unref(); // a request that never finishes
 }
 process.once('SIGTERM', shutdown);

@@ -60,8 +60,10 @@ try {
 
 // Entering one of these auto-shutdown phases pages, with this summary.
 const PAGED_PHASES = {
-  'shut-down': (data) => `${data.app}: budget auto-shutdown FIRED, services scaled to zero (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
-  'shutdown-failed': (data) => `${data.app}: budget auto-shutdown FAILED, services are still running (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
+  'shut-down': (data) =>
+    `${data.app}: budget auto-shutdown FIRED, services scaled to zero (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
+  'shutdown-failed': (data) =>
+    `${data.app}: budget auto-shutdown FAILED, services are still running (spend $${data.spend_usd} of $${data.cap_usd} cap)`,
 };
 // The spec pages on app:budget:cap only when the app's atCapAction is block-new-deploys or
 // auto-shutdown; the event does not carry it. Filter here if you know your apps' settings.
@@ -99,7 +101,8 @@ const owedKey = (event) => `${event.action} ${dedupKey(event)}`;
 
 const state = createRackState();
 state.onTransition(({ lifecycle, to, event }) => {
-  if (lifecycle === 'auto-shutdown' && Object.hasOwn(PAGED_PHASES, to)) owed.set(owedKey(event), { event, summary: PAGED_PHASES[to](event.data) });
+  if (lifecycle === 'auto-shutdown' && Object.hasOwn(PAGED_PHASES, to))
+    owed.set(owedKey(event), { event, summary: PAGED_PHASES[to](event.data) });
 });
 
 receiver.onAny(async (event) => {

@@ -8,7 +8,12 @@ const body = JSON.stringify({
   action: 'app:budget:auto-shutdown:fired',
   status: 'success',
   timestamp: '2026-04-27T10:30:00.106682533Z',
-  data: { rack: 'example-rack', app: 'billing-api', actor: 'system', tick_id: 'tick-2026-04-27T10:30:00Z-1f0c9a7e5b2d4c3e8a9b0c1d2e3f4a5b' },
+  data: {
+    rack: 'example-rack',
+    app: 'billing-api',
+    actor: 'system',
+    tick_id: 'tick-2026-04-27T10:30:00Z-1f0c9a7e5b2d4c3e8a9b0c1d2e3f4a5b',
+  },
 });
 const now = Math.floor(Date.now() / 1000);
 const header = signSync(body, { secrets: secret, timestamp: now });

@@ -21,9 +21,12 @@ for (const [name, range] of Object.entries(manifest.peerDependencies)) {
   if (manifest.peerDependenciesMeta?.[name]?.optional !== true) throw new Error(`peer ${name} is not optional`);
   const carets = range.split('||').map((part) => part.trim());
   if (!carets.every((part) => /^\^\d+\.\d+\.\d+$/.test(part))) throw new Error(`peer ${name}: "${range}" is not a set of caret ranges`);
-  const tested = (TESTED_AS[name] ?? [name]).map((dir) => JSON.parse(readFileSync(join(root, 'node_modules', dir, 'package.json'), 'utf8')).version);
+  const tested = (TESTED_AS[name] ?? [name]).map(
+    (dir) => JSON.parse(readFileSync(join(root, 'node_modules', dir, 'package.json'), 'utf8')).version,
+  );
   for (const version of tested) {
-    if (!carets.some((caret) => inCaret(version, caret.slice(1)))) throw new Error(`peer ${name}: the tests run ${version}, outside "${range}"`);
+    if (!carets.some((caret) => inCaret(version, caret.slice(1))))
+      throw new Error(`peer ${name}: the tests run ${version}, outside "${range}"`);
   }
   for (const caret of carets) {
     if (!tested.some((version) => inCaret(version, caret.slice(1)))) throw new Error(`peer ${name}: no test runs a version in ${caret}`);
@@ -42,9 +45,12 @@ const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDepe
 const consumer = installedConsumer(
   'consumer-types',
   tarball,
-  ['@types/node', 'express', '@types/express', 'fastify', 'pg', '@types/pg', 'postgres', '@electric-sql/pglite', '@types/emscripten'].map((name) => `${name}@${own[name]}`),
+  ['@types/node', 'express', '@types/express', 'fastify', 'pg', '@types/pg', 'postgres', '@electric-sql/pglite', '@types/emscripten'].map(
+    (name) => `${name}@${own[name]}`,
+  ),
 );
-for (const file of ['consumer.ts', 'consumer-adapters.ts', 'consumer-inbox.ts']) copyFileSync(join(root, 'test/consumer', file), join(consumer, file));
+for (const file of ['consumer.ts', 'consumer-adapters.ts', 'consumer-inbox.ts'])
+  copyFileSync(join(root, 'test/consumer', file), join(consumer, file));
 copyFileSync(join(root, 'test/consumer/consumer.cts'), join(consumer, 'consumer.cts'));
 // The oldest 5.x and the newest major are installed on the side (pinned here), so their `tsc`
 // binaries never shadow the project's own compiler in node_modules/.bin.
@@ -69,16 +75,29 @@ const settings = [
 for (const [label, tsc, { adapters }] of compilers) {
   for (const setting of settings) {
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: setting.type }));
-    const files = setting.type === 'commonjs' ? ['consumer.cts'] : adapters ? ['consumer.ts', 'consumer-adapters.ts', 'consumer-inbox.ts'] : ['consumer.ts'];
-    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        noEmit: true, strict: true, target: 'ES2022', lib: ['ES2022', 'DOM', 'DOM.Iterable'],
-        // emscripten: PGlite's own .d.ts use its globals (a PGlite user with skipLibCheck off needs it too).
-        types: adapters ? ['node', 'emscripten'] : ['node'],
-        module: setting.module, moduleResolution: setting.moduleResolution, skipLibCheck: false,
-      },
-      files,
-    }));
+    const files =
+      setting.type === 'commonjs'
+        ? ['consumer.cts']
+        : adapters
+          ? ['consumer.ts', 'consumer-adapters.ts', 'consumer-inbox.ts']
+          : ['consumer.ts'];
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          noEmit: true,
+          strict: true,
+          target: 'ES2022',
+          lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+          // emscripten: PGlite's own .d.ts use its globals (a PGlite user with skipLibCheck off needs it too).
+          types: adapters ? ['node', 'emscripten'] : ['node'],
+          module: setting.module,
+          moduleResolution: setting.moduleResolution,
+          skipLibCheck: false,
+        },
+        files,
+      }),
+    );
     console.log(`package: ${label}, module ${setting.module}/${setting.moduleResolution}, ${setting.type}`);
     run('node', [tsc, '-p', 'tsconfig.json'], { cwd: consumer });
   }

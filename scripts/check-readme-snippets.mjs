@@ -37,6 +37,12 @@ const compiled = snippets.filter((s) => !s.skip);
 if (compiled.length === 0) throw new Error('README.md has no TypeScript snippet to compile');
 compileSnippets(
   'readme-snippets',
-  compiled.map((s) => ({ file: `readme-line-${s.line}.ts`, code: s.code, locate: (line, column) => `README.md:${s.line + line - 1}:${column}` })),
+  compiled.map((s) => ({
+    file: `readme-line-${s.line}.ts`,
+    code: s.code,
+    locate: (line, column) => `README.md:${s.line + line - 1}:${column}`,
+  })),
 );
-console.log(`README snippets: ${compiled.length} TypeScript blocks compiled against the built package, ${snippets.length - compiled.length} skipped (${SKIP_MARKER}).`);
+console.log(
+  `README snippets: ${compiled.length} TypeScript blocks compiled against the built package, ${snippets.length - compiled.length} skipped (${SKIP_MARKER}).`,
+);

@@ -73,16 +73,31 @@ const kb = (bytes) => `${(bytes / KB).toFixed(1)} kB`;
 console.log('size: esbuild bundle of the built package (minified ESM)     minified      gzip     limit');
 for (const { label, bytes, gzip, limit } of results) {
   const verdict = limit === undefined ? '' : bytes <= limit ? '  ok' : '  OVER';
-  console.log(`size: ${label.padEnd(52)} ${kb(bytes).padStart(9)} ${kb(gzip).padStart(9)} ${(limit === undefined ? '-' : kb(limit)).padStart(9)}${verdict}`);
+  console.log(
+    `size: ${label.padEnd(52)} ${kb(bytes).padStart(9)} ${kb(gzip).padStart(9)} ${(limit === undefined ? '-' : kb(limit)).padStart(9)}${verdict}`,
+  );
 }
 
 // Node loads each file of the root entry with a round trip of its ESM loader on every cold start:
 // the core is kept in one chunk (tsup.config.ts), so that `import 'rack-webhooks'` is two files.
 const MAX_ROOT_FILES = 2;
-const { metafile } = await build({ entryPoints: [join(root, 'dist/index.js')], bundle: true, write: false, metafile: true, format: 'esm', platform: 'neutral', logLevel: 'silent' });
+const { metafile } = await build({
+  entryPoints: [join(root, 'dist/index.js')],
+  bundle: true,
+  write: false,
+  metafile: true,
+  format: 'esm',
+  platform: 'neutral',
+  logLevel: 'silent',
+});
 const rootFiles = Object.keys(metafile.inputs);
-console.log(`size: import 'rack-webhooks' loads ${rootFiles.length} files on Node (at most ${MAX_ROOT_FILES}): ${rootFiles.map((f) => f.replace(/^.*dist\//, '')).join(', ')}`);
-if (rootFiles.length > MAX_ROOT_FILES) problems.push(`import 'rack-webhooks' loads ${rootFiles.length} files, more than ${MAX_ROOT_FILES}: the core is split over several chunks again`);
+console.log(
+  `size: import 'rack-webhooks' loads ${rootFiles.length} files on Node (at most ${MAX_ROOT_FILES}): ${rootFiles.map((f) => f.replace(/^.*dist\//, '')).join(', ')}`,
+);
+if (rootFiles.length > MAX_ROOT_FILES)
+  problems.push(
+    `import 'rack-webhooks' loads ${rootFiles.length} files, more than ${MAX_ROOT_FILES}: the core is split over several chunks again`,
+  );
 
 // The validating bundle must validate: a schema violation is a 400 invalid_event, not a TypeError
 // from createReceiver (which is what a dropped `import 'rack-webhooks/validate'` would cause).
@@ -92,8 +107,19 @@ writeFileSync(file, validating.code);
 let answer;
 try {
   const { fetch, signSync } = await import(pathToFileURL(file).href);
-  const invalid = JSON.stringify({ action: 'app:create', status: 'success', timestamp: '2026-04-27T10:30:00Z', data: { rack: '', actor: 'ops@example.com' } });
-  const response = await fetch(new Request('http://localhost/', { method: 'POST', headers: { 'content-type': 'application/json', 'service-signature': signSync(invalid, { secrets: 'k' }) }, body: invalid }));
+  const invalid = JSON.stringify({
+    action: 'app:create',
+    status: 'success',
+    timestamp: '2026-04-27T10:30:00Z',
+    data: { rack: '', actor: 'ops@example.com' },
+  });
+  const response = await fetch(
+    new Request('http://localhost/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'service-signature': signSync(invalid, { secrets: 'k' }) },
+      body: invalid,
+    }),
+  );
   answer = `${response.status} ${await response.text()}`;
 } catch (error) {
   answer = `${error.name}: ${error.message}`;

@@ -69,9 +69,15 @@ export function compileSnippets(name, snippets) {
     noEmit: true,
     skipLibCheck: true,
   };
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['prelude.d.ts', ...snippets.map((s) => s.file)] }, null, 2));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions, files: ['prelude.d.ts', ...snippets.map((s) => s.file)] }, null, 2),
+  );
   try {
-    execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--pretty', 'false'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--pretty', 'false'], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
     const byFile = new Map(snippets.map((s) => [s.file, s]));
     const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.replace(/^([\w.-]+\.ts)\((\d+),(\d+)\)/gm, (whole, file, line, column) => {

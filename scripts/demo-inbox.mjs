@@ -105,7 +105,9 @@ export async function runInboxDemo({ keep = false } = {}) {
     server = createServer(createNodeHandler(receiver));
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${server.address().port}/webhooks`;
-    say(`receiver with the inbox on ${url}; its ${ACTION} handler pages through context.transaction; the pager is down for its first ${FAILING_ATTEMPTS} attempts`);
+    say(
+      `receiver with the inbox on ${url}; its ${ACTION} handler pages through context.transaction; the pager is down for its first ${FAILING_ATTEMPTS} attempts`,
+    );
 
     // What the rack sends: the event's bytes and a signature over them, POSTed once.
     const request = await createSignedRequest(createTestEvent(ACTION, { data: { app: 'billing-api' } }), { secrets: key });
@@ -120,8 +122,12 @@ export async function runInboxDemo({ keep = false } = {}) {
         (record) => record.attempt === attempt && ['retried', 'processed', 'dead'].includes(record.event),
         `record of attempt ${attempt}`,
       ).then((record) => {
-        if (record.event === 'retried') say(`attempt ${attempt} failed (pager unreachable): its pages row rolled back; retry in ${BACKOFF.baseMs * 2 ** (attempt - 1)} ms`);
-        else if (record.event === 'processed') say(`attempt ${attempt} succeeded: delivery ${record.deliveryId} done, its pages row committed`);
+        if (record.event === 'retried')
+          say(
+            `attempt ${attempt} failed (pager unreachable): its pages row rolled back; retry in ${BACKOFF.baseMs * 2 ** (attempt - 1)} ms`,
+          );
+        else if (record.event === 'processed')
+          say(`attempt ${attempt} succeeded: delivery ${record.deliveryId} done, its pages row committed`);
         else say(`attempt ${attempt}: delivery ${record.deliveryId} is ${record.event}`);
         return record;
       }),
@@ -130,13 +136,23 @@ export async function runInboxDemo({ keep = false } = {}) {
     const first = await send();
     const stored = (await inbox.list()).deliveries;
     const id = stored[0]?.id;
-    if (expect(first.status === 200 && first.text === '{"status":"accepted"}' && stored.length === 1, `first delivery: got ${first.status} ${first.text}, ${stored.length} rows`)) {
+    if (
+      expect(
+        first.status === 200 && first.text === '{"status":"accepted"}' && stored.length === 1,
+        `first delivery: got ${first.status} ${first.text}, ${stored.length} rows`,
+      )
+    ) {
       say(`sent ${ACTION}: ${first.status} ${first.text}, stored as delivery ${id}`);
     }
 
     const copy = await send();
     const afterCopy = (await inbox.stats()).total;
-    if (expect(copy.status === 200 && copy.text === '{"status":"duplicate"}' && afterCopy === 1, `copy: got ${copy.status} ${copy.text}, ${afterCopy} rows`)) {
+    if (
+      expect(
+        copy.status === 200 && copy.text === '{"status":"duplicate"}' && afterCopy === 1,
+        `copy: got ${copy.status} ${copy.text}, ${afterCopy} rows`,
+      )
+    ) {
       say(`sent the same delivery again: ${copy.status} ${copy.text}, still ${afterCopy} row`);
     }
 
@@ -150,14 +166,20 @@ export async function runInboxDemo({ keep = false } = {}) {
       say(`pages table: 1 row, written by attempt 3 (attempts 1 and 2 left none)`);
     }
 
-    const replayedRecord = nextRecord((record) => record.deliveryId === id && ['replayed', 'processed', 'retried', 'dead'].includes(record.event), 'record of the replay');
+    const replayedRecord = nextRecord(
+      (record) => record.deliveryId === id && ['replayed', 'processed', 'retried', 'dead'].includes(record.event),
+      'record of the replay',
+    );
     const replayed = await inbox.replay({ action: 'app:budget:*' });
     expect(replayed === 1, `replay moved ${replayed} deliveries`);
     say(`inbox.replay({ action: 'app:budget:*' }): ${replayed} delivery back to pending`);
     const replay = await replayedRecord;
     const afterReplay = await pagesRows();
     if (
-      expect(replay.event === 'replayed' && afterReplay.length === 1 && afterReplay[0].attempt === 3, `replay: ${replay.event}, pages ${JSON.stringify(afterReplay)}`)
+      expect(
+        replay.event === 'replayed' && afterReplay.length === 1 && afterReplay[0].attempt === 3,
+        `replay: ${replay.event}, pages ${JSON.stringify(afterReplay)}`,
+      )
     ) {
       say(`replayed: attempt ${replay.attempt} ran the handler again and succeeded; pages table still 1 row (keyed on delivery.id)`);
     }
@@ -172,7 +194,13 @@ export async function runInboxDemo({ keep = false } = {}) {
       const table = [['id', 'state', 'attempts', 'action'], ...deliveries.map((d) => [d.id, d.state, String(d.attempts), d.action])];
       const widths = table[0].map((_, column) => Math.max(...table.map((row) => row[column].length)));
       console.log('\ninbox.list():');
-      for (const row of table) console.log(`  ${row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()}`);
+      for (const row of table)
+        console.log(
+          `  ${row
+            .map((cell, column) => cell.padEnd(widths[column]))
+            .join('  ')
+            .trimEnd()}`,
+        );
       console.log(
         `inbox.stats(): pending ${stats.pending}, running ${stats.running}, done ${stats.done}, dead ${stats.dead}, ignored ${stats.ignored}, total ${stats.total}`,
       );
@@ -207,12 +235,18 @@ export async function runInboxDemo({ keep = false } = {}) {
         expect(response.status === 200, `console delivery: ${response.status}`);
       }
       await dead;
-      say(`3 more deliveries for the console: payments-api armed (countdown running), billing-api's shutdown failed (its handler is down: dead)`);
+      say(
+        `3 more deliveries for the console: payments-api armed (countdown running), billing-api's shutdown failed (its handler is down: dead)`,
+      );
     }
   } catch (error) {
     // One line, no stack: the step that broke and why.
     problems++;
-    console.log(`  FAIL: ${String(error?.message ?? error).split(key).join('<key>')}`);
+    console.log(
+      `  FAIL: ${String(error?.message ?? error)
+        .split(key)
+        .join('<key>')}`,
+    );
   } finally {
     for (const waiter of waiters) clearTimeout(waiter.timer); // a failed step leaves nothing ticking
     await worker?.stop().catch(() => {});
@@ -224,6 +258,10 @@ export async function runInboxDemo({ keep = false } = {}) {
     if (!keep) rmSync(directory, { recursive: true, force: true });
   }
   if (keep) return { problems, directory };
-  console.log(problems === 0 ? '\nevery inbox step went as expected (temporary directory removed)' : `\n${problems} inbox step${problems === 1 ? '' : 's'} did not go as expected`);
+  console.log(
+    problems === 0
+      ? '\nevery inbox step went as expected (temporary directory removed)'
+      : `\n${problems} inbox step${problems === 1 ? '' : 's'} did not go as expected`,
+  );
   return problems;
 }

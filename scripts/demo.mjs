@@ -64,7 +64,8 @@ const url = await new Promise((resolve) => {
 });
 if (url === undefined) await fail('examples/express.mjs did not start listening within 10 s');
 
-const fixture = (name) => JSON.stringify(JSON.parse(readFileSync(new URL(`../test/fixtures/events/${name}.json`, import.meta.url), 'utf8')));
+const fixture = (name) =>
+  JSON.stringify(JSON.parse(readFileSync(new URL(`../test/fixtures/events/${name}.json`, import.meta.url), 'utf8')));
 const now = Math.floor(Date.now() / 1000);
 const signed = (body) => ({ body, signature: signSync(body, { secrets: key, timestamp: now }) });
 
@@ -77,7 +78,12 @@ const deliveries = [
   { name: 'failed', ...failed, expected: [200, 'processed'] },
   { name: 'cap', ...cap, expected: [200, 'processed'] },
   { name: 'unsigned', body: fired.body, signature: undefined, expected: [401, 'missing_header'] },
-  { name: 'forged', body: fired.body.replace('"billing-api"', '"payments-api"'), signature: fired.signature, expected: [401, 'signature_mismatch'] },
+  {
+    name: 'forged',
+    body: fired.body.replace('"billing-api"', '"payments-api"'),
+    signature: fired.signature,
+    expected: [401, 'signature_mismatch'],
+  },
   { name: 'replayed', ...fired, expected: [200, 'duplicate'] }, // the fired delivery again, byte for byte
 ];
 
@@ -113,7 +119,13 @@ await stop();
 const table = [['delivery', 'expected', 'got', 'result'], ...rows];
 const widths = table[0].map((_, column) => Math.max(...table.map((row) => String(row[column]).length)));
 console.log(`rack-webhooks demo: examples/express.mjs on ${url}, signing key: 32 random bytes (not printed)\n`);
-for (const row of table) console.log(row.map((cell, column) => String(cell).padEnd(widths[column])).join('  ').trimEnd());
+for (const row of table)
+  console.log(
+    row
+      .map((cell, column) => String(cell).padEnd(widths[column]))
+      .join('  ')
+      .trimEnd(),
+  );
 
 const printed = stdout.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('listening on '));
 if (printed.length > 0) {
@@ -121,7 +133,11 @@ if (printed.length > 0) {
   for (const line of printed) console.log(`  ${redact(line)}`);
 }
 const failures = rows.filter((row) => row[3] !== 'ok').length;
-console.log(failures === 0 ? '\nevery delivery got the expected answer' : `\n${failures} deliver${failures === 1 ? 'y' : 'ies'} did not get the expected answer`);
+console.log(
+  failures === 0
+    ? '\nevery delivery got the expected answer'
+    : `\n${failures} deliver${failures === 1 ? 'y' : 'ies'} did not get the expected answer`,
+);
 if (failures > 0 && stderr.trim() !== '') console.error(redact(stderr.trim()));
 
 if (!process.argv.includes('--console')) {

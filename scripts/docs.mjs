@@ -61,7 +61,12 @@ for (const module of project.children) {
     if (child.kind !== INTERFACE || !child.name.endsWith('Options')) continue;
     for (const property of child.children ?? []) {
       // Inherited properties are checked on the interface that declares them (AdapterOptions, ...).
-      if (property.kind === PROPERTY && property.flags?.isOptional && property.inheritedFrom === undefined && !hasTag(property.comment, '@defaultValue')) {
+      if (
+        property.kind === PROPERTY &&
+        property.flags?.isOptional &&
+        property.inheritedFrom === undefined &&
+        !hasTag(property.comment, '@defaultValue')
+      ) {
         problems.push(`${module.name}: ${child.name}.${property.name} is optional but states no @defaultValue`);
       }
     }
@@ -82,7 +87,11 @@ function examplesOf(reflection, path, found) {
       const text = tag.content.map((part) => part.text).join('');
       for (const block of text.matchAll(/```(?:ts|typescript)\n([\s\S]*?)```/g)) {
         const source = reflection.sources?.[0];
-        found.push({ path, source: source === undefined ? '' : `${relative(root, join(root, source.fileName))}:${source.line}`, code: block[1] });
+        found.push({
+          path,
+          source: source === undefined ? '' : `${relative(root, join(root, source.fileName))}:${source.line}`,
+          code: block[1],
+        });
       }
     }
   }
@@ -100,4 +109,6 @@ compileSnippets(
 );
 
 const count = project.children.reduce((sum, module) => sum + (module.children?.length ?? 0), 0);
-console.log(`docs: ${project.children.length} modules, ${count} documented exports, ${examples.length} @example blocks compiled against the built package; written to docs/api/`);
+console.log(
+  `docs: ${project.children.length} modules, ${count} documented exports, ${examples.length} @example blocks compiled against the built package; written to docs/api/`,
+);

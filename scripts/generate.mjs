@@ -43,7 +43,7 @@ async function typesModule() {
   const known = shared.definitions.status.description;
   // `data` points at a definition, so json-schema-to-typescript documents the type but not the
   // property; the API reference requires both.
-  const documented = body.replace(/^ {2}data: (\w+Data);$/gm, '  /**\n   * The event\'s fields ({@link $1}).\n   */\n  data: $1;');
+  const documented = body.replace(/^ {2}data: (\w+Data);$/gm, "  /**\n   * The event's fields ({@link $1}).\n   */\n  data: $1;");
   return [
     BANNER('event types, via json-schema-to-typescript'),
     `/** The status values the spec and deployed racks are known to send. ${known} */`,
@@ -58,7 +58,7 @@ async function typesModule() {
 function catalogModule() {
   const lines = [BANNER('the action catalog')];
   lines.push(`import type { ${events.map((e) => e.typeName).join(', ')} } from './events.js';`, '');
-  lines.push('/** Every action of the rack\'s webhook catalog, in the spec\'s order. */');
+  lines.push("/** Every action of the rack's webhook catalog, in the spec's order. */");
   lines.push('export const WEBHOOK_ACTIONS = [');
   for (const e of events) lines.push(`  '${e.action}',`);
   lines.push('] as const;', '');
@@ -66,7 +66,7 @@ function catalogModule() {
   lines.push('export interface WebhookEventMap {');
   for (const e of events) lines.push(`  /** ${e.description} */`, `  '${e.action}': ${e.typeName};`);
   lines.push('}', '');
-  lines.push('/** One line per action saying what it means (from the schemas\' descriptions). */');
+  lines.push("/** One line per action saying what it means (from the schemas' descriptions). */");
   lines.push('export const ACTION_DESCRIPTIONS: { readonly [A in keyof WebhookEventMap]: string } = {');
   for (const e of events) lines.push(`  '${e.action}': ${JSON.stringify(e.description)},`);
   lines.push('};', '');
@@ -123,7 +123,9 @@ function samplesModule() {
   const fixturesDir = join(root, 'test/fixtures/events');
   const lines = [BANNER('sample events for rack-webhooks/testing', 'test/fixtures/events/')];
   lines.push('/** One realistic payload per action, as deployed racks send it (every data value a string). */');
-  lines.push('export const SAMPLE_EVENTS: { readonly [action: string]: { readonly status: string; readonly data: { readonly [field: string]: string } } } = {');
+  lines.push(
+    'export const SAMPLE_EVENTS: { readonly [action: string]: { readonly status: string; readonly data: { readonly [field: string]: string } } } = {',
+  );
   for (const e of events) {
     const fixture = readJson(join(fixturesDir, `${e.action.replaceAll(':', '.')}.json`));
     lines.push(`  '${e.action}': ${JSON.stringify({ status: fixture.status, data: fixture.data })},`);

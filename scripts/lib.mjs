@@ -32,6 +32,9 @@ export function installedConsumer(name, tarball, extraPackages = []) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore' });
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball, ...extraPackages], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball, ...extraPackages], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return dir;
 }

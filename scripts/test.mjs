@@ -2,20 +2,36 @@
 // In CI (CI=true) nothing may be skipped: a step that cannot run fails the run.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { root, run, tmp } from './lib.mjs';
+import { run, tmp } from './lib.mjs';
 
 const steps = [
   ['generated code matches schemas/ (npm run generate --check)', () => run('node', ['scripts/generate.mjs', '--check'])],
   ['typecheck', () => run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'])],
+  [
+    'lint (eslint, typescript-eslint) and format (prettier --check)',
+    () => {
+      run('npx', ['eslint', '--max-warnings', '0', '.']);
+      run('npx', ['prettier', '--check', '--log-level', 'warn', '.']);
+    },
+  ],
   // Built before the tests: the examples import the package by its published name.
   ['build (tsup)', () => run('npm', ['run', '--silent', 'build', '--', '--silent'])],
   ['core and fetch adapter import no node: module', () => run('node', ['scripts/check-runtime-neutral.mjs'])],
-  ['bundle sizes: the receiver at most 40 kB, verify at most 20 kB (esbuild, minified, from dist)', () => run('node', ['scripts/check-size.mjs'])],
+  [
+    'bundle sizes: the receiver at most 40 kB, verify at most 20 kB (esbuild, minified, from dist)',
+    () => run('node', ['scripts/check-size.mjs']),
+  ],
   ["README's TypeScript snippets compile against the built package", () => run('node', ['scripts/check-readme-snippets.mjs'])],
   ['API reference (TypeDoc, warnings as errors; @example blocks compiled)', () => run('node', ['scripts/docs.mjs'])],
-  ['unit, property, type, adapter and example tests (vitest, with coverage)', () =>
-    run('npx', ['vitest', 'run', '--coverage', '--reporter=default', '--reporter=json', `--outputFile.json=${join(tmp, 'vitest.json')}`])],
-  ['package (optional peer ranges tested, publint --strict, attw --pack, consumer types on TS 5.0/5.9/7)', () => run('node', ['scripts/check-package.mjs'])],
+  [
+    'unit, property, type, adapter and example tests (vitest, with coverage)',
+    () =>
+      run('npx', ['vitest', 'run', '--coverage', '--reporter=default', '--reporter=json', `--outputFile.json=${join(tmp, 'vitest.json')}`]),
+  ],
+  [
+    'package (optional peer ranges tested, publint --strict, attw --pack, consumer types on TS 5.0/5.9/7)',
+    () => run('node', ['scripts/check-package.mjs']),
+  ],
   ['built package on Node 20, 22 and 24 (ESM and CJS)', () => run('node', ['scripts/smoke-runtimes.mjs'])],
   ['built package on Bun, Deno and the Web Crypto path', () => run('node', ['scripts/smoke-edge-runtimes.mjs'])],
 ];

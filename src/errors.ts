@@ -28,12 +28,7 @@ export { WebhookError };
  * | `WebhookMountError` (adapters) | `raw_body_unavailable` | 500 |
  */
 export type AnyWebhookError =
-  | WebhookVerificationError
-  | WebhookPayloadError
-  | WebhookDedupError
-  | WebhookHandlerError
-  | WebhookInboxError
-  | WebhookMountError;
+  WebhookVerificationError | WebhookPayloadError | WebhookDedupError | WebhookHandlerError | WebhookInboxError | WebhookMountError;
 
 /** Every `code` an `AnyWebhookError` can carry. */
 export type WebhookErrorCode = AnyWebhookError['code'];

@@ -23,4 +23,8 @@ app.post('/webhooks', (req, res) => {
 const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   console.log(`listening on http://127.0.0.1:${server.address().port}/webhooks`);
 });
-for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
+for (const signal of ['SIGTERM', 'SIGINT'])
+  process.on(signal, () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });

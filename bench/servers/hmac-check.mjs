@@ -11,6 +11,9 @@ export function hmacMatches(header, body) {
   if (typeof header !== 'string') return false;
   const comma = header.indexOf(',');
   const expected = Buffer.from(header.slice(comma + 4), 'hex');
-  const actual = createHmac('sha256', secret).update(`${header.slice(2, comma)}.`).update(body).digest();
+  const actual = createHmac('sha256', secret)
+    .update(`${header.slice(2, comma)}.`)
+    .update(body)
+    .digest();
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }

@@ -78,9 +78,18 @@ const OK_BODIES: Record<ReceiveOutcome, string> = {
   ignored: '{"status":"ignored"}',
 };
 
-export function respond(status: number, payload: { status: ReceiveOutcome } | { error: string }, headers?: Record<string, string>): WebhookResponse {
+export function respond(
+  status: number,
+  payload: { status: ReceiveOutcome } | { error: string },
+  headers?: Record<string, string>,
+): WebhookResponse {
   const body = 'status' in payload && status === 200 ? OK_BODIES[payload.status] : JSON.stringify(payload);
-  return { status, headers: headers === undefined ? { 'content-type': JSON_CONTENT_TYPE } : { 'content-type': JSON_CONTENT_TYPE, ...headers }, body, result: payload };
+  return {
+    status,
+    headers: headers === undefined ? { 'content-type': JSON_CONTENT_TYPE } : { 'content-type': JSON_CONTENT_TYPE, ...headers },
+    body,
+    result: payload,
+  };
 }
 
 /** `application/json` or any `application/*+json`, with parameters such as `charset` allowed. */
@@ -131,14 +140,11 @@ function receiveToResponse(
   headers: HeadersInput,
   receiveOptions: ReceiveOptions,
 ): Promise<WebhookResponse> {
-  return receiver.receive({ body, headers }, receiveOptions).then(
-    ({ outcome, event }) => {
-      const response: WebhookResponse = respond(200, { status: outcome });
-      response.event = event;
-      return response;
-    },
-    errorResponse,
-  );
+  return receiver.receive({ body, headers }, receiveOptions).then(({ outcome, event }) => {
+    const response: WebhookResponse = respond(200, { status: outcome });
+    response.event = event;
+    return response;
+  }, errorResponse);
 }
 
 function receiveOptionsOf(options: AdapterOptions): ReceiveOptions {

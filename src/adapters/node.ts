@@ -42,7 +42,10 @@ export function writeNodeResponse(res: ServerResponse, response: WebhookResponse
  * createServer((req, res) => (req.url === '/webhooks' ? handle(req, res) : res.writeHead(404).end())).listen(3000);
  * ```
  */
-export function createNodeHandler(receiver: Receiver, options: AdapterOptions = {}): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function createNodeHandler(
+  receiver: Receiver,
+  options: AdapterOptions = {},
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const maxBodyBytes = resolveMaxBodyBytes(options);
   return async (req, res) => {
     const response = await handleWebhookRequest(

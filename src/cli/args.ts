@@ -42,7 +42,10 @@ export function resolveKeys(flags: Flags, env: NodeJS.ProcessEnv): string[] | un
   const keyFile = stringFlag(flags, 'key-file');
   if (keyFile !== undefined) {
     const text = readUserFile(keyFile, '--key-file', KEY_FILE_LIMIT_BYTES).toString('utf8');
-    const fromFile = text.split(/[,\r\n]/).map((part) => part.trim()).filter((part) => part !== '');
+    const fromFile = text
+      .split(/[,\r\n]/)
+      .map((part) => part.trim())
+      .filter((part) => part !== '');
     if (fromFile.length === 0) throw new UsageError(`--key-file ${JSON.stringify(keyFile)} holds no key`);
     keys.push(...fromFile);
   }
@@ -78,7 +81,9 @@ export function secondsFlag(flags: Flags, name: string, allowInfinity = false): 
   if (text === undefined) return undefined;
   if (allowInfinity && /^(inf|infinity)$/i.test(text)) return Number.POSITIVE_INFINITY;
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new UsageError(`--${name} must be a whole number of seconds${allowInfinity ? ' (or Infinity)' : ''}, got ${JSON.stringify(text)}`);
+    throw new UsageError(
+      `--${name} must be a whole number of seconds${allowInfinity ? ' (or Infinity)' : ''}, got ${JSON.stringify(text)}`,
+    );
   }
   return Number(text);
 }
@@ -88,7 +93,9 @@ export function timestampFlag(flags: Flags): number | undefined {
   const seconds = secondsFlag(flags, 'timestamp');
   const text = stringFlag(flags, 'timestamp');
   if (text !== undefined && text.length > MAX_TIMESTAMP_DIGITS) {
-    throw new UsageError(`--timestamp must be unix seconds of at most ${MAX_TIMESTAMP_DIGITS} digits (a verifier refuses more), got ${text.length} digits`);
+    throw new UsageError(
+      `--timestamp must be unix seconds of at most ${MAX_TIMESTAMP_DIGITS} digits (a verifier refuses more), got ${text.length} digits`,
+    );
   }
   return seconds;
 }
@@ -103,6 +110,14 @@ export function headerNameFlag(flags: Flags): string | undefined {
   // The value is described, not echoed: a whole pasted "Name: t=...,v1=..." line would hold a signature.
   const bad = [...name].find((char) => !HTTP_TOKEN.test(char));
   const problem =
-    bad === undefined ? 'it is empty' : bad === ' ' ? 'it contains a space' : /^[!-~]$/.test(bad) ? `it contains ${JSON.stringify(bad)}` : 'it contains a control or non-ASCII character';
-  throw new UsageError(`--header-name must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, such as X-Rack-Signature), but ${problem}`);
+    bad === undefined
+      ? 'it is empty'
+      : bad === ' '
+        ? 'it contains a space'
+        : /^[!-~]$/.test(bad)
+          ? `it contains ${JSON.stringify(bad)}`
+          : 'it contains a control or non-ASCII character';
+  throw new UsageError(
+    `--header-name must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, such as X-Rack-Signature), but ${problem}`,
+  );
 }

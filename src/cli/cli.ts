@@ -73,7 +73,15 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   }
   const command = COMMANDS.find((candidate) => candidate.name === name);
   if (command === undefined) {
-    process.stderr.write(unknownName(name, COMMANDS.map((candidate) => candidate.name), 'command', 'rack-webhooks', 'rack-webhooks --help'));
+    process.stderr.write(
+      unknownName(
+        name,
+        COMMANDS.map((candidate) => candidate.name),
+        'command',
+        'rack-webhooks',
+        'rack-webhooks --help',
+      ),
+    );
     return 2;
   }
   if (!isGroup(command)) return runCommand(command, command.name, rest);
@@ -90,7 +98,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   const sub = command.subcommands.find((candidate) => candidate.name === subName);
   if (sub === undefined) {
     const names = command.subcommands.map((candidate) => candidate.name);
-    process.stderr.write(unknownName(subName, names, 'subcommand', `rack-webhooks ${command.name}`, `rack-webhooks ${command.name} --help`));
+    process.stderr.write(
+      unknownName(subName, names, 'subcommand', `rack-webhooks ${command.name}`, `rack-webhooks ${command.name} --help`),
+    );
     return 2;
   }
   return runCommand(sub, `${command.name} ${sub.name}`, subRest);
@@ -98,7 +108,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
 
 async function runCommand(command: Command, fullName: string, args: readonly string[]): Promise<number> {
   try {
-    const { flags, positionals } = parseCommandLine(args, { ...command.flags, help: { type: 'boolean', short: 'h' } }, command.positionals ?? 0);
+    const { flags, positionals } = parseCommandLine(
+      args,
+      { ...command.flags, help: { type: 'boolean', short: 'h' } },
+      command.positionals ?? 0,
+    );
     if (flags['help'] === true) {
       process.stdout.write(`${command.help}\n`);
       return 0;

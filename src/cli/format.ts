@@ -84,7 +84,9 @@ export function withoutUrl(message: string, url: string): string {
   }
   const short = shortUrl(url);
   // The longer spelling first, so a raw URL inside its normalised form is not half-replaced.
-  const spellings = [url, parsedHref].filter((text): text is string => text !== undefined && text !== '').sort((a, b) => b.length - a.length);
+  const spellings = [url, parsedHref]
+    .filter((text): text is string => text !== undefined && text !== '')
+    .sort((a, b) => b.length - a.length);
   return spellings.reduce((scrubbed, spelling) => scrubbed.split(spelling).join(short), message);
 }
 
@@ -97,7 +99,9 @@ export function dispatchLine(result: DispatchResult, colour: boolean): string {
   else if (result.timedOut === true) outcome = paint(colour, 'red', `timeout after ${result.timeoutMs} ms`);
   else if (result.status !== undefined) outcome = paint(colour, answered ? 'green' : 'red', String(result.status));
   else outcome = paint(colour, 'red', `error (${oneLine(error ?? 'no response')})`);
-  return [oneLine(result.name), result.url === undefined ? '-' : shortUrl(result.url), outcome, `${Math.round(result.durationMs)} ms`].join('  ');
+  return [oneLine(result.name), result.url === undefined ? '-' : shortUrl(result.url), outcome, `${Math.round(result.durationMs)} ms`].join(
+    '  ',
+  );
 }
 
 /**
@@ -106,8 +110,13 @@ export function dispatchLine(result: DispatchResult, colour: boolean): string {
  * passed to the terminal.
  */
 export function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what it removes
-  return text.replace(/\s*[\r\n]+\s*/g, ' ').replace(/\t/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd');
+  return (
+    text
+      .replace(/\s*[\r\n]+\s*/g, ' ')
+      .replace(/\t/g, ' ')
+      // eslint-disable-next-line no-control-regex -- control characters are exactly what it removes
+      .replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd')
+  );
 }
 
 export function verifiedLine(secretIndex: number, keyCount: number, timestamp: number, nowSeconds: number): string {

@@ -62,7 +62,8 @@ function readPipeAtMost(fd: number, limitBytes: number, what: string, onOverLimi
       read = readSync(fd, chunk, 0, CHUNK_BYTES, null);
     } catch (error) {
       if ((error as { code?: string }).code !== 'EAGAIN') throw error;
-      if (Date.now() - started > PIPE_WAIT_MS) throw new UsageError(`${what} is a pipe that sent nothing more for ${PIPE_WAIT_MS / 1000} s`);
+      if (Date.now() - started > PIPE_WAIT_MS)
+        throw new UsageError(`${what} is a pipe that sent nothing more for ${PIPE_WAIT_MS / 1000} s`);
       sleep(5);
       continue;
     }

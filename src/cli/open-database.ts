@@ -11,7 +11,13 @@ import { LOCK_FILE, lockPGliteDirectory } from './pglite-lock.js';
 import { UsageError } from './usage-error.js';
 
 export type DatabaseTarget =
-  | { readonly kind: 'postgres'; readonly url: string; readonly shown: string; readonly address: string; readonly secrets: readonly string[] }
+  | {
+      readonly kind: 'postgres';
+      readonly url: string;
+      readonly shown: string;
+      readonly address: string;
+      readonly secrets: readonly string[];
+    }
   | { readonly kind: 'pglite'; readonly dir: string; readonly shown: string };
 
 export interface OpenedDatabase {
@@ -52,13 +58,19 @@ export function databaseTarget(text: string, flag: string): DatabaseTarget {
       // Not echoed: the text holds a password as often as not.
       throw new UsageError(`${flag} is not a valid postgres:// URL (write postgres://user:password@host:5432/database)`);
     }
-    const secrets = [url.password, safeDecode(url.password), ...[...url.searchParams].filter(([name]) => /password/i.test(name)).map(([, value]) => value)];
+    const secrets = [
+      url.password,
+      safeDecode(url.password),
+      ...[...url.searchParams].filter(([name]) => /password/i.test(name)).map(([, value]) => value),
+    ];
     const host = url.host !== '' ? url.host : (url.searchParams.get('host') ?? 'localhost');
     const address = /:\d+$/.test(host) || host.startsWith('/') ? host : `${host}:5432`;
     return { kind: 'postgres', url: text, shown: maskedUrl(url), address, secrets: secrets.filter((secret) => secret.length > 0) };
   }
   if (OTHER_URL.test(text)) {
-    throw new UsageError(`${flag} must be a postgres:// or postgresql:// URL, or a directory for PGlite; got a ${text.slice(0, text.indexOf(':'))}:// URL`);
+    throw new UsageError(
+      `${flag} must be a postgres:// or postgresql:// URL, or a directory for PGlite; got a ${text.slice(0, text.indexOf(':'))}:// URL`,
+    );
   }
   return { kind: 'pglite', dir: resolve(text), shown: shellWord(text) };
 }
@@ -86,7 +98,9 @@ export function isMissingPackage(error: unknown, name: string): boolean {
 export function missingPeerError(target: DatabaseTarget): Error {
   return target.kind === 'postgres'
     ? new Error(`a postgres:// URL needs the pg package, which is not installed: run npm install ${PG_PACKAGE}`)
-    : new Error(`a PGlite directory needs the ${PGLITE_PACKAGE} package, which is not installed: run npm install ${PGLITE_PACKAGE} (or pass a postgres:// URL)`);
+    : new Error(
+        `a PGlite directory needs the ${PGLITE_PACKAGE} package, which is not installed: run npm install ${PGLITE_PACKAGE} (or pass a postgres:// URL)`,
+      );
 }
 
 /** `import(name)`, with a missing package turned into the one line that says what to install. */
@@ -128,7 +142,12 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
   const pg = await loadPeer(PG_PACKAGE, target, () => import('pg'));
   const Pool = (pg.default ?? pg).Pool;
   // A host that drops packets would otherwise hang the command for the OS's TCP timeout.
-  const pool = new Pool({ connectionString: target.url, max: options.poolSize, connectionTimeoutMillis: 10_000, application_name: 'rack-webhooks' });
+  const pool = new Pool({
+    connectionString: target.url,
+    max: options.poolSize,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'rack-webhooks',
+  });
   pool.on('error', () => {}); // an idle client's lost connection: the next query reports it
   let ended = false;
   const close = async () => {

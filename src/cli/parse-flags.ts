@@ -45,7 +45,9 @@ function firstMistake(args: readonly string[], options: FlagSpec, maxPositionals
     const spec = options[token.name];
     if (spec === undefined) {
       const guess = closeMatch(token.name, Object.keys(options));
-      return new UsageError(`unknown flag ${shownFlag(token.rawName)}${guess === undefined ? '' : ` (did you mean --${guess}?)`}; see --help`);
+      return new UsageError(
+        `unknown flag ${shownFlag(token.rawName)}${guess === undefined ? '' : ` (did you mean --${guess}?)`}; see --help`,
+      );
     }
     const flag = `--${token.name}`;
     if (spec.type === 'boolean') {
@@ -67,7 +69,11 @@ export function parseFlags(argv: readonly string[], options: FlagSpec): Flags {
 }
 
 /** The flags and up to `maxPositionals` other arguments (`inbox show 12`), in the order typed. */
-export function parseCommandLine(argv: readonly string[], options: FlagSpec, maxPositionals: number): { flags: Flags; positionals: string[] } {
+export function parseCommandLine(
+  argv: readonly string[],
+  options: FlagSpec,
+  maxPositionals: number,
+): { flags: Flags; positionals: string[] } {
   const args = expandShortAssignments(argv, options);
   const mistake = firstMistake(args, options, maxPositionals);
   if (mistake !== undefined) throw mistake;

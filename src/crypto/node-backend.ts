@@ -53,7 +53,8 @@ export function createNodeBackend(crypto: NodeCrypto | undefined, options: NodeB
         return Promise.reject(error);
       }
     },
-    encodeHex: (digest) => (typeof digest === 'string' ? digest : BufferClass.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex')),
+    encodeHex: (digest) =>
+      typeof digest === 'string' ? digest : BufferClass.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex'),
   };
 }
 

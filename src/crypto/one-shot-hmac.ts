@@ -47,7 +47,11 @@ export interface OneShotHmacState {
  * the key object (a receiver's keys live as long as the receiver; a one-off call's die with it).
  * No body stays behind: the scratch buffer and the inner digest are zeroed before each call returns.
  */
-export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstructor, state?: { scratch?: Uint8Array }): OneShotHmac | undefined {
+export function createOneShotHmac(
+  crypto: NodeCrypto,
+  BufferClass: BufferConstructor,
+  state?: { scratch?: Uint8Array },
+): OneShotHmac | undefined {
   // Text output on purpose: a 'buffer' result allocates an ArrayBuffer per call, which costs more
   // than hashing the 96 bytes of the outer round.
   const hash = (crypto as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'latin1' | 'hex') => string }).hash;
@@ -106,7 +110,11 @@ export function createOneShotHmac(crypto: NodeCrypto, BufferClass: BufferConstru
 function passesKnownAnswers(crypto: NodeCrypto, oneShot: OneShotHmac): boolean {
   const encoder = new TextEncoder();
   const keys = ['k', 'x'.repeat(BLOCK_BYTES), 'long key '.repeat(20)].map((text) => ({ bytes: encoder.encode(text) }));
-  const bodies: (Uint8Array | string)[] = ['{"action":"app:budget:cap"}', 'caf\u00e9 \u{1f600}', new Uint8Array([0xef, 0xbb, 0xbf, 0xff, 0x00, 0x80])];
+  const bodies: (Uint8Array | string)[] = [
+    '{"action":"app:budget:cap"}',
+    'caf\u00e9 \u{1f600}',
+    new Uint8Array([0xef, 0xbb, 0xbf, 0xff, 0x00, 0x80]),
+  ];
   try {
     for (const key of keys) {
       for (const body of bodies) {

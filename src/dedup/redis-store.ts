@@ -66,7 +66,6 @@ function ttlMillis(ttlSeconds: number): string {
   return String(Math.min(MAX_TTL_MS, Math.max(1000, Math.ceil(ttlSeconds * 1000))));
 }
 
-
 /**
  * The same contract as MemoryDedupStore across any number of receiver processes. Each delivery
  * costs one round trip (a Lua script claims both keys atomically); keys expire in Redis itself.

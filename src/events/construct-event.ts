@@ -45,11 +45,7 @@ export async function constructEvent(
  * @returns The event, known or not.
  * @throws {@link WebhookVerificationError}, then {@link WebhookPayloadError}.
  */
-export function constructEventSync(
-  payload: RawPayload,
-  header: SignatureHeaderInput,
-  options: ConstructEventOptions,
-): AnyWebhookEvent {
+export function constructEventSync(payload: RawPayload, header: SignatureHeaderInput, options: ConstructEventOptions): AnyWebhookEvent {
   const validators = resolveValidators(options.validate);
   verifySync(payload, header, options);
   return parseEventWith(payload, validators);

@@ -11,11 +11,5 @@ export { constructEvent, constructEventSync } from './construct-event.js';
 export type { ConstructEventOptions } from './construct-event.js';
 export { isKnownAction, isKnownEvent } from './known.js';
 export { compareEvents, timestampNanos } from './compare.js';
-export {
-  INFORMATIVE_ACTIONS,
-  ON_CALL_ACTIONS,
-  ROUTINE_ACTIONS,
-  isOnCallEvent,
-  isRoutineEvent,
-} from './filters.js';
+export { INFORMATIVE_ACTIONS, ON_CALL_ACTIONS, ROUTINE_ACTIONS, isOnCallEvent, isRoutineEvent } from './filters.js';
 export type { OnCallAction, RoutineAction } from './filters.js';

@@ -21,7 +21,10 @@ function describe(error: SchemaError): { path: string; reason: string } {
     case 'const':
       return { path: error.instancePath, reason: `must be ${JSON.stringify(params['allowedValue'])}` };
     case 'enum':
-      return { path: error.instancePath, reason: `must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        path: error.instancePath,
+        reason: `must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     case 'pattern':
       return { path: error.instancePath, reason: `does not match the expected format ${String(params['pattern'])}` };
     case 'minLength':
@@ -39,10 +42,5 @@ export function assertValidEvent(action: string, event: unknown): void {
   if (validator === undefined || validator(event)) return;
   const first = validator.errors?.[0];
   const { path, reason } = first === undefined ? { path: '', reason: 'is invalid' } : describe(first);
-  throw new WebhookPayloadError(
-    'invalid_event',
-    `Invalid ${action} event: ${path === '' ? 'the payload' : path} ${reason}.`,
-    path,
-    action,
-  );
+  throw new WebhookPayloadError('invalid_event', `Invalid ${action} event: ${path === '' ? 'the payload' : path} ${reason}.`, path, action);
 }

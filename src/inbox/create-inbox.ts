@@ -136,12 +136,24 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
       if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver()');
       const onListenError = (error: unknown) => {
         const wrapped = inboxError(error, names.display, 'listening for new deliveries');
-        runtime.log({ level: 'warn', event: 'inbox_unavailable', message: `LISTEN failed (${wrapped.message}); polling until it works again`, code: wrapped.code });
+        runtime.log({
+          level: 'warn',
+          event: 'inbox_unavailable',
+          message: `LISTEN failed (${wrapped.message}); polling until it works again`,
+          code: wrapped.code,
+        });
       };
-      return startWorker(driver, names, runtime, workOptions, (wakeUp) => {
-        const unsubscribe = wake.subscribe(wakeUp, onListenError);
-        return unsubscribe;
-      }, () => wake.relisten(onListenError));
+      return startWorker(
+        driver,
+        names,
+        runtime,
+        workOptions,
+        (wakeUp) => {
+          const unsubscribe = wake.subscribe(wakeUp, onListenError);
+          return unsubscribe;
+        },
+        () => wake.relisten(onListenError),
+      );
     },
     list: (listOptions) => listDeliveries(driver, names, listOptions),
     get: (id) => getDelivery(driver, names, id),

@@ -52,7 +52,13 @@ export function inboxError(error: unknown, table: string, doing: string): Webhoo
     );
   }
   if (state === undefined || isConnectionState(state)) {
-    return new WebhookInboxError('inbox_unavailable', `The inbox database could not be reached while ${doing}: ${describeThrown(error)}`, { cause: error });
+    return new WebhookInboxError('inbox_unavailable', `The inbox database could not be reached while ${doing}: ${describeThrown(error)}`, {
+      cause: error,
+    });
   }
-  return new WebhookInboxError('inbox_failed', `The inbox database refused a statement while ${doing} (SQLSTATE ${state}): ${describeThrown(error)}`, { cause: error });
+  return new WebhookInboxError(
+    'inbox_failed',
+    `The inbox database refused a statement while ${doing} (SQLSTATE ${state}): ${describeThrown(error)}`,
+    { cause: error },
+  );
 }

@@ -74,9 +74,10 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const inbox = options.inbox;
   if (inbox !== undefined && !isInbox(inbox)) throw new TypeError('inbox must come from createInbox() (rack-webhooks/inbox)');
   if (inbox !== undefined && options.dedup !== undefined && options.dedup !== false) {
-    throw new TypeError('inbox and dedup cannot be combined: the inbox\'s unique keys are the dedup');
+    throw new TypeError("inbox and dedup cannot be combined: the inbox's unique keys are the dedup");
   }
-  const store: DedupStore | undefined = inbox !== undefined || options.dedup === false ? undefined : (options.dedup ?? new MemoryDedupStore());
+  const store: DedupStore | undefined =
+    inbox !== undefined || options.dedup === false ? undefined : (options.dedup ?? new MemoryDedupStore());
   const failClosed = options.dedupFailure === 'closed';
   if (options.dedupFailure !== undefined && options.dedupFailure !== 'open' && !failClosed) {
     throw new RangeError(`dedupFailure must be 'open' or 'closed', got ${JSON.stringify(options.dedupFailure)}`);
@@ -96,7 +97,8 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   const rejected = (error: unknown, started: number): never => {
-    if (reporting.logging) reporting.log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
+    if (reporting.logging)
+      reporting.log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
     throw error;
   };
 
@@ -118,7 +120,15 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
     if (persistStep !== undefined) return persistStep(verified, parsed, started);
     const { event } = parsed;
     if (parsed.ignored) {
-      if (reporting.logging) reporting.log(started, { level: 'info', event: 'ignored', message: 'delivery ignored (ignore option)', action: event.action, timestamp: verified.verified.timestamp, secretIndex: verified.verified.secretIndex });
+      if (reporting.logging)
+        reporting.log(started, {
+          level: 'info',
+          event: 'ignored',
+          message: 'delivery ignored (ignore option)',
+          action: event.action,
+          timestamp: verified.verified.timestamp,
+          secretIndex: verified.verified.secretIndex,
+        });
       return { outcome: 'ignored', event };
     }
     const run = (claimed: Claimed | undefined) =>

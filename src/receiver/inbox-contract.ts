@@ -67,7 +67,11 @@ export interface ReceiverRuntime {
   /** Runs the handlers of one event; resolves with what they threw (empty: success). */
   runHandlers(event: AnyWebhookEvent, context: InboxHandlerContext<unknown>): Promise<readonly unknown[]>;
   /** Tells onError and the logger about failed handlers of a stored delivery. */
-  reportFailure(event: AnyWebhookEvent, failures: readonly unknown[], delivery: { id: string; attempt: number; willRetry: boolean }): Promise<void>;
+  reportFailure(
+    event: AnyWebhookEvent,
+    failures: readonly unknown[],
+    delivery: { id: string; attempt: number; willRetry: boolean },
+  ): Promise<void>;
   log(record: Omit<import('./types.js').ReceiverLogRecord, 'durationMs'>): void;
 }
 

@@ -26,7 +26,10 @@ export function runHandlers(
     } catch (error) {
       return [error];
     }
-    return Promise.resolve(result).then(() => NO_FAILURES, (error: unknown) => [error]);
+    return Promise.resolve(result).then(
+      () => NO_FAILURES,
+      (error: unknown) => [error],
+    );
   }
   return Promise.allSettled(handlers.map((handler) => new Promise((resolve) => resolve(handler(event, context))))).then((results) =>
     results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : [])),

@@ -18,11 +18,7 @@ export type WebhookVerificationErrorCode =
   | 'no_secrets'
   | 'invalid_secret';
 
-const RECEIVER_SIDE_CODES: ReadonlySet<WebhookVerificationErrorCode> = new Set([
-  'payload_not_raw',
-  'no_secrets',
-  'invalid_secret',
-]);
+const RECEIVER_SIDE_CODES: ReadonlySet<WebhookVerificationErrorCode> = new Set(['payload_not_raw', 'no_secrets', 'invalid_secret']);
 
 /** What a {@link WebhookVerificationError} knows besides its code, when the check got that far. */
 export interface WebhookVerificationErrorDetails {
@@ -57,11 +53,7 @@ export class WebhookVerificationError extends WebhookError {
   /** Set on `signature_mismatch` when the other `secretEncoding` would have matched. */
   readonly suggestedSecretEncoding: 'utf8' | 'hex' | undefined;
 
-  constructor(
-    code: WebhookVerificationErrorCode,
-    message: string,
-    details: WebhookVerificationErrorDetails = {},
-  ) {
+  constructor(code: WebhookVerificationErrorCode, message: string, details: WebhookVerificationErrorDetails = {}) {
     super(message);
     this.code = code;
     this.status = RECEIVER_SIDE_CODES.has(code) ? 500 : 401;

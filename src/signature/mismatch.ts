@@ -39,8 +39,7 @@ export function mismatchError(
   matched: MismatchCandidate | undefined,
 ): WebhookVerificationError {
   const base =
-    `No v1 signature (of ${signatureCount}) matches any of the ${keys.length} configured ` +
-    `secret${keys.length === 1 ? '' : 's'}.`;
+    `No v1 signature (of ${signatureCount}) matches any of the ${keys.length} configured ` + `secret${keys.length === 1 ? '' : 's'}.`;
   if (matched?.slip === 'other_encoding') {
     const other = encoding === 'utf8' ? 'hex' : 'utf8';
     return new WebhookVerificationError(
@@ -62,7 +61,7 @@ export function mismatchError(
   const padded = keys.findIndex((key) => key.source.trim() !== key.source);
   const hint =
     padded === -1
-      ? ' Check that the secret is the rack\'s current webhook_signing_key and that the body is ' +
+      ? " Check that the secret is the rack's current webhook_signing_key and that the body is " +
         'passed exactly as received, not re-serialised JSON.'
       : ` Note: secret #${padded + 1} has whitespace at its start or end.`;
   return new WebhookVerificationError('signature_mismatch', base + hint, { timestamp });

@@ -26,17 +26,9 @@ export function toRawPayload(payload: unknown): Uint8Array | string {
     // The engine refuses a view over a detached buffer (transferred to a worker, or structuredClone'd away).
     throw new WebhookVerificationError(
       'payload_not_raw',
-      'The payload\'s ArrayBuffer is detached (transferred elsewhere), so its bytes are gone. Pass the body before transferring it.',
+      "The payload's ArrayBuffer is detached (transferred elsewhere), so its bytes are gone. Pass the body before transferring it.",
     );
   }
-  const what =
-    payload === null || payload === undefined
-      ? `${payload}`
-      : Array.isArray(payload)
-        ? 'an array'
-        : `a ${typeof payload}`;
-  throw new WebhookVerificationError(
-    'payload_not_raw',
-    `The payload is ${what}, not the raw request body. ${FIX}`,
-  );
+  const what = payload === null || payload === undefined ? `${payload}` : Array.isArray(payload) ? 'an array' : `a ${typeof payload}`;
+  throw new WebhookVerificationError('payload_not_raw', `The payload is ${what}, not the raw request body. ${FIX}`);
 }

@@ -35,10 +35,7 @@ export function splitSecrets(secrets: unknown): string[] {
     if (secrets.length === 0) throw noSecrets();
     return secrets.map((secret, index) => {
       if (typeof secret !== 'string') {
-        throw new WebhookVerificationError(
-          'invalid_secret',
-          `Secret #${index + 1} is a ${typeof secret}, not a string.`,
-        );
+        throw new WebhookVerificationError('invalid_secret', `Secret #${index + 1} is a ${typeof secret}, not a string.`);
       }
       return secret;
     });
@@ -76,7 +73,7 @@ export function toSigningKeys(secrets: unknown, encoding: SecretEncoding): Signi
 function noSecrets(): WebhookVerificationError {
   return new WebhookVerificationError(
     'no_secrets',
-    'No signing secret configured: pass the rack\'s webhook_signing_key value as `secrets` ' +
+    "No signing secret configured: pass the rack's webhook_signing_key value as `secrets` " +
       '(a string, a "new,old" comma-separated string, or an array).',
   );
 }

@@ -57,9 +57,7 @@ function header(prepared: PreparedSignature, digests: readonly Digest[], backend
 
 export async function signWithBackend(backend: HmacBackend, payload: RawPayload, options: SignOptions): Promise<string> {
   const prepared = prepare(payload, options);
-  const digests = await Promise.all(
-    prepared.keys.map((key) => backend.hmac(key, prepared.timestampText, prepared.body)),
-  );
+  const digests = await Promise.all(prepared.keys.map((key) => backend.hmac(key, prepared.timestampText, prepared.body)));
   return header(prepared, digests, backend);
 }
 

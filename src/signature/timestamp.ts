@@ -4,9 +4,7 @@ import { DEFAULT_TOLERANCE_SECONDS } from './limits.js';
 export function resolveTolerance(tolerance: unknown): number {
   if (tolerance === undefined) return DEFAULT_TOLERANCE_SECONDS;
   if (typeof tolerance !== 'number' || Number.isNaN(tolerance) || tolerance < 0) {
-    throw new RangeError(
-      `tolerance must be a number of seconds >= 0 (or Infinity to disable the check), got ${String(tolerance)}`,
-    );
+    throw new RangeError(`tolerance must be a number of seconds >= 0 (or Infinity to disable the check), got ${String(tolerance)}`);
   }
   return tolerance;
 }
@@ -27,7 +25,7 @@ export function assertInsideWindow(timestamp: number, tolerance: number, now: nu
     throw new WebhookVerificationError(
       'timestamp_too_old',
       `Signature timestamp is ${skewSeconds} s older than now; tolerance is ${tolerance} s. ` +
-        'Either this is a replay or the receiver\'s clock is ahead of the rack\'s.',
+        "Either this is a replay or the receiver's clock is ahead of the rack's.",
       { timestamp, skewSeconds, tolerance },
     );
   }
@@ -36,7 +34,7 @@ export function assertInsideWindow(timestamp: number, tolerance: number, now: nu
     throw new WebhookVerificationError(
       'timestamp_too_new',
       `Signature timestamp is ${skewSeconds} s in the future; tolerance is ${tolerance} s. ` +
-        'The receiver\'s clock is behind the rack\'s: check NTP on both.',
+        "The receiver's clock is behind the rack's: check NTP on both.",
       { timestamp, skewSeconds, tolerance },
     );
   }

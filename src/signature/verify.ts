@@ -55,11 +55,7 @@ interface PreparedVerification {
 }
 
 /** Everything that can fail before any HMAC is computed, in the order a user would fix it. */
-function prepare(
-  payload: unknown,
-  header: SignatureHeaderInput,
-  options: VerifyOptions | undefined,
-): PreparedVerification {
+function prepare(payload: unknown, header: SignatureHeaderInput, options: VerifyOptions | undefined): PreparedVerification {
   // Untyped callers may leave the options out: that is "no secrets", not a TypeError.
   const encoding = options?.secretEncoding ?? 'utf8';
   assertSecretEncoding(encoding);
@@ -152,11 +148,7 @@ export function verifyWithBackend(
  * }
  * ```
  */
-export function verify(
-  payload: RawPayload,
-  header: SignatureHeaderInput,
-  options: VerifyOptions,
-): Promise<VerifiedSignature> {
+export function verify(payload: RawPayload, header: SignatureHeaderInput, options: VerifyOptions): Promise<VerifiedSignature> {
   return verifyWithBackend(getDefaultBackend(), payload, header, options);
 }
 
@@ -178,11 +170,7 @@ export function verify(
  * if (secretIndex === 1) console.log('the rack still signs with the old key');
  * ```
  */
-export function verifySync(
-  payload: RawPayload,
-  header: SignatureHeaderInput,
-  options: VerifyOptions,
-): VerifiedSignature {
+export function verifySync(payload: RawPayload, header: SignatureHeaderInput, options: VerifyOptions): VerifiedSignature {
   const backend = requireSyncBackend('verifySync');
   return verifyPreparedSync(backend, prepare(payload, header, options));
 }
@@ -219,9 +207,7 @@ export function verifyResolved(
   }
 }
 
-export function requireSyncBackend(
-  caller: string,
-): HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> } {
+export function requireSyncBackend(caller: string): HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> } {
   const nodeBackend = getNodeBackend();
   if (nodeBackend?.hmacSync === undefined) {
     throw new Error(

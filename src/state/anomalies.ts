@@ -38,10 +38,22 @@ export function findAnomalies(app: string, index: LifecycleIndex, newest: bigint
   }
   for (const [tickId, tick] of index.ticks()) {
     if (tick.fired !== undefined && tick.armed === undefined && waited(tick.fired)) {
-      found.push({ kind: 'fired_without_armed', app, id: tickId, message: `auto-shutdown of ${app} fired in tick ${tickId} without :armed`, events: [tick.fired] });
+      found.push({
+        kind: 'fired_without_armed',
+        app,
+        id: tickId,
+        message: `auto-shutdown of ${app} fired in tick ${tickId} without :armed`,
+        events: [tick.fired],
+      });
     }
     if (tick.restored !== undefined && tick.fired === undefined && waited(tick.restored)) {
-      found.push({ kind: 'restored_without_fired', app, id: tickId, message: `auto-shutdown of ${app} restored in tick ${tickId} without :fired`, events: [tick.restored] });
+      found.push({
+        kind: 'restored_without_fired',
+        app,
+        id: tickId,
+        message: `auto-shutdown of ${app} restored in tick ${tickId} without :fired`,
+        events: [tick.restored],
+      });
     }
   }
   return found;

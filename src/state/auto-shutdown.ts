@@ -11,8 +11,14 @@ const PREFIX = 'app:budget:auto-shutdown:';
 type Step = (state: AutoShutdownState, event: AnyWebhookEvent, data: Data) => AutoShutdownState;
 type Data = Readonly<Record<string, unknown>>;
 
-
-function enter(state: AutoShutdownState, phase: AutoShutdownPhase, event: AnyWebhookEvent, data: Data, by: string, extra: Partial<AutoShutdownState> = {}): AutoShutdownState {
+function enter(
+  state: AutoShutdownState,
+  phase: AutoShutdownPhase,
+  event: AnyWebhookEvent,
+  data: Data,
+  by: string,
+  extra: Partial<AutoShutdownState> = {},
+): AutoShutdownState {
   const tickId = field(data, 'tick_id');
   const actor = field(data, 'actor');
   const cancelReason = by === 'cancelled' ? field(data, 'cancel_reason') : undefined;
@@ -49,7 +55,8 @@ const STEP_TABLE: Readonly<Record<string, Step>> = {
   // Only an armed countdown can be cancelled; a late or stray :cancelled changes nothing else.
   cancelled: (state, event, data) => (state.phase === 'armed' ? enter(state, 'idle', event, data, 'cancelled') : state),
   // Services come back from a shutdown (or a failed one); the banner stays until dismissed.
-  restored: (state, event, data) => (state.phase === 'shut-down' || state.phase === 'shutdown-failed' ? enter(state, 'restored', event, data, 'restored') : state),
+  restored: (state, event, data) =>
+    state.phase === 'shut-down' || state.phase === 'shutdown-failed' ? enter(state, 'restored', event, data, 'restored') : state,
   dismissed: (state, event, data) => (state.phase === 'restored' ? enter(state, 'idle', event, data, 'dismissed') : state),
   // Manual-mode month rollover: whatever was in flight ends.
   expired: (state, event, data) => (state.phase === 'idle' ? state : enter(state, 'idle', event, data, 'expired')),

@@ -4,7 +4,6 @@ import { field } from './read-field.js';
 
 type Data = Readonly<Record<string, unknown>>;
 
-
 /** Drops the keys whose value is undefined: an optional field is absent, never `undefined`. */
 function defined(value: Record<string, string | undefined>): BudgetState {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as BudgetState;
@@ -27,7 +26,12 @@ export function stepBudget(budget: BudgetState, event: AnyWebhookEvent): BudgetS
         clearedAt: undefined,
       });
     case 'app:budget:clear':
-      return defined({ lastThresholdAt: budget.lastThresholdAt, lastCapAt: budget.lastCapAt, lastResetAt: budget.lastResetAt, clearedAt: event.timestamp });
+      return defined({
+        lastThresholdAt: budget.lastThresholdAt,
+        lastCapAt: budget.lastCapAt,
+        lastResetAt: budget.lastResetAt,
+        clearedAt: event.timestamp,
+      });
     case 'app:budget:threshold':
       return { ...budget, lastThresholdAt: event.timestamp };
     case 'app:budget:cap':

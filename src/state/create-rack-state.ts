@@ -63,7 +63,8 @@ export function createRackState(options: RackStateOptions = {}): RackState {
 
   return {
     apply(event) {
-      const app = typeof event === 'object' && event !== null && typeof event.data === 'object' && event.data !== null ? appOf(event) : undefined;
+      const app =
+        typeof event === 'object' && event !== null && typeof event.data === 'object' && event.data !== null ? appOf(event) : undefined;
       if (app === undefined) return { applied: false, reason: 'no_app', late: false, transitions: [] };
       const nanos = typeof event.timestamp === 'string' ? timestampNanos(event.timestamp) : undefined;
       if (nanos === undefined) return { applied: false, app, reason: 'invalid_timestamp', late: false, transitions: [] };
@@ -87,7 +88,14 @@ export function createRackState(options: RackStateOptions = {}): RackState {
       if (after.autoShutdown !== before.autoShutdown || after.breaker !== before.breaker) {
         const changed: PhaseTransition[] = [];
         if (after.autoShutdown.phase !== before.autoShutdown.phase) {
-          changed.push({ app, lifecycle: 'auto-shutdown', from: before.autoShutdown.phase, to: after.autoShutdown.phase, event, late: placement.late });
+          changed.push({
+            app,
+            lifecycle: 'auto-shutdown',
+            from: before.autoShutdown.phase,
+            to: after.autoShutdown.phase,
+            event,
+            late: placement.late,
+          });
         }
         if (after.breaker.state !== before.breaker.state) {
           changed.push({ app, lifecycle: 'breaker', from: before.breaker.state, to: after.breaker.state, event, late: placement.late });
@@ -117,5 +125,3 @@ export function createRackState(options: RackStateOptions = {}): RackState {
     },
   } satisfies RackState;
 }
-
-

@@ -12,10 +12,18 @@ export interface Folded {
 
 export function initialFold(app: string): Folded {
   return {
-    state: { app, autoShutdown: IDLE, breaker: CLOSED, budget: NO_BUDGET, scaleOverrides: {}, triggersOverrides: {}, promotes: NO_PROMOTES, updatedAt: '' },
+    state: {
+      app,
+      autoShutdown: IDLE,
+      breaker: CLOSED,
+      budget: NO_BUDGET,
+      scaleOverrides: {},
+      triggersOverrides: {},
+      promotes: NO_PROMOTES,
+      updatedAt: '',
+    },
   };
 }
-
 
 const NO_PROMOTES: AppState['promotes'] = {};
 

@@ -26,7 +26,6 @@ const TICK_ROLES: ReadonlyMap<string, keyof TickEvents> = new Map([
   ['app:budget:auto-shutdown:restored', 'restored'],
 ]);
 
-
 interface Tracked<T> {
   value: T;
   first: bigint;

@@ -9,12 +9,14 @@ export function own<T>(record: Readonly<Record<string, T>>, key: string): T | un
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
-
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
 }
 
-export function stepScaleOverrides(overrides: Readonly<Record<string, ScaleOverride>>, event: AnyWebhookEvent): Readonly<Record<string, ScaleOverride>> {
+export function stepScaleOverrides(
+  overrides: Readonly<Record<string, ScaleOverride>>,
+  event: AnyWebhookEvent,
+): Readonly<Record<string, ScaleOverride>> {
   if (event.action !== 'app:scale-override:toggled') return overrides;
   const data = event.data as Data;
   const service = field(data, 'service');
@@ -23,7 +25,10 @@ export function stepScaleOverrides(overrides: Readonly<Record<string, ScaleOverr
   return { ...overrides, [service]: { state, at: event.timestamp, ...optional('actor', field(data, 'ack_by') ?? field(data, 'actor')) } };
 }
 
-export function stepTriggersOverrides(overrides: Readonly<Record<string, TriggersOverride>>, event: AnyWebhookEvent): Readonly<Record<string, TriggersOverride>> {
+export function stepTriggersOverrides(
+  overrides: Readonly<Record<string, TriggersOverride>>,
+  event: AnyWebhookEvent,
+): Readonly<Record<string, TriggersOverride>> {
   if (!event.action.startsWith('app:triggers-override:')) return overrides;
   const data = event.data as Data;
   const service = field(data, 'service');
@@ -31,7 +36,10 @@ export function stepTriggersOverrides(overrides: Readonly<Record<string, Trigger
   const current: TriggersOverride = own(overrides, service) ?? { at: event.timestamp, thresholds: {} };
   if (event.action === 'app:triggers-override:toggled') {
     const state = field(data, 'state');
-    return { ...overrides, [service]: { ...current, at: event.timestamp, ...optional('state', state), ...optional('crd', field(data, 'crd')) } };
+    return {
+      ...overrides,
+      [service]: { ...current, at: event.timestamp, ...optional('state', state), ...optional('crd', field(data, 'crd')) },
+    };
   }
   if (event.action === 'app:triggers-override:threshold-set') {
     const type = field(data, 'type');
@@ -50,7 +58,10 @@ const TERMINALS: ReadonlyMap<string, PromoteOutcome> = new Map([
 ]);
 
 /** Promotes per release id: the start, then the first terminal outcome by timestamp. */
-export function stepPromotes(promotes: Readonly<Record<string, PromoteState>>, event: AnyWebhookEvent): Readonly<Record<string, PromoteState>> {
+export function stepPromotes(
+  promotes: Readonly<Record<string, PromoteState>>,
+  event: AnyWebhookEvent,
+): Readonly<Record<string, PromoteState>> {
   const outcome = TERMINALS.get(event.action);
   if (outcome === undefined && event.action !== 'release:promote') return promotes;
   const data = event.data as Data;
@@ -59,13 +70,22 @@ export function stepPromotes(promotes: Readonly<Record<string, PromoteState>>, e
   const current: PromoteState = own(promotes, releaseId) ?? { releaseId };
   if (outcome === undefined) {
     if (current.startedAt !== undefined) return promotes;
-    return { ...promotes, [releaseId]: { ...current, startedAt: event.timestamp, ...optional('actor', current.actor ?? field(data, 'actor')) } };
+    return {
+      ...promotes,
+      [releaseId]: { ...current, startedAt: event.timestamp, ...optional('actor', current.actor ?? field(data, 'actor')) },
+    };
   }
   // Exactly one terminal event per lifecycle, says the spec; a second one is an anomaly, not a new outcome.
   if (current.outcome !== undefined) return promotes;
   return {
     ...promotes,
-    [releaseId]: { ...current, outcome, endedAt: event.timestamp, ...optional('actor', current.actor ?? field(data, 'actor')), ...optional('message', field(data, 'message')) },
+    [releaseId]: {
+      ...current,
+      outcome,
+      endedAt: event.timestamp,
+      ...optional('actor', current.actor ?? field(data, 'actor')),
+      ...optional('message', field(data, 'message')),
+    },
   };
 }
 
@@ -74,7 +94,13 @@ const BUILD_ACTIONS = new Set(['build:create', 'build:import-image:start', 'buil
 export function stepBuild(build: BuildState | undefined, event: AnyWebhookEvent): BuildState | undefined {
   if (!BUILD_ACTIONS.has(event.action)) return build;
   const data = event.data as Data;
-  return { action: event.action, status: event.status, at: event.timestamp, ...optional('id', field(data, 'id') ?? field(data, 'build')), ...optional('message', field(data, 'message')) };
+  return {
+    action: event.action,
+    status: event.status,
+    at: event.timestamp,
+    ...optional('id', field(data, 'id') ?? field(data, 'build')),
+    ...optional('message', field(data, 'message')),
+  };
 }
 
 export function stepRelease(release: ReleaseState | undefined, event: AnyWebhookEvent): ReleaseState | undefined {

@@ -168,10 +168,7 @@ export interface AppState {
 
 /** What {@link RackState.anomalies} can report. */
 export type AnomalyKind =
-  | 'promote_multiple_terminals'
-  | 'promote_terminal_without_start'
-  | 'fired_without_armed'
-  | 'restored_without_fired';
+  'promote_multiple_terminals' | 'promote_terminal_without_start' | 'fired_without_armed' | 'restored_without_fired';
 
 /** Something the spec says cannot happen, with the events involved. */
 export interface Anomaly {

@@ -1,5 +1,14 @@
 // Go takes both micro signs: U+00B5 (µ, the micro sign) and U+03BC (μ, Greek mu).
-const UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, '\u00b5s': 1e-3, '\u03bcs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Readonly<Record<string, number>> = {
+  ns: 1e-6,
+  us: 1e-3,
+  '\u00b5s': 1e-3,
+  '\u03bcs': 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
 const PART = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/;
 /** Go durations are int64 nanoseconds: about 2,562,047 hours. Go refuses anything longer. */
 const MAX_GO_DURATION_MS = 9_223_372_036_854.775;

@@ -56,7 +56,6 @@ function splitKeys(keys: string | readonly string[] | undefined): string[] {
   return trimmed;
 }
 
-
 /**
  * What a Node timer can wait: whole milliseconds (a Go duration of `1.5ms` or `5µs` is rounded up,
  * never to 0), and at most 2^31 - 1, past which the timer fires at once; longer waits 24.8 days.
@@ -65,7 +64,13 @@ function timerMs(timeoutMs: number): number {
   return Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(timeoutMs)));
 }
 
-async function deliver(name: string, url: string, timeoutMs: number, body: string, headers: Record<string, string>): Promise<DispatchResult> {
+async function deliver(
+  name: string,
+  url: string,
+  timeoutMs: number,
+  body: string,
+  headers: Record<string, string>,
+): Promise<DispatchResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
@@ -75,7 +80,13 @@ async function deliver(name: string, url: string, timeoutMs: number, body: strin
     return { name, url, status: response.status, timeoutMs, durationMs: elapsed() };
   } catch (error) {
     const timedOut = (error as { name?: string }).name === 'TimeoutError';
-    const message = timedOut ? `timed out after ${timeoutMs} ms` : error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+    const message = timedOut
+      ? `timed out after ${timeoutMs} ms`
+      : error instanceof Error
+        ? error.cause instanceof Error
+          ? error.cause.message
+          : error.message
+        : String(error);
     return { name, url, error: message, ...(timedOut ? { timedOut } : {}), timeoutMs, durationMs: elapsed() };
   }
 }
@@ -120,7 +131,11 @@ export function createRackEmulator(options: RackEmulatorOptions = {}): RackEmula
       const body = typeof event === 'string' ? event : JSON.stringify(event);
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (keys.length > 0) {
-        headers[headerName] = await sign(body, { secrets: keys, secretEncoding, ...(dispatchOptions.timestamp === undefined ? {} : { timestamp: dispatchOptions.timestamp }) });
+        headers[headerName] = await sign(body, {
+          secrets: keys,
+          secretEncoding,
+          ...(dispatchOptions.timestamp === undefined ? {} : { timestamp: dispatchOptions.timestamp }),
+        });
       }
       const config = typeof webhooks === 'function' ? webhooks() : webhooks;
       return Promise.all(

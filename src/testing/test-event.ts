@@ -30,7 +30,8 @@ function randomHex(bytes: number): string {
 
 /** RFC 3339 with nanoseconds and the trailing zeros dropped, as racks write it. */
 export function rackTimestamp(date = new Date()): string {
-  const fraction = `${String(date.getUTCMilliseconds()).padStart(3, '0')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`.replace(/0+$/, '');
+  const fraction =
+    `${String(date.getUTCMilliseconds()).padStart(3, '0')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`.replace(/0+$/, '');
   return `${date.toISOString().slice(0, 19)}${fraction === '' ? '' : `.${fraction}`}Z`;
 }
 

@@ -60,13 +60,24 @@ describe.each(Object.entries(adapters))('%s', (_name, start) => {
   it('415 for a non-JSON content type; charset parameters are fine', async () => {
     const url = await serve(receiverWith());
     const headers = signed(fired);
-    expect(await send(url, { body: fired, headers: { ...headers, 'content-type': 'text/plain' } })).toMatchObject({ status: 415, json: { error: 'unsupported_media_type' } });
-    expect(await send(url, { body: fired, headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' } })).toMatchObject({ status: 415 });
-    expect(await send(url, { body: fired, headers: { ...headers, 'content-type': 'Application/JSON; charset=UTF-8' } })).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(url, { body: fired, headers: { ...headers, 'content-type': 'text/plain' } })).toMatchObject({
+      status: 415,
+      json: { error: 'unsupported_media_type' },
+    });
+    expect(await send(url, { body: fired, headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' } })).toMatchObject({
+      status: 415,
+    });
+    expect(await send(url, { body: fired, headers: { ...headers, 'content-type': 'Application/JSON; charset=UTF-8' } })).toMatchObject({
+      status: 200,
+      json: { status: 'processed' },
+    });
   });
 
   it('413 just over the limit (declared or streamed), 200 just under it', async () => {
-    const url = await serve(receiverWith(() => {}, { dedup: false }), { maxBodyBytes: 4096 });
+    const url = await serve(
+      receiverWith(() => {}, { dedup: false }),
+      { maxBodyBytes: 4096 },
+    );
     const under = padTo(4096);
     const over = padTo(4097);
     expect(Buffer.byteLength(under)).toBe(4096);
@@ -81,8 +92,14 @@ describe.each(Object.entries(adapters))('%s', (_name, start) => {
     const url = await serve(receiverWith());
     const forged = fired.replace('billing-api', 'payments-api');
     expect(await send(url, { body: forged, headers: signed(fired) })).toMatchObject({ status: 401, json: { error: 'signature_mismatch' } });
-    expect(await send(url, { body: fired, headers: { 'content-type': 'application/json' } })).toMatchObject({ status: 401, json: { error: 'missing_header' } });
-    expect(await send(url, { body: fired, headers: { ...signed(fired), 'service-signature': 't=1,v1=zz' } })).toMatchObject({ status: 401, json: { error: 'malformed_header' } });
+    expect(await send(url, { body: fired, headers: { 'content-type': 'application/json' } })).toMatchObject({
+      status: 401,
+      json: { error: 'missing_header' },
+    });
+    expect(await send(url, { body: fired, headers: { ...signed(fired), 'service-signature': 't=1,v1=zz' } })).toMatchObject({
+      status: 401,
+      json: { error: 'malformed_header' },
+    });
     const stale = signed(fired, Math.floor(Date.now() / 1000) - 600);
     expect(await send(url, { body: fired, headers: stale })).toMatchObject({ status: 401, json: { error: 'timestamp_too_old' } });
   });
@@ -103,14 +120,21 @@ describe.each(Object.entries(adapters))('%s', (_name, start) => {
     const url = await serve(receiverWith(() => {}, { validate: true }));
     const broken = '{"action":"app:budget:cap",';
     expect(await send(url, { body: broken, headers: signed(broken) })).toMatchObject({ status: 400, json: { error: 'invalid_json' } });
-    const invalid = fired.replace('"actor": "system"', '"actor": "ops@example.com"').replace('"actor":"system"', '"actor":"ops@example.com"');
+    const invalid = fired
+      .replace('"actor": "system"', '"actor": "ops@example.com"')
+      .replace('"actor":"system"', '"actor":"ops@example.com"');
     expect(invalid).not.toBe(fired);
     expect(await send(url, { body: invalid, headers: signed(invalid) })).toMatchObject({ status: 400, json: { error: 'invalid_event' } });
   });
 
   it('500 when a handler threw, and a copy is then processed (claims released)', async () => {
     let calls = 0;
-    const url = await serve(receiverWith(() => { calls++; if (calls === 1) throw new Error('pager down'); }));
+    const url = await serve(
+      receiverWith(() => {
+        calls++;
+        if (calls === 1) throw new Error('pager down');
+      }),
+    );
     const headers = signed(fired);
     expect(await send(url, { body: fired, headers })).toMatchObject({ status: 500, json: { error: 'handler_failed' } });
     expect(await send(url, { body: fired, headers })).toMatchObject({ status: 200, json: { status: 'processed' } });
@@ -118,14 +142,23 @@ describe.each(Object.entries(adapters))('%s', (_name, start) => {
 
   it('a slow client sending the body in pieces is verified over the whole body', async () => {
     const url = await serve(receiverWith());
-    expect(await send(url, { body: fired, headers: signed(fired), pieces: 6, pauseMs: 40 })).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(url, { body: fired, headers: signed(fired), pieces: 6, pauseMs: 40 })).toMatchObject({
+      status: 200,
+      json: { status: 'processed' },
+    });
   });
 
   it('acknowledges before the handlers run when asked to', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let finished = false;
-    const url = await serve(receiverWith(async () => { await gate; finished = true; }), { acknowledge: 'before-handlers' });
+    const url = await serve(
+      receiverWith(async () => {
+        await gate;
+        finished = true;
+      }),
+      { acknowledge: 'before-handlers' },
+    );
     expect(await send(url, { body: fired, headers: signed(fired) })).toMatchObject({ status: 200, json: { status: 'processed' } });
     expect(finished).toBe(false);
     release();
@@ -139,7 +172,11 @@ describe.each(Object.entries(adapters))('%s', (_name, start) => {
  * `requests` one after another and collecting what comes back until `responses` have arrived or the
  * server closes the connection.
  */
-function rawExchange(url: string, requests: Buffer[], responses: number): Promise<{ received: string; written: number; total: number; closedEarly: boolean }> {
+function rawExchange(
+  url: string,
+  requests: Buffer[],
+  responses: number,
+): Promise<{ received: string; written: number; total: number; closedEarly: boolean }> {
   const { hostname, port } = new URL(url);
   const total = requests.reduce((sum, request) => sum + request.length, 0);
   return new Promise((resolve) => {
@@ -160,7 +197,9 @@ function rawExchange(url: string, requests: Buffer[], responses: number): Promis
     });
     socket.on('error', () => finish(true));
     socket.on('close', () => finish(true));
-    const pieces = requests.flatMap((request) => Array.from({ length: Math.ceil(request.length / 65_536) }, (_, i) => request.subarray(i * 65_536, (i + 1) * 65_536)));
+    const pieces = requests.flatMap((request) =>
+      Array.from({ length: Math.ceil(request.length / 65_536) }, (_, i) => request.subarray(i * 65_536, (i + 1) * 65_536)),
+    );
     const pump = () => {
       while (pieces.length > 0) {
         const piece = pieces.shift()!;
@@ -174,7 +213,9 @@ function rawExchange(url: string, requests: Buffer[], responses: number): Promis
 
 /** A POST with a chunked body of `size` bytes of JSON-ish filler. */
 function chunkedPost(path: string, headers: Record<string, string>, size: number): Buffer {
-  const head = `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  const head = `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n`;
   const chunks: Buffer[] = [Buffer.from(head)];
   for (let left = size; left > 0; left -= 65_536) {
     const length = Math.min(65_536, left);
@@ -185,7 +226,11 @@ function chunkedPost(path: string, headers: Record<string, string>, size: number
 }
 
 function plainPost(path: string, headers: Record<string, string>, body: string): Buffer {
-  return Buffer.from(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+  return Buffer.from(
+    `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n${body}`,
+  );
 }
 
 describe('after a 413 (node and express adapters)', () => {
@@ -193,7 +238,11 @@ describe('after a 413 (node and express adapters)', () => {
     it(`${name}: the rest of the body is read and dropped, so the 413 arrives and the connection serves the next delivery`, async () => {
       const server = await adapters[name]!(createReceiver({ secrets: SECRET, dedup: false }), { maxBodyBytes: 4096 });
       running.push(server);
-      const exchange = await rawExchange(server.url, [chunkedPost('/webhooks', signed(fired), 1_000_000), plainPost('/webhooks', signed(fired), fired)], 2);
+      const exchange = await rawExchange(
+        server.url,
+        [chunkedPost('/webhooks', signed(fired), 1_000_000), plainPost('/webhooks', signed(fired), fired)],
+        2,
+      );
       expect(exchange.closedEarly).toBe(false);
       expect(exchange.written).toBe(exchange.total);
       const statuses = [...exchange.received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => match[1]);
@@ -228,7 +277,10 @@ describe('a body parser mounted first', () => {
       for (const mount of ['json-parser-keeping-raw', 'raw-parser'] as const) {
         const server = await adapters[name]!(createReceiver({ secrets: SECRET }), {}, mount);
         running.push(server);
-        expect(await send(server.url, { body: fired, headers: signed(fired) }), mount).toMatchObject({ status: 200, json: { status: 'processed' } });
+        expect(await send(server.url, { body: fired, headers: signed(fired) }), mount).toMatchObject({
+          status: 200,
+          json: { status: 'processed' },
+        });
       }
     });
   }
@@ -244,7 +296,10 @@ describe('a body parser mounted first', () => {
     expect(tooBig.length).toBeLessThan(4096);
     expect(await send(server.url, { body: fits, headers: signed(fits) })).toMatchObject({ status: 200, json: { status: 'processed' } });
     // In pieces, so without a content-length: only the kept string's size can refuse it.
-    expect(await send(server.url, { body: tooBig, headers: signed(tooBig), pieces: 2, pauseMs: 1 })).toMatchObject({ status: 413, json: { error: 'payload_too_large' } });
+    expect(await send(server.url, { body: tooBig, headers: signed(tooBig), pieces: 2, pauseMs: 1 })).toMatchObject({
+      status: 413,
+      json: { error: 'payload_too_large' },
+    });
   });
 
   it('fastify: a request Fastify itself refuses keeps its 4xx instead of becoming a 500', async () => {
@@ -253,7 +308,12 @@ describe('a body parser mounted first', () => {
     const app = Fastify();
     await app.register(rackWebhooks, { receiver: createReceiver({ secrets: SECRET }) });
     // A content-length that does not match the body: Fastify's FST_ERR_CTP_INVALID_CONTENT_LENGTH, a 400.
-    const reply = await app.inject({ method: 'POST', url: '/webhooks', headers: { ...signed(fired), 'content-length': '5' }, payload: fired });
+    const reply = await app.inject({
+      method: 'POST',
+      url: '/webhooks',
+      headers: { ...signed(fired), 'content-length': '5' },
+      payload: fired,
+    });
     expect(reply.statusCode).toBe(400);
     expect(reply.json()).toEqual({ error: 'bad_request' });
     await app.close();
@@ -263,10 +323,17 @@ describe('a body parser mounted first', () => {
     const { default: Fastify } = await import('fastify');
     const { rackWebhooks } = await import('../../src/adapters/fastify.js');
     const lines: Array<{ level: number; msg: string; webhook?: unknown; err?: { code?: string } }> = [];
-    const app = Fastify({ logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line)) } }, disableRequestLogging: true });
+    const app = Fastify({
+      logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line)) } },
+      disableRequestLogging: true,
+    });
     await app.register(rackWebhooks, { receiver: createReceiver({ secrets: SECRET }).on('app:budget:auto-shutdown:fired', () => {}) });
     const headers = signed(fired);
-    for (const [body, status] of [[fired, 200], [fired, 200], [`${fired} `, 401]] as const) {
+    for (const [body, status] of [
+      [fired, 200],
+      [fired, 200],
+      [`${fired} `, 401],
+    ] as const) {
       expect((await app.inject({ method: 'POST', url: '/webhooks', headers, payload: body })).statusCode).toBe(status);
     }
     await app.close();
@@ -282,7 +349,10 @@ describe('a body parser mounted first', () => {
     const server = await adapters['fastify']!(createReceiver({ secrets: SECRET }));
     running.push(server);
     const other = server.url.replace('/webhooks', '/other');
-    expect(await send(other, { body: '{"a":1}', headers: { 'content-type': 'application/json' } })).toMatchObject({ status: 200, json: { echoed: { a: 1 } } });
+    expect(await send(other, { body: '{"a":1}', headers: { 'content-type': 'application/json' } })).toMatchObject({
+      status: 200,
+      json: { echoed: { a: 1 } },
+    });
     expect(await send(server.url, { body: fired, headers: signed(fired) })).toMatchObject({ status: 200, json: { status: 'processed' } });
   });
 
@@ -296,7 +366,7 @@ describe('a body parser mounted first', () => {
     expect(await response.json()).toMatchObject({ error: 'raw_body_unavailable' });
   });
 
-  it('fetch: a body stream that errors midway is the request\'s fault: 400 body_read_failed', async () => {
+  it("fetch: a body stream that errors midway is the request's fault: 400 body_read_failed", async () => {
     const { createFetchHandler } = await import('../../src/adapters/web.js');
     const handler = createFetchHandler(createReceiver({ secrets: SECRET }));
     const body = new ReadableStream<Uint8Array>({

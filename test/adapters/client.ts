@@ -10,23 +10,41 @@ export interface Reply {
  * Sends a request the way a rack (or an attacker) would; `pieces` splits the body into separately
  * written chunks with a pause between them (a slow client), without a Content-Length.
  */
-export function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; pieces?: number; pauseMs?: number; omitLength?: boolean } = {}): Promise<Reply> {
+export function send(
+  url: string,
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    pieces?: number;
+    pauseMs?: number;
+    omitLength?: boolean;
+  } = {},
+): Promise<Reply> {
   const body = options.body === undefined ? undefined : Buffer.from(options.body);
   const chunked = options.pieces !== undefined || options.omitLength === true;
   return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: options.method ?? 'POST',
-      headers: { ...(body !== undefined && !chunked ? { 'content-length': String(body.length) } : {}), ...options.headers },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: Record<string, unknown>;
-        try { json = text === '' ? {} : JSON.parse(text); } catch { json = { raw: text }; }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
-      });
-    });
+    const req = request(
+      url,
+      {
+        method: options.method ?? 'POST',
+        headers: { ...(body !== undefined && !chunked ? { 'content-length': String(body.length) } : {}), ...options.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: Record<string, unknown>;
+          try {
+            json = text === '' ? {} : JSON.parse(text);
+          } catch {
+            json = { raw: text };
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
+        });
+      },
+    );
     req.on('error', (error: NodeJS.ErrnoException) => {
       // A server that answered 413 may close before the whole body was written; its answer still
       // arrives. Give it a moment, then fail rather than hang.

@@ -24,7 +24,11 @@ function listen(server: Server): Promise<Running> {
       const { port } = server.address() as AddressInfo;
       resolve({
         url: `http://127.0.0.1:${port}/webhooks`,
-        close: () => new Promise((done) => { server.closeAllConnections(); server.close(() => done()); }),
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
       });
     });
   });
@@ -35,16 +39,26 @@ function fetchBridge(handler: (request: Request) => Promise<Response>) {
   return async (req: IncomingMessage, res: ServerResponse) => {
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
     let cancelled = false;
-    const body = hasBody ? (new ReadableStream({
-      start(controller) {
-        req.on('data', (chunk: Buffer) => { if (!cancelled) controller.enqueue(new Uint8Array(chunk)); });
-        req.on('end', () => { if (!cancelled) controller.close(); });
-        req.on('error', (error) => { if (!cancelled) controller.error(error); });
-      },
-      // The handler stopped reading (413): the rest is drained and dropped, as Node's own server
-      // does with an unread body, so closing never resets the connection before the 413 is read.
-      cancel() { cancelled = true; },
-    }) as unknown as BodyInit) : null;
+    const body = hasBody
+      ? (new ReadableStream({
+          start(controller) {
+            req.on('data', (chunk: Buffer) => {
+              if (!cancelled) controller.enqueue(new Uint8Array(chunk));
+            });
+            req.on('end', () => {
+              if (!cancelled) controller.close();
+            });
+            req.on('error', (error) => {
+              if (!cancelled) controller.error(error);
+            });
+          },
+          // The handler stopped reading (413): the rest is drained and dropped, as Node's own server
+          // does with an unread body, so closing never resets the connection before the 413 is read.
+          cancel() {
+            cancelled = true;
+          },
+        }) as unknown as BodyInit)
+      : null;
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
     const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body, duplex: 'half' } as RequestInit);
@@ -58,12 +72,20 @@ function expressApp(express: typeof express5, receiver: Receiver, options: Adapt
   const app = express();
   if (mount === 'json-parser-first') app.use(express.json());
   if (mount === 'json-parser-keeping-raw') {
-    app.use(express.json({ verify: (req, _res, buf) => { (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buf; } }));
+    app.use(
+      express.json({
+        verify: (req, _res, buf) => {
+          (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buf;
+        },
+      }),
+    );
   }
   if (mount === 'raw-parser') app.use('/webhooks', express.raw({ type: 'application/json', limit: '5mb' }));
   if (mount === 'text-parser') app.use('/webhooks', express.text({ type: 'application/json', limit: '5mb' }));
   app.all('/webhooks', webhookMiddleware(receiver, options));
-  app.post('/other', express.json(), (req, res) => { res.json({ echoed: req.body }); });
+  app.post('/other', express.json(), (req, res) => {
+    res.json({ echoed: req.body });
+  });
   return listen(createServer(app));
 }
 

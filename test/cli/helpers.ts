@@ -40,7 +40,10 @@ export function expectUsageError(result: RunResult, pattern: RegExp): void {
   expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
 }
 
-export function run(args: readonly string[], options: { stdin?: string | Buffer; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunResult> {
+export function run(
+  args: readonly string[],
+  options: { stdin?: string | Buffer; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<RunResult> {
   const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(options.env ?? {}), stdio: 'pipe' });
   children.add(child);
   let stdout = '';
@@ -66,7 +69,10 @@ export function run(args: readonly string[], options: { stdin?: string | Buffer;
  * what `cat /dev/zero |` and `< dir` hand it.
  */
 export function runWithStdin(args: readonly string[], stdin: Readable | number, timeoutMs = 10_000): Promise<RunResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv({}), stdio: [typeof stdin === 'number' ? stdin : 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: cleanEnv({}),
+    stdio: [typeof stdin === 'number' ? stdin : 'pipe', 'pipe', 'pipe'],
+  });
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -117,7 +123,10 @@ export function startListener(args: readonly string[], env: Record<string, strin
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const waitForLine = (pattern: RegExp, from = 0): Promise<string> =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} in: ${JSON.stringify(lines)} stderr: ${stderr}`)), 5_000);
+      const timer = setTimeout(
+        () => reject(new Error(`no line matching ${pattern} in: ${JSON.stringify(lines)} stderr: ${stderr}`)),
+        5_000,
+      );
       const check = () => {
         const line = lines.slice(from).find((candidate) => pattern.test(candidate));
         if (line !== undefined) {

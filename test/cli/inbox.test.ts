@@ -45,7 +45,11 @@ async function seeded(): Promise<string> {
 
 /** The ids of a human `list`, in the order printed. */
 function ids(out: string): string[] {
-  return out.split('\n').slice(1).filter((line) => /^\d/.test(line)).map((line) => line.split(' ')[0]!);
+  return out
+    .split('\n')
+    .slice(1)
+    .filter((line) => /^\d/.test(line))
+    .map((line) => line.split(' ')[0]!);
 }
 
 async function rows(table: string): Promise<Record<string, unknown>[]> {
@@ -63,7 +67,11 @@ function usage(result: { code: number; out: string; err: string }, pattern: RegE
 describe('inbox on PostgreSQL', () => {
   it('migrate applies the schema once; list prints every delivery in event order, filtered and paged', async () => {
     const table = await seeded();
-    expect(await cli('inbox', 'migrate', ...on(table))).toEqual({ code: 0, out: `${table}: nothing to apply; schema version 1\n`, err: '' });
+    expect(await cli('inbox', 'migrate', ...on(table))).toEqual({
+      code: 0,
+      out: `${table}: nothing to apply; schema version 1\n`,
+      err: '',
+    });
     expect(await cli('inbox', 'list', ...on(table))).toEqual({
       code: 0,
       err: '',
@@ -104,17 +112,32 @@ describe('inbox on PostgreSQL', () => {
     expect(json.err).toBe('next: --after 1767225600000000001.1\n'); // stdout stays one object per line
     expect(json.out.split('\n')).toHaveLength(2);
     expect(JSON.parse(json.out)).toMatchObject({
-      id: '1', state: 'done', action: 'app:create', app: 'alpha', tickId: null, eventTime: '2026-01-01T00:00:00.000000001Z',
-      eventNanos: '1767225600000000001', secretIndex: 0, attempts: 1, lastError: null, receivedAt: expect.stringMatching(/Z$/),
+      id: '1',
+      state: 'done',
+      action: 'app:create',
+      app: 'alpha',
+      tickId: null,
+      eventTime: '2026-01-01T00:00:00.000000001Z',
+      eventNanos: '1767225600000000001',
+      secretIndex: 0,
+      attempts: 1,
+      lastError: null,
+      receivedAt: expect.stringMatching(/Z$/),
     });
 
-    usage(await cli('inbox', 'list', ...on(table), '--state', 'finished'), /^rack-webhooks inbox list: --state must be one of pending, running, done, dead, ignored, got "finished"\n$/);
+    usage(
+      await cli('inbox', 'list', ...on(table), '--state', 'finished'),
+      /^rack-webhooks inbox list: --state must be one of pending, running, done, dead, ignored, got "finished"\n$/,
+    );
     usage(await cli('inbox', 'list', ...on(table), '--action', 'app*'), /--action must be an action or a prefix pattern/);
     usage(await cli('inbox', 'list', ...on(table), '--from', 'yesterday'), /--from must be an RFC 3339 time .* got "yesterday"/);
     usage(await cli('inbox', 'list', ...on(table), '--limit', '0'), /--limit must be a whole number from 1 to 1000/);
     usage(await cli('inbox', 'list', ...on(table), '--after', 'page-2'), /--after must be the "next" cursor/);
     usage(await cli('inbox', 'list', ...on(table), '--order', 'newest'), /--order must be asc or desc/);
-    usage(await cli('inbox', 'list', ...on(table), 'stray'), /^rack-webhooks inbox list: unexpected argument: this command takes flags only/);
+    usage(
+      await cli('inbox', 'list', ...on(table), 'stray'),
+      /^rack-webhooks inbox list: unexpected argument: this command takes flags only/,
+    );
   });
 
   it('show prints one delivery in full, with the signature header only in --json', async () => {
@@ -150,13 +173,24 @@ describe('inbox on PostgreSQL', () => {
     expect(json.code).toBe(0);
     expect(json.out.split('\n')).toHaveLength(2);
     expect(JSON.parse(json.out)).toMatchObject({
-      id: '2', state: 'dead', signature: stored!.signature, body: BODIES[1], event: { action: 'app:budget:cap', data: { app: 'alpha' } },
-      eventNanos: '1767312000000000000', lastError: HANDLER_ERROR,
-      attemptLog: [{ attempt: 1, worker: 'cli-test-worker', outcome: 'failed', error: HANDLER_ERROR, startedAt: expect.stringMatching(/Z$/) }],
+      id: '2',
+      state: 'dead',
+      signature: stored!.signature,
+      body: BODIES[1],
+      event: { action: 'app:budget:cap', data: { app: 'alpha' } },
+      eventNanos: '1767312000000000000',
+      lastError: HANDLER_ERROR,
+      attemptLog: [
+        { attempt: 1, worker: 'cli-test-worker', outcome: 'failed', error: HANDLER_ERROR, startedAt: expect.stringMatching(/Z$/) },
+      ],
     });
     expect((await cli('inbox', 'show', '1', ...on(table))).out).toMatch(/\nattempt log:\n {2}#1 {2}succeeded {2}cli-test-worker /);
 
-    expect(await cli('inbox', 'show', '999999', ...on(table))).toEqual({ code: 1, out: '', err: 'rack-webhooks inbox show: no delivery with id 999999\n' });
+    expect(await cli('inbox', 'show', '999999', ...on(table))).toEqual({
+      code: 1,
+      out: '',
+      err: 'rack-webhooks inbox show: no delivery with id 999999\n',
+    });
     usage(await cli('inbox', 'show', ...on(table)), /^rack-webhooks inbox show: no delivery id: /);
     const pasted = await cli('inbox', 'show', 'KEYMARKER', ...on(table));
     usage(pasted, /^rack-webhooks inbox show: a delivery id is a positive whole number/);
@@ -167,11 +201,19 @@ describe('inbox on PostgreSQL', () => {
   it('stats, retry, replay and prune change exactly the rows they report, and wake other workers', async () => {
     const table = await seeded();
     expect(await cli('inbox', 'stats', ...on(table))).toEqual({
-      code: 0, err: '', out: 'pending  0\nrunning  0\ndone     1\ndead     2\nignored  1\ntotal    4\noldest pending: none\n',
+      code: 0,
+      err: '',
+      out: 'pending  0\nrunning  0\ndone     1\ndead     2\nignored  1\ntotal    4\noldest pending: none\n',
     });
 
-    usage(await cli('inbox', 'retry', ...on(table)), /^rack-webhooks inbox retry: say which deliveries: pass filter flags .* or --all for every dead one\n$/);
-    usage(await cli('inbox', 'retry', ...on(table), '--state', 'done'), /retry moves dead deliveries only: leave out --state, or pass --state dead/);
+    usage(
+      await cli('inbox', 'retry', ...on(table)),
+      /^rack-webhooks inbox retry: say which deliveries: pass filter flags .* or --all for every dead one\n$/,
+    );
+    usage(
+      await cli('inbox', 'retry', ...on(table), '--state', 'done'),
+      /retry moves dead deliveries only: leave out --state, or pass --state dead/,
+    );
     usage(await cli('inbox', 'retry', '3', ...on(table), '--all'), /pass an id or filter flags, not both/);
 
     // A worker in another process LISTENs on the inbox's channel: a retry wakes it at once.
@@ -187,22 +229,59 @@ describe('inbox on PostgreSQL', () => {
       await listener.end();
     }
     expect((await rows(table)).map((row) => row['state'])).toEqual(['done', 'pending', 'dead', 'ignored']);
-    expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({ code: 1, out: '', err: 'rack-webhooks inbox retry: delivery 2 is pending, not dead: retry moves dead deliveries only\n' });
-    expect((await cli('inbox', 'retry', '1', ...on(table))).err).toBe('rack-webhooks inbox retry: delivery 1 is done, not dead: retry moves dead deliveries only (replay runs done ones again)\n');
-    expect(await cli('inbox', 'retry', '999999', ...on(table))).toEqual({ code: 1, out: '', err: 'rack-webhooks inbox retry: no delivery with id 999999\n' });
-    expect(await cli('inbox', 'retry', ...on(table), '--action', 'app:budget:*', '--state', 'dead')).toEqual({ code: 0, out: 'retried 1 delivery (dead -> pending)\n', err: '' });
-    expect(await cli('inbox', 'retry', ...on(table), '--all')).toEqual({ code: 0, out: 'retried 0 deliveries (dead -> pending)\n', err: '' });
-
-    const stats = await cli('inbox', 'stats', ...on(table));
-    expect(stats.out).toMatch(/^pending {2}2\nrunning {2}0\ndone {5}1\ndead {5}0\nignored {2}1\ntotal {4}4\noldest pending: received \d+ (ms|s) ago\n$/);
-    expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
-      pending: 2, running: 0, done: 1, dead: 0, ignored: 1, total: 4, oldestPendingAgeMs: expect.any(Number),
+    expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({
+      code: 1,
+      out: '',
+      err: 'rack-webhooks inbox retry: delivery 2 is pending, not dead: retry moves dead deliveries only\n',
+    });
+    expect((await cli('inbox', 'retry', '1', ...on(table))).err).toBe(
+      'rack-webhooks inbox retry: delivery 1 is done, not dead: retry moves dead deliveries only (replay runs done ones again)\n',
+    );
+    expect(await cli('inbox', 'retry', '999999', ...on(table))).toEqual({
+      code: 1,
+      out: '',
+      err: 'rack-webhooks inbox retry: no delivery with id 999999\n',
+    });
+    expect(await cli('inbox', 'retry', ...on(table), '--action', 'app:budget:*', '--state', 'dead')).toEqual({
+      code: 0,
+      out: 'retried 1 delivery (dead -> pending)\n',
+      err: '',
+    });
+    expect(await cli('inbox', 'retry', ...on(table), '--all')).toEqual({
+      code: 0,
+      out: 'retried 0 deliveries (dead -> pending)\n',
+      err: '',
     });
 
-    usage(await cli('inbox', 'replay', ...on(table)), /^rack-webhooks inbox replay: say which deliveries: .* or --all for every done one\n$/);
+    const stats = await cli('inbox', 'stats', ...on(table));
+    expect(stats.out).toMatch(
+      /^pending {2}2\nrunning {2}0\ndone {5}1\ndead {5}0\nignored {2}1\ntotal {4}4\noldest pending: received \d+ (ms|s) ago\n$/,
+    );
+    expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
+      pending: 2,
+      running: 0,
+      done: 1,
+      dead: 0,
+      ignored: 1,
+      total: 4,
+      oldestPendingAgeMs: expect.any(Number),
+    });
+
+    usage(
+      await cli('inbox', 'replay', ...on(table)),
+      /^rack-webhooks inbox replay: say which deliveries: .* or --all for every done one\n$/,
+    );
     usage(await cli('inbox', 'replay', ...on(table), '--state', 'dead'), /replay moves done deliveries only/);
-    expect(await cli('inbox', 'replay', ...on(table), '--app', 'beta')).toEqual({ code: 0, out: 'replayed 0 deliveries (done -> pending)\n', err: '' });
-    expect(await cli('inbox', 'replay', ...on(table), '--all')).toEqual({ code: 0, out: 'replayed 1 delivery (done -> pending)\n', err: '' });
+    expect(await cli('inbox', 'replay', ...on(table), '--app', 'beta')).toEqual({
+      code: 0,
+      out: 'replayed 0 deliveries (done -> pending)\n',
+      err: '',
+    });
+    expect(await cli('inbox', 'replay', ...on(table), '--all')).toEqual({
+      code: 0,
+      out: 'replayed 1 delivery (done -> pending)\n',
+      err: '',
+    });
     const replayed = (await rows(table))[0]!;
     expect(replayed['state']).toBe('pending');
     expect(replayed['replayed_at']).toBeInstanceOf(Date);
@@ -213,7 +292,9 @@ describe('inbox on PostgreSQL', () => {
     await db.query(`UPDATE ${table} SET received_at = now() - interval '40 days' WHERE id IN (2, 4)`);
     expect((await cli('inbox', 'prune', ...on(table), '--before', '30d')).out).toMatch(/^pruned 1 delivery \(/);
     expect((await rows(table)).map((row) => row['id'])).toEqual([1, 2, 3]);
-    expect((await cli('inbox', 'prune', ...on(table), '--before', '2026-01-01')).out).toBe('pruned 0 deliveries (done, dead or ignored, received before 2026-01-01T00:00:00.000Z)\n');
+    expect((await cli('inbox', 'prune', ...on(table), '--before', '2026-01-01')).out).toBe(
+      'pruned 0 deliveries (done, dead or ignored, received before 2026-01-01T00:00:00.000Z)\n',
+    );
     usage(await cli('inbox', 'prune', ...on(table)), /^rack-webhooks inbox prune: no --before: pass a date/);
     usage(await cli('inbox', 'prune', ...on(table), '--before', 'last-week'), /--before must be a date .* got "last-week"/);
   });
@@ -221,7 +302,11 @@ describe('inbox on PostgreSQL', () => {
   it('export writes re-verifiable lines; import stores them again byte for byte, then finds only duplicates', async () => {
     const table = await seeded();
     const file = join(tempDir(), 'deliveries.jsonl');
-    expect(await cli('inbox', 'export', ...on(table), '--out', file)).toEqual({ code: 0, out: `exported 4 deliveries to ${file}\n`, err: '' });
+    expect(await cli('inbox', 'export', ...on(table), '--out', file)).toEqual({
+      code: 0,
+      out: `exported 4 deliveries to ${file}\n`,
+      err: '',
+    });
     const text = readFileSync(file, 'utf8');
     const lines = text.split('\n');
     expect(lines).toHaveLength(5);
@@ -235,14 +320,24 @@ describe('inbox on PostgreSQL', () => {
     }
 
     // To stdout, with a filter; and the bodies alone, in the listen --log format.
-    expect(await cli('inbox', 'export', ...on(table), '--action', 'app:create')).toEqual({ code: 0, out: `${lines[0]}\n`, err: 'exported 1 delivery\n' });
+    expect(await cli('inbox', 'export', ...on(table), '--action', 'app:create')).toEqual({
+      code: 0,
+      out: `${lines[0]}\n`,
+      err: 'exported 1 delivery\n',
+    });
     expect(await cli('inbox', 'export', ...on(table), '--state', 'dead', '--bodies')).toEqual({
-      code: 0, out: `${BODIES[1]}\n${JSON.stringify(JSON.parse(BODIES[2]))}\n`, err: 'exported 2 deliveries\n',
+      code: 0,
+      out: `${BODIES[1]}\n${JSON.stringify(JSON.parse(BODIES[2]))}\n`,
+      err: 'exported 2 deliveries\n',
     });
 
     const copy = newTable('copy');
     expect((await cli('inbox', 'migrate', ...on(copy))).code).toBe(0);
-    expect(await cli('inbox', 'import', file, ...on(copy), '--key', KEY)).toEqual({ code: 0, out: '3 accepted, 1 ignored, 0 duplicate, 0 rejected\n', err: '' });
+    expect(await cli('inbox', 'import', file, ...on(copy), '--key', KEY)).toEqual({
+      code: 0,
+      out: '3 accepted, 1 ignored, 0 duplicate, 0 rejected\n',
+      err: '',
+    });
     const [original, imported] = [await rows(table), await rows(copy)];
     expect(imported.map((row) => row['state'])).toEqual(['pending', 'pending', 'pending', 'ignored']);
     for (const [index, row] of imported.entries()) {
@@ -252,28 +347,36 @@ describe('inbox on PostgreSQL', () => {
       // The time it was received, not the time it was imported (to the millisecond the export keeps).
       expect((row['received_at'] as Date).getTime()).toBe((original[index]!['received_at'] as Date).getTime());
     }
-    expect(await cli('inbox', 'import', file, ...on(copy), '--key', KEY)).toEqual({ code: 0, out: '0 accepted, 0 ignored, 4 duplicate, 0 rejected\n', err: '' });
+    expect(await cli('inbox', 'import', file, ...on(copy), '--key', KEY)).toEqual({
+      code: 0,
+      out: '0 accepted, 0 ignored, 4 duplicate, 0 rejected\n',
+      err: '',
+    });
     expect(await rows(copy)).toHaveLength(4);
   });
 
   it('import judges each delivery as of the time it was received, and names each one it refuses', async () => {
     const table = newTable('imported');
     expect((await cli('inbox', 'migrate', ...on(table))).code).toBe(0);
-    const body = (day: string) => `{"action":"app:create","status":"success","timestamp":"2026-02-${day}T00:00:00Z","data":{"name":"n${day}","rack":"r","actor":"x"}}`;
+    const body = (day: string) =>
+      `{"action":"app:create","status":"success","timestamp":"2026-02-${day}T00:00:00Z","data":{"name":"n${day}","rack":"r","actor":"x"}}`;
     const signedAt = Math.floor(Date.now() / 1000) - 10 * 86_400; // ten days ago
     const receivedThen = new Date(signedAt * 1000 + 1500);
     const forged = JSON.parse(exportLineFor(body('03'), signedAt, receivedThen)) as Record<string, string>;
     const file = join(tempDir(), 'mixed.jsonl');
-    writeFileSync(file, [
-      exportLineFor(body('01'), signedAt, receivedThen), // old, received in time: verifies
-      exportLineFor(body('02'), signedAt, new Date()), // "received" ten days after it was signed
-      JSON.stringify({ ...forged, body: forged['body']!.replace('n03', 'n99') }),
-      body('04'), // a listen --log line: the body alone
-      '{not json',
-      '',
-      '{"signature":"t=1,v1=00","body":"{}"}',
-      exportLineFor(body('05'), signedAt, receivedThen, 'another-key'),
-    ].join('\r\n'));
+    writeFileSync(
+      file,
+      [
+        exportLineFor(body('01'), signedAt, receivedThen), // old, received in time: verifies
+        exportLineFor(body('02'), signedAt, new Date()), // "received" ten days after it was signed
+        JSON.stringify({ ...forged, body: forged['body']!.replace('n03', 'n99') }),
+        body('04'), // a listen --log line: the body alone
+        '{not json',
+        '',
+        '{"signature":"t=1,v1=00","body":"{}"}',
+        exportLineFor(body('05'), signedAt, receivedThen, 'another-key'),
+      ].join('\r\n'),
+    );
     const result = await cli('inbox', 'import', file, ...on(table), '--key', KEY);
     expect(result.code).toBe(1);
     expect(result.err).toBe('');
@@ -294,16 +397,27 @@ describe('inbox on PostgreSQL', () => {
 
     // --tolerance widens the window around the time received; "-" reads stdin (a real process here).
     const lateLine = `${exportLineFor(body('02'), signedAt, new Date())}\n`;
-    expect(await run(['inbox', 'import', '-', ...on(table), '--tolerance', 'Infinity'], { stdin: lateLine, env: { RACK_WEBHOOK_SECRETS: KEY } })).toEqual({
-      code: 0, stdout: '1 accepted, 0 ignored, 0 duplicate, 0 rejected\n', stderr: '',
+    expect(
+      await run(['inbox', 'import', '-', ...on(table), '--tolerance', 'Infinity'], { stdin: lateLine, env: { RACK_WEBHOOK_SECRETS: KEY } }),
+    ).toEqual({
+      code: 0,
+      stdout: '1 accepted, 0 ignored, 0 duplicate, 0 rejected\n',
+      stderr: '',
     });
     const late = join(tempDir(), 'late.jsonl');
     writeFileSync(late, lateLine);
-    expect(await cli('inbox', 'import', late, ...on(table), '--key', KEY, '--tolerance', 'Infinity')).toEqual({ code: 0, out: '0 accepted, 0 ignored, 1 duplicate, 0 rejected\n', err: '' });
+    expect(await cli('inbox', 'import', late, ...on(table), '--key', KEY, '--tolerance', 'Infinity')).toEqual({
+      code: 0,
+      out: '0 accepted, 0 ignored, 1 duplicate, 0 rejected\n',
+      err: '',
+    });
 
     usage(await cli('inbox', 'import', ...on(table), '--key', KEY), /^rack-webhooks inbox import: no file: /);
     usage(await cli('inbox', 'import', late, ...on(table)), /^rack-webhooks inbox import: no key: pass --key/);
-    usage(await cli('inbox', 'import', join(tempDir(), 'missing.jsonl'), ...on(table), '--key', KEY), /cannot read ".*missing.jsonl" \(ENOENT\)/);
+    usage(
+      await cli('inbox', 'import', join(tempDir(), 'missing.jsonl'), ...on(table), '--key', KEY),
+      /cannot read ".*missing.jsonl" \(ENOENT\)/,
+    );
     usage(await cli('inbox', 'import', tempDir(), ...on(table), '--key', KEY), /\(EISDIR\)/);
   });
 
@@ -312,7 +426,9 @@ describe('inbox on PostgreSQL', () => {
     const unreachable = await cli('inbox', 'list', '--database', refused);
     expect(unreachable.code).toBe(1);
     expect(unreachable.out).toBe('');
-    expect(unreachable.err).toMatch(/^rack-webhooks inbox list: cannot reach the database at 127\.0\.0\.1:\d+: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/);
+    expect(unreachable.err).toMatch(
+      /^rack-webhooks inbox list: cannot reach the database at 127\.0\.0\.1:\d+: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/,
+    );
     expect(unreachable.err).not.toContain('s3cret');
 
     // Trust authentication ignores the password, so this URL connects.
@@ -322,7 +438,8 @@ describe('inbox on PostgreSQL', () => {
     const missing = await cli('inbox', 'stats', '--database', url.href, '--table', table);
     url.password = '***';
     expect(missing).toEqual({
-      code: 1, out: '',
+      code: 1,
+      out: '',
       err: `rack-webhooks inbox stats: the database has no inbox table ${table} (or an older schema of it): run rack-webhooks inbox migrate --database ${url.href.replace(/%2A/g, '*')} --table ${table}\n`,
     });
     expect(missing.err).not.toContain('s3cret');
@@ -332,8 +449,14 @@ describe('inbox on PostgreSQL', () => {
       `rack-webhooks inbox stats: cannot reach the database at ${noDatabase.host}: database "no_such_database_rw" does not exist (SQLSTATE 3D000)\n`,
     );
 
-    usage(await cli('inbox', 'stats'), /^rack-webhooks inbox stats: no database: pass --database <postgres:\/\/ URL \| PGlite directory>\n$/);
-    usage(await cli('inbox', 'stats', '--database', 'mysql://root:pw@db/x'), /must be a postgres:\/\/ or postgresql:\/\/ URL, or a directory for PGlite; got a mysql:\/\/ URL\n$/);
+    usage(
+      await cli('inbox', 'stats'),
+      /^rack-webhooks inbox stats: no database: pass --database <postgres:\/\/ URL \| PGlite directory>\n$/,
+    );
+    usage(
+      await cli('inbox', 'stats', '--database', 'mysql://root:pw@db/x'),
+      /must be a postgres:\/\/ or postgresql:\/\/ URL, or a directory for PGlite; got a mysql:\/\/ URL\n$/,
+    );
     const malformed = await cli('inbox', 'stats', '--database', 'postgres://u:s3cret@host:port/x');
     usage(malformed, /--database is not a valid postgres:\/\/ URL/);
     expect(malformed.err).not.toContain('s3cret');
@@ -344,28 +467,50 @@ describe('inbox on PostgreSQL', () => {
     const dir = tempDir();
     const isolated = join(dir, 'cli.js');
     copyFileSync(CLI, isolated);
-    const runIsolated = (...args: string[]) => spawnSync(process.execPath, [isolated, ...args], { encoding: 'utf8', timeout: 10_000, cwd: dir });
+    const runIsolated = (...args: string[]) =>
+      spawnSync(process.execPath, [isolated, ...args], { encoding: 'utf8', timeout: 10_000, cwd: dir });
     const viaUrl = runIsolated('inbox', 'list', '--database', 'postgres://postgres:s3cret@127.0.0.1:5432/test');
-    expect([viaUrl.status, viaUrl.stdout, viaUrl.stderr]).toEqual([1, '', 'rack-webhooks inbox list: a postgres:// URL needs the pg package, which is not installed: run npm install pg\n']);
+    expect([viaUrl.status, viaUrl.stdout, viaUrl.stderr]).toEqual([
+      1,
+      '',
+      'rack-webhooks inbox list: a postgres:// URL needs the pg package, which is not installed: run npm install pg\n',
+    ]);
     const viaDirectory = runIsolated('inbox', 'migrate', '--database', join(dir, 'db'));
     expect([viaDirectory.status, viaDirectory.stdout, viaDirectory.stderr]).toEqual([
-      1, '', 'rack-webhooks inbox migrate: a PGlite directory needs the @electric-sql/pglite package, which is not installed: run npm install @electric-sql/pglite (or pass a postgres:// URL)\n',
+      1,
+      '',
+      'rack-webhooks inbox migrate: a PGlite directory needs the @electric-sql/pglite package, which is not installed: run npm install @electric-sql/pglite (or pass a postgres:// URL)\n',
     ]);
     expect(existsSync(join(dir, 'db'))).toBe(false); // nothing created for a database that cannot be opened
   });
 
   it('tells a missing package from a package that fails to load, and masks passwords in messages', async () => {
-    const notFound = (name: string) => Object.assign(new Error(`Cannot find package '${name}' imported from /app/dist/cli.js`), { code: 'ERR_MODULE_NOT_FOUND' });
+    const notFound = (name: string) =>
+      Object.assign(new Error(`Cannot find package '${name}' imported from /app/dist/cli.js`), { code: 'ERR_MODULE_NOT_FOUND' });
     const target = databaseTarget('postgres://u:p%40ss@db.internal/app?sslpassword=zz', '--database');
-    expect(target).toMatchObject({ kind: 'postgres', address: 'db.internal:5432', shown: 'postgres://u:***@db.internal/app?sslpassword=***' });
+    expect(target).toMatchObject({
+      kind: 'postgres',
+      address: 'db.internal:5432',
+      shown: 'postgres://u:***@db.internal/app?sslpassword=***',
+    });
     expect(isMissingPackage(notFound('pg'), 'pg')).toBe(true);
     expect(isMissingPackage(notFound('pg-pool'), 'pg')).toBe(false); // pg is there, one of its own dependencies is not
-    await expect(loadPeer('pg', target, () => Promise.reject(notFound('pg')))).rejects.toThrow(/^a postgres:\/\/ URL needs the pg package, which is not installed: run npm install pg$/);
-    await expect(loadPeer('pg', target, () => Promise.reject(notFound('pg-pool')))).rejects.toThrow(/^cannot load the pg package: Cannot find package 'pg-pool'/);
+    await expect(loadPeer('pg', target, () => Promise.reject(notFound('pg')))).rejects.toThrow(
+      /^a postgres:\/\/ URL needs the pg package, which is not installed: run npm install pg$/,
+    );
+    await expect(loadPeer('pg', target, () => Promise.reject(notFound('pg-pool')))).rejects.toThrow(
+      /^cannot load the pg package: Cannot find package 'pg-pool'/,
+    );
     expect(scrub('auth failed for p@ss and p%40ss and zz', target)).toBe('auth failed for *** and *** and ***');
     expect(connectionReason(Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' }))).toBe('ECONNREFUSED');
     expect(connectionReason(Object.assign(new Error('timeout expired'), { code: 'ETIMEDOUT' }))).toBe('ETIMEDOUT: timeout expired');
-    expect([850, 42_000, 252_000, 11_100_000, 187_200_000].map(formatAge)).toEqual(['850 ms', '42 s', '4 min 12 s', '3 h 5 min', '2 d 4 h']);
+    expect([850, 42_000, 252_000, 11_100_000, 187_200_000].map(formatAge)).toEqual([
+      '850 ms',
+      '42 s',
+      '4 min 12 s',
+      '3 h 5 min',
+      '2 d 4 h',
+    ]);
   });
 });
 
@@ -379,9 +524,17 @@ describe('export lines', () => {
       const parsed = parseExportLine(line.trimEnd());
       expect('delivery' in parsed && Buffer.compare(Buffer.from(parsed.delivery.body), body)).toBe(0);
     }
-    expect(JSON.parse(exportLine(detail(Buffer.from([0xff]))))).toEqual({ id: '7', received_at: '1970-01-01T00:00:00.000Z', signature: 't=1,v1=00', body_base64: '/w==' });
+    expect(JSON.parse(exportLine(detail(Buffer.from([0xff]))))).toEqual({
+      id: '7',
+      received_at: '1970-01-01T00:00:00.000Z',
+      signature: 't=1,v1=00',
+      body_base64: '/w==',
+    });
     expect(parseExportLine('[1]')).toEqual({ code: 'invalid_line', reason: 'not a JSON object' });
-    expect(parseExportLine('{"signature":"t=1,v1=00","received_at":"2026-01-01T00:00:00Z"}')).toEqual({ code: 'invalid_line', reason: 'no "body" string' });
+    expect(parseExportLine('{"signature":"t=1,v1=00","received_at":"2026-01-01T00:00:00Z"}')).toEqual({
+      code: 'invalid_line',
+      reason: 'no "body" string',
+    });
   });
 });
 
@@ -418,24 +571,43 @@ describe('listen --inbox', () => {
   });
 
   it('refuses --inbox with --log, --table without --inbox, and an unreachable database', async () => {
-    usage(await cli('listen', '--port', '0', '--key', KEY, '--inbox', POSTGRES_URL, '--log', join(tempDir(), 'log')), /^rack-webhooks listen: pass --inbox or --log, not both/);
+    usage(
+      await cli('listen', '--port', '0', '--key', KEY, '--inbox', POSTGRES_URL, '--log', join(tempDir(), 'log')),
+      /^rack-webhooks listen: pass --inbox or --log, not both/,
+    );
     usage(await cli('listen', '--port', '0', '--key', KEY, '--table', 'x'), /^rack-webhooks listen: --table goes with --inbox\n$/);
     const refused = await cli('listen', '--port', '0', '--key', KEY, '--inbox', await connectionRefusedUrl());
-    expect(refused).toEqual({ code: 1, out: '', err: expect.stringMatching(/^rack-webhooks listen: cannot reach the database at 127\.0\.0\.1:\d+: connect ECONNREFUSED/) });
+    expect(refused).toEqual({
+      code: 1,
+      out: '',
+      err: expect.stringMatching(/^rack-webhooks listen: cannot reach the database at 127\.0\.0\.1:\d+: connect ECONNREFUSED/),
+    });
   });
 });
 
 describe('inbox on a PGlite directory', () => {
   it('migrate creates it, import fills it, the readers read it, and a second process is refused while listen holds it', async () => {
     const dir = join(tempDir(), 'inbox-db');
-    expect(await cli('inbox', 'list', '--database', dir)).toEqual({ code: 1, out: '', err: `rack-webhooks inbox list: no PGlite database in ${dir}: create it with rack-webhooks inbox migrate --database ${dir}\n` });
+    expect(await cli('inbox', 'list', '--database', dir)).toEqual({
+      code: 1,
+      out: '',
+      err: `rack-webhooks inbox list: no PGlite database in ${dir}: create it with rack-webhooks inbox migrate --database ${dir}\n`,
+    });
     expect(existsSync(dir)).toBe(false);
-    expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({ code: 0, out: 'rack_webhooks_inbox: applied version 1; schema version 1\n', err: '' });
+    expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({
+      code: 0,
+      out: 'rack_webhooks_inbox: applied version 1; schema version 1\n',
+      err: '',
+    });
 
     const now = Math.floor(Date.now() / 1000);
     const file = join(tempDir(), 'export.jsonl');
     writeFileSync(file, BODIES.map((body) => `${exportLineFor(body, now, new Date(now * 1000))}\n`).join(''));
-    expect(await cli('inbox', 'import', file, '--database', dir, '--key', KEY)).toEqual({ code: 0, out: '3 accepted, 1 ignored, 0 duplicate, 0 rejected\n', err: '' });
+    expect(await cli('inbox', 'import', file, '--database', dir, '--key', KEY)).toEqual({
+      code: 0,
+      out: '3 accepted, 1 ignored, 0 duplicate, 0 rejected\n',
+      err: '',
+    });
     expect(await cli('inbox', 'list', '--database', dir)).toEqual({
       code: 0,
       err: '',
@@ -448,19 +620,29 @@ describe('inbox on a PGlite directory', () => {
         '',
       ].join('\n'),
     });
-    expect(JSON.parse((await cli('inbox', 'show', '3', '--database', dir, '--json')).out)).toMatchObject({ id: '3', body: BODIES[2], receivedAt: new Date(now * 1000).toISOString() });
+    expect(JSON.parse((await cli('inbox', 'show', '3', '--database', dir, '--json')).out)).toMatchObject({
+      id: '3',
+      body: BODIES[2],
+      receivedAt: new Date(now * 1000).toISOString(),
+    });
     expect(await cli('inbox', 'stats', '--database', dir, '--table', 'elsewhere')).toEqual({
-      code: 1, out: '', err: `rack-webhooks inbox stats: the database has no inbox table elsewhere (or an older schema of it): run rack-webhooks inbox migrate --database ${dir} --table elsewhere\n`,
+      code: 1,
+      out: '',
+      err: `rack-webhooks inbox stats: the database has no inbox table elsewhere (or an older schema of it): run rack-webhooks inbox migrate --database ${dir} --table elsewhere\n`,
     });
 
     // A real second process holds the directory: every other one is refused, not let in to corrupt it.
     const listener = await startListener(['--key', KEY, '--inbox', dir]);
-    const request = createSignedRequestSync('{"action":"app:create","status":"success","timestamp":"2026-01-05T00:00:00Z","data":{"name":"gamma","rack":"r","actor":"x"}}', { secrets: KEY });
+    const request = createSignedRequestSync(
+      '{"action":"app:create","status":"success","timestamp":"2026-01-05T00:00:00Z","data":{"name":"gamma","rack":"r","actor":"x"}}',
+      { secrets: KEY },
+    );
     expect((await fetch(listener.url, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     await listener.waitForLine(/ {2}accepted {3}app:create {2}app=gamma {2}tick_id=- {2}id=5$/);
     const refused = await cli('inbox', 'stats', '--database', dir);
     expect(refused).toEqual({
-      code: 1, out: '',
+      code: 1,
+      out: '',
       err: `rack-webhooks inbox stats: the PGlite database in ${dir} is open in another process (pid ${listener.child.pid}): PGlite serves one process at a time; stop that one first, or use PostgreSQL to share an inbox\n`,
     });
     expect(await listener.stop()).toBe(0);
@@ -470,7 +652,11 @@ describe('inbox on a PGlite directory', () => {
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     writeFileSync(join(dir, LOCK_FILE), `${gone.stdout}\n`);
     expect(await cli('inbox', 'stats', '--database', dir)).toEqual({
-      code: 0, err: '', out: expect.stringMatching(/^pending {2}4\nrunning {2}0\ndone {5}0\ndead {5}0\nignored {2}1\ntotal {4}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\n$/),
+      code: 0,
+      err: '',
+      out: expect.stringMatching(
+        /^pending {2}4\nrunning {2}0\ndone {5}0\ndead {5}0\nignored {2}1\ntotal {4}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\n$/,
+      ),
     });
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
   }, 90_000);
@@ -480,15 +666,23 @@ describe('inbox on a PGlite directory', () => {
     const other = join(dir, 'project');
     mkdirSync(other);
     writeFileSync(join(other, 'notes.txt'), 'mine');
-    usage(await cli('inbox', 'migrate', '--database', other), /^rack-webhooks inbox migrate: .*project is neither a PGlite database nor empty: pass a new or empty directory/);
+    usage(
+      await cli('inbox', 'migrate', '--database', other),
+      /^rack-webhooks inbox migrate: .*project is neither a PGlite database nor empty: pass a new or empty directory/,
+    );
     expect(existsSync(join(other, 'PG_VERSION'))).toBe(false);
-    usage(await cli('inbox', 'stats', '--database', join(other, 'notes.txt')), /notes\.txt is a file: pass a directory for PGlite, or a postgres:\/\/ URL/);
+    usage(
+      await cli('inbox', 'stats', '--database', join(other, 'notes.txt')),
+      /notes\.txt is a file: pass a directory for PGlite, or a postgres:\/\/ URL/,
+    );
   });
 });
 
 describe('inbox usage', () => {
   it('lists the subcommands, helps with each, and suggests the nearest name', async () => {
-    expect((await cli('--help')).out).toMatch(/\n {2}inbox {4}operate a durable inbox: list, show, stats, retry, replay, prune, export, import, migrate\n/);
+    expect((await cli('--help')).out).toMatch(
+      /\n {2}inbox {4}operate a durable inbox: list, show, stats, retry, replay, prune, export, import, migrate\n/,
+    );
     const bare = await cli('inbox');
     expect(bare.code).toBe(2);
     expect(bare.err).toMatch(/^Usage: rack-webhooks inbox <subcommand> --database/);
@@ -498,6 +692,10 @@ describe('inbox usage', () => {
     expect((await cli('help', 'inbox', 'show')).out).toMatch(/^Usage: rack-webhooks inbox show <id>/);
     expect((await cli('inbox', 'list', '--help')).out).toMatch(/^Usage: rack-webhooks inbox list[\s\S]*--state S[\s\S]*--after CURSOR/);
     expect((await cli('listen', '--help')).out).toMatch(/It runs no handlers \(it has none\)[\s\S]*--inbox D/);
-    expect(await cli('inbox', 'lst')).toEqual({ code: 2, out: '', err: 'rack-webhooks inbox: unknown subcommand "lst"; did you mean "list"? (rack-webhooks inbox --help lists them)\n' });
+    expect(await cli('inbox', 'lst')).toEqual({
+      code: 2,
+      out: '',
+      err: 'rack-webhooks inbox: unknown subcommand "lst"; did you mean "list"? (rack-webhooks inbox --help lists them)\n',
+    });
   });
 });

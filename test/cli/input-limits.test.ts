@@ -26,10 +26,22 @@ describe('files named by flags', () => {
   it('refuses a device at once, for every flag that names a file', async () => {
     const body = writeTemp(tempDir(), 'body.json', BODY);
     const cases: [string[], RegExp][] = [
-      [['sign', '--key-file', '/dev/zero', '--file', body], /^rack-webhooks sign: --key-file "\/dev\/zero" is neither a regular file nor a pipe\n$/],
-      [['verify', '--key', 'k', '--header', 't=1,v1=00', '--file', '/dev/zero'], /^rack-webhooks verify: --file "\/dev\/zero" is neither a regular file nor a pipe\n$/],
-      [['send', '--url', NOWHERE, '--event', '/dev/zero'], /^rack-webhooks send: --event "\/dev\/zero" is neither a regular file nor a pipe\n$/],
-      [['send', '--config', '/dev/zero', '--action', 'app:create'], /^rack-webhooks send: --config "\/dev\/zero" is neither a regular file nor a pipe\n$/],
+      [
+        ['sign', '--key-file', '/dev/zero', '--file', body],
+        /^rack-webhooks sign: --key-file "\/dev\/zero" is neither a regular file nor a pipe\n$/,
+      ],
+      [
+        ['verify', '--key', 'k', '--header', 't=1,v1=00', '--file', '/dev/zero'],
+        /^rack-webhooks verify: --file "\/dev\/zero" is neither a regular file nor a pipe\n$/,
+      ],
+      [
+        ['send', '--url', NOWHERE, '--event', '/dev/zero'],
+        /^rack-webhooks send: --event "\/dev\/zero" is neither a regular file nor a pipe\n$/,
+      ],
+      [
+        ['send', '--config', '/dev/zero', '--action', 'app:create'],
+        /^rack-webhooks send: --config "\/dev\/zero" is neither a regular file nor a pipe\n$/,
+      ],
     ];
     for (const [args, reason] of cases) expectUsageError(await run(args, { timeoutMs: 5_000 }), reason);
   });
@@ -51,17 +63,26 @@ describe('files named by flags', () => {
     const endless = join(dir, 'endless.fifo');
     execFileSync('mkfifo', [endless]);
     const writer = spawn('sh', ['-c', `yes > '${endless}'`]);
-    expectUsageError(await run(['sign', '--key-file', endless, '--file', writeTemp(dir, 'b.json', BODY)], { timeoutMs: 10_000 }), /--key-file ".*endless.fifo" is over the 64 KiB limit\n$/);
+    expectUsageError(
+      await run(['sign', '--key-file', endless, '--file', writeTemp(dir, 'b.json', BODY)], { timeoutMs: 10_000 }),
+      /--key-file ".*endless.fifo" is over the 64 KiB limit\n$/,
+    );
     writer.kill();
     const silent = join(dir, 'silent.fifo');
     execFileSync('mkfifo', [silent]);
-    expectUsageError(await run(['sign', '--key', 'k', '--file', silent], { timeoutMs: 10_000 }), /^rack-webhooks sign: no body: --file ".*silent.fifo" is empty\n$/);
+    expectUsageError(
+      await run(['sign', '--key', 'k', '--file', silent], { timeoutMs: 10_000 }),
+      /^rack-webhooks sign: no body: --file ".*silent.fifo" is empty\n$/,
+    );
   });
 
   it('keeps the clear errors for a directory and a missing file', async () => {
     const dir = tempDir();
     expectUsageError(await run(['sign', '--key', 'k', '--file', dir]), /^rack-webhooks sign: cannot read --file ".*" \(EISDIR\)\n$/);
-    expectUsageError(await run(['send', '--url', NOWHERE, '--event', join(dir, 'missing.json')]), /^rack-webhooks send: cannot read --event ".*missing.json" \(ENOENT\)\n$/);
+    expectUsageError(
+      await run(['send', '--url', NOWHERE, '--event', join(dir, 'missing.json')]),
+      /^rack-webhooks send: cannot read --event ".*missing.json" \(ENOENT\)\n$/,
+    );
   });
 
   it('takes a key file of 64 KiB and refuses one byte more, naming the flag and the limit only', async () => {
@@ -94,7 +115,11 @@ describe('files named by flags', () => {
 describe('the body on stdin', () => {
   it('stops reading past 16 MiB, even from a writer that never ends (cat /dev/zero |)', async () => {
     const zeros = Buffer.alloc(64 * 1024);
-    const endless = new Readable({ read() { this.push(zeros); } });
+    const endless = new Readable({
+      read() {
+        this.push(zeros);
+      },
+    });
     const result = await runWithStdin(['verify', '--key', 'k', '--header', 't=1,v1=00'], endless);
     expectUsageError(result, /^rack-webhooks verify: the body on stdin is over the 16 MiB limit\n$/);
   });
@@ -106,12 +131,24 @@ describe('the body on stdin', () => {
 
   it('refuses an empty body instead of signing it, or verifying it and blaming the key', async () => {
     const dir = tempDir();
-    expectUsageError(await run(['sign', '--key', 'k'], { stdin: '' }), /^rack-webhooks sign: no body: stdin was empty; pipe the body in or pass --file F\n$/);
-    expectUsageError(await run(['verify', '--key', 'k', '--header', 't=1,v1=00'], { stdin: '' }), /^rack-webhooks verify: no body: stdin was empty/);
-    expectUsageError(await run(['sign', '--key', 'k', '--file', writeTemp(dir, 'empty.json', '')]), /^rack-webhooks sign: no body: --file ".*empty.json" is empty\n$/);
+    expectUsageError(
+      await run(['sign', '--key', 'k'], { stdin: '' }),
+      /^rack-webhooks sign: no body: stdin was empty; pipe the body in or pass --file F\n$/,
+    );
+    expectUsageError(
+      await run(['verify', '--key', 'k', '--header', 't=1,v1=00'], { stdin: '' }),
+      /^rack-webhooks verify: no body: stdin was empty/,
+    );
+    expectUsageError(
+      await run(['sign', '--key', 'k', '--file', writeTemp(dir, 'empty.json', '')]),
+      /^rack-webhooks sign: no body: --file ".*empty.json" is empty\n$/,
+    );
     const directory = openSync(dir, 'r');
     try {
-      expectUsageError(await runWithStdin(['sign', '--key', 'k'], directory), /^rack-webhooks sign: no body: stdin is a directory; pass a file with --file F or pipe the body in\n$/);
+      expectUsageError(
+        await runWithStdin(['sign', '--key', 'k'], directory),
+        /^rack-webhooks sign: no body: stdin is a directory; pass a file with --file F or pipe the body in\n$/,
+      );
     } finally {
       closeSync(directory);
     }

@@ -30,7 +30,9 @@ describe('send to listen over HTTP', () => {
     // send has exited, so the 200 was sent, so the line is already on disk.
     expect(readFileSync(log, 'utf8')).toBe(`${compact(TICK_A)}\n`);
     const processed = await listener.waitForLine(/processed/);
-    expect(processed).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}processed {2}app:budget:auto-shutdown:fired {2}app=café {2}tick_id=tick-2026-04-27T10:30:00Z-9fe5/);
+    expect(processed).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} {2}processed {2}app:budget:auto-shutdown:fired {2}app=café {2}tick_id=tick-2026-04-27T10:30:00Z-9fe5/,
+    );
     expect(processed).not.toContain('\u001b['); // stdout is a pipe: no colour
 
     const again = await run(['send', '--url', listener.url, '--key', KEY, '--event', first]);
@@ -50,7 +52,19 @@ describe('send to listen over HTTP', () => {
     const unknown = '{"action":"app:from-the-future","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{}}';
     expect((await run(['send', '--url', listener.url, '--key', KEY, '--event', writeTemp(dir, 'unknown.json', unknown)])).code).toBe(0);
     await listener.waitForLine(/ {2}ignored {4}app:from-the-future {2}app=- {2}tick_id=-/);
-    const generated = await run(['send', '--url', listener.url, '--key', KEY, '--action', 'app:budget:cap', '--set', 'data.app=generated-app', '--set', 'status=error']);
+    const generated = await run([
+      'send',
+      '--url',
+      listener.url,
+      '--key',
+      KEY,
+      '--action',
+      'app:budget:cap',
+      '--set',
+      'data.app=generated-app',
+      '--set',
+      'status=error',
+    ]);
     expect(generated.code).toBe(0);
     await listener.waitForLine(/processed {2}app:budget:cap {2}app=generated-app/);
 
@@ -70,7 +84,17 @@ describe('send to listen over HTTP', () => {
   it('verifies with the header name and key encoding it is given', async () => {
     const hexKey = (await run(['keygen'])).stdout.trim();
     const listener = await startListener(['--key', hexKey, '--header-name', 'X-Rack-Signature']);
-    const wrong = await run(['send', '--url', listener.url, '--key', hexKey, '--header-name', 'X-Rack-Signature', '--action', 'app:create']);
+    const wrong = await run([
+      'send',
+      '--url',
+      listener.url,
+      '--key',
+      hexKey,
+      '--header-name',
+      'X-Rack-Signature',
+      '--action',
+      'app:create',
+    ]);
     expect(wrong.code).toBe(0); // utf8 on both sides
     await listener.waitForLine(/processed {2}app:create/);
     const missing = await run(['send', '--url', listener.url, '--key', hexKey, '--action', 'app:create']);
@@ -94,13 +118,17 @@ describe('send to listen over HTTP', () => {
   it('dispatches a config map to every receiver, reporting the entries the rack would skip', async () => {
     const dir = tempDir();
     const listener = await startListener(['--key', KEY]);
-    const config = writeTemp(dir, 'webhooks.json', JSON.stringify({
-      good: listener.url,
-      empty: '',
-      broken: '{"url": ',
-      nourl: '{"timeout":"5s"}',
-      json: JSON.stringify({ url: listener.url, timeout: '5s' }),
-    }));
+    const config = writeTemp(
+      dir,
+      'webhooks.json',
+      JSON.stringify({
+        good: listener.url,
+        empty: '',
+        broken: '{"url": ',
+        nourl: '{"timeout":"5s"}',
+        json: JSON.stringify({ url: listener.url, timeout: '5s' }),
+      }),
+    );
     const sent = await run(['send', '--config', config, '--action', 'build:create'], { env: { RACK_WEBHOOK_SECRETS: KEY } });
     expect(sent.code).toBe(1); // not every receiver answered 2xx
     const lines = sent.stdout.trimEnd().split('\n');
@@ -126,10 +154,14 @@ describe('send to listen over HTTP', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const dir = tempDir();
-      const config = writeTemp(dir, 'webhooks.json', JSON.stringify({
-        down: `http://127.0.0.1:${port}/webhooks`,
-        slow: { url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, timeout: '300ms' },
-      }));
+      const config = writeTemp(
+        dir,
+        'webhooks.json',
+        JSON.stringify({
+          down: `http://127.0.0.1:${port}/webhooks`,
+          slow: { url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, timeout: '300ms' },
+        }),
+      );
       const sent = await run(['send', '--config', config, '--key', KEY, '--action', 'app:create']);
       expect(sent.code).toBe(1);
       expect(sent.stdout.trimEnd().split('\n')).toEqual([
@@ -145,18 +177,26 @@ describe('send to listen over HTTP', () => {
   it('prints webhook URLs as scheme://host[:port], never their user:pass@, path or query, in errors too', async () => {
     const listener = await startListener(['--key', KEY]);
     const origin = new URL(listener.url).origin;
-    const config = writeTemp(tempDir(), 'webhooks.json', JSON.stringify({
-      path: `${origin}/services/T000/B000/PATHMARKER?token=QUERYMARKER`,
-      bare: origin,
-      userinfo: `http://user:PASSMARKER@${new URL(listener.url).host}/webhooks`,
-      broken: 'not a URL URLMARKER',
-    }));
+    const config = writeTemp(
+      tempDir(),
+      'webhooks.json',
+      JSON.stringify({
+        path: `${origin}/services/T000/B000/PATHMARKER?token=QUERYMARKER`,
+        bare: origin,
+        userinfo: `http://user:PASSMARKER@${new URL(listener.url).host}/webhooks`,
+        broken: 'not a URL URLMARKER',
+      }),
+    );
     const sent = await run(['send', '--config', config, '--key', KEY, '--action', 'app:create']);
     expect(sent.stdout.trimEnd().split('\n')).toEqual([
       expect.stringMatching(new RegExp(`^path {2}${origin}/… {2}200 {2}\\d+ ms$`)),
       expect.stringMatching(new RegExp(`^bare {2}${origin} {2}200 {2}\\d+ ms$`)),
       // fetch refuses the credentials, quoting the URL: the quote is shortened as well.
-      expect.stringMatching(new RegExp(`^userinfo {2}${origin}/… {2}error \\(Request cannot be constructed from a URL that includes credentials: ${origin}/…\\) {2}\\d+ ms$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^userinfo {2}${origin}/… {2}error \\(Request cannot be constructed from a URL that includes credentials: ${origin}/…\\) {2}\\d+ ms$`,
+        ),
+      ),
       expect.stringMatching(/^broken {2}\(not a URL\) {2}error \(Invalid URL\) {2}\d+ ms$/),
     ]);
     for (const marker of ['PATHMARKER', 'QUERYMARKER', 'PASSMARKER', 'URLMARKER']) expect(sent.stdout + sent.stderr).not.toContain(marker);

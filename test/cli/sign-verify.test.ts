@@ -4,7 +4,8 @@ import { killChildren, run, tempDir, writeTemp, removeTempDirs } from './helpers
 afterEach(killChildren);
 afterAll(removeTempDirs);
 
-const BODY = '{"action":"app:create","status":"success","timestamp":"2026-04-27T10:30:00.1Z","data":{"name":"café-BODYMARKER","rack":"r","actor":"a"}}';
+const BODY =
+  '{"action":"app:create","status":"success","timestamp":"2026-04-27T10:30:00.1Z","data":{"name":"café-BODYMARKER","rack":"r","actor":"a"}}';
 const KEY = 'supersecret-KEYMARKER';
 const OLD_KEY = 'oldsecret-KEYMARKER';
 
@@ -34,7 +35,7 @@ describe('sign and verify', () => {
     expect(verified.stdout).toMatch(/^ok: signature verified with key #1 \(of 1\); signed \d+ s ago \(t=\d+\)\n$/);
   });
 
-  it('signs with every key and reports which of the receiver\'s keys matched', async () => {
+  it("signs with every key and reports which of the receiver's keys matched", async () => {
     const header = await signBody(['--key', KEY, '--key', OLD_KEY, '--timestamp', '1777285800']);
     expect(header).toMatch(/^t=1777285800,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
     const verified = await run(['verify', '--key', `other,${OLD_KEY}`, '--header', header, '--now', '1777285812'], { stdin: BODY });
@@ -66,7 +67,9 @@ describe('sign and verify', () => {
     const header = await signBody(['--key', hexKey, '--secret-encoding', 'hex']);
     const failed = await run(['verify', '--key', hexKey, '--header', header], { stdin: BODY });
     expect(failed.code).toBe(1);
-    expect(failed.stdout).toContain('It would verify with secret #1 decoded as hex: pass --secret-encoding hex (this rack hex-decodes webhook_signing_key).');
+    expect(failed.stdout).toContain(
+      'It would verify with secret #1 decoded as hex: pass --secret-encoding hex (this rack hex-decodes webhook_signing_key).',
+    );
     expect(failed.stdout).not.toContain(hexKey);
     const fixed = await run(['verify', '--key', hexKey, '--secret-encoding', 'hex', '--header', header], { stdin: BODY });
     expect(fixed.code).toBe(0);
@@ -78,7 +81,10 @@ describe('sign and verify', () => {
   it('reports a stale timestamp and a malformed header by their codes', async () => {
     const header = await signBody(['--key', KEY, '--timestamp', '1000']);
     const stale = await run(['verify', '--key', KEY, '--header', header, '--now', '2000'], { stdin: BODY });
-    expect(stale).toMatchObject({ code: 1, stdout: expect.stringMatching(/^timestamp_too_old: Signature timestamp is 1000 s older than now; tolerance is 300 s\./) });
+    expect(stale).toMatchObject({
+      code: 1,
+      stdout: expect.stringMatching(/^timestamp_too_old: Signature timestamp is 1000 s older than now; tolerance is 300 s\./),
+    });
     const unchecked = await run(['verify', '--key', KEY, '--header', header, '--now', '2000', '--tolerance', 'Infinity'], { stdin: BODY });
     expect(unchecked.code).toBe(0);
     const malformed = await run(['verify', '--key', KEY, '--header', 't=abc,v1=00'], { stdin: BODY });

@@ -6,14 +6,23 @@ afterAll(removeTempDirs);
 
 describe('usage errors', () => {
   it('a missing key', async () => {
-    expectUsageError(await run(['sign'], { stdin: '{}' }), /^rack-webhooks sign: no key: pass --key, --key-file, or set RACK_WEBHOOK_SECRETS\n$/);
+    expectUsageError(
+      await run(['sign'], { stdin: '{}' }),
+      /^rack-webhooks sign: no key: pass --key, --key-file, or set RACK_WEBHOOK_SECRETS\n$/,
+    );
     expectUsageError(await run(['verify', '--header', 't=1,v1=00'], { stdin: '{}' }), /^rack-webhooks verify: no key/);
     expectUsageError(await run(['listen', '--port', '0']), /^rack-webhooks listen: no key/);
   });
 
   it('an unreadable file, naming it but not quoting anything from it', async () => {
-    expectUsageError(await run(['sign', '--key', 'k', '--file', '/nonexistent/body.json']), /^rack-webhooks sign: cannot read --file "\/nonexistent\/body.json" \(ENOENT\)\n$/);
-    expectUsageError(await run(['verify', '--key-file', '/nonexistent/keys', '--header', 'x']), /^rack-webhooks verify: cannot read --key-file/);
+    expectUsageError(
+      await run(['sign', '--key', 'k', '--file', '/nonexistent/body.json']),
+      /^rack-webhooks sign: cannot read --file "\/nonexistent\/body.json" \(ENOENT\)\n$/,
+    );
+    expectUsageError(
+      await run(['verify', '--key-file', '/nonexistent/keys', '--header', 'x']),
+      /^rack-webhooks verify: cannot read --key-file/,
+    );
   });
 
   it('invalid JSON in --event or --config', async () => {
@@ -22,14 +31,20 @@ describe('usage errors', () => {
     const event = await run(['send', '--url', 'http://127.0.0.1:9/', '--event', broken]);
     expectUsageError(event, /^rack-webhooks send: --event ".*broken.json" is not valid JSON\n$/);
     expect(event.stderr).not.toContain('SECRETDATA');
-    expectUsageError(await run(['send', '--config', broken, '--action', 'app:create']), /^rack-webhooks send: --config ".*broken.json" is not valid JSON\n$/);
+    expectUsageError(
+      await run(['send', '--config', broken, '--action', 'app:create']),
+      /^rack-webhooks send: --config ".*broken.json" is not valid JSON\n$/,
+    );
     const list = writeTemp(dir, 'list.json', '["http://127.0.0.1:9/"]');
     expectUsageError(await run(['send', '--config', list, '--action', 'app:create']), /must be a JSON object/);
   });
 
   it('an unknown action, with the three nearest known ones', async () => {
     const result = await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:budget:auto-shutdown:fird']);
-    expectUsageError(result, /^rack-webhooks send: unknown action "app:budget:auto-shutdown:fird"; nearest known actions: app:budget:auto-shutdown:fired, [a-z:-]+, [a-z:-]+\n$/);
+    expectUsageError(
+      result,
+      /^rack-webhooks send: unknown action "app:budget:auto-shutdown:fird"; nearest known actions: app:budget:auto-shutdown:fired, [a-z:-]+, [a-z:-]+\n$/,
+    );
   });
 
   it('an unknown command, with the nearest one suggested', async () => {
@@ -41,7 +56,10 @@ describe('usage errors', () => {
     const dashed = await run(['verify', '--key', '-KEYMARKER', '--header', 'x']);
     expectUsageError(dashed, /^rack-webhooks verify: --key needs a value/);
     expect(dashed.stderr).not.toContain('KEYMARKER');
-    expectUsageError(await run(['verify', '--key', 'k', '--header', 'x', '--tolerance=-5']), /--tolerance must be a whole number of seconds/);
+    expectUsageError(
+      await run(['verify', '--key', 'k', '--header', 'x', '--tolerance=-5']),
+      /--tolerance must be a whole number of seconds/,
+    );
     expectUsageError(await run(['sign', '--key', 'k', '--secret-encoding', 'base64']), /--secret-encoding must be utf8 or hex/);
     const stray = await run(['sign', 'KEYMARKER']);
     expectUsageError(stray, /^rack-webhooks sign: unexpected argument/);
@@ -50,10 +68,22 @@ describe('usage errors', () => {
 
   it('a key the SDK refuses, and flags send cannot use', async () => {
     expectUsageError(await run(['sign', '--key', 'a,b,c,d,e'], { stdin: '{}' }), /^rack-webhooks sign: sign takes at most 4 secrets/);
-    expectUsageError(await run(['sign', '--key', 'nothex', '--secret-encoding', 'hex'], { stdin: '{}' }), /^rack-webhooks sign: Secret #1 is not an even-length hex string/);
-    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--set', 'bogus=1']), /--set "bogus": write status=VALUE/);
-    expectUsageError(await run(['send', '--url', 'localhost:3000', '--action', 'app:create']), /--url must be an http:\/\/ or https:\/\/ URL/);
-    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'nothex', '--secret-encoding', 'hex']), /Secret #1 is not an even-length hex string/);
+    expectUsageError(
+      await run(['sign', '--key', 'nothex', '--secret-encoding', 'hex'], { stdin: '{}' }),
+      /^rack-webhooks sign: Secret #1 is not an even-length hex string/,
+    );
+    expectUsageError(
+      await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--set', 'bogus=1']),
+      /--set "bogus": write status=VALUE/,
+    );
+    expectUsageError(
+      await run(['send', '--url', 'localhost:3000', '--action', 'app:create']),
+      /--url must be an http:\/\/ or https:\/\/ URL/,
+    );
+    expectUsageError(
+      await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'nothex', '--secret-encoding', 'hex']),
+      /Secret #1 is not an even-length hex string/,
+    );
   });
 });
 
@@ -65,7 +95,10 @@ describe('flags', () => {
     expectUsageError(unknownShort, /^rack-webhooks sign: unknown flag -q; see --help\n$/);
     expect(unknownShort.stderr).not.toContain('KEYMARKER');
     // A value that starts with "-" is taken when written with "=".
-    expect(await run(['sign', '--key=-dashed', '--timestamp=1'], { stdin: '{}' })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^t=1,v1=/) });
+    expect(await run(['sign', '--key=-dashed', '--timestamp=1'], { stdin: '{}' })).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^t=1,v1=/),
+    });
   });
 
   it('does not echo a flag that looks like a pasted key', async () => {
@@ -76,28 +109,64 @@ describe('flags', () => {
   it('refuses a single-value flag given twice, and --event with --file', async () => {
     const dir = tempDir();
     const keys = writeTemp(dir, 'keys', 'k\n');
-    expectUsageError(await run(['sign', '--key', 'k', '--timestamp', '1', '--timestamp', '2'], { stdin: '{}' }), /^rack-webhooks sign: --timestamp was given more than once; pass it once\n$/);
-    expectUsageError(await run(['verify', '--key-file', keys, '--key-file', keys, '--header', 'x'], { stdin: '{}' }), /^rack-webhooks verify: --key-file was given more than once; pass it once\n$/);
-    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--url', 'http://127.0.0.1:9/', '--action', 'app:create']), /^rack-webhooks send: --url was given more than once/);
+    expectUsageError(
+      await run(['sign', '--key', 'k', '--timestamp', '1', '--timestamp', '2'], { stdin: '{}' }),
+      /^rack-webhooks sign: --timestamp was given more than once; pass it once\n$/,
+    );
+    expectUsageError(
+      await run(['verify', '--key-file', keys, '--key-file', keys, '--header', 'x'], { stdin: '{}' }),
+      /^rack-webhooks verify: --key-file was given more than once; pass it once\n$/,
+    );
+    expectUsageError(
+      await run(['send', '--url', 'http://127.0.0.1:9/', '--url', 'http://127.0.0.1:9/', '--action', 'app:create']),
+      /^rack-webhooks send: --url was given more than once/,
+    );
     const event = writeTemp(dir, 'event.json', '{}');
-    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--file', event, '--event', event]), /^rack-webhooks send: --event and --file are the same flag: pass one of them, once\n$/);
+    expectUsageError(
+      await run(['send', '--url', 'http://127.0.0.1:9/', '--file', event, '--event', event]),
+      /^rack-webhooks send: --event and --file are the same flag: pass one of them, once\n$/,
+    );
     // --key is the one flag meant to be repeated.
-    expect(await run(['sign', '--key', 'a', '--key', 'b', '--timestamp', '1'], { stdin: '{}' })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^t=1,v1=[0-9a-f]{64},v1=[0-9a-f]{64}\n$/) });
+    expect(await run(['sign', '--key', 'a', '--key', 'b', '--timestamp', '1'], { stdin: '{}' })).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^t=1,v1=[0-9a-f]{64},v1=[0-9a-f]{64}\n$/),
+    });
   });
 
   it('refuses a --timestamp of more than 15 digits, which no verifier takes', async () => {
-    expect(await run(['sign', '--key', 'k', '--timestamp', '999999999999999'], { stdin: '{}' })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^t=999999999999999,v1=/) });
-    expectUsageError(await run(['sign', '--key', 'k', '--timestamp', '1000000000000000'], { stdin: '{}' }), /^rack-webhooks sign: --timestamp must be unix seconds of at most 15 digits \(a verifier refuses more\), got 16 digits\n$/);
-    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'k', '--timestamp', '0000000000000001']), /^rack-webhooks send: --timestamp must be unix seconds of at most 15 digits/);
+    expect(await run(['sign', '--key', 'k', '--timestamp', '999999999999999'], { stdin: '{}' })).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^t=999999999999999,v1=/),
+    });
+    expectUsageError(
+      await run(['sign', '--key', 'k', '--timestamp', '1000000000000000'], { stdin: '{}' }),
+      /^rack-webhooks sign: --timestamp must be unix seconds of at most 15 digits \(a verifier refuses more\), got 16 digits\n$/,
+    );
+    expectUsageError(
+      await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'k', '--timestamp', '0000000000000001']),
+      /^rack-webhooks send: --timestamp must be unix seconds of at most 15 digits/,
+    );
   });
 
   it('refuses a --header-name that is not an HTTP header name, without echoing it', async () => {
-    const reason = "--header-name must be an HTTP header name \\(letters, digits and !#\\$%&'\\*\\+-\\.\\^_`\\|~, such as X-Rack-Signature\\), but";
-    expectUsageError(await run(['listen', '--port', '0', '--key', 'k', '--header-name', '']), new RegExp(`^rack-webhooks listen: ${reason} it is empty\\n$`));
-    expectUsageError(await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'k', '--header-name', 'a b']), new RegExp(`^rack-webhooks send: ${reason} it contains a space\\n$`));
-    const pasted = await run(['verify', '--key', 'k', '--header', 'x', '--header-name', 'Service-Signature: t=1,v1=SIGMARKER'], { stdin: '{}' });
+    const reason =
+      "--header-name must be an HTTP header name \\(letters, digits and !#\\$%&'\\*\\+-\\.\\^_`\\|~, such as X-Rack-Signature\\), but";
+    expectUsageError(
+      await run(['listen', '--port', '0', '--key', 'k', '--header-name', '']),
+      new RegExp(`^rack-webhooks listen: ${reason} it is empty\\n$`),
+    );
+    expectUsageError(
+      await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--key', 'k', '--header-name', 'a b']),
+      new RegExp(`^rack-webhooks send: ${reason} it contains a space\\n$`),
+    );
+    const pasted = await run(['verify', '--key', 'k', '--header', 'x', '--header-name', 'Service-Signature: t=1,v1=SIGMARKER'], {
+      stdin: '{}',
+    });
     expectUsageError(pasted, new RegExp(`^rack-webhooks verify: ${reason} it contains ":"\\n$`));
-    expectUsageError(await run(['listen', '--port', '0', '--key', 'k', '--header-name', 'X-Sig\u00e9']), /but it contains a control or non-ASCII character\n$/);
+    expectUsageError(
+      await run(['listen', '--port', '0', '--key', 'k', '--header-name', 'X-Sig\u00e9']),
+      /but it contains a control or non-ASCII character\n$/,
+    );
   });
 
   it('send refuses an empty key as sign and verify do, instead of dropping it', async () => {

@@ -11,7 +11,10 @@ let fixture: ConsoleFixture;
 let cookie: string;
 
 async function api<T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${fixture.console.origin}${path}`, { ...init, headers: { cookie, ...(init.headers as Record<string, string>) } });
+  const response = await fetch(`${fixture.console.origin}${path}`, {
+    ...init,
+    headers: { cookie, ...(init.headers as Record<string, string>) },
+  });
   return { status: response.status, body: (await response.json()) as T };
 }
 
@@ -61,14 +64,31 @@ describe('the delivery log', () => {
     expect([...times].sort().reverse()).toEqual(times);
     expect(body.deliveries[0]).toMatchObject({ action: 'app:budget:auto-shutdown:armed', app: 'payments-api', state: 'done', attempts: 1 });
     expect(Object.keys(body.deliveries[0]!).sort()).toEqual(
-      ['id', 'state', 'action', 'app', 'tickId', 'eventTime', 'receivedAt', 'signedAt', 'secretIndex', 'attempts', 'runAt', 'lastError', 'doneAt', 'replayedAt'].sort(),
+      [
+        'id',
+        'state',
+        'action',
+        'app',
+        'tickId',
+        'eventTime',
+        'receivedAt',
+        'signedAt',
+        'secretIndex',
+        'attempts',
+        'runAt',
+        'lastError',
+        'doneAt',
+        'replayedAt',
+      ].sort(),
     );
     expect(body.next).toBeNull();
   });
 
   it('filters by state, action pattern, app and event time', async () => {
     const dead = await api<Page>('/api/deliveries?state=dead');
-    expect(dead.body.deliveries.map((row) => [row.action, row.app, row.lastError])).toEqual([[FAILING_ACTION, 'billing-api', `pager unreachable for ${FAILING_ACTION}`]]);
+    expect(dead.body.deliveries.map((row) => [row.action, row.app, row.lastError])).toEqual([
+      [FAILING_ACTION, 'billing-api', `pager unreachable for ${FAILING_ACTION}`],
+    ]);
     const shutdowns = await api<Page>('/api/deliveries?action=app:budget:auto-shutdown:*&app=billing-api');
     expect(shutdowns.body.deliveries.map((row) => row.action.split(':').pop())).toEqual(['failed', 'fired', 'armed']);
     const several = await api<Page>('/api/deliveries?action=app:budget:cap,release:promote');
@@ -120,7 +140,9 @@ describe('one delivery', () => {
     const delivery = body.delivery;
     expect(delivery['event']).toEqual(stored.event);
     expect(delivery['fields']).toContainEqual({ path: 'data.app', type: 'string', description: 'App name.', value: 'billing-api' });
-    expect(delivery['fields']).toContainEqual(expect.objectContaining({ path: 'action', value: FAILING_ACTION, description: 'Event name.' }));
+    expect(delivery['fields']).toContainEqual(
+      expect.objectContaining({ path: 'action', value: FAILING_ACTION, description: 'Event name.' }),
+    );
     expect(delivery['verification']).toEqual({
       signedAt: stored.signedAt,
       signedAtIso: new Date(stored.signedAt * 1000).toISOString(),
@@ -130,7 +152,12 @@ describe('one delivery', () => {
     });
     expect(Math.abs(delivery['verification'].skewSeconds)).toBeLessThan(5);
     expect(delivery['attempts']).toEqual([
-      expect.objectContaining({ attempt: 1, outcome: 'failed', error: `pager unreachable for ${FAILING_ACTION}`, worker: expect.any(String) }),
+      expect.objectContaining({
+        attempt: 1,
+        outcome: 'failed',
+        error: `pager unreachable for ${FAILING_ACTION}`,
+        worker: expect.any(String),
+      }),
     ]);
     expect(JSON.stringify(body)).not.toContain(stored.signature);
   });
@@ -168,7 +195,10 @@ describe('actions', () => {
     await fixture.send(createTestEvent('app:budget:reset', { data: { app: 'billing-api' } }));
     const deadId = await eventually(async () => (await fixture.inbox.list({ state: 'dead' })).deliveries[0]?.id, 'a dead delivery');
     const notDone = await post(`/api/deliveries/${deadId}/replay`);
-    expect(notDone).toEqual({ status: 409, body: { error: { code: 'not_done', message: `delivery ${deadId} is dead: replay moves done deliveries only` } } });
+    expect(notDone).toEqual({
+      status: 409,
+      body: { error: { code: 'not_done', message: `delivery ${deadId} is dead: replay moves done deliveries only` } },
+    });
   });
 
   it('retry-dead moves every dead delivery', async () => {
@@ -187,7 +217,12 @@ describe('apps', () => {
     const byApp = Object.fromEntries(body.apps.map((app) => [app['app'], app]));
     // Tripped by the cap, closed again by the app:budget:reset the replay test sent.
     expect(byApp['billing-api']).toMatchObject({ phase: 'shutdown-failed', breaker: 'closed', anomalies: 0 });
-    expect(byApp['payments-api']).toMatchObject({ phase: 'armed', expectedShutdownAt: expect.stringMatching(/Z$/), anomalies: 0, events: 1 });
+    expect(byApp['payments-api']).toMatchObject({
+      phase: 'armed',
+      expectedShutdownAt: expect.stringMatching(/Z$/),
+      anomalies: 0,
+      events: 1,
+    });
     expect(byApp['orders-api']).toMatchObject({ anomalies: 1 });
   });
 
@@ -196,7 +231,16 @@ describe('apps', () => {
     expect(billing.status).toBe(200);
     expect(billing.body['app'].autoShutdown.phase).toBe('shutdown-failed');
     const timeline = billing.body['timeline'] as { action: string; lane: string; label: string; timeMs: number; anomaly: boolean }[];
-    expect(timeline.map((event) => event.lane)).toEqual(['budget', 'budget', 'budget', 'auto-shutdown', 'auto-shutdown', 'auto-shutdown', 'promote', 'budget']);
+    expect(timeline.map((event) => event.lane)).toEqual([
+      'budget',
+      'budget',
+      'budget',
+      'auto-shutdown',
+      'auto-shutdown',
+      'auto-shutdown',
+      'promote',
+      'budget',
+    ]);
     expect(timeline.map((event) => event.label).slice(3, 6)).toEqual(['armed', 'fired', 'failed']);
     expect(timeline.map((event) => event.timeMs)).toEqual([...timeline.map((event) => event.timeMs)].sort((a, b) => a - b));
     expect(billing.body['phases'].map((span: { phase: string }) => span.phase)).toEqual(['idle', 'armed', 'shut-down', 'shutdown-failed']);
@@ -205,7 +249,9 @@ describe('apps', () => {
     const orders = await api<Record<string, any>>('/api/apps/orders-api');
     const firedId = await idOf('app:budget:auto-shutdown:fired', 'orders-api');
     expect(orders.body['anomalies']).toEqual([expect.objectContaining({ kind: 'fired_without_armed', deliveryIds: [firedId] })]);
-    expect(orders.body['timeline'].filter((event: { anomaly: boolean }) => event.anomaly).map((event: { id: string }) => event.id)).toEqual([firedId]);
+    expect(orders.body['timeline'].filter((event: { anomaly: boolean }) => event.anomaly).map((event: { id: string }) => event.id)).toEqual(
+      [firedId],
+    );
   });
 
   it('answers 404 for an app with no events', async () => {

@@ -86,7 +86,10 @@ describe('the console in Chromium', () => {
     await expect.poll(() => rows().count()).toBe(2);
     await page.locator('#filter-app').fill('');
     await page.locator('#filter-state').selectOption('dead');
-    await page.locator('#filter-state').press('Enter').catch(() => {});
+    await page
+      .locator('#filter-state')
+      .press('Enter')
+      .catch(() => {});
     await page.locator('#filter-action').fill('app:budget:auto-shutdown:*');
     await page.locator('#filter-action').press('Enter');
     await expect.poll(() => rows().count()).toBe(1);
@@ -143,7 +146,10 @@ describe('the console in Chromium', () => {
     fixture.failing.clear();
     await page.goto(`${consoleProcess.origin}/#/stats`);
     await clickWithConfirm(page, 'Retry all dead');
-    await eventually(async () => (await fixture.inbox.stats()).dead === 0 && (await fixture.inbox.stats()).pending === 0, 'no dead delivery left');
+    await eventually(
+      async () => (await fixture.inbox.stats()).dead === 0 && (await fixture.inbox.stats()).pending === 0,
+      'no dead delivery left',
+    );
   });
 
   it('made no request to another host and logged no error', () => {

@@ -47,7 +47,9 @@ describe('rack-webhooks console', () => {
       const running = await startConsoleProcess(['--database', POSTGRES_URL, '--table', db.table, '--host', '0.0.0.0']);
       expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(running.stderr()).toMatch(/warning: listening on 0\.0\.0\.0, not 127\.0\.0\.1: anyone who can reach it and has the URL can retry and replay deliveries/);
+      expect(running.stderr()).toMatch(
+        /warning: listening on 0\.0\.0\.0, not 127\.0\.0\.1: anyone who can reach it and has the URL can retry and replay deliveries/,
+      );
       expect(await running.stop('SIGTERM')).toBe(0);
     } finally {
       await db.close();
@@ -59,7 +61,9 @@ describe('rack-webhooks console', () => {
     try {
       expect((await run(['inbox', 'migrate', '--database', directory], { timeoutMs: 30_000 })).code).toBe(0);
       const running = await startConsoleProcess(['--database', directory]);
-      const response = await fetch(`${running.origin}/api/overview`, { headers: { authorization: `Bearer ${new URL(running.url).searchParams.get('token')}` } });
+      const response = await fetch(`${running.origin}/api/overview`, {
+        headers: { authorization: `Bearer ${new URL(running.url).searchParams.get('token')}` },
+      });
       expect(await response.json()).toMatchObject({ table: 'rack_webhooks_inbox', stats: { total: 0 } });
       expect(await running.stop()).toBe(0);
     } finally {

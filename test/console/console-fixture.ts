@@ -83,12 +83,19 @@ export async function openConsoleFixture(options: FixtureOptions = {}): Promise<
     key,
     failing,
     async send(event, sendOptions) {
-      const request = await createSignedRequest(event, { secrets: key, ...(sendOptions?.timestamp === undefined ? {} : { timestamp: sendOptions.timestamp }) });
+      const request = await createSignedRequest(event, {
+        secrets: key,
+        ...(sendOptions?.timestamp === undefined ? {} : { timestamp: sendOptions.timestamp }),
+      });
       const response = await fetch(receiverUrl, { method: 'POST', headers: request.headers, body: request.body });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     startWorker() {
-      const worker = inbox.work(receiver, { maxAttempts: options.maxAttempts ?? 1, pollIntervalMs: 50, backoff: { baseMs: 10, jitter: 'none' } });
+      const worker = inbox.work(receiver, {
+        maxAttempts: options.maxAttempts ?? 1,
+        pollIntervalMs: 50,
+        backoff: { baseMs: 10, jitter: 'none' },
+      });
       workers.push(worker);
       return worker;
     },

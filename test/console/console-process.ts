@@ -20,14 +20,20 @@ export function killConsoles(): void {
 }
 
 export function startConsoleProcess(args: readonly string[], timeoutMs = 20_000): Promise<ConsoleProcess> {
-  const child = spawn(process.execPath, [CLI, 'console', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(process.execPath, [CLI, 'console', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   running.add(child);
   let stdout = '';
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the console printed no URL within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`the console printed no URL within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`)),
+      timeoutMs,
+    );
     exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`the console exited (${code}) before printing its URL; stderr: ${stderr}`));

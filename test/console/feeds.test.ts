@@ -21,19 +21,30 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((db) => db.close()));
 });
 
-async function filledInbox(count: number, appOf: (index: number) => string): Promise<{ db: TestDatabase<'pg'>; inbox: Inbox; query: Query; table: string }> {
+async function filledInbox(
+  count: number,
+  appOf: (index: number) => string,
+): Promise<{ db: TestDatabase<'pg'>; inbox: Inbox; query: Query; table: string }> {
   const db = await openDatabase('pg');
   opened.push(db);
   const inbox = createInbox({ database: db.database, table: db.table });
   await inbox.migrate();
   const receiver = createReceiver({ secrets: 'feeds-test', inbox });
   for (let index = 0; index < count; index++) {
-    const event = createTestEvent('app:budget:threshold', { timestamp: rackTimestamp(new Date(Date.UTC(2026, 10, 23, 0, 0, index))), data: { app: appOf(index) } });
+    const event = createTestEvent('app:budget:threshold', {
+      timestamp: rackTimestamp(new Date(Date.UTC(2026, 10, 23, 0, 0, index))),
+      data: { app: appOf(index) },
+    });
     const request = createSignedRequestSync(event, { secrets: 'feeds-test' });
     expect((await receiver.receive({ body: request.bytes, headers: request.headers })).outcome).toBe('accepted');
   }
   const pool = db.database as pg.Pool;
-  return { db, inbox, query: async (text, params) => (await pool.query(text, params as unknown[])).rows, table: resolveTableNames(db.table).deliveries };
+  return {
+    db,
+    inbox,
+    query: async (text, params) => (await pool.query(text, params as unknown[])).rows,
+    table: resolveTableNames(db.table).deliveries,
+  };
 }
 
 describe('the apps index', () => {
@@ -58,7 +69,10 @@ describe('the apps index', () => {
   it('says which table is missing instead of a bare SQL error', async () => {
     const { inbox, query, table, db } = await filledInbox(1, () => 'one-api');
     await db.query(`DROP TABLE ${db.table} CASCADE`);
-    await expect(new AppsIndex(inbox, query, table, inbox.table).summaries()).rejects.toMatchObject({ code: 'inbox_not_migrated', status: 500 });
+    await expect(new AppsIndex(inbox, query, table, inbox.table).summaries()).rejects.toMatchObject({
+      code: 'inbox_not_migrated',
+      status: 500,
+    });
   }, 30_000);
 });
 
@@ -86,7 +100,8 @@ describe('the change feed', () => {
   it('reports an outage once, and the next one once again', async () => {
     const { inbox, query, table } = await filledInbox(1, () => 'one-api');
     let broken = false;
-    const guarded: Query = (text, params) => (broken ? Promise.reject(Object.assign(new Error('connection lost'), { code: 'ECONNRESET' })) : query(text, params));
+    const guarded: Query = (text, params) =>
+      broken ? Promise.reject(Object.assign(new Error('connection lost'), { code: 'ECONNRESET' })) : query(text, params);
     const errors: unknown[] = [];
     const feed = new ChangeFeed(inbox, guarded, table, 10, (error) => errors.push(error));
     const client = await listener();

@@ -32,10 +32,22 @@ export function scenario(now = Date.now()): ScenarioEvent[] {
         data: { app: 'billing-api', tick_id: billingTick, scheduled_at: iso(at(30)), expected_shutdown_at: iso(at(60)) },
       }),
     },
-    { name: 'billing fired', event: createTestEvent('app:budget:auto-shutdown:fired', { timestamp: time(60), data: { app: 'billing-api', tick_id: billingTick } }) },
-    { name: 'billing failed', event: createTestEvent('app:budget:auto-shutdown:failed', { timestamp: time(61), data: { app: 'billing-api', tick_id: billingTick } }) },
+    {
+      name: 'billing fired',
+      event: createTestEvent('app:budget:auto-shutdown:fired', { timestamp: time(60), data: { app: 'billing-api', tick_id: billingTick } }),
+    },
+    {
+      name: 'billing failed',
+      event: createTestEvent('app:budget:auto-shutdown:failed', {
+        timestamp: time(61),
+        data: { app: 'billing-api', tick_id: billingTick },
+      }),
+    },
     { name: 'billing promote', event: createTestEvent('release:promote', { timestamp: time(70), data: { app: 'billing-api' } }) },
-    { name: 'orders fired', event: createTestEvent('app:budget:auto-shutdown:fired', { timestamp: time(5), data: { app: 'orders-api', tick_id: ordersTick } }) },
+    {
+      name: 'orders fired',
+      event: createTestEvent('app:budget:auto-shutdown:fired', { timestamp: time(5), data: { app: 'orders-api', tick_id: ordersTick } }),
+    },
     { name: 'orders threshold', event: createTestEvent('app:budget:threshold', { timestamp: time(40), data: { app: 'orders-api' } }) },
     {
       name: 'payments armed',

@@ -50,16 +50,22 @@ describe('the token', () => {
     expect(fixture.console.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
   });
 
-  it.each(['/', '/assets/console.js', '/assets/console.css', '/api/overview', '/api/deliveries', '/api/stream', '/api/apps', '/nothing-here'])(
-    'answers 401 without it: GET %s',
-    async (path) => {
-      const response = await raw('GET', path);
-      expect(response.status).toBe(401);
-      expect(json(response).error?.code).toBe('unauthorized');
-      expect(response.headers['www-authenticate']).toMatch(/^Bearer/);
-      expect(response.headers['set-cookie']).toBeUndefined();
-    },
-  );
+  it.each([
+    '/',
+    '/assets/console.js',
+    '/assets/console.css',
+    '/api/overview',
+    '/api/deliveries',
+    '/api/stream',
+    '/api/apps',
+    '/nothing-here',
+  ])('answers 401 without it: GET %s', async (path) => {
+    const response = await raw('GET', path);
+    expect(response.status).toBe(401);
+    expect(json(response).error?.code).toBe('unauthorized');
+    expect(response.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(response.headers['set-cookie']).toBeUndefined();
+  });
 
   it('tells a browser in a sentence, not JSON, and runs nothing', async () => {
     const response = await raw('GET', '/', { accept: 'text/html,application/xhtml+xml' });
@@ -99,14 +105,17 @@ describe('the token', () => {
     expect(response.headers['referrer-policy']).toBe('no-referrer');
   });
 
-  it.each(['/..//evil.example?token=', '/.//evil.example/?token=', '/a/..//evil.example?token=', '//evil.example/?token=', '/\\evil.example/?token='])(
-    'redirects to its own page only, whatever the path: %s',
-    async (path) => {
-      const response = await raw('GET', `${path}${fixture.console.token}`);
-      expect(response.status).toBe(303);
-      expect(response.headers.location).toBe('/');
-    },
-  );
+  it.each([
+    '/..//evil.example?token=',
+    '/.//evil.example/?token=',
+    '/a/..//evil.example?token=',
+    '//evil.example/?token=',
+    '/\\evil.example/?token=',
+  ])('redirects to its own page only, whatever the path: %s', async (path) => {
+    const response = await raw('GET', `${path}${fixture.console.token}`);
+    expect(response.status).toBe(303);
+    expect(response.headers.location).toBe('/');
+  });
 
   it('serves the page with the cookie, under a CSP that allows nothing from elsewhere', async () => {
     const response = await raw('GET', '/', { cookie });
@@ -135,10 +144,18 @@ describe('the token', () => {
 });
 
 describe('actions', () => {
-  const post = (headers: Record<string, string>, path = '/api/retry-dead') => raw('POST', path, { cookie, 'content-type': 'application/json', ...headers }, '{}');
+  const post = (headers: Record<string, string>, path = '/api/retry-dead') =>
+    raw('POST', path, { cookie, 'content-type': 'application/json', ...headers }, '{}');
 
   it('are refused from another origin, or with no Origin at all', async () => {
-    for (const headers of [{}, { origin: 'http://evil.example' }, { origin: 'null' }, { origin: `http://localhost:1` }, { origin, 'sec-fetch-site': 'cross-site' }, { origin, 'sec-fetch-site': 'same-site' }]) {
+    for (const headers of [
+      {},
+      { origin: 'http://evil.example' },
+      { origin: 'null' },
+      { origin: `http://localhost:1` },
+      { origin, 'sec-fetch-site': 'cross-site' },
+      { origin, 'sec-fetch-site': 'same-site' },
+    ]) {
       const response = await post(headers);
       expect(response.status, JSON.stringify(headers)).toBe(403);
       expect(json(response).error?.code).toBe('cross_origin');
@@ -200,9 +217,14 @@ describe('what is never shown', () => {
   it('no signature, key or secret in any answer', async () => {
     const [row] = await fixture.db.query<{ id: string; signature: string }>(`SELECT id::text AS id, signature FROM ${fixture.db.table}`);
     const answers = await Promise.all(
-      ['/api/overview', '/api/deliveries', `/api/deliveries/${row!.id}`, '/api/apps', '/api/apps/billing-api'].map((path) => raw('GET', path, { cookie })),
+      ['/api/overview', '/api/deliveries', `/api/deliveries/${row!.id}`, '/api/apps', '/api/apps/billing-api'].map((path) =>
+        raw('GET', path, { cookie }),
+      ),
     );
-    const signatureValues = row!.signature.split(',').map((part) => part.split('=')[1]!).filter((value) => value.length > 20);
+    const signatureValues = row!.signature
+      .split(',')
+      .map((part) => part.split('=')[1]!)
+      .filter((value) => value.length > 20);
     for (const answer of answers) {
       expect(answer.status).toBe(200);
       expect(answer.body).not.toContain(fixture.key);

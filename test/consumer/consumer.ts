@@ -1,5 +1,12 @@
 // Compiled against the packed package by scripts/check-package.mjs, on several TypeScript versions.
-import { WebhookVerificationError, parseSignatureHeader, sign, verify, type VerifiedSignature, type WebhookVerificationErrorCode } from 'rack-webhooks';
+import {
+  WebhookVerificationError,
+  parseSignatureHeader,
+  sign,
+  verify,
+  type VerifiedSignature,
+  type WebhookVerificationErrorCode,
+} from 'rack-webhooks';
 
 const header: string = await sign('{}', { secrets: ['a', 'b'], timestamp: 1 });
 const result: VerifiedSignature = await verify('{}', header, { secrets: 'a,b', tolerance: Infinity, secretEncoding: 'utf8' });
@@ -22,7 +29,9 @@ export {};
 
 // Events: exact narrowing through the published .d.ts.
 import { isKnownEvent, parseEvent, WEBHOOK_ACTIONS, type WebhookEvent, type WebhookAction } from 'rack-webhooks';
-const parsedEvent = parseEvent('{"action":"app:create","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","actor":"a","name":"n"}}');
+const parsedEvent = parseEvent(
+  '{"action":"app:create","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","actor":"a","name":"n"}}',
+);
 if (isKnownEvent(parsedEvent)) {
   const known: WebhookEvent = parsedEvent;
   switch (known.action) {
@@ -69,10 +78,13 @@ receiver.on('app:nothing', () => {});
 const redisStore = new RedisDedupStore({ sendCommand: async (args: string[]) => args.length });
 console.log(redisStore.prefix);
 
-
 // The inbox subpath compiles with no database client's types installed (they are optional peers).
 import { createInbox, WebhookInboxError, schemaSql } from 'rack-webhooks/inbox';
-declare const someDatabase: { query(text: string): Promise<{ rows: unknown[] }>; exec(text: string): Promise<unknown>; transaction<T>(fn: (tx: { query(text: string): Promise<{ rows: unknown[] }> }) => Promise<T>): Promise<T> };
+declare const someDatabase: {
+  query(text: string): Promise<{ rows: unknown[] }>;
+  exec(text: string): Promise<unknown>;
+  transaction<T>(fn: (tx: { query(text: string): Promise<{ rows: unknown[] }> }) => Promise<T>): Promise<T>;
+};
 const inbox = createInbox({ database: someDatabase, table: 'ops.deliveries' });
 const inboxReceiver = createReceiver({ secrets: 'k', inbox });
 inboxReceiver.on('app:budget:cap', (_event, context) => console.log(context.delivery.id, context.delivery.attempt));

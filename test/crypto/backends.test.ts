@@ -29,13 +29,17 @@ describe('body hashing for replay keys', () => {
     const expected = createHash('sha256').update(shared).digest('base64url');
     expect(await webBackend.sha256(shared)).toBe(expected);
     const key = { source: 'k', bytes: new TextEncoder().encode('k') };
-    expect(Buffer.from(await webBackend.hmac(key, '1', shared) as Uint8Array).toString('hex')).toBe(createHmac('sha256', 'k').update('1.').update(shared).digest('hex'));
+    expect(Buffer.from((await webBackend.hmac(key, '1', shared)) as Uint8Array).toString('hex')).toBe(
+      createHmac('sha256', 'k').update('1.').update(shared).digest('hex'),
+    );
   });
 
   it('bytesToBase64Url matches Buffer for every length', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
-      expect(bytesToBase64Url(bytes)).toBe(Buffer.from(bytes).toString('base64url'));
-    }));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
+        expect(bytesToBase64Url(bytes)).toBe(Buffer.from(bytes).toString('base64url'));
+      }),
+    );
   });
 });
 
@@ -65,7 +69,9 @@ describe('HMAC-SHA256 on Node: one-shot (RFC 2104 over crypto.hash) and createHm
     const key = { source: 'secret', bytes: new TextEncoder().encode('secret') };
     for (const size of [ONE_SHOT_MAX_BODY_BYTES - 1, ONE_SHOT_MAX_BODY_BYTES, ONE_SHOT_MAX_BODY_BYTES + 1, 300_000]) {
       const body = randomBytes(size);
-      expect(hex(oneShot.hmacSync!(key, '1700000000', body))).toBe(createHmac('sha256', 'secret').update('1700000000.').update(body).digest('hex'));
+      expect(hex(oneShot.hmacSync!(key, '1700000000', body))).toBe(
+        createHmac('sha256', 'secret').update('1700000000.').update(body).digest('hex'),
+      );
     }
     const backing = randomBytes(4096);
     const view = new Uint8Array(backing.buffer, backing.byteOffset + 100, 1000);
@@ -110,7 +116,10 @@ describe('the backend is chosen on first use, not at import', () => {
       const afterImport = loaded();
       verifySync('{}', signSync('{}', { secrets: 'k' }), { secrets: 'k' });
       console.log(JSON.stringify({ before, afterImport, afterVerify: loaded() }));`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('../..', import.meta.url), encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url),
+      encoding: 'utf8',
+    });
     expect(JSON.parse(out)).toEqual({ before: false, afterImport: false, afterVerify: true });
   });
 });

@@ -85,7 +85,12 @@ describe('MemoryDedupStore against a model', () => {
     await store.claim('other', 60); // slot 1: the ring is full
     clock += 1000; // 'old' has expired
     // 'fresh' takes slot 0 (evicting 'old'); 'old' then goes to slot 1.
-    expect(store.claimAllSync([{ key: 'fresh', ttlSeconds: 60 }, { key: 'old', ttlSeconds: 60 }])).toBe(true);
+    expect(
+      store.claimAllSync([
+        { key: 'fresh', ttlSeconds: 60 },
+        { key: 'old', ttlSeconds: 60 },
+      ]),
+    ).toBe(true);
     expect(await store.claim('fresh', 60)).toBe(false);
     expect(await store.claim('old', 60)).toBe(false);
     await store.claim('next', 60); // overwrites slot 0: 'fresh' must leave the index with it

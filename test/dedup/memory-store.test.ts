@@ -18,17 +18,25 @@ describe('MemoryDedupStore', () => {
 
   it('claims pairs all-or-nothing: a delivery is a duplicate when either key is held', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 8 })), { maxLength: 60 }), async (pairs) => {
-        const store = new MemoryDedupStore();
-        const held = new Set<string>();
-        for (const [replay, event] of pairs) {
-          const keys = [`r${replay}`, `e${event}`];
-          const expected = !keys.some((k) => held.has(k));
-          expect(await claimAll(store, keys.map((key) => ({ key, ttlSeconds: 60 })))).toBe(expected);
-          if (expected) keys.forEach((k) => held.add(k));
-        }
-        expect(store.size).toBe(held.size);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 8 })), { maxLength: 60 }),
+        async (pairs) => {
+          const store = new MemoryDedupStore();
+          const held = new Set<string>();
+          for (const [replay, event] of pairs) {
+            const keys = [`r${replay}`, `e${event}`];
+            const expected = !keys.some((k) => held.has(k));
+            expect(
+              await claimAll(
+                store,
+                keys.map((key) => ({ key, ttlSeconds: 60 })),
+              ),
+            ).toBe(expected);
+            if (expected) keys.forEach((k) => held.add(k));
+          }
+          expect(store.size).toBe(held.size);
+        },
+      ),
     );
   });
 
@@ -60,14 +68,19 @@ describe('MemoryDedupStore', () => {
 
   it('never frees a key early, whatever the sub-second phase of the clock', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 999 }), fc.integer({ min: 1, max: 600 }), async (origin, phase, ttl) => {
-        let now = origin;
-        const store = new MemoryDedupStore({ now: () => now });
-        now += phase;
-        await store.claim('k', ttl);
-        now += ttl * 1000 - 1;
-        expect(await store.claim('k', ttl)).toBe(false);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 10_000_000 }),
+        fc.integer({ min: 0, max: 999 }),
+        fc.integer({ min: 1, max: 600 }),
+        async (origin, phase, ttl) => {
+          let now = origin;
+          const store = new MemoryDedupStore({ now: () => now });
+          now += phase;
+          await store.claim('k', ttl);
+          now += ttl * 1000 - 1;
+          expect(await store.claim('k', ttl)).toBe(false);
+        },
+      ),
     );
   });
 
@@ -100,8 +113,18 @@ describe('MemoryDedupStore', () => {
       const store = new MemoryDedupStore();
       expect(await store.claim('k', ttl)).toBe(true);
       expect(await store.claim('k', ttl)).toBe(false);
-      expect(await store.claimAll([{ key: 'a', ttlSeconds: ttl }, { key: 'b', ttlSeconds: 60 }])).toBe(true);
-      expect(await store.claimAll([{ key: 'a', ttlSeconds: 60 }, { key: 'c', ttlSeconds: 60 }])).toBe(false);
+      expect(
+        await store.claimAll([
+          { key: 'a', ttlSeconds: ttl },
+          { key: 'b', ttlSeconds: 60 },
+        ]),
+      ).toBe(true);
+      expect(
+        await store.claimAll([
+          { key: 'a', ttlSeconds: 60 },
+          { key: 'c', ttlSeconds: 60 },
+        ]),
+      ).toBe(false);
     }
   });
 

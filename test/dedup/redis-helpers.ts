@@ -27,7 +27,9 @@ export async function redisAvailable(): Promise<boolean> {
 /** A private redis-server this test can stop mid-run without disturbing the shared one. */
 export async function startPrivateRedis(): Promise<{ port: number; stop: () => Promise<void> }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   for (let i = 0; i < 100 && !(await reachable(port)); i++) await new Promise((r) => setTimeout(r, 50));
   if (!(await reachable(port))) throw new Error(`private redis-server did not start on ${port}`);
   return {

@@ -29,7 +29,10 @@ describe.skipIf(!available)('RedisDedupStore against a real Redis', () => {
   function twoReceivers(handler: () => void) {
     const clock = manualClock();
     const make = (store: RedisDedupStore): Receiver =>
-      createReceiver({ secrets: SECRET, now: clock.now, dedup: store, dedupFailure: 'closed' }).on('app:budget:auto-shutdown:fired', handler);
+      createReceiver({ secrets: SECRET, now: clock.now, dedup: store, dedupFailure: 'closed' }).on(
+        'app:budget:auto-shutdown:fired',
+        handler,
+      );
     return [make(new RedisDedupStore(ioredis, { prefix })), make(new RedisDedupStore(nodeRedis, { prefix }))] as const;
   }
 
@@ -47,7 +50,10 @@ describe.skipIf(!available)('RedisDedupStore against a real Redis', () => {
     const handler = vi.fn();
     const [a, b] = twoReceivers(handler);
     const copies = Array.from({ length: 50 }, (_, i) =>
-      delivery('app:budget:auto-shutdown:fired', { t: T0 - (i % 5), patch: { spend_usd: `${150 + i}.00`, tick_id: 'tick-2026-04-27T10:30:00Z-0a0b0c0d0e0f4a1b8c2d3e4f5a6b7c8d' } }),
+      delivery('app:budget:auto-shutdown:fired', {
+        t: T0 - (i % 5),
+        patch: { spend_usd: `${150 + i}.00`, tick_id: 'tick-2026-04-27T10:30:00Z-0a0b0c0d0e0f4a1b8c2d3e4f5a6b7c8d' },
+      }),
     );
     await Promise.all(copies.map((copy, i) => (i % 2 === 0 ? a : b).receive(copy)));
     expect(handler).toHaveBeenCalledTimes(1);
@@ -76,17 +82,32 @@ describe.skipIf(!available)('RedisDedupStore against a real Redis', () => {
     const store = new RedisDedupStore(ioredis, { prefix: `${prefix}huge:` });
     expect(await store.claim('forever', Infinity)).toBe(true);
     expect(await store.claim('forever', 60)).toBe(false);
-    expect(await store.claimAll([{ key: 'a', ttlSeconds: 1e300 }, { key: 'b', ttlSeconds: 60 }])).toBe(true);
+    expect(
+      await store.claimAll([
+        { key: 'a', ttlSeconds: 1e300 },
+        { key: 'b', ttlSeconds: 60 },
+      ]),
+    ).toBe(true);
     expect(await ioredis.pttl(`${prefix}huge:forever`)).toBeGreaterThan(99 * 365 * 86_400_000);
   });
 
   it('claimAll sets nothing when one key is already held', async () => {
     const store = new RedisDedupStore(ioredis, { prefix });
     expect(await store.claim('atomic:a', 60)).toBe(true);
-    expect(await store.claimAll([{ key: 'atomic:b', ttlSeconds: 60 }, { key: 'atomic:a', ttlSeconds: 60 }])).toBe(false);
+    expect(
+      await store.claimAll([
+        { key: 'atomic:b', ttlSeconds: 60 },
+        { key: 'atomic:a', ttlSeconds: 60 },
+      ]),
+    ).toBe(false);
     expect(await ioredis.exists(`${prefix}atomic:b`)).toBe(0);
     await store.release('atomic:a');
-    expect(await store.claimAll([{ key: 'atomic:b', ttlSeconds: 60 }, { key: 'atomic:a', ttlSeconds: 60 }])).toBe(true);
+    expect(
+      await store.claimAll([
+        { key: 'atomic:b', ttlSeconds: 60 },
+        { key: 'atomic:a', ttlSeconds: 60 },
+      ]),
+    ).toBe(true);
   });
 
   it('refuses something that is not a Redis client', () => {
@@ -106,8 +127,15 @@ describe('RedisDedupStore arguments (no server needed)', () => {
     const hundredYears = String(100 * 365 * 86_400_000);
     await store.claim('k', Infinity);
     await store.claim('k', 2 ** 40);
-    await store.claimAll([{ key: 'a', ttlSeconds: 1e300 }, { key: 'b', ttlSeconds: 1.5 }]);
-    expect(sent.map((args) => args.slice(-2))).toEqual([['PX', hundredYears], ['PX', hundredYears], [hundredYears, '1500']]);
+    await store.claimAll([
+      { key: 'a', ttlSeconds: 1e300 },
+      { key: 'b', ttlSeconds: 1.5 },
+    ]);
+    expect(sent.map((args) => args.slice(-2))).toEqual([
+      ['PX', hundredYears],
+      ['PX', hundredYears],
+      [hundredYears, '1500'],
+    ]);
     for (const bad of [Number.NaN, 0, -5]) await expect(store.claim('k', bad)).rejects.toThrow(RangeError);
   });
 
@@ -143,8 +171,15 @@ describe.skipIf(!available)('Redis failures', () => {
     try {
       const handler = vi.fn();
       const onError = vi.fn();
-      const open = createReceiver({ secrets: SECRET, now: manualClock().now, dedup: new RedisDedupStore(io, { timeoutMs: 1000 }) }).on('app:budget:cap', handler).onError(onError);
-      const closed = createReceiver({ secrets: SECRET, now: manualClock().now, dedup: new RedisDedupStore(nr, { timeoutMs: 1000 }), dedupFailure: 'closed' }).on('app:budget:cap', handler);
+      const open = createReceiver({ secrets: SECRET, now: manualClock().now, dedup: new RedisDedupStore(io, { timeoutMs: 1000 }) })
+        .on('app:budget:cap', handler)
+        .onError(onError);
+      const closed = createReceiver({
+        secrets: SECRET,
+        now: manualClock().now,
+        dedup: new RedisDedupStore(nr, { timeoutMs: 1000 }),
+        dedupFailure: 'closed',
+      }).on('app:budget:cap', handler);
       expect((await open.receive(delivery('app:budget:cap', { patch: { rack: 'r1' } }))).outcome).toBe('processed');
       expect((await closed.receive(delivery('app:budget:cap', { patch: { rack: 'r2' } }))).outcome).toBe('processed');
 
@@ -184,7 +219,12 @@ describe.skipIf(!available)('Redis failures', () => {
   });
 
   it('a client pointed at a closed port fails fast in both policies', async () => {
-    const io = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, lazyConnect: true });
+    const io = new Redis('redis://127.0.0.1:1', {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+      lazyConnect: true,
+    });
     io.on('error', () => {});
     const store = new RedisDedupStore(io, { timeoutMs: 500 });
     const receiver = createReceiver({ secrets: SECRET, now: manualClock().now, dedup: store, dedupFailure: 'closed' });

@@ -31,7 +31,13 @@ function thrownBy(fn: () => unknown): unknown {
 
 /** [what, the error, its name, code and status as they were before the base class] */
 const family: Array<[string, Error, string, string, number]> = [
-  ['a signature mismatch', thrownBy(() => verifySync('{}', `t=1,v1=${'0'.repeat(64)}`, { secrets: 'k', tolerance: Infinity })) as Error, 'WebhookVerificationError', 'signature_mismatch', 401],
+  [
+    'a signature mismatch',
+    thrownBy(() => verifySync('{}', `t=1,v1=${'0'.repeat(64)}`, { secrets: 'k', tolerance: Infinity })) as Error,
+    'WebhookVerificationError',
+    'signature_mismatch',
+    401,
+  ],
   ['a missing secret', thrownBy(() => verifySync('{}', 't=1', { secrets: [] })) as Error, 'WebhookVerificationError', 'no_secrets', 500],
   ['a body that is not JSON', thrownBy(() => parseEvent('{"action":')) as Error, 'WebhookPayloadError', 'invalid_json', 400],
   ['a dedup store down', new WebhookDedupError('down'), 'WebhookDedupError', 'dedup_unavailable', 503],
@@ -46,13 +52,21 @@ describe('WebhookError: the base of the family', () => {
     expect(error).toBeInstanceOf(WebhookError);
     expect(error).toBeInstanceOf(Error);
     expect(isWebhookError(error)).toBe(true);
-    expect({ name: error.name, code: (error as WebhookError).code, status: (error as WebhookError).status }).toEqual({ name, code, status });
+    expect({ name: error.name, code: (error as WebhookError).code, status: (error as WebhookError).status }).toEqual({
+      name,
+      code,
+      status,
+    });
     expect(String(error)).toMatch(new RegExp(`^${name}: `));
   });
 
   it('the older guards still tell their own class apart from the rest of the family', () => {
     const [verification, , payload, dedup] = family.map(([, error]) => error);
-    expect([isWebhookVerificationError(verification), isWebhookVerificationError(payload), isWebhookVerificationError(dedup)]).toEqual([true, false, false]);
+    expect([isWebhookVerificationError(verification), isWebhookVerificationError(payload), isWebhookVerificationError(dedup)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
     expect([isWebhookPayloadError(payload), isWebhookPayloadError(verification)]).toEqual([true, false]);
     expect(payload).toBeInstanceOf(WebhookPayloadError);
     expect(verification).toBeInstanceOf(WebhookVerificationError);
@@ -82,11 +96,14 @@ describe('WebhookError: the base of the family', () => {
 });
 
 describe('the adapters answer by instanceof', () => {
-  it.each(family.filter(([, , name]) => name !== 'WebhookMountError'))('%s: its own status and { error: code }', (_, error, _name, code, status) => {
-    const response = errorResponse(error);
-    expect({ status: response.status, body: JSON.parse(response.body) }).toEqual({ status, body: { error: code } });
-    expect(response.cause).toBe(error);
-  });
+  it.each(family.filter(([, , name]) => name !== 'WebhookMountError'))(
+    '%s: its own status and { error: code }',
+    (_, error, _name, code, status) => {
+      const response = errorResponse(error);
+      expect({ status: response.status, body: JSON.parse(response.body) }).toEqual({ status, body: { error: code } });
+      expect(response.cause).toBe(error);
+    },
+  );
 
   it('a mounting mistake: 500 with the fix in the message', () => {
     const error = rawBodyGone('node');

@@ -35,7 +35,9 @@ describe.each(WEBHOOK_ACTIONS.map((action) => [action] as const))('%s', (action)
 
     const status = resolve(source['properties'].status);
     if (status['enum'] !== undefined || status['const'] !== undefined) {
-      expect(sorted(back['properties'].status.enum ?? [back['properties'].status.const])).toEqual(sorted(status['enum'] ?? [status['const']]));
+      expect(sorted(back['properties'].status.enum ?? [back['properties'].status.const])).toEqual(
+        sorted(status['enum'] ?? [status['const']]),
+      );
     } else {
       // Open status: the known values plus any string.
       const branches = back['properties'].status.anyOf as Schema[];

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { WebhookPayloadError, WebhookVerificationError, constructEvent, constructEventSync, isKnownEvent, parseEvent, signSync, type AnyWebhookEvent } from '../../src/index.js';
+import {
+  WebhookPayloadError,
+  WebhookVerificationError,
+  constructEvent,
+  constructEventSync,
+  isKnownEvent,
+  parseEvent,
+  signSync,
+  type AnyWebhookEvent,
+} from '../../src/index.js';
 import { validators } from '../../src/validate.js'; // registers the validators: `validate: true` works below
 import { fixtureFor } from './fixtures.js';
 
@@ -66,7 +75,12 @@ describe('numeric strings', () => {
   it.each(['3.5', '', 'three', '1e3', '99999999999999999999'])('refuses %j for an integer field, even without validate', (value) => {
     for (const validate of [false, true]) {
       const error = payloadError(() => parseEvent(withData(truncated, { dropped: value }), { validate }));
-      expect(error).toMatchObject({ code: 'invalid_event', path: '/data/dropped', status: 400, action: 'app:budget:per-service-truncated' });
+      expect(error).toMatchObject({
+        code: 'invalid_event',
+        path: '/data/dropped',
+        status: 400,
+        action: 'app:budget:per-service-truncated',
+      });
     }
   });
 });
@@ -94,8 +108,9 @@ describe('invalid JSON and envelopes', () => {
   });
 });
 
-describe('unknown actions and fields (the spec\'s rule 5)', () => {
-  const future = '{"action":"app:budget:forecast","status":"projected","timestamp":"2027-01-01T00:00:00Z","data":{"rack":"r","new_field":"x"}}';
+describe("unknown actions and fields (the spec's rule 5)", () => {
+  const future =
+    '{"action":"app:budget:forecast","status":"projected","timestamp":"2027-01-01T00:00:00Z","data":{"rack":"r","new_field":"x"}}';
   it('an unknown action parses, with validate too, and isKnownEvent says so', () => {
     for (const validate of [false, true]) {
       const event = parseEvent(future, { validate });
@@ -110,7 +125,9 @@ describe('unknown actions and fields (the spec\'s rule 5)', () => {
     'an action named %s parses as unknown, with validate too',
     (action) => {
       for (const validate of [false, true]) {
-        const event = parseEvent(JSON.stringify({ action, status: 'success', timestamp: '2026-04-27T10:30:00Z', data: { rack: 'r' } }), { validate });
+        const event = parseEvent(JSON.stringify({ action, status: 'success', timestamp: '2026-04-27T10:30:00Z', data: { rack: 'r' } }), {
+          validate,
+        });
         expect(event.action).toBe(action);
         expect(isKnownEvent(event)).toBe(false);
         expect(event.data).toEqual({ rack: 'r' });
@@ -168,7 +185,9 @@ describe('validate: true', () => {
   it('enforces the fixed status of release:promote and an RFC 3339 timestamp', () => {
     const promote = fixtureFor('release:promote');
     expect(payloadError(() => parseEvent(JSON.stringify({ ...promote.json, status: 'success' }), { validate: true })).path).toBe('/status');
-    expect(payloadError(() => parseEvent(JSON.stringify({ ...promote.json, timestamp: '2026-04-27 10:30' }), { validate: true })).path).toBe('/timestamp');
+    expect(
+      payloadError(() => parseEvent(JSON.stringify({ ...promote.json, timestamp: '2026-04-27 10:30' }), { validate: true })).path,
+    ).toBe('/timestamp');
   });
 
   it('`validate: validators` (the set passed explicitly) checks exactly as `validate: true` does', () => {
@@ -197,6 +216,8 @@ describe('constructEvent', () => {
   });
   it('reports a bad body after a good signature as WebhookPayloadError', () => {
     const body = '{"action":';
-    expect(payloadError(() => constructEventSync(body, signSync(body, { secrets: 'key', timestamp: 1000 }), { secrets: 'key', now: 1000 })).code).toBe('invalid_json');
+    expect(
+      payloadError(() => constructEventSync(body, signSync(body, { secrets: 'key', timestamp: 1000 }), { secrets: 'key', now: 1000 })).code,
+    ).toBe('invalid_json');
   });
 });

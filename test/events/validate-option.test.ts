@@ -67,7 +67,9 @@ describe('the validate option', () => {
   it('importing rack-webhooks/validate registers the validators for `validate: true`', async () => {
     const { validators } = await import('../../src/validate.js');
     expect(Object.isFrozen(validators)).toBe(true);
-    expect(() => parseEvent(invalidToggled, { validate: true })).toThrow(expect.objectContaining({ code: 'invalid_event', path: '/data/state' }));
+    expect(() => parseEvent(invalidToggled, { validate: true })).toThrow(
+      expect.objectContaining({ code: 'invalid_event', path: '/data/state' }),
+    );
     expect(() => createReceiver({ secrets: 'k', validate: true })).not.toThrow();
   });
 });

@@ -1,6 +1,17 @@
 // examples/chat-notifier.mjs: one readable line per non-routine event, nothing for routine ones.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, fixtureNames, newKey, post, runToExit, signature, startExample, startRecorder, stopAllExamples, type Recorder } from './helpers.js';
+import {
+  fixture,
+  fixtureNames,
+  newKey,
+  post,
+  runToExit,
+  signature,
+  startExample,
+  startRecorder,
+  stopAllExamples,
+  type Recorder,
+} from './helpers.js';
 
 let chat: Recorder;
 beforeAll(async () => {
@@ -73,7 +84,10 @@ describe('examples/chat-notifier.mjs', () => {
     const sig = signature(body, key);
     expect(await post(running.url, body, sig)).toMatchObject({ status: 200, json: { status: 'processed' } });
     expect(await post(running.url, body, sig)).toMatchObject({ status: 200, json: { status: 'duplicate' } });
-    expect(await post(running.url, body.replace('billing-api', 'payments-api'), sig)).toMatchObject({ status: 401, json: { error: 'signature_mismatch' } });
+    expect(await post(running.url, body.replace('billing-api', 'payments-api'), sig)).toMatchObject({
+      status: 401,
+      json: { error: 'signature_mismatch' },
+    });
     expect(chat.requests).toHaveLength(1);
   });
 

@@ -21,68 +21,79 @@ function steps(stdout: string): { seconds: number; text: string }[] {
 }
 
 describe('scripts/demo.mjs', () => {
-  it('exits 0 on its own, shows every delivery and inbox step as expected, never the key, and leaves no data directory', { timeout: 45_000 }, async () => {
-    assertBuilt();
-    for (const entry of ['inbox', 'testing']) expect(existsSync(`${ROOT}dist/${entry}.js`), `dist/${entry}.js is built`).toBe(true);
-    // The demo's PGlite directory goes under TMPDIR: a directory of our own shows it was removed.
-    scratch = mkdtempSync(join(tmpdir(), 'demo-test-'));
-    // Bounded well above the demo's few seconds: PGlite's first start is slow on a loaded machine.
-    const result = await runToExit(['scripts/demo.mjs'], { TMPDIR: scratch }, 40_000);
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    const out = result.stdout;
+  it(
+    'exits 0 on its own, shows every delivery and inbox step as expected, never the key, and leaves no data directory',
+    { timeout: 45_000 },
+    async () => {
+      assertBuilt();
+      for (const entry of ['inbox', 'testing']) expect(existsSync(`${ROOT}dist/${entry}.js`), `dist/${entry}.js is built`).toBe(true);
+      // The demo's PGlite directory goes under TMPDIR: a directory of our own shows it was removed.
+      scratch = mkdtempSync(join(tmpdir(), 'demo-test-'));
+      // Bounded well above the demo's few seconds: PGlite's first start is slow on a loaded machine.
+      const result = await runToExit(['scripts/demo.mjs'], { TMPDIR: scratch }, 40_000);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      const out = result.stdout;
 
-    // Part 1: examples/express.mjs.
-    const rows = out.split('\n').map((line) => line.trim().split(/\s{2,}/));
-    const row = (name: string) => rows.find((cells) => cells[0] === name);
-    expect(row('delivery')).toEqual(['delivery', 'expected', 'got', 'result']);
-    expect(row('fired')).toEqual(['fired', '200 processed', '200 processed', 'ok']);
-    expect(row('failed')).toEqual(['failed', '200 processed', '200 processed', 'ok']);
-    expect(row('cap')).toEqual(['cap', '200 processed', '200 processed', 'ok']);
-    expect(row('unsigned')).toEqual(['unsigned', '401 missing_header', '401 missing_header', 'ok']);
-    expect(row('forged')).toEqual(['forged', '401 signature_mismatch', '401 signature_mismatch', 'ok']);
-    expect(row('replayed')).toEqual(['replayed', '200 duplicate', '200 duplicate', 'ok']);
-    expect(out).toContain('auto-shutdown fired: app=billing-api');
-    expect(out).toContain('every delivery got the expected answer');
+      // Part 1: examples/express.mjs.
+      const rows = out.split('\n').map((line) => line.trim().split(/\s{2,}/));
+      const row = (name: string) => rows.find((cells) => cells[0] === name);
+      expect(row('delivery')).toEqual(['delivery', 'expected', 'got', 'result']);
+      expect(row('fired')).toEqual(['fired', '200 processed', '200 processed', 'ok']);
+      expect(row('failed')).toEqual(['failed', '200 processed', '200 processed', 'ok']);
+      expect(row('cap')).toEqual(['cap', '200 processed', '200 processed', 'ok']);
+      expect(row('unsigned')).toEqual(['unsigned', '401 missing_header', '401 missing_header', 'ok']);
+      expect(row('forged')).toEqual(['forged', '401 signature_mismatch', '401 signature_mismatch', 'ok']);
+      expect(row('replayed')).toEqual(['replayed', '200 duplicate', '200 duplicate', 'ok']);
+      expect(out).toContain('auto-shutdown fired: app=billing-api');
+      expect(out).toContain('every delivery got the expected answer');
 
-    // Part 2: the inbox on PGlite, one line per step, in this order.
-    const texts = steps(out).map((step) => step.text);
-    const accepted = new RegExp(`^sent ${ACTION}: 200 \\{"status":"accepted"\\}, stored as delivery (\\d+)$`);
-    const id = texts.map((text) => accepted.exec(text)?.[1]).find((match) => match !== undefined);
-    expect(id, `an accepted line in:\n${out}`).toMatch(/^\d+$/);
-    const expected = [
-      accepted,
-      /^sent the same delivery again: 200 \{"status":"duplicate"\}, still 1 row$/,
-      /^inbox\.work\(receiver\): worker started/,
-      /^attempt 1 failed \(pager unreachable\): its pages row rolled back; retry in 200 ms$/,
-      /^attempt 2 failed \(pager unreachable\): its pages row rolled back; retry in 400 ms$/,
-      new RegExp(`^attempt 3 succeeded: delivery ${id} done, its pages row committed$`),
-      /^pages table: 1 row, written by attempt 3/,
-      /^inbox\.replay\(\{ action: 'app:budget:\*' \}\): 1 delivery back to pending$/,
-      /^replayed: attempt 4 ran the handler again and succeeded; pages table still 1 row/,
-    ];
-    const positions = expected.map((pattern) => texts.findIndex((text) => pattern.test(text)));
-    expect(positions.every((position) => position >= 0), `every step line in:\n${out}`).toBe(true);
-    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
-    // The backoff was waited out (a floor, not a speed bound): 200 ms, then 400 ms.
-    const at = (pattern: RegExp) => steps(out).find((step) => pattern.test(step.text))!.seconds;
-    expect(at(expected[4]!) - at(expected[3]!)).toBeGreaterThanOrEqual(0.19);
-    expect(at(expected[5]!) - at(expected[4]!)).toBeGreaterThanOrEqual(0.39);
+      // Part 2: the inbox on PGlite, one line per step, in this order.
+      const texts = steps(out).map((step) => step.text);
+      const accepted = new RegExp(`^sent ${ACTION}: 200 \\{"status":"accepted"\\}, stored as delivery (\\d+)$`);
+      const id = texts.map((text) => accepted.exec(text)?.[1]).find((match) => match !== undefined);
+      expect(id, `an accepted line in:\n${out}`).toMatch(/^\d+$/);
+      const expected = [
+        accepted,
+        /^sent the same delivery again: 200 \{"status":"duplicate"\}, still 1 row$/,
+        /^inbox\.work\(receiver\): worker started/,
+        /^attempt 1 failed \(pager unreachable\): its pages row rolled back; retry in 200 ms$/,
+        /^attempt 2 failed \(pager unreachable\): its pages row rolled back; retry in 400 ms$/,
+        new RegExp(`^attempt 3 succeeded: delivery ${id} done, its pages row committed$`),
+        /^pages table: 1 row, written by attempt 3/,
+        /^inbox\.replay\(\{ action: 'app:budget:\*' \}\): 1 delivery back to pending$/,
+        /^replayed: attempt 4 ran the handler again and succeeded; pages table still 1 row/,
+      ];
+      const positions = expected.map((pattern) => texts.findIndex((text) => pattern.test(text)));
+      expect(
+        positions.every((position) => position >= 0),
+        `every step line in:\n${out}`,
+      ).toBe(true);
+      expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+      // The backoff was waited out (a floor, not a speed bound): 200 ms, then 400 ms.
+      const at = (pattern: RegExp) => steps(out).find((step) => pattern.test(step.text))!.seconds;
+      expect(at(expected[4]!) - at(expected[3]!)).toBeGreaterThanOrEqual(0.19);
+      expect(at(expected[5]!) - at(expected[4]!)).toBeGreaterThanOrEqual(0.39);
 
-    const list = out.slice(out.indexOf('inbox.list():')).split('\n').slice(1, 3).map((line) => line.trim().split(/\s{2,}/));
-    expect(list).toEqual([
-      ['id', 'state', 'attempts', 'action'],
-      [id, 'done', '4', ACTION],
-    ]);
-    expect(out).toMatch(/^inbox\.stats\(\): pending 0, running 0, done 1, dead 0, ignored 0, total 1$/m);
-    expect(out).toContain('every inbox step went as expected (temporary directory removed)');
-    expect(out).not.toMatch(/ FAIL$|^\s*FAIL:/m);
+      const list = out
+        .slice(out.indexOf('inbox.list():'))
+        .split('\n')
+        .slice(1, 3)
+        .map((line) => line.trim().split(/\s{2,}/));
+      expect(list).toEqual([
+        ['id', 'state', 'attempts', 'action'],
+        [id, 'done', '4', ACTION],
+      ]);
+      expect(out).toMatch(/^inbox\.stats\(\): pending 0, running 0, done 1, dead 0, ignored 0, total 1$/m);
+      expect(out).toContain('every inbox step went as expected (temporary directory removed)');
+      expect(out).not.toMatch(/ FAIL$|^\s*FAIL:/m);
 
-    // No key (32 random bytes as hex), no signature, no body.
-    expect(out).not.toMatch(/[0-9a-f]{64}/i);
-    expect(out).not.toMatch(/v1=|t=\d{9,}/);
-    expect(out).not.toMatch(/"action"|"data"|"tick_id"/);
-    // The PGlite data directory was removed.
-    expect(readdirSync(scratch)).toEqual([]);
-  });
+      // No key (32 random bytes as hex), no signature, no body.
+      expect(out).not.toMatch(/[0-9a-f]{64}/i);
+      expect(out).not.toMatch(/v1=|t=\d{9,}/);
+      expect(out).not.toMatch(/"action"|"data"|"tick_id"/);
+      // The PGlite data directory was removed.
+      expect(readdirSync(scratch)).toEqual([]);
+    },
+  );
 });

@@ -13,7 +13,9 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export function assertBuilt(): void {
   const missing = ['index', 'express', 'fastify', 'node', 'web'].filter((entry) => !existsSync(`${ROOT}dist/${entry}.js`));
   if (missing.length > 0) {
-    throw new Error(`dist/ is not built (missing ${missing.join(', ')}): the examples import the built package. Run \`npx tsup\` (npm run build) first.`);
+    throw new Error(
+      `dist/ is not built (missing ${missing.join(', ')}): the examples import the built package. Run \`npx tsup\` (npm run build) first.`,
+    );
   }
 }
 
@@ -121,7 +123,11 @@ function stopChild(child: ChildProcess): Promise<{ code: number | null; signal: 
 /** Starts `node examples/<file>` and waits (10 s at most) for its `listening on` line. */
 export function startExample(file: string, env: Record<string, string | undefined>): Promise<Running> {
   assertBuilt();
-  const child = spawn(process.execPath, [`examples/${file}`], { cwd: ROOT, env: childEnv({ PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [`examples/${file}`], {
+    cwd: ROOT,
+    env: childEnv({ PORT: '0', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -134,7 +140,8 @@ export function startExample(file: string, env: Record<string, string | undefine
       reject(new Error(`examples/${file} ${why}.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
     };
     const timer = setTimeout(() => giveUp('printed no "listening on" line within 10 s'), 10_000);
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) => giveUp(`exited (code ${code}, signal ${signal}) before listening`);
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+      giveUp(`exited (code ${code}, signal ${signal}) before listening`);
     child.once('exit', onExit);
     const onData = () => {
       const match = /^listening on (http:\/\/\S+)\n/m.exec(stdout);
@@ -155,7 +162,11 @@ export async function stopAllExamples(): Promise<void> {
 }
 
 /** Runs a script to completion (it must exit within `timeoutMs`). */
-export function runToExit(args: string[], env: Record<string, string | undefined>, timeoutMs = 10_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runToExit(
+  args: string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 10_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let stdout = '';

@@ -28,7 +28,11 @@ afterAll(() => {
 
 const FIRED = fixture('app.budget.auto-shutdown.fired');
 const request = (body: string, signatureValue: string | undefined, method = 'POST') =>
-  new Request('http://localhost:3000/api/webhooks', { method, headers: deliveryHeaders(signatureValue), ...(method === 'POST' ? { body } : {}) });
+  new Request('http://localhost:3000/api/webhooks', {
+    method,
+    headers: deliveryHeaders(signatureValue),
+    ...(method === 'POST' ? { body } : {}),
+  });
 
 describe('examples/nextjs/app/api/webhooks/route.mjs', () => {
   it('exports the Node runtime and a POST handler only', () => {
@@ -47,7 +51,10 @@ describe('examples/nextjs/app/api/webhooks/route.mjs', () => {
     expect(await answer(await route.POST(request(FIRED.body, sig)))).toMatchObject({ status: 200, json: { status: 'duplicate' } });
     const forged = FIRED.body.replace('"billing-api"', '"payments-api"');
     expect(await answer(await route.POST(request(forged, sig)))).toMatchObject({ status: 401, json: { error: 'signature_mismatch' } });
-    expect(await answer(await route.POST(request(FIRED.body, undefined)))).toMatchObject({ status: 401, json: { error: 'missing_header' } });
+    expect(await answer(await route.POST(request(FIRED.body, undefined)))).toMatchObject({
+      status: 401,
+      json: { error: 'missing_header' },
+    });
 
     const printed = log.mock.calls.map((call) => call.join(' '));
     expect(printed).toEqual([

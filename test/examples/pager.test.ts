@@ -29,7 +29,8 @@ function variant(event: typeof FIRED.event, changes: { timestamp?: string; data:
   return JSON.stringify({ ...event, timestamp: changes.timestamp ?? event.timestamp, data: { ...event.data, ...changes.data } });
 }
 
-const pages = () => pager.requests.map((request) => [(request.body as { action: string }).action, (request.body as { dedup_key: string }).dedup_key]);
+const pages = () =>
+  pager.requests.map((request) => [(request.body as { action: string }).action, (request.body as { dedup_key: string }).dedup_key]);
 
 describe('examples/oncall-pager.mjs', () => {
   it('pages fired, failed and cap once each, with the fields the pager needs', async () => {
@@ -97,8 +98,14 @@ describe('examples/oncall-pager.mjs', () => {
 
     // A later countdown of the same app shuts it down again, its :fired arriving before its :armed: one more page.
     const tickB = 'tick-2026-04-29T09:00:00Z-0123456789abcdef0123456789abcdef';
-    expect(await send(variant(FIRED.event, { timestamp: '2026-04-29T10:00:00.5Z', data: { tick_id: tickB } }))).toMatchObject({ status: 200, json: { status: 'processed' } });
-    expect(await send(variant(ARMED.event, { timestamp: '2026-04-29T09:00:00.5Z', data: { tick_id: tickB } }))).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(variant(FIRED.event, { timestamp: '2026-04-29T10:00:00.5Z', data: { tick_id: tickB } }))).toMatchObject({
+      status: 200,
+      json: { status: 'processed' },
+    });
+    expect(await send(variant(ARMED.event, { timestamp: '2026-04-29T09:00:00.5Z', data: { tick_id: tickB } }))).toMatchObject({
+      status: 200,
+      json: { status: 'processed' },
+    });
     expect(pages()).toEqual([
       ['app:budget:auto-shutdown:fired', tickA],
       ['app:budget:auto-shutdown:fired', tickB],
@@ -115,7 +122,7 @@ describe('examples/oncall-pager.mjs', () => {
     expect(pager.requests).toHaveLength(0);
   });
 
-  it('pages :failed once, and a copy the receiver\'s dedup misses pages nothing (the state applies an event once)', async () => {
+  it("pages :failed once, and a copy the receiver's dedup misses pages nothing (the state applies an event once)", async () => {
     const key = newKey();
     const running = await startExample('oncall-pager.mjs', { RACK_WEBHOOK_SECRETS: key, PAGER_URL: pager.url });
     const send = (body: string, t?: number) => post(running.url, body, signature(body, key, t));
@@ -142,7 +149,13 @@ describe('examples/oncall-pager.mjs', () => {
   it('answers 200 and pages nothing for other actions, routine ones and unknown ones', async () => {
     const key = newKey();
     const running = await startExample('oncall-pager.mjs', { RACK_WEBHOOK_SECRETS: key, PAGER_URL: pager.url });
-    for (const name of ['app.budget.set', 'app.budget.threshold', 'app.budget.auto-shutdown.armed', 'app.budget.auto-shutdown.flap-suppressed', 'build.create']) {
+    for (const name of [
+      'app.budget.set',
+      'app.budget.threshold',
+      'app.budget.auto-shutdown.armed',
+      'app.budget.auto-shutdown.flap-suppressed',
+      'build.create',
+    ]) {
       const { body } = fixture(name);
       expect(await post(running.url, body, signature(body, key))).toMatchObject({ status: 200, json: { status: 'processed' } });
     }
@@ -150,7 +163,12 @@ describe('examples/oncall-pager.mjs', () => {
       const { body } = fixture(name);
       expect(await post(running.url, body, signature(body, key))).toMatchObject({ status: 200, json: { status: 'ignored' } });
     }
-    const unknown = JSON.stringify({ action: 'app:budget:something-new', status: 'success', timestamp: '2026-05-01T00:00:00Z', data: { app: 'x', rack: 'example-rack' } });
+    const unknown = JSON.stringify({
+      action: 'app:budget:something-new',
+      status: 'success',
+      timestamp: '2026-05-01T00:00:00Z',
+      data: { app: 'x', rack: 'example-rack' },
+    });
     expect(await post(running.url, unknown, signature(unknown, key))).toMatchObject({ status: 200, json: { status: 'ignored' } });
     expect(pager.requests).toHaveLength(0);
   });
@@ -180,7 +198,10 @@ describe('examples/oncall-pager.mjs', () => {
     const url = down.url;
     await down.close(); // nothing listens there any more
     const running = await startExample('oncall-pager.mjs', { RACK_WEBHOOK_SECRETS: key, PAGER_URL: url });
-    expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({ status: 500, json: { error: 'handler_failed' } });
+    expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({
+      status: 500,
+      json: { error: 'handler_failed' },
+    });
   });
 
   it('exits 1 with a one-line message without RACK_WEBHOOK_SECRETS or PAGER_URL', async () => {

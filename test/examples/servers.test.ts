@@ -29,7 +29,12 @@ describe.each(['express.mjs', 'fastify.mjs', 'node-http.mjs', 'hono.mjs'])('exam
   it('prints exactly one "listening on" line, on 127.0.0.1 and the port the OS chose', async () => {
     const running = await startExample(file, { RACK_WEBHOOK_SECRETS: newKey() });
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*\/webhooks$/);
-    expect(running.stdout().split('\n').filter((line) => line.startsWith('listening on'))).toEqual([`listening on ${running.url}`]);
+    expect(
+      running
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('listening on')),
+    ).toEqual([`listening on ${running.url}`]);
   });
 
   it('verifies, deduplicates and handles deliveries, logging one summary line each and no secret or body', async () => {
@@ -44,14 +49,20 @@ describe.each(['express.mjs', 'fastify.mjs', 'node-http.mjs', 'hono.mjs'])('exam
     expect(forged).not.toBe(FIRED.body);
     expect(await post(running.url, forged, fired)).toMatchObject({ status: 401, json: { error: 'signature_mismatch' } });
     expect(await post(running.url, FIRED.body, undefined)).toMatchObject({ status: 401, json: { error: 'missing_header' } });
-    expect(await post(running.url, FIRED.body, signature(FIRED.body, newKey()))).toMatchObject({ status: 401, json: { error: 'signature_mismatch' } });
+    expect(await post(running.url, FIRED.body, signature(FIRED.body, newKey()))).toMatchObject({
+      status: 401,
+      json: { error: 'signature_mismatch' },
+    });
     const failedSignature = signature(FAILED.body, key);
     expect(await post(running.url, FAILED.body, failedSignature)).toMatchObject({ status: 200, json: { status: 'processed' } });
     const capSignature = signature(CAP.body, key);
     expect(await post(running.url, CAP.body, capSignature)).toMatchObject({ status: 200, json: { status: 'processed' } });
     expect(await post(running.url, NOOP.body, signature(NOOP.body, key))).toMatchObject({ status: 200, json: { status: 'ignored' } });
 
-    await waitFor(() => running.stdout().includes(CAP_LINE), () => `no summary line for app:budget:cap in:\n${running.stdout()}`);
+    await waitFor(
+      () => running.stdout().includes(CAP_LINE),
+      () => `no summary line for app:budget:cap in:\n${running.stdout()}`,
+    );
     const stdout = running.stdout();
     expect(count(stdout, FIRED_LINE)).toBe(1); // the duplicate and the forgery ran no handler
     expect(count(stdout, FAILED_LINE)).toBe(1);
@@ -73,7 +84,10 @@ describe.each(['express.mjs', 'fastify.mjs', 'node-http.mjs', 'hono.mjs'])('exam
     const [newer, older] = [newKey(), newKey()];
     const running = await startExample(file, { RACK_WEBHOOK_SECRETS: `${newer},${older}` });
     expect(await post(running.url, CAP.body, signature(CAP.body, older))).toMatchObject({ status: 200, json: { status: 'processed' } });
-    expect(await post(running.url, FAILED.body, signature(FAILED.body, newer))).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await post(running.url, FAILED.body, signature(FAILED.body, newer))).toMatchObject({
+      status: 200,
+      json: { status: 'processed' },
+    });
   });
 
   it('shuts down cleanly on SIGTERM (exit code 0)', async () => {
@@ -93,7 +107,7 @@ describe.each(['express.mjs', 'fastify.mjs', 'node-http.mjs', 'hono.mjs'])('exam
 });
 
 describe('per-framework details', () => {
-  it.each(['express.mjs', 'fastify.mjs', 'hono.mjs'])('%s: the app\'s other JSON routes keep working (GET /healthz)', async (file) => {
+  it.each(['express.mjs', 'fastify.mjs', 'hono.mjs'])("%s: the app's other JSON routes keep working (GET /healthz)", async (file) => {
     const running = await startExample(file, { RACK_WEBHOOK_SECRETS: newKey() });
     const response = await fetch(`${running.origin}/healthz`);
     expect(response.status).toBe(200);
@@ -111,13 +125,21 @@ describe('per-framework details', () => {
   it('node-http.mjs: 404 for other paths, 405 for GET on /webhooks, 415 for a non-JSON body', async () => {
     const key = newKey();
     const running = await startExample('node-http.mjs', { RACK_WEBHOOK_SECRETS: key });
-    const other = await fetch(`${running.origin}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: FIRED.body });
+    const other = await fetch(`${running.origin}/other`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: FIRED.body,
+    });
     expect(other.status).toBe(404);
     expect(await other.json()).toEqual({ error: 'not_found' });
     const get = await fetch(running.url);
     expect(get.status).toBe(405);
     expect(await get.json()).toEqual({ error: 'method_not_allowed' });
-    const text = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'text/plain', 'service-signature': signature(FIRED.body, key) }, body: FIRED.body });
+    const text = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'service-signature': signature(FIRED.body, key) },
+      body: FIRED.body,
+    });
     expect(text.status).toBe(415);
     expect(await text.json()).toEqual({ error: 'unsupported_media_type' });
   });
@@ -125,7 +147,10 @@ describe('per-framework details', () => {
   it('node-http.mjs: the webhook path still matches with a query string', async () => {
     const key = newKey();
     const running = await startExample('node-http.mjs', { RACK_WEBHOOK_SECRETS: key });
-    expect(await post(`${running.url}?source=rack`, CAP.body, signature(CAP.body, key))).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await post(`${running.url}?source=rack`, CAP.body, signature(CAP.body, key))).toMatchObject({
+      status: 200,
+      json: { status: 'processed' },
+    });
   });
 
   it('an invalid PORT exits 1 with a one-line message', async () => {

@@ -52,22 +52,45 @@ describe('examples/cloudflare-worker.mjs', () => {
     try {
       await mf.ready;
       const sig = signature(FIRED.body, key);
-      expect(await dispatch(mf, 'http://localhost/webhooks', FIRED.body, sig)).toEqual({ status: 200, json: { status: 'processed' }, text: '{"status":"processed"}' });
-      expect(await dispatch(mf, 'http://localhost/webhooks', FIRED.body, sig)).toMatchObject({ status: 200, json: { status: 'duplicate' } });
+      expect(await dispatch(mf, 'http://localhost/webhooks', FIRED.body, sig)).toEqual({
+        status: 200,
+        json: { status: 'processed' },
+        text: '{"status":"processed"}',
+      });
+      expect(await dispatch(mf, 'http://localhost/webhooks', FIRED.body, sig)).toMatchObject({
+        status: 200,
+        json: { status: 'duplicate' },
+      });
       const forged = FIRED.body.replace('"billing-api"', '"payments-api"');
-      expect(await dispatch(mf, 'http://localhost/webhooks', forged, sig)).toMatchObject({ status: 401, json: { error: 'signature_mismatch' } });
-      expect(await dispatch(mf, 'http://localhost/webhooks', FIRED.body, undefined)).toMatchObject({ status: 401, json: { error: 'missing_header' } });
+      expect(await dispatch(mf, 'http://localhost/webhooks', forged, sig)).toMatchObject({
+        status: 401,
+        json: { error: 'signature_mismatch' },
+      });
+      expect(await dispatch(mf, 'http://localhost/webhooks', FIRED.body, undefined)).toMatchObject({
+        status: 401,
+        json: { error: 'missing_header' },
+      });
       const noop = fixture('app.budget.auto-shutdown.noop');
-      expect(await dispatch(mf, 'http://localhost/webhooks', noop.body, signature(noop.body, key))).toMatchObject({ status: 200, json: { status: 'ignored' } });
+      expect(await dispatch(mf, 'http://localhost/webhooks', noop.body, signature(noop.body, key))).toMatchObject({
+        status: 200,
+        json: { status: 'ignored' },
+      });
       expect(await dispatch(mf, 'http://localhost/other', FIRED.body, sig)).toMatchObject({ status: 404, json: { error: 'not_found' } });
-      const summary = 'auto-shutdown fired: app=billing-api rack=example-rack tick=tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836 (spend $103.90 of $100 cap)';
-      await waitFor(() => logs.some((line) => line.includes('signature_mismatch')), () => `worker logs:\n${logs.join('\n')}`);
+      const summary =
+        'auto-shutdown fired: app=billing-api rack=example-rack tick=tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836 (spend $103.90 of $100 cap)';
+      await waitFor(
+        () => logs.some((line) => line.includes('signature_mismatch')),
+        () => `worker logs:\n${logs.join('\n')}`,
+      );
       expect(logs.filter((line) => line.includes(summary))).toHaveLength(1);
       expect(logs.join('\n')).not.toContain(key);
       expect(logs.join('\n')).not.toContain('"spend_usd"');
 
       await mf.setOptions({ ...options, bindings: {} });
-      expect(await dispatch(mf, 'http://localhost/webhooks', FIRED.body, sig)).toMatchObject({ status: 500, json: { error: 'not_configured' } });
+      expect(await dispatch(mf, 'http://localhost/webhooks', FIRED.body, sig)).toMatchObject({
+        status: 500,
+        json: { error: 'not_configured' },
+      });
     } finally {
       await mf.dispose();
     }

@@ -12,7 +12,9 @@ describe.each(CLIENT_KINDS)('openDatabase(%s)', (kind) => {
       expect(await db.query<{ n: number }>('select $1::int as n', [2])).toEqual([{ n: 2 }]);
       // The table name is usable as is, and lands in this test's own schema.
       await db.query(`create table ${db.table} (id int)`);
-      const [row] = await db.query<{ schema: string }>(`select relnamespace::regnamespace::text as schema from pg_class where oid = '${db.table}'::regclass`);
+      const [row] = await db.query<{ schema: string }>(
+        `select relnamespace::regnamespace::text as schema from pg_class where oid = '${db.table}'::regclass`,
+      );
       expect(row?.schema).toBe(db.schema);
     } finally {
       await db.close();

@@ -77,7 +77,8 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
   if (options.migrate ?? true) await inbox.migrate();
   const table = db.table;
   const attemptsTable = `${db.table}_attempts`;
-  const count = async (where = 'true') => Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table} WHERE ${where}`))[0]!.n);
+  const count = async (where = 'true') =>
+    Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table} WHERE ${where}`))[0]!.n);
   return {
     kind,
     db,
@@ -127,7 +128,13 @@ export async function createEffectsTable(harness: InboxHarness): Promise<string>
  * Writes an effect through `context.transaction` with the client's own API, as a user would: a
  * pg PoolClient's `query`, postgres.js's `unsafe`, a PGlite transaction's `query`.
  */
-export async function writeEffect(kind: ClientKind, transaction: unknown, table: string, deliveryId: string, attempt: number): Promise<void> {
+export async function writeEffect(
+  kind: ClientKind,
+  transaction: unknown,
+  table: string,
+  deliveryId: string,
+  attempt: number,
+): Promise<void> {
   const text = `INSERT INTO ${table} (delivery_id, attempt) VALUES ($1, $2)`;
   switch (kind) {
     case 'pg':

@@ -41,7 +41,10 @@ async function catalogue(db: TestDatabase) {
       WHERE table_schema = $1 ORDER BY table_name, ordinal_position`,
     [db.schema],
   );
-  const indexes = await db.query<{ indexname: string; indexdef: string }>('SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname', [db.schema]);
+  const indexes = await db.query<{ indexname: string; indexdef: string }>(
+    'SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname',
+    [db.schema],
+  );
   const constraints = await db.query<{ conname: string; def: string }>(
     'SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE connamespace = $1::regnamespace ORDER BY conname',
     [db.schema],
@@ -65,8 +68,7 @@ async function runScript(db: TestDatabase, script: string): Promise<void> {
     } finally {
       reserved.release();
     }
-  }
-  else await (database as { exec(text: string): Promise<unknown> }).exec(script);
+  } else await (database as { exec(text: string): Promise<unknown> }).exec(script);
 }
 
 /** Two independent clients of `kind` on the same database (PGlite has one: the same instance twice). */
@@ -93,7 +95,10 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
       [db.schema],
     );
     expect(tables.map((t) => t.name)).toEqual(['deliveries', 'deliveries_attempts', 'deliveries_migrations']);
-    const indexes = await db.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE schemaname = $1 AND tablename = 'deliveries'`, [db.schema]);
+    const indexes = await db.query<{ name: string }>(
+      `SELECT indexname AS name FROM pg_indexes WHERE schemaname = $1 AND tablename = 'deliveries'`,
+      [db.schema],
+    );
     expect(indexes.map((i) => i.name).sort()).toEqual(
       ['deliveries_pkey', 'deliveries_replay_key', 'deliveries_event_key', ...INDEXES.map((suffix) => `deliveries_${suffix}`)].sort(),
     );
@@ -105,7 +110,9 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const scripted = await openDatabase(kind);
     try {
       await runScript(scripted, schemaSql(scripted.table));
-      expect(await scripted.query(`SELECT version, name FROM ${scripted.table}_migrations`)).toEqual([{ version: 1, name: 'deliveries and attempts' }]);
+      expect(await scripted.query(`SELECT version, name FROM ${scripted.table}_migrations`)).toEqual([
+        { version: 1, name: 'deliveries and attempts' },
+      ]);
       expect(await catalogue(scripted)).toEqual(await catalogue(migrated));
       // migrate() recognises it, and the inbox works on it.
       const inbox = createInbox({ database: scripted.database as unknown, table: scripted.table });
@@ -197,7 +204,9 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
     // A proxy re-sending it: new t, so a new replay key, but the same event key.
     expect((await harness.deliver(receiver, event, { t: t - 30 })).outcome).toBe('duplicate');
     // The event key alone decides, even when the body differs.
-    expect((await harness.deliver(receiver, { ...event, data: { ...event.data, spend_usd: '1' } }, { t: t - 31 })).outcome).toBe('duplicate');
+    expect((await harness.deliver(receiver, { ...event, data: { ...event.data, spend_usd: '1' } }, { t: t - 31 })).outcome).toBe(
+      'duplicate',
+    );
 
     expect(await harness.rows()).toHaveLength(1);
     expect((await harness.rows())[0]).toMatchObject({ signed_at: expect.anything(), state: 'pending' });
@@ -208,7 +217,9 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     const request = sign(budgetEvent('app:budget:cap', at('.25')));
-    const results = await Promise.all(Array.from({ length: 20 }, () => receiver.receive({ body: request.bytes, headers: request.headers })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => receiver.receive({ body: request.bytes, headers: request.headers })),
+    );
     const outcomes = results.map((result) => result.outcome);
     expect(outcomes.filter((outcome) => outcome === 'accepted')).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome === 'duplicate')).toHaveLength(19);
@@ -256,7 +267,10 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
       status: 401,
     });
     const stale = sign(event, { t: nowSeconds() - 3600 });
-    await expect(receiver.receive({ body: stale.bytes, headers: stale.headers })).rejects.toMatchObject({ code: 'timestamp_too_old', status: 401 });
+    await expect(receiver.receive({ body: stale.bytes, headers: stale.headers })).rejects.toMatchObject({
+      code: 'timestamp_too_old',
+      status: 401,
+    });
     const broken = sign('{"action":"app:budget:cap","status":"success",');
     const invalid = receiver.receive({ body: broken.bytes, headers: broken.headers });
     await expect(invalid).rejects.toBeInstanceOf(WebhookPayloadError);
@@ -275,7 +289,11 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
     const receiver = harness.receiver();
     const receiving = harness.deliver(receiver, budgetEvent('app:budget:cap', at('.6')));
     await expect(receiving).rejects.toBeInstanceOf(WebhookInboxError);
-    await expect(receiving).rejects.toMatchObject({ code: 'inbox_not_migrated', status: 500, message: expect.stringMatching(/migrate\(\)/) });
+    await expect(receiving).rejects.toMatchObject({
+      code: 'inbox_not_migrated',
+      status: 500,
+      message: expect.stringMatching(/migrate\(\)/),
+    });
     expect(await harness.db.query(`SELECT to_regclass($1) IS NULL AS missing`, [harness.table])).toEqual([{ missing: true }]);
   });
 });
@@ -284,7 +302,10 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
 //    retries, backoff, dead letters, event-time order and a graceful stop ──────────────────────
 
 const attemptsOf = (harness: InboxHarness, id: string) =>
-  harness.db.query(`SELECT attempt, outcome, error, worker, finished_at IS NOT NULL AS finished FROM ${harness.attemptsTable} WHERE delivery_id = $1 ORDER BY attempt`, [id]);
+  harness.db.query(
+    `SELECT attempt, outcome, error, worker, finished_at IS NOT NULL AS finished FROM ${harness.attemptsTable} WHERE delivery_id = $1 ORDER BY attempt`,
+    [id],
+  );
 
 describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
   it('runs pending deliveries with the row id, attempt 1 and a native transaction whose writes commit', async () => {
@@ -293,7 +314,12 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     const receiver = harness.receiver();
     const seen: { id: string; attempt: number; native: boolean; action: string }[] = [];
     receiver.on('app:budget:*', async (event, { delivery, transaction }) => {
-      seen.push({ id: delivery.id, attempt: delivery.attempt, native: isNativeTransaction(kind, transaction, harness.db.database), action: event.action });
+      seen.push({
+        id: delivery.id,
+        attempt: delivery.attempt,
+        native: isNativeTransaction(kind, transaction, harness.db.database),
+        action: event.action,
+      });
       await writeEffect(kind, transaction, effects, delivery.id, delivery.attempt);
     });
     const first = await harness.deliver(receiver, budgetEvent('app:budget:cap', at('.1')));
@@ -312,14 +338,18 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
       { id: ids[1], attempt: 1, native: true, action: 'app:budget:threshold' },
       { id: ids[2], attempt: 1, native: true, action: 'app:budget:set' },
     ]);
-    expect(await harness.db.query(`SELECT delivery_id::text AS id, attempt FROM ${effects} ORDER BY delivery_id`)).toEqual(ids.map((id) => ({ id, attempt: 1 })));
+    expect(await harness.db.query(`SELECT delivery_id::text AS id, attempt FROM ${effects} ORDER BY delivery_id`)).toEqual(
+      ids.map((id) => ({ id, attempt: 1 })),
+    );
     expect(
       await harness.db.query(
         `SELECT id::text AS id, state, attempts, locked_by, locked_until, last_error, done_at IS NOT NULL AS finished FROM ${harness.table} ORDER BY id`,
       ),
     ).toEqual(ids.map((id) => ({ id, state: 'done', attempts: 1, locked_by: null, locked_until: null, last_error: null, finished: true })));
     for (const id of ids) {
-      expect(await attemptsOf(harness, id)).toEqual([{ attempt: 1, outcome: 'succeeded', error: null, worker: 'suite-worker', finished: true }]);
+      expect(await attemptsOf(harness, id)).toEqual([
+        { attempt: 1, outcome: 'succeeded', error: null, worker: 'suite-worker', finished: true },
+      ]);
     }
   });
 
@@ -410,7 +440,8 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     await harness.settle();
     await worker.stop(); // the worker logs after it records: stop() waits for that
 
-    const about = (id: string | undefined) => records.filter((record) => record.deliveryId === id).map(({ event, attempt }) => ({ event, attempt }));
+    const about = (id: string | undefined) =>
+      records.filter((record) => record.deliveryId === id).map(({ event, attempt }) => ({ event, attempt }));
     expect(about(ok.id)).toEqual([
       { event: 'accepted', attempt: undefined },
       { event: 'processed', attempt: 1 },
@@ -421,7 +452,14 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
       { event: 'dead', attempt: 2 },
     ]);
     const text = JSON.stringify(records);
-    for (const secret of [marker, good.headers['service-signature']!, bad.headers['service-signature']!, 'v1=', good.body, 'handler says no']) {
+    for (const secret of [
+      marker,
+      good.headers['service-signature']!,
+      bad.headers['service-signature']!,
+      'v1=',
+      good.body,
+      'handler says no',
+    ]) {
       expect(text).not.toContain(secret);
     }
   });
@@ -485,7 +523,8 @@ async function seed(harness: InboxHarness) {
     if ((event.data as Record<string, unknown>)['app'] === 'checkout-web') throw new Error('no');
   });
   const t = nowSeconds() - 5;
-  const deliver = async (action: string, timestamp: string, app: string) => (await harness.deliver(receiver, budgetEvent(action, timestamp, { app }), { t })).id!;
+  const deliver = async (action: string, timestamp: string, app: string) =>
+    (await harness.deliver(receiver, budgetEvent(action, timestamp, { app }), { t })).id!;
   const cap = await deliver('app:budget:cap', at('.000000002'), 'billing-api');
   const threshold = await deliver('app:budget:threshold', at('.000000001'), 'billing-api');
   const armed = await deliver('app:budget:auto-shutdown:armed', at('.5'), 'checkout-web');
@@ -551,7 +590,11 @@ describe.each(CLIENT_KINDS)('inbox list/get (%s)', (kind) => {
     expect(await list({ to: at('.000000002') })).toEqual([ids.release, ids.threshold]);
     expect(await list({ from: at('.000000001'), to: at('.000000002') })).toEqual([ids.threshold]);
     // A Date has milliseconds: from 10:30:00.000 includes .000000001; to 10:30:00.500 excludes .5 exactly.
-    expect(await list({ from: new Date('2026-04-27T10:30:00.000Z'), to: new Date('2026-04-27T10:30:00.500Z') })).toEqual([ids.threshold, ids.cap, ids.set]);
+    expect(await list({ from: new Date('2026-04-27T10:30:00.000Z'), to: new Date('2026-04-27T10:30:00.500Z') })).toEqual([
+      ids.threshold,
+      ids.cap,
+      ids.set,
+    ]);
     expect(await list({ from: 1_777_285_800_500_000_000n })).toEqual([ids.armed, ids.truncated]);
 
     expect(await list({ action: 'app:budget:cap' })).toEqual([ids.cap]);
@@ -586,11 +629,24 @@ describe.each(CLIENT_KINDS)('inbox list/get (%s)', (kind) => {
 
     const stored = await harness.inbox.get(id!);
     expect(Buffer.from(stored!.body).equals(Buffer.from(request.bytes))).toBe(true);
-    expect(stored).toMatchObject({ id, state: 'done', attempts: 2, eventNanos: 1_777_285_800_123_456_789n, signature: request.headers['service-signature'] });
+    expect(stored).toMatchObject({
+      id,
+      state: 'done',
+      attempts: 2,
+      eventNanos: 1_777_285_800_123_456_789n,
+      signature: request.headers['service-signature'],
+    });
     expect(stored!.event).toEqual(event);
     expect(stored!.doneAt).toBeInstanceOf(Date);
     expect(stored!.attemptLog).toEqual([
-      { attempt: 1, worker: 'ops-worker', startedAt: expect.any(Date), finishedAt: expect.any(Date), outcome: 'failed', error: 'first try fails' },
+      {
+        attempt: 1,
+        worker: 'ops-worker',
+        startedAt: expect.any(Date),
+        finishedAt: expect.any(Date),
+        outcome: 'failed',
+        error: 'first try fails',
+      },
       { attempt: 2, worker: 'ops-worker', startedAt: expect.any(Date), finishedAt: expect.any(Date), outcome: 'succeeded', error: null },
     ]);
 
@@ -628,9 +684,12 @@ describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
     expect(await harness.inbox.retry(ignored)).toBe(0);
     expect(await harness.inbox.retry(cap)).toBe(1);
     expect(await harness.inbox.retry(cap)).toBe(0); // pending now, not dead
-    expect(await harness.db.query(`SELECT state, attempts, attempt_base, last_error, run_at <= now() AS due FROM ${harness.table} WHERE id = $1`, [cap])).toEqual([
-      { state: 'pending', attempts: 2, attempt_base: 2, last_error: null, due: true },
-    ]);
+    expect(
+      await harness.db.query(
+        `SELECT state, attempts, attempt_base, last_error, run_at <= now() AS due FROM ${harness.table} WHERE id = $1`,
+        [cap],
+      ),
+    ).toEqual([{ state: 'pending', attempts: 2, attempt_base: 2, last_error: null, due: true }]);
     expect(await harness.db.query(`SELECT state FROM ${harness.table} WHERE id = $1`, [threshold])).toEqual([{ state: 'dead' }]);
     expect(await harness.inbox.retry({ action: 'app:budget:threshold' })).toBe(1);
     expect(await harness.inbox.retry({ action: 'app:budget:*' })).toBe(0);
@@ -638,7 +697,12 @@ describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
     // cap fails once more, then succeeds: only a fresh budget of 2 lets attempt 4 run.
     failuresLeft.set(cap, 1).set(threshold, 0);
     await runUntilSettled(harness, receiver, { maxAttempts: 2 });
-    expect((await harness.inbox.get(cap))!.attemptLog.map((attempt) => attempt.outcome)).toEqual(['failed', 'failed', 'failed', 'succeeded']);
+    expect((await harness.inbox.get(cap))!.attemptLog.map((attempt) => attempt.outcome)).toEqual([
+      'failed',
+      'failed',
+      'failed',
+      'succeeded',
+    ]);
     expect(await harness.db.query(`SELECT id::text AS id, state, attempts FROM ${harness.table} ORDER BY id`)).toEqual([
       { id: cap, state: 'done', attempts: 4 },
       { id: threshold, state: 'done', attempts: 3 },
@@ -697,7 +761,15 @@ describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
 
   it('stats() counts by state and ages the oldest pending delivery (null when none)', async () => {
     const harness = await openInbox(kind);
-    expect(await harness.inbox.stats()).toEqual({ pending: 0, running: 0, done: 0, dead: 0, ignored: 0, total: 0, oldestPendingAgeMs: null });
+    expect(await harness.inbox.stats()).toEqual({
+      pending: 0,
+      running: 0,
+      done: 0,
+      dead: 0,
+      ignored: 0,
+      total: 0,
+      oldestPendingAgeMs: null,
+    });
     await seed(harness);
     // The seed leaves one pending delivery; one more, received 5 s ago as far as the table knows.
     const receiver = harness.receiver();
@@ -711,7 +783,15 @@ describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
     expect(stats.oldestPendingAgeMs).toBeLessThan(65_000);
 
     await runUntilSettled(harness, receiver);
-    expect(await harness.inbox.stats()).toEqual({ pending: 0, running: 0, done: 5, dead: 1, ignored: 1, total: 7, oldestPendingAgeMs: null });
+    expect(await harness.inbox.stats()).toEqual({
+      pending: 0,
+      running: 0,
+      done: 5,
+      dead: 1,
+      ignored: 1,
+      total: 7,
+      oldestPendingAgeMs: null,
+    });
   });
 
   it('prune({ before }) deletes done, dead and ignored deliveries received before, never pending ones, with their attempts', async () => {
@@ -727,7 +807,9 @@ describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
       { id: cap, state: 'done' },
       { id: set, state: 'pending' },
     ]);
-    const attempts = await harness.db.query<{ id: string }>(`SELECT delivery_id::text AS id FROM ${harness.attemptsTable} ORDER BY delivery_id`);
+    const attempts = await harness.db.query<{ id: string }>(
+      `SELECT delivery_id::text AS id FROM ${harness.attemptsTable} ORDER BY delivery_id`,
+    );
     expect(attempts).toEqual([{ id: cap }]);
 
     expect(await harness.inbox.prune({ before: new Date(Date.now() - 86_400_000) })).toBe(0);

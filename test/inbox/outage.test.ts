@@ -52,7 +52,9 @@ describe('a database on a closed port', () => {
   const signedDelivery = () => createSignedRequestSync(createTestEvent(ACTION), { secrets: secret });
 
   function expectLoggedUnavailable(records: readonly ReceiverLogRecord[]) {
-    expect(records).toContainEqual(expect.objectContaining({ level: 'error', event: 'inbox_unavailable', code: 'inbox_unavailable', action: ACTION }));
+    expect(records).toContainEqual(
+      expect.objectContaining({ level: 'error', event: 'inbox_unavailable', code: 'inbox_unavailable', action: ACTION }),
+    );
   }
 
   describe.each(Object.keys(clients) as (keyof typeof clients)[])('through %s', (kind) => {
@@ -209,7 +211,9 @@ describe('connections terminated under a worker process', () => {
       async () => {
         supervisor.check();
         states = await db.query(`SELECT state, count(*)::int AS n FROM ${db.table} GROUP BY state ORDER BY state`);
-        return (await count(db, `SELECT count(*) AS n FROM ${db.table} WHERE state = 'done' AND id = ANY($1::bigint[])`, [ids])) === ids.length;
+        return (
+          (await count(db, `SELECT count(*) AS n FROM ${db.table} WHERE state = 'done' AND id = ANY($1::bigint[])`, [ids])) === ids.length
+        );
       },
       timeoutMs,
       () => `every delivery to be done (now ${JSON.stringify(states)})\n${supervisor.output()}`,
@@ -217,7 +221,9 @@ describe('connections terminated under a worker process', () => {
   }
 
   async function expectEachEffectOnce({ db, effects }: Setup, ids: readonly string[]) {
-    const perDelivery = await db.query<{ delivery_id: string; n: string }>(`SELECT delivery_id::text AS delivery_id, count(*) AS n FROM ${effects} GROUP BY delivery_id`);
+    const perDelivery = await db.query<{ delivery_id: string; n: string }>(
+      `SELECT delivery_id::text AS delivery_id, count(*) AS n FROM ${effects} GROUP BY delivery_id`,
+    );
     expect(perDelivery.map((row) => row.delivery_id).sort()).toEqual([...ids].sort());
     expect(perDelivery.filter((row) => row.n !== '1')).toEqual([]);
     // Every attempt is on record with how it ended; none is left open.
@@ -233,7 +239,10 @@ describe('connections terminated under a worker process', () => {
   /** NOTIFY wake-ups came back, not only polling: the worker LISTENs again under its own name. */
   async function expectListeningAgain({ db, applicationName }: Setup, supervisor: Supervisor) {
     await waitFor(
-      async () => (await count(db, `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'listen %'`, [applicationName])) === 1,
+      async () =>
+        (await count(db, `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'listen %'`, [
+          applicationName,
+        ])) === 1,
       5_000,
       () => `the worker to LISTEN again\n${supervisor.output()}`,
     );
@@ -246,74 +255,100 @@ describe('connections terminated under a worker process', () => {
    * that a new process loses nothing and runs nothing twice, so that death (and only that one) is
    * survived by starting a new worker process, as a supervisor would.
    */
-  const POSTGRES_JS_NEXT_WRITE_CRASH = /TypeError: Cannot read properties of null \(reading 'write'\)\s+at Immediate\.nextWrite \([^)]*postgres\/src\/connection\.js/;
+  const POSTGRES_JS_NEXT_WRITE_CRASH =
+    /TypeError: Cannot read properties of null \(reading 'write'\)\s+at Immediate\.nextWrite \([^)]*postgres\/src\/connection\.js/;
 
   it.each([
     { client: 'pg', survivable: undefined },
     { client: 'postgres', survivable: POSTGRES_JS_NEXT_WRITE_CRASH },
-  ])('mid-run on $client: deliveries stored after the cut are processed, each effect once', { timeout: 40_000 }, async ({ client, survivable }) => {
-    const setup = await setUp();
-    const supervisor = supervise(setup.startWorker(client, { concurrency: 4, leaseSeconds: 2 }, '20-40'), survivable);
-    await supervisor.current.message('working');
-    const cut = (what: string) =>
-      waitFor(() => (supervisor.check(), terminate(setup, true)), 10_000, () => `a moment to cut the worker's connections ${what}\n${supervisor.output()}`, 5);
+  ])(
+    'mid-run on $client: deliveries stored after the cut are processed, each effect once',
+    { timeout: 40_000 },
+    async ({ client, survivable }) => {
+      const setup = await setUp();
+      const supervisor = supervise(setup.startWorker(client, { concurrency: 4, leaseSeconds: 2 }, '20-40'), survivable);
+      await supervisor.current.message('working');
+      const cut = (what: string) =>
+        waitFor(
+          () => (supervisor.check(), terminate(setup, true)),
+          10_000,
+          () => `a moment to cut the worker's connections ${what}\n${supervisor.output()}`,
+          5,
+        );
 
-    const before = setup.storeInBackground(15, 5);
-    const first = await cut('while the first deliveries run');
-    // Its LISTEN connection and a handler's transaction were among them.
-    expect(first.some((row) => row.state === 'idle in transaction'), JSON.stringify(first)).toBe(true);
-    expect(first.some((row) => /^listen /i.test(row.query)), JSON.stringify(first)).toBe(true);
-    const after = setup.storeInBackground(15, 10);
-    // And once more, while deliveries stored after the first cut are being worked on.
-    await cut('a second time');
-    const all = [...(await before), ...(await after), ...(await setup.store(5, 0))];
+      const before = setup.storeInBackground(15, 5);
+      const first = await cut('while the first deliveries run');
+      // Its LISTEN connection and a handler's transaction were among them.
+      expect(
+        first.some((row) => row.state === 'idle in transaction'),
+        JSON.stringify(first),
+      ).toBe(true);
+      expect(
+        first.some((row) => /^listen /i.test(row.query)),
+        JSON.stringify(first),
+      ).toBe(true);
+      const after = setup.storeInBackground(15, 10);
+      // And once more, while deliveries stored after the first cut are being worked on.
+      await cut('a second time');
+      const all = [...(await before), ...(await after), ...(await setup.store(5, 0))];
 
-    await waitUntilAllDone(setup, supervisor, all);
-    if (survivable === undefined) expectStillRunning(supervisor);
-    await expectEachEffectOnce(setup, all);
-    // The cut attempts are on record: failed, or crashed when the process went.
-    expect(await count(setup.db, `SELECT count(*) AS n FROM ${setup.db.table}_attempts WHERE outcome IN ('failed', 'crashed')`)).toBeGreaterThanOrEqual(1);
-    await expectListeningAgain(setup, supervisor);
-  });
+      await waitUntilAllDone(setup, supervisor, all);
+      if (survivable === undefined) expectStillRunning(supervisor);
+      await expectEachEffectOnce(setup, all);
+      // The cut attempts are on record: failed, or crashed when the process went.
+      expect(
+        await count(setup.db, `SELECT count(*) AS n FROM ${setup.db.table}_attempts WHERE outcome IN ('failed', 'crashed')`),
+      ).toBeGreaterThanOrEqual(1);
+      await expectListeningAgain(setup, supervisor);
+    },
+  );
 
-  it.each(['pg', 'postgres'])('while idle on %s: the worker process stays up and processes what is stored next', { timeout: 20_000 }, async (client) => {
-    const setup = await setUp();
-    const supervisor = supervise(setup.startWorker(client, { concurrency: 2, leaseSeconds: 2 }, '0-0'), undefined);
-    await supervisor.current.message('working');
-    await expectListeningAgain(setup, supervisor); // listening the first time
-    // Nothing running: every connection it has is idle, its LISTEN connection included.
-    const cut = await terminate(setup, false);
-    expect(cut?.length, JSON.stringify(cut)).toBeGreaterThanOrEqual(1);
-    // A worker-only process with no connection left must not just end (exit code 0 is no crash,
-    // and no supervisor restarts it).
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    supervisor.check();
-    const ids = await setup.store(3, 0);
-    await waitUntilAllDone(setup, supervisor, ids, 10_000);
-    expectStillRunning(supervisor);
-    await expectEachEffectOnce(setup, ids);
-    await expectListeningAgain(setup, supervisor);
-  });
-
-  it('in a storm on pg (every connection cut every few ms for 3 s): the process stays up, each effect once', { timeout: 40_000 }, async () => {
-    const setup = await setUp();
-    // Attempts cut short count against maxAttempts: a budget no storm here can use up.
-    const supervisor = supervise(setup.startWorker('pg', { concurrency: 4, leaseSeconds: 1, maxAttempts: 1000 }, '5-15'), undefined);
-    await supervisor.current.message('working');
-    const ids: string[] = [];
-    let cuts = 0;
-    // New connections are cut too, some while they start up: pg hands a new client over in the
-    // same turn as its first ReadyForQuery, and a FATAL read with it must find a listener.
-    for (const stormEnds = Date.now() + 3000; Date.now() < stormEnds; ) {
+  it.each(['pg', 'postgres'])(
+    'while idle on %s: the worker process stays up and processes what is stored next',
+    { timeout: 20_000 },
+    async (client) => {
+      const setup = await setUp();
+      const supervisor = supervise(setup.startWorker(client, { concurrency: 2, leaseSeconds: 2 }, '0-0'), undefined);
+      await supervisor.current.message('working');
+      await expectListeningAgain(setup, supervisor); // listening the first time
+      // Nothing running: every connection it has is idle, its LISTEN connection included.
+      const cut = await terminate(setup, false);
+      expect(cut?.length, JSON.stringify(cut)).toBeGreaterThanOrEqual(1);
+      // A worker-only process with no connection left must not just end (exit code 0 is no crash,
+      // and no supervisor restarts it).
+      await new Promise((resolve) => setTimeout(resolve, 500));
       supervisor.check();
-      ids.push(...(await setup.store(1, 0)));
-      cuts += (await terminate(setup, false))?.length ?? 0;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(cuts).toBeGreaterThanOrEqual(50);
-    await waitUntilAllDone(setup, supervisor, ids);
-    expectStillRunning(supervisor);
-    await expectEachEffectOnce(setup, ids);
-    await expectListeningAgain(setup, supervisor);
-  });
+      const ids = await setup.store(3, 0);
+      await waitUntilAllDone(setup, supervisor, ids, 10_000);
+      expectStillRunning(supervisor);
+      await expectEachEffectOnce(setup, ids);
+      await expectListeningAgain(setup, supervisor);
+    },
+  );
+
+  it(
+    'in a storm on pg (every connection cut every few ms for 3 s): the process stays up, each effect once',
+    { timeout: 40_000 },
+    async () => {
+      const setup = await setUp();
+      // Attempts cut short count against maxAttempts: a budget no storm here can use up.
+      const supervisor = supervise(setup.startWorker('pg', { concurrency: 4, leaseSeconds: 1, maxAttempts: 1000 }, '5-15'), undefined);
+      await supervisor.current.message('working');
+      const ids: string[] = [];
+      let cuts = 0;
+      // New connections are cut too, some while they start up: pg hands a new client over in the
+      // same turn as its first ReadyForQuery, and a FATAL read with it must find a listener.
+      for (const stormEnds = Date.now() + 3000; Date.now() < stormEnds;) {
+        supervisor.check();
+        ids.push(...(await setup.store(1, 0)));
+        cuts += (await terminate(setup, false))?.length ?? 0;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(cuts).toBeGreaterThanOrEqual(50);
+      await waitUntilAllDone(setup, supervisor, ids);
+      expectStillRunning(supervisor);
+      await expectEachEffectOnce(setup, ids);
+      await expectListeningAgain(setup, supervisor);
+    },
+  );
 });

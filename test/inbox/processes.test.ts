@@ -32,7 +32,9 @@ async function setUp(): Promise<Setup> {
   db = await openDatabase('pg');
   await createInbox({ database: db.database, table: db.table }).migrate();
   const effects = `${db.schema}.effects`;
-  await db.query(`CREATE TABLE ${effects} (delivery_id bigint NOT NULL, worker text NOT NULL, written_at timestamptz NOT NULL DEFAULT now())`);
+  await db.query(
+    `CREATE TABLE ${effects} (delivery_id bigint NOT NULL, worker text NOT NULL, written_at timestamptz NOT NULL DEFAULT now())`,
+  );
   const secret = randomBytes(32).toString('hex');
   return { db, secret, effects, env: { RWT_DATABASE_URL: POSTGRES_URL, RWT_TABLE: db.table, RWT_SECRET: secret, RWT_EFFECTS: effects } };
 }
@@ -66,114 +68,149 @@ function exitOf(child: Child): Exit | undefined {
 }
 
 describe('inbox across processes', () => {
-  it('two receiver processes given 50 concurrent copies of one delivery store one row, and its handler runs once', { timeout: 30_000 }, async () => {
-    const setup = await setUp();
-    // Both processes also run a worker: two workers in two processes race for the one row.
-    const work = JSON.stringify({ concurrency: 4, pollIntervalMs: 50, leaseSeconds: 5 });
-    const children = [0, 1].map(() => startChild('serve.mjs', { ...setup.env, RWT_WORK: work, RWT_HANDLER: 'effect', RWT_HANDLER_MS: '50-50' }));
-    const ports = (await Promise.all(children.map((child) => child.message('port')))) as number[];
+  it(
+    'two receiver processes given 50 concurrent copies of one delivery store one row, and its handler runs once',
+    { timeout: 30_000 },
+    async () => {
+      const setup = await setUp();
+      // Both processes also run a worker: two workers in two processes race for the one row.
+      const work = JSON.stringify({ concurrency: 4, pollIntervalMs: 50, leaseSeconds: 5 });
+      const children = [0, 1].map(() =>
+        startChild('serve.mjs', { ...setup.env, RWT_WORK: work, RWT_HANDLER: 'effect', RWT_HANDLER_MS: '50-50' }),
+      );
+      const ports = (await Promise.all(children.map((child) => child.message('port')))) as number[];
 
-    const request = createSignedRequestSync(createTestEvent(ACTION), { secrets: setup.secret });
-    // All 50 are sent before any answer is awaited: 25 to each process, on 50 connections.
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, async (_, i) => {
-        const response = await fetch(`http://127.0.0.1:${ports[i % 2]}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
-        return { status: response.status, body: await response.text() };
-      }),
-    );
-    expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(200));
-    const bodies = answers.map((answer) => answer.body);
-    expect(bodies.filter((body) => body === '{"status":"accepted"}')).toHaveLength(1);
-    expect(bodies.filter((body) => body === '{"status":"duplicate"}')).toHaveLength(49);
+      const request = createSignedRequestSync(createTestEvent(ACTION), { secrets: setup.secret });
+      // All 50 are sent before any answer is awaited: 25 to each process, on 50 connections.
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          const response = await fetch(`http://127.0.0.1:${ports[i % 2]}/webhooks`, {
+            method: 'POST',
+            headers: request.headers,
+            body: request.body,
+          });
+          return { status: response.status, body: await response.text() };
+        }),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(200));
+      const bodies = answers.map((answer) => answer.body);
+      expect(bodies.filter((body) => body === '{"status":"accepted"}')).toHaveLength(1);
+      expect(bodies.filter((body) => body === '{"status":"duplicate"}')).toHaveLength(49);
 
-    const rows = await setup.db.query<{ id: string }>(`SELECT id::text AS id FROM ${setup.db.table}`);
-    expect(rows).toHaveLength(1);
-    const id = rows[0]!.id;
+      const rows = await setup.db.query<{ id: string }>(`SELECT id::text AS id FROM ${setup.db.table}`);
+      expect(rows).toHaveLength(1);
+      const id = rows[0]!.id;
 
-    await waitFor(async () => (await statesOf(setup.db))['done'] === 1, 10_000, () => `delivery ${id} to be done\n${children.map((child) => child.output()).join('\n')}`);
-    // Both workers keep polling a while longer: a second run would show up now.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await setup.db.query(`SELECT delivery_id::text AS delivery_id FROM ${setup.effects}`)).toEqual([{ delivery_id: id }]);
-    expect(await setup.db.query(`SELECT attempt, outcome FROM ${setup.db.table}_attempts WHERE delivery_id = $1`, [id])).toEqual([{ attempt: 1, outcome: 'succeeded' }]);
-    expect(await statesOf(setup.db)).toEqual({ done: 1 });
-    for (const child of children) expect(child.process.exitCode, child.output()).toBeNull();
-  });
+      await waitFor(
+        async () => (await statesOf(setup.db))['done'] === 1,
+        10_000,
+        () => `delivery ${id} to be done\n${children.map((child) => child.output()).join('\n')}`,
+      );
+      // Both workers keep polling a while longer: a second run would show up now.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await setup.db.query(`SELECT delivery_id::text AS delivery_id FROM ${setup.effects}`)).toEqual([{ delivery_id: id }]);
+      expect(await setup.db.query(`SELECT attempt, outcome FROM ${setup.db.table}_attempts WHERE delivery_id = $1`, [id])).toEqual([
+        { attempt: 1, outcome: 'succeeded' },
+      ]);
+      expect(await statesOf(setup.db)).toEqual({ done: 1 });
+      for (const child of children) expect(child.process.exitCode, child.output()).toBeNull();
+    },
+  );
 
-  it('a worker killed with SIGKILL mid-handler loses nothing: a new worker finishes every delivery, each effect exactly once', { timeout: 40_000 }, async () => {
-    const setup = await setUp();
-    const ids = await storeDeliveries(setup, 40);
-    const attempts = `${setup.db.table}_attempts`;
+  it(
+    'a worker killed with SIGKILL mid-handler loses nothing: a new worker finishes every delivery, each effect exactly once',
+    { timeout: 40_000 },
+    async () => {
+      const setup = await setUp();
+      const ids = await storeDeliveries(setup, 40);
+      const attempts = `${setup.db.table}_attempts`;
 
-    const doomedConnections = `rwt-doomed-${randomBytes(6).toString('hex')}`;
-    const doomed = startChild('work.mjs', {
-      ...setup.env,
-      RWT_APP_NAME: doomedConnections,
-      RWT_WORK: JSON.stringify({ concurrency: 4, leaseSeconds: 2, pollIntervalMs: 50 }),
-      RWT_HANDLER: 'effect',
-      RWT_HANDLER_MS: '100-300',
-    });
-    const doomedId = await doomed.message('working');
-    // Some effects committed, some deliveries not yet: the kill lands in the middle of the run.
-    await waitFor(
-      async () => {
-        const states = await statesOf(setup.db);
-        const written = await count(setup.db, `SELECT count(*) AS n FROM ${setup.effects}`);
-        return (states['done'] ?? 0) >= 4 && written >= 4 && (states['pending'] ?? 0) + (states['running'] ?? 0) >= 10;
-      },
-      15_000,
-      () => `the child worker to finish a few deliveries\n${doomed.output()}`,
-      10,
-    );
-    const exit: Exit = await killChild(doomed);
-    expect(exit.signal).toBe('SIGKILL');
-    // A statement the child had sent still runs (and commits) after the child is gone: wait for
-    // its backends to end, so what follows sees everything it did.
-    await waitFor(
-      async () => (await count(setup.db, `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1`, [doomedConnections])) === 0,
-      5_000,
-      () => 'the killed worker\'s connections to end',
-    );
+      const doomedConnections = `rwt-doomed-${randomBytes(6).toString('hex')}`;
+      const doomed = startChild('work.mjs', {
+        ...setup.env,
+        RWT_APP_NAME: doomedConnections,
+        RWT_WORK: JSON.stringify({ concurrency: 4, leaseSeconds: 2, pollIntervalMs: 50 }),
+        RWT_HANDLER: 'effect',
+        RWT_HANDLER_MS: '100-300',
+      });
+      const doomedId = await doomed.message('working');
+      // Some effects committed, some deliveries not yet: the kill lands in the middle of the run.
+      await waitFor(
+        async () => {
+          const states = await statesOf(setup.db);
+          const written = await count(setup.db, `SELECT count(*) AS n FROM ${setup.effects}`);
+          return (states['done'] ?? 0) >= 4 && written >= 4 && (states['pending'] ?? 0) + (states['running'] ?? 0) >= 10;
+        },
+        15_000,
+        () => `the child worker to finish a few deliveries\n${doomed.output()}`,
+        10,
+      );
+      const exit: Exit = await killChild(doomed);
+      expect(exit.signal).toBe('SIGKILL');
+      // A statement the child had sent still runs (and commits) after the child is gone: wait for
+      // its backends to end, so what follows sees everything it did.
+      await waitFor(
+        async () =>
+          (await count(setup.db, `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1`, [doomedConnections])) === 0,
+        5_000,
+        () => "the killed worker's connections to end",
+      );
 
-    // The attempts the kill cut short: claimed and recorded, never finished. None may be lost.
-    const cutShort = await setup.db.query<{ delivery_id: string; attempt: number }>(`SELECT delivery_id::text AS delivery_id, attempt FROM ${attempts} WHERE outcome IS NULL ORDER BY delivery_id`);
-    expect(cutShort.length).toBeGreaterThanOrEqual(1);
-    const doneByChild = await count(setup.db, `SELECT count(*) AS n FROM ${setup.db.table} WHERE state = 'done'`);
-    expect(doneByChild).toBeGreaterThanOrEqual(4);
-    expect(doneByChild).toBeLessThan(40);
+      // The attempts the kill cut short: claimed and recorded, never finished. None may be lost.
+      const cutShort = await setup.db.query<{ delivery_id: string; attempt: number }>(
+        `SELECT delivery_id::text AS delivery_id, attempt FROM ${attempts} WHERE outcome IS NULL ORDER BY delivery_id`,
+      );
+      expect(cutShort.length).toBeGreaterThanOrEqual(1);
+      const doneByChild = await count(setup.db, `SELECT count(*) AS n FROM ${setup.db.table} WHERE state = 'done'`);
+      expect(doneByChild).toBeGreaterThanOrEqual(4);
+      expect(doneByChild).toBeLessThan(40);
 
-    // The new worker, in this process, with the same kind of handler.
-    const inbox = createInbox({ database: setup.db.database, table: setup.db.table });
-    const receiver = createReceiver({ secrets: setup.secret, inbox });
-    receiver.onAny(async (_event, { delivery, transaction }) => {
-      await transaction.query(`INSERT INTO ${setup.effects} (delivery_id, worker) VALUES ($1::bigint, 'parent')`, [delivery.id]);
-    });
-    const worker = inbox.work(receiver, { concurrency: 4, pollIntervalMs: 50, leaseSeconds: 5 });
-    let states: Record<string, number> = {};
-    try {
-      await waitFor(async () => (states = await statesOf(setup.db))['done'] === 40, 15_000, () => `every delivery to be done (now ${JSON.stringify(states)})`);
-    } finally {
-      await worker.stop();
-    }
+      // The new worker, in this process, with the same kind of handler.
+      const inbox = createInbox({ database: setup.db.database, table: setup.db.table });
+      const receiver = createReceiver({ secrets: setup.secret, inbox });
+      receiver.onAny(async (_event, { delivery, transaction }) => {
+        await transaction.query(`INSERT INTO ${setup.effects} (delivery_id, worker) VALUES ($1::bigint, 'parent')`, [delivery.id]);
+      });
+      const worker = inbox.work(receiver, { concurrency: 4, pollIntervalMs: 50, leaseSeconds: 5 });
+      let states: Record<string, number> = {};
+      try {
+        await waitFor(
+          async () => (states = await statesOf(setup.db))['done'] === 40,
+          15_000,
+          () => `every delivery to be done (now ${JSON.stringify(states)})`,
+        );
+      } finally {
+        await worker.stop();
+      }
 
-    expect(await statesOf(setup.db)).toEqual({ done: 40 });
-    // One effect per delivery: grouped, not guarded by a unique key that would hide a second one.
-    const perDelivery = await setup.db.query<{ delivery_id: string; n: string }>(`SELECT delivery_id::text AS delivery_id, count(*) AS n FROM ${setup.effects} GROUP BY delivery_id`);
-    expect(perDelivery.map((row) => row.delivery_id).sort()).toEqual([...ids].sort());
-    expect(perDelivery.filter((row) => row.n !== '1')).toEqual([]);
-    // Both workers wrote effects: the kill really came mid-run.
-    expect(await count(setup.db, `SELECT count(DISTINCT worker) AS n FROM ${setup.effects}`)).toBe(2);
+      expect(await statesOf(setup.db)).toEqual({ done: 40 });
+      // One effect per delivery: grouped, not guarded by a unique key that would hide a second one.
+      const perDelivery = await setup.db.query<{ delivery_id: string; n: string }>(
+        `SELECT delivery_id::text AS delivery_id, count(*) AS n FROM ${setup.effects} GROUP BY delivery_id`,
+      );
+      expect(perDelivery.map((row) => row.delivery_id).sort()).toEqual([...ids].sort());
+      expect(perDelivery.filter((row) => row.n !== '1')).toEqual([]);
+      // Both workers wrote effects: the kill really came mid-run.
+      expect(await count(setup.db, `SELECT count(DISTINCT worker) AS n FROM ${setup.effects}`)).toBe(2);
 
-    // Each attempt the kill cut short is recorded as crashed, and its delivery then succeeded once.
-    // (On a slow machine a lease can also run out between the child's claim and its handler's
-    // start; that attempt is crashed too, and still the child's.)
-    const crashed = await setup.db.query<{ delivery_id: string; attempt: number; worker: string }>(`SELECT delivery_id::text AS delivery_id, attempt, worker FROM ${attempts} WHERE outcome = 'crashed' ORDER BY delivery_id`);
-    expect(crashed.map(({ delivery_id, attempt }) => ({ delivery_id, attempt }))).toEqual(expect.arrayContaining(cutShort));
-    expect(new Set(crashed.map((row) => row.worker))).toEqual(new Set([doomedId]));
-    expect(await count(setup.db, `SELECT count(*) AS n FROM ${attempts} WHERE outcome IS NULL OR outcome NOT IN ('succeeded', 'crashed')`)).toBe(0);
-    const succeeded = await setup.db.query<{ delivery_id: string; n: string }>(`SELECT delivery_id::text AS delivery_id, count(*) AS n FROM ${attempts} WHERE outcome = 'succeeded' GROUP BY delivery_id`);
-    expect(succeeded).toHaveLength(40);
-    expect(succeeded.filter((row) => row.n !== '1')).toEqual([]);
-  });
+      // Each attempt the kill cut short is recorded as crashed, and its delivery then succeeded once.
+      // (On a slow machine a lease can also run out between the child's claim and its handler's
+      // start; that attempt is crashed too, and still the child's.)
+      const crashed = await setup.db.query<{ delivery_id: string; attempt: number; worker: string }>(
+        `SELECT delivery_id::text AS delivery_id, attempt, worker FROM ${attempts} WHERE outcome = 'crashed' ORDER BY delivery_id`,
+      );
+      expect(crashed.map(({ delivery_id, attempt }) => ({ delivery_id, attempt }))).toEqual(expect.arrayContaining(cutShort));
+      expect(new Set(crashed.map((row) => row.worker))).toEqual(new Set([doomedId]));
+      expect(
+        await count(setup.db, `SELECT count(*) AS n FROM ${attempts} WHERE outcome IS NULL OR outcome NOT IN ('succeeded', 'crashed')`),
+      ).toBe(0);
+      const succeeded = await setup.db.query<{ delivery_id: string; n: string }>(
+        `SELECT delivery_id::text AS delivery_id, count(*) AS n FROM ${attempts} WHERE outcome = 'succeeded' GROUP BY delivery_id`,
+      );
+      expect(succeeded).toHaveLength(40);
+      expect(succeeded.filter((row) => row.n !== '1')).toEqual([]);
+    },
+  );
 
   it('a handler that kills its process ends dead after maxAttempts, each attempt recorded as crashed', { timeout: 30_000 }, async () => {
     const setup = await setUp();
@@ -181,10 +218,12 @@ describe('inbox across processes', () => {
     const work = JSON.stringify({ maxAttempts: 3, leaseSeconds: 1, pollIntervalMs: 50 });
     const spawned: Child[] = [];
     const exits: Exit[] = [];
-    const state = async () => (await setup.db.query<{ state: string }>(`SELECT state FROM ${setup.db.table} WHERE id = $1`, [id]))[0]?.state;
+    const state = async () =>
+      (await setup.db.query<{ state: string }>(`SELECT state FROM ${setup.db.table} WHERE id = $1`, [id]))[0]?.state;
     // As a supervisor would: start a new worker each time the last one died, until the row is dead.
     while ((await state()) !== 'dead') {
-      if (spawned.length === 6) throw new Error(`still ${await state()} after 6 workers\n${spawned.map((child) => child.output()).join('\n')}`);
+      if (spawned.length === 6)
+        throw new Error(`still ${await state()} after 6 workers\n${spawned.map((child) => child.output()).join('\n')}`);
       const child = startChild('work.mjs', { ...setup.env, RWT_WORK: work, RWT_HANDLER: 'suicide' });
       spawned.push(child);
       const outcome = await waitFor(
@@ -199,10 +238,15 @@ describe('inbox across processes', () => {
     // Three workers killed by their handler, then a fourth that found no attempt left.
     expect(exits).toEqual(Array(3).fill({ code: null, signal: 'SIGKILL' }));
     expect(spawned).toHaveLength(4);
-    const [row] = await setup.db.query<{ state: string; attempts: number; last_error: string }>(`SELECT state, attempts, last_error FROM ${setup.db.table} WHERE id = $1`, [id]);
+    const [row] = await setup.db.query<{ state: string; attempts: number; last_error: string }>(
+      `SELECT state, attempts, last_error FROM ${setup.db.table} WHERE id = $1`,
+      [id],
+    );
     expect(row).toMatchObject({ state: 'dead', attempts: 3 });
     expect(row!.last_error).toContain('attempt 3 did not finish');
-    const log = await setup.db.query(`SELECT attempt, outcome FROM ${setup.db.table}_attempts WHERE delivery_id = $1 ORDER BY attempt`, [id]);
+    const log = await setup.db.query(`SELECT attempt, outcome FROM ${setup.db.table}_attempts WHERE delivery_id = $1 ORDER BY attempt`, [
+      id,
+    ]);
     expect(log).toEqual([1, 2, 3].map((attempt) => ({ attempt, outcome: 'crashed' })));
     expect(await count(setup.db, `SELECT count(*) AS n FROM ${setup.effects}`)).toBe(0);
   });

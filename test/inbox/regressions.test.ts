@@ -92,7 +92,7 @@ describe.each(CLIENT_KINDS)('regression: retry/replay narrow by the filter state
 // ── 2. drain() takes deliveries whose worker died ───────────────────────────────────────────────
 
 describe.each(CLIENT_KINDS)('regression: drain() recovers an expired lease (%s)', (kind) => {
-  it('a delivery left running by a dead worker is processed by a fresh worker\'s drain(): done, ghost attempt crashed, attempt 2 succeeded', async () => {
+  it("a delivery left running by a dead worker is processed by a fresh worker's drain(): done, ghost attempt crashed, attempt 2 succeeded", async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     const runs: { id: string; attempt: number }[] = [];
@@ -109,13 +109,18 @@ describe.each(CLIENT_KINDS)('regression: drain() recovers an expired lease (%s)'
       `UPDATE ${harness.table} SET state = 'running', attempts = 1, locked_by = 'ghost', locked_until = now() - interval '1 second' WHERE id = $1`,
       [id],
     );
-    await harness.db.query(`INSERT INTO ${harness.attemptsTable} (delivery_id, attempt, worker, outcome) VALUES ($1, 1, 'ghost', NULL)`, [id]);
+    await harness.db.query(`INSERT INTO ${harness.attemptsTable} (delivery_id, attempt, worker, outcome) VALUES ($1, 1, 'ghost', NULL)`, [
+      id,
+    ]);
 
     await within(worker.drain(), 10_000, 'drain with a crashed delivery');
     expect(runs).toEqual([{ id, attempt: 2 }]);
     const [row] = await harness.db.query(`SELECT state, attempts, locked_by FROM ${harness.table} WHERE id = $1`, [id]);
     expect(row).toEqual({ state: 'done', attempts: 2, locked_by: null });
-    const attempts = await harness.db.query(`SELECT attempt, worker, outcome FROM ${harness.attemptsTable} WHERE delivery_id = $1 ORDER BY attempt`, [id]);
+    const attempts = await harness.db.query(
+      `SELECT attempt, worker, outcome FROM ${harness.attemptsTable} WHERE delivery_id = $1 ORDER BY attempt`,
+      [id],
+    );
     expect(attempts).toEqual([
       { attempt: 1, worker: 'ghost', outcome: 'crashed' },
       { attempt: 2, worker: worker.id, outcome: 'succeeded' },
@@ -149,7 +154,11 @@ async function expectReentrantCallRefused(inbox: Inbox<unknown>): Promise<void> 
     expect(detail?.attemptLog[0]).toMatchObject({ attempt: 1, outcome: 'failed', error: expect.stringContaining('context.transaction') });
 
     const second = sign(budgetEvent('app:budget:cap', at('.2')));
-    const next = await within(receiver.receive({ body: second.bytes, headers: second.headers }), 5000, 'receive() after the re-entrant handler');
+    const next = await within(
+      receiver.receive({ body: second.bytes, headers: second.headers }),
+      5000,
+      'receive() after the re-entrant handler',
+    );
     expect(next.outcome).toBe('accepted');
     await within(worker.stop(), 5000, 'stop()');
     stopped = true;
@@ -187,10 +196,15 @@ describe('regression: a re-entrant handler on one connection fails its attempt i
 const FAR_TIMESTAMPS = ['2300-01-01T00:00:00Z', '1600-01-01T00:00:00Z', '2262-04-11T23:47:16.854775808Z'];
 
 async function storedRow(harness: InboxHarness, id: string) {
-  const [row] = await harness.db.query<{ action: string; app: string | null; tick_id: string | null; event_time: string; event_ns: string; state: string; body: unknown }>(
-    `SELECT action, app, tick_id, event_time, event_ns::text AS event_ns, state, body FROM ${harness.table} WHERE id = $1`,
-    [id],
-  );
+  const [row] = await harness.db.query<{
+    action: string;
+    app: string | null;
+    tick_id: string | null;
+    event_time: string;
+    event_ns: string;
+    state: string;
+    body: unknown;
+  }>(`SELECT action, app, tick_id, event_time, event_ns::text AS event_ns, state, body FROM ${harness.table} WHERE id = $1`, [id]);
   return row!;
 }
 
@@ -217,10 +231,30 @@ describe.each(CLIENT_KINDS)('regression: deliveries int8 or text columns cannot 
     const receiver = harness.receiver();
     const base = () => budgetEvent('app:budget:cap', at('.1'));
     const cases = [
-      { label: 'data.app', event: { ...base(), data: { ...base().data, app: 'billing\u0000api' } }, outcome: 'accepted', column: { app: 'billing\uFFFDapi' } },
-      { label: 'data.tick_id', event: { ...base(), data: { ...base().data, tick_id: 'tick-nul\u0000' } }, outcome: 'accepted', column: { tick_id: 'tick-nul\uFFFD' } },
-      { label: 'timestamp', event: { ...base(), timestamp: `${at('.2')}\u0000` }, outcome: 'accepted', column: { event_time: `${at('.2')}\uFFFD` } },
-      { label: 'action', event: { ...base(), action: 'app:budget:cap\u0000x' }, outcome: 'ignored', column: { action: 'app:budget:cap\uFFFDx', state: 'ignored' } },
+      {
+        label: 'data.app',
+        event: { ...base(), data: { ...base().data, app: 'billing\u0000api' } },
+        outcome: 'accepted',
+        column: { app: 'billing\uFFFDapi' },
+      },
+      {
+        label: 'data.tick_id',
+        event: { ...base(), data: { ...base().data, tick_id: 'tick-nul\u0000' } },
+        outcome: 'accepted',
+        column: { tick_id: 'tick-nul\uFFFD' },
+      },
+      {
+        label: 'timestamp',
+        event: { ...base(), timestamp: `${at('.2')}\u0000` },
+        outcome: 'accepted',
+        column: { event_time: `${at('.2')}\uFFFD` },
+      },
+      {
+        label: 'action',
+        event: { ...base(), action: 'app:budget:cap\u0000x' },
+        outcome: 'ignored',
+        column: { action: 'app:budget:cap\uFFFDx', state: 'ignored' },
+      },
     ];
     for (const { label, event, outcome, column } of cases) {
       const request = sign(event);
@@ -313,7 +347,9 @@ describe('regression: work() options a worker cannot honour throw at once (pg, p
         const worker = inbox.work(receiver, { ...FAST, concurrency: 4 });
         try {
           const request = sign(budgetEvent('app:budget:cap', at(`.${index + 1}`)));
-          expect((await within(receiver.receive({ body: request.bytes, headers: request.headers }), 5000, 'receive()')).outcome).toBe('accepted');
+          expect((await within(receiver.receive({ body: request.bytes, headers: request.headers }), 5000, 'receive()')).outcome).toBe(
+            'accepted',
+          );
           await within(worker.drain(), 5000, 'drain()');
           expect(runs).toBe(1);
         } finally {
@@ -363,7 +399,8 @@ describe('regression: drain() on a database that refuses connections rejects wit
     const url = await connectionRefusedUrl();
     // No backoff: postgres.js otherwise waits longer after each refused connection (up to 20 s), and
     // the worker's fast poll makes many; the test is about the error, not postgres.js's reconnect pacing.
-    const database = kind === 'pg' ? new pg.Pool({ connectionString: url, max: 2 }) : postgres(url, { max: 2, backoff: () => 0, onnotice: () => {} });
+    const database =
+      kind === 'pg' ? new pg.Pool({ connectionString: url, max: 2 }) : postgres(url, { max: 2, backoff: () => 0, onnotice: () => {} });
     if (database instanceof pg.Pool) database.on('error', () => {});
     try {
       const inbox = createInbox({ database: database as unknown, table: 'nowhere.deliveries' });

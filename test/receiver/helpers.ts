@@ -5,7 +5,10 @@ export const SECRET = 'receiver-test-secret';
 export const T0 = 1_777_285_800; // 2026-04-27T10:30:00Z
 
 /** A signed delivery as the rack would send it, at unix time `t`. */
-export function delivery(action: string, options: { t?: number; patch?: Record<string, unknown>; headerName?: string; secret?: string } = {}) {
+export function delivery(
+  action: string,
+  options: { t?: number; patch?: Record<string, unknown>; headerName?: string; secret?: string } = {},
+) {
   const fixture = fixtureFor(action);
   const json = structuredClone(fixture.json);
   Object.assign(json.data, options.patch ?? {});

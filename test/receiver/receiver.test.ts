@@ -71,7 +71,12 @@ describe('dispatch', () => {
     receiver.onAny(any);
     const { signSync } = await import('../../src/index.js');
     for (const action of ['constructor', '__proto__', 'toString']) {
-      const body = JSON.stringify({ action, status: 'success', timestamp: '2026-04-27T10:30:00Z', data: { rack: 'r', tick_id: `tick-${action}` } });
+      const body = JSON.stringify({
+        action,
+        status: 'success',
+        timestamp: '2026-04-27T10:30:00Z',
+        data: { rack: 'r', tick_id: `tick-${action}` },
+      });
       const headers = { 'service-signature': signSync(body, { secrets: SECRET, timestamp: T0 }) };
       expect((await receiver.receive({ body, headers })).outcome).toBe('ignored');
       expect((await receiver.receive({ body, headers })).outcome).toBe('duplicate');
@@ -171,9 +176,24 @@ describe('handler failures', () => {
   it.each([
     ['a null-prototype object', () => Object.create(null) as unknown],
     ['a Symbol', () => Symbol('s')],
-    ['an object whose toString throws', () => ({ toString: () => { throw new Error('no'); } })],
+    [
+      'an object whose toString throws',
+      () => ({
+        toString: () => {
+          throw new Error('no');
+        },
+      }),
+    ],
     ['null', () => null],
-    ['an Error whose name getter throws', () => Object.defineProperty(new Error('m'), 'name', { get: () => { throw new Error('no'); } })],
+    [
+      'an Error whose name getter throws',
+      () =>
+        Object.defineProperty(new Error('m'), 'name', {
+          get: () => {
+            throw new Error('no');
+          },
+        }),
+    ],
   ])('a handler throwing %s still fails as a WebhookHandlerError, reported, with the claims released', async (_, thrown) => {
     for (const acknowledge of ['after-handlers', 'before-handlers'] as const) {
       const { options } = base();
@@ -204,7 +224,13 @@ describe('handler failures', () => {
   it('a handler returning an object whose then getter throws fails like a throwing handler', async () => {
     const { options } = base();
     const receiver = createReceiver(options);
-    receiver.on('app:budget:cap', () => Object.defineProperty({}, 'then', { get: () => { throw new Error('then broke'); } }));
+    receiver.on('app:budget:cap', () =>
+      Object.defineProperty({}, 'then', {
+        get: () => {
+          throw new Error('then broke');
+        },
+      }),
+    );
     const error = await receiver.receive(delivery('app:budget:cap')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookHandlerError);
     expect((error as WebhookHandlerError).errors.map((e: Error) => e.message)).toEqual(['then broke']);
@@ -216,7 +242,11 @@ describe('handler failures', () => {
     const receiver = createReceiver({ ...options, logger: (r) => records.push(r) });
     receiver.on('app:budget:cap', () => Promise.reject(new Error('x')));
     receiver.onError(() => {
-      throw Object.defineProperty({}, 'code', { get: () => { throw new Error('no'); } });
+      throw Object.defineProperty({}, 'code', {
+        get: () => {
+          throw new Error('no');
+        },
+      });
     });
     await expect(receiver.receive(delivery('app:budget:cap'))).rejects.toBeInstanceOf(WebhookHandlerError);
     expect(records.find((r) => r.event === 'on_error_failed')).toMatchObject({ code: 'unknown_error' });
@@ -414,8 +444,18 @@ describe('headers and options', () => {
     ['fetch Headers', (h: string) => new Headers({ 'Service-Signature': h })],
     ['a Map', (h: string) => new Map([['SERVICE-SIGNATURE', h]])],
     // Not a HeadersInput by type, but what untyped code can hand over: skipped, never a crash.
-    ['entries mixed with things that are not [name, value] pairs', (h: string) => [5, null, [Symbol('x'), 'v'], 'text', ['service-signature', h]] as never],
-    ['a Map with a Symbol key too', (h: string) => new Map<unknown, string>([[Symbol('x'), 'v'], ['Service-Signature', h]]) as never],
+    [
+      'entries mixed with things that are not [name, value] pairs',
+      (h: string) => [5, null, [Symbol('x'), 'v'], 'text', ['service-signature', h]] as never,
+    ],
+    [
+      'a Map with a Symbol key too',
+      (h: string) =>
+        new Map<unknown, string>([
+          [Symbol('x'), 'v'],
+          ['Service-Signature', h],
+        ]) as never,
+    ],
   ])('finds the signature header in %s', async (_, make) => {
     const { options } = base();
     const { body, headers } = delivery('app:budget:cap');
@@ -426,7 +466,9 @@ describe('headers and options', () => {
   it('a missing delivery is a TypeError that says what receive expects', async () => {
     const receiver = createReceiver(base().options);
     for (const delivery of [null, undefined, 'body']) {
-      await expect(receiver.receive(delivery as never)).rejects.toThrow(/^receive expects \{ body, headers \}, got (null|undefined|string)$/);
+      await expect(receiver.receive(delivery as never)).rejects.toThrow(
+        /^receive expects \{ body, headers \}, got (null|undefined|string)$/,
+      );
     }
   });
 
@@ -451,9 +493,12 @@ describe('headers and options', () => {
   it('rejects bad bodies with WebhookPayloadError after a good signature', async () => {
     const { options } = base();
     const { signSync } = await import('../../src/index.js');
-    const body = '{"action":"app:scale-override:toggled","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"a","actor":"x","service":"web","state":"maybe"}}';
+    const body =
+      '{"action":"app:scale-override:toggled","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"a","actor":"x","service":"web","state":"maybe"}}';
     const receiver = createReceiver({ ...options, validate: validators });
-    const error = await receiver.receive({ body, headers: { 'service-signature': signSync(body, { secrets: SECRET, timestamp: T0 }) } }).catch((e: unknown) => e);
+    const error = await receiver
+      .receive({ body, headers: { 'service-signature': signSync(body, { secrets: SECRET, timestamp: T0 }) } })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookPayloadError);
     expect((error as WebhookPayloadError).path).toBe('/data/state');
   });
@@ -468,9 +513,17 @@ describe('logging', () => {
     await receiver.receive(signed);
     await receiver.receive(signed);
     await receiver.receive({ body: signed.body, headers: {} }).catch(() => {});
-    await receiver.receive({ body: signed.body, headers: { 'service-signature': signed.headers['service-signature']!.replace(/.$/, '0') } }).catch(() => {});
+    await receiver
+      .receive({ body: signed.body, headers: { 'service-signature': signed.headers['service-signature']!.replace(/.$/, '0') } })
+      .catch(() => {});
     expect(records.map((r) => r.event)).toEqual(['processed', 'duplicate', 'rejected', 'rejected']);
-    expect(records[0]).toMatchObject({ level: 'info', action: 'app:budget:auto-shutdown:fired', timestamp: T0, secretIndex: 0, tickId: expect.stringMatching(/^tick-/) });
+    expect(records[0]).toMatchObject({
+      level: 'info',
+      action: 'app:budget:auto-shutdown:fired',
+      timestamp: T0,
+      secretIndex: 0,
+      tickId: expect.stringMatching(/^tick-/),
+    });
     expect(records[2]).toMatchObject({ level: 'warn', code: 'missing_header' });
     expect(records[2]!.message).toMatch(/carried no Service-Signature header at all/);
     const text = JSON.stringify(records);
@@ -481,7 +534,12 @@ describe('logging', () => {
 
   it('a throwing logger never breaks a delivery', async () => {
     const { options } = base();
-    const receiver = createReceiver({ ...options, logger: () => { throw new Error('log sink down'); } });
+    const receiver = createReceiver({
+      ...options,
+      logger: () => {
+        throw new Error('log sink down');
+      },
+    });
     expect((await receiver.receive(delivery('app:budget:cap'))).outcome).toBe('processed');
   });
 });

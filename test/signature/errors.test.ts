@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { WebhookVerificationError, isWebhookVerificationError, parseSignatureHeader, sign, signSync, verify, verifySync } from '../../src/index.js';
+import {
+  WebhookVerificationError,
+  isWebhookVerificationError,
+  parseSignatureHeader,
+  sign,
+  signSync,
+  verify,
+  verifySync,
+} from '../../src/index.js';
 import { MAX_HEADER_LENGTH } from '../../src/signature/limits.js';
 
 const SECRET = 'super-secret-key-value';
-const BODY = '{"action":"app:budget:cap","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"a","actor":"system","note":"confidential-body-text"}}';
+const BODY =
+  '{"action":"app:budget:cap","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"a","actor":"system","note":"confidential-body-text"}}';
 const NOW = 1_777_285_800;
 
 function caught(fn: () => unknown): WebhookVerificationError {
@@ -134,8 +143,14 @@ describe('option validation', () => {
   it('a non-string secret is invalid_secret', () => {
     expect(caught(() => verifySync(BODY, header, { secrets: [SECRET, 5 as unknown as string] })).code).toBe('invalid_secret');
     // Not a string and not an array at all: named, not reported as "no secret configured".
-    expect(caught(() => verifySync(BODY, header, { secrets: Buffer.from(SECRET) as unknown as string }))).toMatchObject({ code: 'invalid_secret', message: expect.stringMatching(/^secrets is a byte array: pass the key as text/) });
-    expect(caught(() => verifySync(BODY, header, { secrets: 42 as unknown as string }))).toMatchObject({ code: 'invalid_secret', message: expect.stringMatching(/^secrets is a number/) });
+    expect(caught(() => verifySync(BODY, header, { secrets: Buffer.from(SECRET) as unknown as string }))).toMatchObject({
+      code: 'invalid_secret',
+      message: expect.stringMatching(/^secrets is a byte array: pass the key as text/),
+    });
+    expect(caught(() => verifySync(BODY, header, { secrets: 42 as unknown as string }))).toMatchObject({
+      code: 'invalid_secret',
+      message: expect.stringMatching(/^secrets is a number/),
+    });
     expect(caught(() => verifySync(BODY, header, { secrets: undefined as unknown as string })).code).toBe('no_secrets');
   });
   it('options left out (untyped callers) are no_secrets, not a TypeError', async () => {
@@ -153,7 +168,10 @@ describe('option validation', () => {
     };
     // A DataView is not a RawPayload by type, but what untyped code may pass.
     for (const payload of [detachedView().buffer, detachedView() as unknown as Uint8Array]) {
-      expect(caught(() => verifySync(payload, header, { secrets: SECRET }))).toMatchObject({ code: 'payload_not_raw', message: expect.stringMatching(/detached/) });
+      expect(caught(() => verifySync(payload, header, { secrets: SECRET }))).toMatchObject({
+        code: 'payload_not_raw',
+        message: expect.stringMatching(/detached/),
+      });
       expect(caught(() => signSync(payload, { secrets: SECRET }))).toMatchObject({ code: 'payload_not_raw' });
       await expect(verify(payload, header, { secrets: SECRET })).rejects.toMatchObject({ code: 'payload_not_raw' });
     }

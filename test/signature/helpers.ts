@@ -25,9 +25,7 @@ export function vectorOptions(vector: SignatureVector): VerifyOptions {
     secrets: vector.secrets,
     now: vector.now,
     ...(vector.secretEncoding === undefined ? {} : { secretEncoding: vector.secretEncoding }),
-    ...(vector.tolerance === undefined
-      ? {}
-      : { tolerance: vector.tolerance === 'Infinity' ? Infinity : vector.tolerance }),
+    ...(vector.tolerance === undefined ? {} : { tolerance: vector.tolerance === 'Infinity' ? Infinity : vector.tolerance }),
   };
 }
 

@@ -45,7 +45,10 @@ describe('receivers own their keys: two receivers share no key state', () => {
     const a = createReceiver({ secrets: 'secret-of-a', now: () => T0 * 1000, dedup: false });
     const b = createReceiver({ secrets: 'secret-of-b', now: () => T0 * 1000, dedup: false });
     const outcome = (receiver: typeof a, secret: string) =>
-      receiver.receive(delivery('app:budget:cap', { secret })).then((r) => r.outcome, (e: { code: string }) => e.code);
+      receiver.receive(delivery('app:budget:cap', { secret })).then(
+        (r) => r.outcome,
+        (e: { code: string }) => e.code,
+      );
     for (let round = 0; round < 3; round++) {
       expect(await outcome(a, 'secret-of-a')).toBe('processed');
       expect(await outcome(b, 'secret-of-a')).toBe('signature_mismatch');
@@ -59,8 +62,15 @@ describe('receivers own their keys: two receivers share no key state', () => {
     const asText = createReceiver({ secrets: text, now: () => T0 * 1000, dedup: false });
     const asHex = createReceiver({ secrets: text, secretEncoding: 'hex', now: () => T0 * 1000, dedup: false });
     const body = delivery('app:budget:cap').body;
-    const signedAs = (secretEncoding: 'utf8' | 'hex') => ({ body, headers: { 'service-signature': signSync(body, { secrets: text, secretEncoding, timestamp: T0 }) } });
-    const outcome = (receiver: typeof asText, d: ReturnType<typeof signedAs>) => receiver.receive(d).then((r) => r.outcome, (e: { code: string }) => e.code);
+    const signedAs = (secretEncoding: 'utf8' | 'hex') => ({
+      body,
+      headers: { 'service-signature': signSync(body, { secrets: text, secretEncoding, timestamp: T0 }) },
+    });
+    const outcome = (receiver: typeof asText, d: ReturnType<typeof signedAs>) =>
+      receiver.receive(d).then(
+        (r) => r.outcome,
+        (e: { code: string }) => e.code,
+      );
     expect(await outcome(asText, signedAs('utf8'))).toBe('processed');
     expect(await outcome(asHex, signedAs('hex'))).toBe('processed');
     expect(await outcome(asText, signedAs('hex'))).toBe('signature_mismatch');
@@ -72,7 +82,9 @@ describe('receivers own their keys: two receivers share no key state', () => {
     const receiver = createReceiver({ secrets, now: () => T0 * 1000, dedup: false });
     secrets[0] = 'replaced-key';
     await expect(receiver.receive(delivery('app:budget:cap', { secret: 'first-key' }))).resolves.toMatchObject({ outcome: 'processed' });
-    await expect(receiver.receive(delivery('app:budget:cap', { secret: 'replaced-key' }))).rejects.toMatchObject({ code: 'signature_mismatch' });
+    await expect(receiver.receive(delivery('app:budget:cap', { secret: 'replaced-key' }))).rejects.toMatchObject({
+      code: 'signature_mismatch',
+    });
   });
 });
 
@@ -94,7 +106,9 @@ describe('one-off verify and sign: keys follow the options object as it is now',
     await expect(verify(body, signedWith('three'), options)).resolves.toMatchObject({ secretIndex: 1 });
     options.secrets = 'ab'; // valid as text and as hex: the encoding is part of what is remembered
     options.secretEncoding = 'hex';
-    expect(errorCodeOf(() => verifySync(body, signSync(body, { secrets: 'ab', secretEncoding: 'hex', timestamp: T0 }), options))).toBe('none');
+    expect(errorCodeOf(() => verifySync(body, signSync(body, { secrets: 'ab', secretEncoding: 'hex', timestamp: T0 }), options))).toBe(
+      'none',
+    );
     expect(errorCodeOf(() => verifySync(body, signedWith('ab'), options))).toBe('signature_mismatch');
   });
 
@@ -157,7 +171,11 @@ console.log(JSON.stringify({ afterOneOff, whileReceiverLives, afterReceiver }));
 describe('nothing about a secret or a body outlives its owner (heap snapshot of the built package)', () => {
   it('one-off calls leave no secret and no body; a receiver holds its secret until it is dropped', () => {
     assertBuilt();
-    const output = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', HEAP_SCRIPT], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const output = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', HEAP_SCRIPT], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(JSON.parse(output)).toEqual({
       afterOneOff: [false, false, false, false, false],
       whileReceiverLives: [true],

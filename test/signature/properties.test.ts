@@ -9,7 +9,6 @@ const secrets = fc.array(secret, { minLength: 1, maxLength: 4 });
 const body = fc.uint8Array({ maxLength: 2048 });
 const timestamp = fc.integer({ min: 0, max: 4_000_000_000 });
 
-
 describe('sign then verify', () => {
   it('round-trips for arbitrary bytes, secrets and timestamps, and reports which secret matched', () => {
     fc.assert(
@@ -36,14 +35,20 @@ describe('sign then verify', () => {
 
   it('fails on any single-bit change to the body', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 1, maxLength: 512 }), secret, fc.nat(), fc.integer({ min: 0, max: 7 }), (bytes, key, at, bit) => {
-        const header = signSync(bytes, { secrets: key, timestamp: 1000 });
-        const changed = Uint8Array.from(bytes);
-        changed[at % changed.length]! ^= 1 << bit;
-        expect(() => verifySync(changed, header, { secrets: key, now: 1000 })).toThrowError(
-          expect.objectContaining({ code: 'signature_mismatch' }),
-        );
-      }),
+      fc.property(
+        fc.uint8Array({ minLength: 1, maxLength: 512 }),
+        secret,
+        fc.nat(),
+        fc.integer({ min: 0, max: 7 }),
+        (bytes, key, at, bit) => {
+          const header = signSync(bytes, { secrets: key, timestamp: 1000 });
+          const changed = Uint8Array.from(bytes);
+          changed[at % changed.length]! ^= 1 << bit;
+          expect(() => verifySync(changed, header, { secrets: key, now: 1000 })).toThrowError(
+            expect.objectContaining({ code: 'signature_mismatch' }),
+          );
+        },
+      ),
     );
   });
 
@@ -97,7 +102,10 @@ describe('parseSignatureHeader on any input', () => {
       fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: 60, maxLength: 68 }).map((h) => `v1=${h}`),
       fc.nat().map((n) => `t=${n}`),
     );
-    const header = fc.oneof(fc.string({ maxLength: 3000 }), fc.array(segment, { maxLength: 12 }).map((s) => s.join(',')));
+    const header = fc.oneof(
+      fc.string({ maxLength: 3000 }),
+      fc.array(segment, { maxLength: 12 }).map((s) => s.join(',')),
+    );
     fc.assert(
       fc.property(header, (value) => {
         try {
@@ -116,14 +124,21 @@ describe('parseSignatureHeader on any input', () => {
   it('the canonical fast path and the general scanner agree', () => {
     const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: 64, maxLength: 64 });
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 999_999_999_999_999 }), hex, (t, signature) => { // up to 15 digits
+      fc.property(fc.integer({ min: 0, max: 999_999_999_999_999 }), hex, (t, signature) => {
+        // up to 15 digits
         const canonical = parseSignatureHeader(`t=${t},v1=${signature}`);
         const spaced = parseSignatureHeader(` t = ${t} , v1 = ${signature} `); // never canonical
         expect(canonical).toEqual(spaced);
         expect(canonical).toEqual({ timestamp: t, signatures: [signature.toLowerCase()] });
       }),
     );
-    for (const almost of ['t=,v1=' + 'a'.repeat(64), 't=12,v2=' + 'a'.repeat(64), 't=1x,v1=' + 'a'.repeat(64), 't=1,v1=' + 'g'.repeat(64), 'x=1,v1=' + 'a'.repeat(64)]) {
+    for (const almost of [
+      't=,v1=' + 'a'.repeat(64),
+      't=12,v2=' + 'a'.repeat(64),
+      't=1x,v1=' + 'a'.repeat(64),
+      't=1,v1=' + 'g'.repeat(64),
+      'x=1,v1=' + 'a'.repeat(64),
+    ]) {
       expect(() => parseSignatureHeader(almost), almost).toThrow(WebhookVerificationError);
     }
   });

@@ -8,8 +8,15 @@ describe('the shared vector file', () => {
     const codes = new Set(vectors.flatMap((v) => ('error' in v.expect ? [v.expect.error] : [])));
     expect([...codes].sort()).toEqual(
       [
-        'header_too_large', 'invalid_secret', 'malformed_header', 'missing_header', 'no_secrets',
-        'no_v1_signatures', 'signature_mismatch', 'timestamp_too_new', 'timestamp_too_old',
+        'header_too_large',
+        'invalid_secret',
+        'malformed_header',
+        'missing_header',
+        'no_secrets',
+        'no_v1_signatures',
+        'signature_mismatch',
+        'timestamp_too_new',
+        'timestamp_too_old',
         'too_many_signatures',
       ].sort(),
     );
@@ -22,7 +29,10 @@ describe('the shared vector file', () => {
       const t = /t\s*=\s*(\d+)/.exec(vector.header!)![1]!;
       const keys = typeof vector.secrets === 'string' ? vector.secrets.split(',').map((s) => s.trim()) : vector.secrets;
       const expected = keys.map((k) => createHmac('sha256', k).update(`${t}.`).update(body).digest('hex'));
-      expect(expected.some((sig) => vector.header!.toLowerCase().includes(sig)), vector.name).toBe(true);
+      expect(
+        expected.some((sig) => vector.header!.toLowerCase().includes(sig)),
+        vector.name,
+      ).toBe(true);
     }
   });
 });
@@ -47,7 +57,12 @@ describe.each(verifyPaths)('%s', (_, path) => {
   it('gives the same answer for the body as a string, a Buffer, a Uint8Array and an ArrayBuffer', async () => {
     const vector = vectors[0]!;
     const bytes = Buffer.from(vector.bodyBase64, 'base64');
-    const forms = [bytes.toString('utf8'), bytes, new Uint8Array(bytes), bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)];
+    const forms = [
+      bytes.toString('utf8'),
+      bytes,
+      new Uint8Array(bytes),
+      bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length),
+    ];
     for (const form of forms) {
       expect(await outcome(path, form, vector.header, vectorOptions(vector))).toEqual({ ok: vector.expect });
     }

@@ -57,7 +57,13 @@ describe('promote_multiple_terminals', () => {
     const state = applyAll([e, c, clock(MINUTE + GRACE)]);
     expect(state.anomalies()).toEqual([
       { kind: 'promote_multiple_terminals', app: APP, id: RELEASE, message: expect.any(String), events: [c, e] },
-      { kind: 'promote_terminal_without_start', app: APP, id: RELEASE, message: expect.stringContaining('app:promote:completed'), events: [c, e] },
+      {
+        kind: 'promote_terminal_without_start',
+        app: APP,
+        id: RELEASE,
+        message: expect.stringContaining('app:promote:completed'),
+        events: [c, e],
+      },
     ]);
   });
 });
@@ -71,7 +77,9 @@ describe('promote_terminal_without_start', () => {
     state.apply(clock(GRACE - 1, 999_999)); // 1 ns short
     expect(state.anomalies()).toEqual([]);
     state.apply(clock(GRACE));
-    expect(state.anomalies()).toEqual([{ kind: 'promote_terminal_without_start', app: APP, id: RELEASE, message: expect.stringContaining(RELEASE), events: [c] }]);
+    expect(state.anomalies()).toEqual([
+      { kind: 'promote_terminal_without_start', app: APP, id: RELEASE, message: expect.stringContaining(RELEASE), events: [c] },
+    ]);
   });
 
   it('never by the wall clock: hours of real time pass and nothing is reported', () => {
@@ -103,7 +111,9 @@ describe('fired_without_armed', () => {
     state.apply(clock(HOUR + GRACE - 1));
     expect(state.anomalies()).toEqual([]);
     state.apply(clock(HOUR + GRACE));
-    expect(state.anomalies()).toEqual([{ kind: 'fired_without_armed', app: APP, id: TICK, message: expect.stringContaining(TICK), events: [fired] }]);
+    expect(state.anomalies()).toEqual([
+      { kind: 'fired_without_armed', app: APP, id: TICK, message: expect.stringContaining(TICK), events: [fired] },
+    ]);
   });
 
   it('an :armed of another tick does not count', () => {
@@ -120,7 +130,11 @@ describe('fired_without_armed', () => {
 
   it('a dry run is not the real lifecycle: a dry-run :fired or :restored alone is no anomaly', () => {
     // dry_run "true": "the rack only simulated the action"; the state ignores such events, so must the checks.
-    const state = applyAll([shutdown('fired', at(0), TICK, { dry_run: 'true' }), shutdown('restored', at(MINUTE), tickId(2), { dry_run: 'true' }), clock(HOUR)]);
+    const state = applyAll([
+      shutdown('fired', at(0), TICK, { dry_run: 'true' }),
+      shutdown('restored', at(MINUTE), tickId(2), { dry_run: 'true' }),
+      clock(HOUR),
+    ]);
     expect(state.app(APP)!.autoShutdown).toEqual({ phase: 'idle' });
     expect(state.anomalies()).toEqual([]);
   });
@@ -141,7 +155,9 @@ describe('restored_without_fired', () => {
     state.apply(armed);
     expect(state.anomalies()).toEqual([]);
     state.apply(clock(2 * HOUR + GRACE));
-    expect(state.anomalies()).toEqual([{ kind: 'restored_without_fired', app: APP, id: TICK, message: expect.stringContaining(TICK), events: [restored] }]);
+    expect(state.anomalies()).toEqual([
+      { kind: 'restored_without_fired', app: APP, id: TICK, message: expect.stringContaining(TICK), events: [restored] },
+    ]);
   });
 
   it('its late :fired makes it disappear (and the armed keeps fired_without_armed away)', () => {
@@ -154,7 +170,9 @@ describe('restored_without_fired', () => {
   it('a :restored without :armed or :fired is only restored_without_fired', () => {
     const restored = shutdown('restored', at(0), TICK);
     const state = applyAll([restored, clock(HOUR)]);
-    expect(state.anomalies()).toEqual([{ kind: 'restored_without_fired', app: APP, id: TICK, message: expect.any(String), events: [restored] }]);
+    expect(state.anomalies()).toEqual([
+      { kind: 'restored_without_fired', app: APP, id: TICK, message: expect.any(String), events: [restored] },
+    ]);
   });
 });
 
@@ -179,7 +197,9 @@ describe('every kind at once, across apps', () => {
 describe('options', () => {
   it('gracePeriodMs: 0 reports at once', () => {
     const c = completed(0);
-    expect(applyAll([c], { gracePeriodMs: 0 }).anomalies()).toEqual([{ kind: 'promote_terminal_without_start', app: APP, id: RELEASE, message: expect.any(String), events: [c] }]);
+    expect(applyAll([c], { gracePeriodMs: 0 }).anomalies()).toEqual([
+      { kind: 'promote_terminal_without_start', app: APP, id: RELEASE, message: expect.any(String), events: [c] },
+    ]);
   });
 
   it('a custom gracePeriodMs is the boundary, to the nanosecond', () => {

@@ -27,16 +27,33 @@ export function tickId(n: number, ms = 0): string {
 }
 
 /** A known event with its data overrides checked against the action's fields; `app` defaults to {@link APP}. */
-export function event<A extends WebhookAction>(action: A, timestamp: string, data: TestEventOverrides<A>['data'] = {}, status?: TestEventOverrides<A>['status']): TestEvent<A> {
+export function event<A extends WebhookAction>(
+  action: A,
+  timestamp: string,
+  data: TestEventOverrides<A>['data'] = {},
+  status?: TestEventOverrides<A>['status'],
+): TestEvent<A> {
   const overrides = { timestamp, data: { app: APP, ...data }, ...(status === undefined ? {} : { status }) };
   return createTestEvent(action, overrides as TestEventOverrides<A>);
 }
 
-export type ShutdownKind = 'armed' | 'fired' | 'failed' | 'cancelled' | 'restored' | 'dismissed' | 'expired' | 'flap-suppressed' | 'noop' | 'simulated';
+export type ShutdownKind =
+  'armed' | 'fired' | 'failed' | 'cancelled' | 'restored' | 'dismissed' | 'expired' | 'flap-suppressed' | 'noop' | 'simulated';
 
 /** An `app:budget:auto-shutdown:<kind>` event of tick `tick`. `armed` carries its countdown. */
-export function shutdown(kind: ShutdownKind, timestamp: string, tick: string | undefined, data: Record<string, string> = {}): AnyWebhookEvent {
-  const countdown = kind === 'armed' ? { scheduled_at: timestamp.slice(0, 19) + 'Z', expected_shutdown_at: new Date(Date.parse(timestamp) + HOUR).toISOString().slice(0, 19) + 'Z' } : {};
+export function shutdown(
+  kind: ShutdownKind,
+  timestamp: string,
+  tick: string | undefined,
+  data: Record<string, string> = {},
+): AnyWebhookEvent {
+  const countdown =
+    kind === 'armed'
+      ? {
+          scheduled_at: timestamp.slice(0, 19) + 'Z',
+          expected_shutdown_at: new Date(Date.parse(timestamp) + HOUR).toISOString().slice(0, 19) + 'Z',
+        }
+      : {};
   const event = createTestEvent(`app:budget:auto-shutdown:${kind}`, { timestamp, data: { app: APP, ...countdown, ...data } as never });
   const eventData = event.data as Record<string, string>;
   // The samples carry a random tick_id; a sequence needs its own (or none, as :simulated sends).

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareEvents, createRackState, type AnyWebhookEvent, type ApplyResult, type PhaseTransition, type RackState } from '../../src/index.js';
+import {
+  compareEvents,
+  createRackState,
+  type AnyWebhookEvent,
+  type ApplyResult,
+  type PhaseTransition,
+  type RackState,
+} from '../../src/index.js';
 import { CANCEL_REASONS, MINUTE, at, event, shutdown, tickId, type CancelReason, type ShutdownKind } from './events.js';
 
 /**
@@ -84,7 +91,8 @@ function eventsOf(piece: PieceValue, index: number): AnyWebhookEvent[] {
     case 'shutdown': {
       const tick = tickId(index, Math.floor(piece.start / NS_PER_MS));
       const kinds: { kind: ShutdownKind; data?: Record<string, string> }[] = [{ kind: 'armed' }];
-      if (piece.end === 'cancelled') kinds.push({ kind: 'cancelled', data: { cancel_reason: piece.reason, actor: CANCEL_REASONS[piece.reason] } });
+      if (piece.end === 'cancelled')
+        kinds.push({ kind: 'cancelled', data: { cancel_reason: piece.reason, actor: CANCEL_REASONS[piece.reason] } });
       else if (piece.end !== 'none') kinds.push({ kind: piece.end as ShutdownKind });
       if (piece.restored) kinds.push({ kind: 'restored', data: { actor: 'ops@example.com' } });
       if (piece.dismissed) kinds.push({ kind: 'dismissed', data: { actor: 'ops@example.com' } });
@@ -108,7 +116,8 @@ function eventsOf(piece: PieceValue, index: number): AnyWebhookEvent[] {
     }
     case 'budget': {
       const timestamp = stamp(piece.t);
-      if (piece.kind === 'set') return [event('app:budget:set', timestamp, { app: piece.app, new_action: piece.newAction, new_cap_usd: piece.cap })];
+      if (piece.kind === 'set')
+        return [event('app:budget:set', timestamp, { app: piece.app, new_action: piece.newAction, new_cap_usd: piece.cap })];
       return [event(`app:budget:${piece.kind}`, timestamp, { app: piece.app })];
     }
     case 'override': {
@@ -121,7 +130,8 @@ function eventsOf(piece: PieceValue, index: number): AnyWebhookEvent[] {
     case 'build': {
       const timestamp = stamp(piece.t);
       if (piece.kind === 'build-success') return [event('build:create', timestamp, { app: piece.app, id: piece.id }, 'success')];
-      if (piece.kind === 'build-error') return [event('build:create', timestamp, { app: piece.app, id: piece.id, message: 'exit status 1' }, 'error')];
+      if (piece.kind === 'build-error')
+        return [event('build:create', timestamp, { app: piece.app, id: piece.id, message: 'exit status 1' }, 'error')];
       if (piece.kind === 'cancel') return [event('build:cancel', timestamp, { app: piece.app, id: piece.id })];
       return [event('release:create', timestamp, { app: piece.app, id: `R${piece.id.slice(1)}` })];
     }
@@ -129,10 +139,19 @@ function eventsOf(piece: PieceValue, index: number): AnyWebhookEvent[] {
 }
 
 const history = fc
-  .array(fc.oneof({ arbitrary: shutdownSequence, weight: 3 }, { arbitrary: promoteSequence, weight: 2 }, { arbitrary: budgetEvent, weight: 3 }, { arbitrary: overrideEvent, weight: 2 }, { arbitrary: buildEvent, weight: 1 }), {
-    minLength: 1,
-    maxLength: 12,
-  })
+  .array(
+    fc.oneof(
+      { arbitrary: shutdownSequence, weight: 3 },
+      { arbitrary: promoteSequence, weight: 2 },
+      { arbitrary: budgetEvent, weight: 3 },
+      { arbitrary: overrideEvent, weight: 2 },
+      { arbitrary: buildEvent, weight: 1 },
+    ),
+    {
+      minLength: 1,
+      maxLength: 12,
+    },
+  )
   .map((pieces) => pieces.flatMap((piece, index) => eventsOf(piece, index)));
 
 /** The history and an arrival order: each event 1 to `maxCopies` times (copies are separate objects, as re-parsed deliveries are), shuffled. */

@@ -137,13 +137,16 @@ describe('cancelled: only an armed countdown, with every cancel_reason', () => {
   });
 
   const otherPhases = PHASES.filter((phase) => phase !== 'armed');
-  it.each(otherPhases.flatMap((phase) => reasons.map(([reason, actor]) => [phase, reason, actor] as const)))('from %s (%s): ignored', (from, reason, actor) => {
-    const { state, before } = stateIn(from);
-    const result = state.apply(shutdown('cancelled', NOW, TICK, { cancel_reason: reason, actor }));
-    expect(result).toEqual({ applied: true, app: APP, late: false, transitions: [] });
-    expect(state.app(APP)!.autoShutdown).toEqual(before);
-    expect(state.app(APP)!.updatedAt).toBe(NOW);
-  });
+  it.each(otherPhases.flatMap((phase) => reasons.map(([reason, actor]) => [phase, reason, actor] as const)))(
+    'from %s (%s): ignored',
+    (from, reason, actor) => {
+      const { state, before } = stateIn(from);
+      const result = state.apply(shutdown('cancelled', NOW, TICK, { cancel_reason: reason, actor }));
+      expect(result).toEqual({ applied: true, app: APP, late: false, transitions: [] });
+      expect(state.app(APP)!.autoShutdown).toEqual(before);
+      expect(state.app(APP)!.updatedAt).toBe(NOW);
+    },
+  );
 });
 
 describe('restored: services back from a shutdown or a failed one', () => {
@@ -228,14 +231,19 @@ describe('information and routine: no phase changes', () => {
     expect(state.app(APP)!.autoShutdown).toMatchObject({ phase: 'armed', lastFlapSuppressed: { at: NOW, tickId: FLAP_TICK } });
   });
 
-  it.each(PHASES.flatMap((phase) => (['noop', 'simulated'] as const).map((kind) => [kind, phase] as const)))('%s in %s changes nothing but updatedAt', (kind, from) => {
-    const { state, before } = stateIn(from);
-    const whole = state.app(APP)!;
-    const result = state.apply(shutdown(kind, NOW, kind === 'noop' ? tickId(7, 3 * HOUR) : undefined, kind === 'simulated' ? { actor: 'ops@example.com' } : {}));
-    expect(result).toEqual({ applied: true, app: APP, late: false, transitions: [] });
-    expect(state.app(APP)).toEqual({ ...whole, updatedAt: NOW });
-    expect(state.app(APP)!.autoShutdown).toEqual(before);
-  });
+  it.each(PHASES.flatMap((phase) => (['noop', 'simulated'] as const).map((kind) => [kind, phase] as const)))(
+    '%s in %s changes nothing but updatedAt',
+    (kind, from) => {
+      const { state, before } = stateIn(from);
+      const whole = state.app(APP)!;
+      const result = state.apply(
+        shutdown(kind, NOW, kind === 'noop' ? tickId(7, 3 * HOUR) : undefined, kind === 'simulated' ? { actor: 'ops@example.com' } : {}),
+      );
+      expect(result).toEqual({ applied: true, app: APP, late: false, transitions: [] });
+      expect(state.app(APP)).toEqual({ ...whole, updatedAt: NOW });
+      expect(state.app(APP)!.autoShutdown).toEqual(before);
+    },
+  );
 
   // Each of these would move the phase from the given one if it were not a dry run.
   const moving: readonly [ShutdownKind, AutoShutdownPhase][] = [
@@ -250,7 +258,9 @@ describe('information and routine: no phase changes', () => {
   ];
   it.each(moving)('dry_run "true" on %s (in %s) changes nothing', (kind, from) => {
     const { state, before } = stateIn(from);
-    const result = state.apply(shutdown(kind, NOW, NEXT_TICK, { dry_run: 'true', ...(kind === 'cancelled' ? { cancel_reason: 'cap-raised' } : {}) }));
+    const result = state.apply(
+      shutdown(kind, NOW, NEXT_TICK, { dry_run: 'true', ...(kind === 'cancelled' ? { cancel_reason: 'cap-raised' } : {}) }),
+    );
     expect(result.transitions).toEqual([]);
     expect(state.app(APP)!.autoShutdown).toEqual(before);
   });
@@ -281,7 +291,11 @@ describe('late events re-fold the lifecycle', () => {
     expect(state.app(APP)!.autoShutdown.phase).toBe('armed');
     const fired = shutdown('fired', at(HOUR), TICK);
     expect(state.apply(fired)).toEqual({ applied: true, app: APP, late: true, transitions: moved('armed', 'restored', fired, true) });
-    expect(state.app(APP)!.autoShutdown).toMatchObject({ phase: 'restored', since: at(2 * HOUR), previous: { phase: 'shut-down', by: 'restored' } });
+    expect(state.app(APP)!.autoShutdown).toMatchObject({
+      phase: 'restored',
+      since: at(2 * HOUR),
+      previous: { phase: 'shut-down', by: 'restored' },
+    });
   });
 
   it('events equal to the millisecond are ordered by their nanoseconds', () => {
@@ -289,7 +303,10 @@ describe('late events re-fold the lifecycle', () => {
     // cancelled 1 ns after armed, arriving first: without the nanoseconds the order would be a guess.
     state.apply(shutdown('cancelled', at(0, 2), TICK, { cancel_reason: 'manual-detected', actor: 'system' }));
     state.apply(shutdown('armed', at(0, 1), TICK));
-    expect(state.app(APP)!.autoShutdown).toMatchObject({ phase: 'idle', previous: { phase: 'armed', by: 'cancelled', cancelReason: 'manual-detected' } });
+    expect(state.app(APP)!.autoShutdown).toMatchObject({
+      phase: 'idle',
+      previous: { phase: 'armed', by: 'cancelled', cancelReason: 'manual-detected' },
+    });
   });
 });
 
@@ -327,12 +344,15 @@ describe('the deploy breaker', () => {
     expect(state.app(APP)!.breaker).toEqual({ state: 'closed', since: at(HOUR), by: action });
   });
 
-  it.each(['app:budget:breaker-cleared', 'app:budget:reset', 'app:budget:clear'] as const)('%s on a closed breaker changes nothing', (action) => {
-    const state = createRackState();
-    state.apply(event('app:budget:threshold', at(0)));
-    expect(state.apply(event(action, at(HOUR))).transitions).toEqual([]);
-    expect(state.app(APP)!.breaker).toEqual({ state: 'closed' });
-  });
+  it.each(['app:budget:breaker-cleared', 'app:budget:reset', 'app:budget:clear'] as const)(
+    '%s on a closed breaker changes nothing',
+    (action) => {
+      const state = createRackState();
+      state.apply(event('app:budget:threshold', at(0)));
+      expect(state.apply(event(action, at(HOUR))).transitions).toEqual([]);
+      expect(state.app(APP)!.breaker).toEqual({ state: 'closed' });
+    },
+  );
 
   it('after a clear the budget names no at-cap action, so the next cap trips it again', () => {
     const state = createRackState();
@@ -346,7 +366,12 @@ describe('the deploy breaker', () => {
     const state = createRackState();
     state.apply(cap(0));
     const late = set(-HOUR, 'alert-only');
-    expect(state.apply(late)).toEqual({ applied: true, app: APP, late: true, transitions: [{ app: APP, lifecycle: 'breaker', from: 'tripped', to: 'closed', event: late, late: true }] });
+    expect(state.apply(late)).toEqual({
+      applied: true,
+      app: APP,
+      late: true,
+      transitions: [{ app: APP, lifecycle: 'breaker', from: 'tripped', to: 'closed', event: late, late: true }],
+    });
     expect(state.app(APP)!.breaker).toEqual({ state: 'closed' });
   });
 
@@ -367,20 +392,39 @@ describe('the budget as last set and the last crossings', () => {
   it('set: cap, at-cap action, threshold, when and by whom (ack_by)', () => {
     const state = createRackState();
     state.apply(set(0));
-    expect(state.app(APP)!.budget).toEqual({ capUsd: '100.00', atCapAction: 'auto-shutdown', alertThresholdPercent: '90', setAt: at(0), setBy: 'ops@example.com' });
+    expect(state.app(APP)!.budget).toEqual({
+      capUsd: '100.00',
+      atCapAction: 'auto-shutdown',
+      alertThresholdPercent: '90',
+      setAt: at(0),
+      setBy: 'ops@example.com',
+    });
   });
 
   it('the set with the latest timestamp wins whatever the arrival order', () => {
     const state = createRackState();
-    state.apply(set(HOUR, { new_cap_usd: '250.00', new_action: 'alert-only', new_pct: '75', ack_by: 'dana@example.com', actor: 'dana@example.com' }));
+    state.apply(
+      set(HOUR, { new_cap_usd: '250.00', new_action: 'alert-only', new_pct: '75', ack_by: 'dana@example.com', actor: 'dana@example.com' }),
+    );
     state.apply(set(0));
-    expect(state.app(APP)!.budget).toEqual({ capUsd: '250.00', atCapAction: 'alert-only', alertThresholdPercent: '75', setAt: at(HOUR), setBy: 'dana@example.com' });
+    expect(state.app(APP)!.budget).toEqual({
+      capUsd: '250.00',
+      atCapAction: 'alert-only',
+      alertThresholdPercent: '75',
+      setAt: at(HOUR),
+      setBy: 'dana@example.com',
+    });
   });
 
   it('threshold, cap and reset record their last crossing', () => {
     const state = createRackState();
     state.apply(set(0));
-    for (const [action, ms] of [['app:budget:threshold', MINUTE], ['app:budget:threshold', 2 * MINUTE], ['app:budget:cap', 3 * MINUTE], ['app:budget:reset', 4 * MINUTE]] as const) {
+    for (const [action, ms] of [
+      ['app:budget:threshold', MINUTE],
+      ['app:budget:threshold', 2 * MINUTE],
+      ['app:budget:cap', 3 * MINUTE],
+      ['app:budget:reset', 4 * MINUTE],
+    ] as const) {
       state.apply(event(action, at(ms)));
     }
     // A late threshold (older than the last one) does not move the last crossing back.
@@ -420,7 +464,8 @@ describe('the budget as last set and the last crossings', () => {
 describe('scale and triggers overrides per service', () => {
   it('scale-override:toggled: the last state per service, with the actor from ack_by', () => {
     const state = createRackState();
-    const toggle = (ms: number, service: string, on: 'on' | 'off', who = 'ops@example.com') => event('app:scale-override:toggled', at(ms), { service, state: on, actor: who, ack_by: who });
+    const toggle = (ms: number, service: string, on: 'on' | 'off', who = 'ops@example.com') =>
+      event('app:scale-override:toggled', at(ms), { service, state: on, actor: who, ack_by: who });
     state.apply(toggle(0, 'web', 'on'));
     state.apply(toggle(MINUTE, 'worker', 'on', 'dana@example.com'));
     state.apply(toggle(2 * MINUTE, 'web', 'off'));
@@ -434,7 +479,8 @@ describe('scale and triggers overrides per service', () => {
 
   it('triggers-override: toggles and the last threshold per trigger type, per service', () => {
     const state = createRackState();
-    const threshold = (ms: number, service: string, type: string, value: string) => event('app:triggers-override:threshold-set', at(ms), { service, type, threshold: value });
+    const threshold = (ms: number, service: string, type: string, value: string) =>
+      event('app:triggers-override:threshold-set', at(ms), { service, type, threshold: value });
     // A threshold before any toggle: no state known yet.
     state.apply(threshold(0, 'api', 'cpu', '70'));
     state.apply(event('app:triggers-override:toggled', at(MINUTE), { service: 'worker', state: 'on', crd: 'hpa' }));
@@ -448,7 +494,12 @@ describe('scale and triggers overrides per service', () => {
       worker: { state: 'on', crd: 'hpa', at: at(4 * MINUTE), thresholds: { cpu: '60.5', memory: '80' } },
     });
     state.apply(event('app:triggers-override:toggled', at(5 * MINUTE), { service: 'worker', state: 'off', crd: 'scaledobject' }));
-    expect(state.app(APP)!.triggersOverrides['worker']).toEqual({ state: 'off', crd: 'scaledobject', at: at(5 * MINUTE), thresholds: { cpu: '60.5', memory: '80' } });
+    expect(state.app(APP)!.triggersOverrides['worker']).toEqual({
+      state: 'off',
+      crd: 'scaledobject',
+      at: at(5 * MINUTE),
+      thresholds: { cpu: '60.5', memory: '80' },
+    });
   });
 });
 
@@ -504,7 +555,9 @@ describe('promotes per release id', () => {
   it('a terminal without its start still records the outcome, with the actor it carries', () => {
     const state = createRackState();
     state.apply(event('app:promote:cancelled', at(MINUTE), { id: RELEASE, actor: 'ops@example.com', message: 'superseded' }));
-    expect(state.app(APP)!.promotes).toEqual({ [RELEASE]: { releaseId: RELEASE, outcome: 'cancelled', endedAt: at(MINUTE), actor: 'ops@example.com', message: 'superseded' } });
+    expect(state.app(APP)!.promotes).toEqual({
+      [RELEASE]: { releaseId: RELEASE, outcome: 'cancelled', endedAt: at(MINUTE), actor: 'ops@example.com', message: 'superseded' },
+    });
   });
 
   it('promotes of different releases are kept apart', () => {
@@ -523,7 +576,13 @@ describe('the last build and release', () => {
     state.apply(event('build:create', at(0), { id: 'BQXJLMZTWRA' }, 'success'));
     expect(state.app(APP)!.lastBuild).toEqual({ id: 'BQXJLMZTWRA', action: 'build:create', status: 'success', at: at(0) });
     state.apply(event('build:create', at(MINUTE), { id: 'BQXJLMZTWRA', message: 'exit status 1' }, 'error'));
-    expect(state.app(APP)!.lastBuild).toEqual({ id: 'BQXJLMZTWRA', action: 'build:create', status: 'error', at: at(MINUTE), message: 'exit status 1' });
+    expect(state.app(APP)!.lastBuild).toEqual({
+      id: 'BQXJLMZTWRA',
+      action: 'build:create',
+      status: 'error',
+      at: at(MINUTE),
+      message: 'exit status 1',
+    });
   });
 
   it('import-image start and done name the build from data.build', () => {
@@ -588,5 +647,10 @@ describe('a whole app', () => {
 });
 
 function createTestAppCreate(): AnyWebhookEvent {
-  return { action: 'app:create', status: 'success', timestamp: '2026-04-20T09:12:44Z', data: { name: 'reports-worker', rack: 'example-rack', actor: 'ops@example.com' } };
+  return {
+    action: 'app:create',
+    status: 'success',
+    timestamp: '2026-04-20T09:12:44Z',
+    data: { name: 'reports-worker', rack: 'example-rack', actor: 'ops@example.com' },
+  };
 }

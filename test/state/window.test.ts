@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInbox } from '../../src/inbox.js';
-import { compareEvents, createRackState, createReceiver, type AnyWebhookEvent, type PhaseTransition, type RackState } from '../../src/index.js';
+import {
+  compareEvents,
+  createRackState,
+  createReceiver,
+  type AnyWebhookEvent,
+  type PhaseTransition,
+  type RackState,
+} from '../../src/index.js';
 import { createSignedRequestSync } from '../../src/testing/index.js';
 import { openDatabase, type TestDatabase } from '../inbox/databases.js';
 import { APP, HOUR, MINUTE, at, event, shutdown, tickId } from './events.js';
@@ -55,7 +62,8 @@ describe('the window', () => {
       // A copy of a compacted event is too late as well (it can no longer be told from a new one).
       shutdown('noop', at(0), tickId(1000, 0)),
     ];
-    for (const e of tooLate) expect(state.apply(e)).toEqual({ applied: false, app: APP, reason: 'outside_window', late: false, transitions: [] });
+    for (const e of tooLate)
+      expect(state.apply(e)).toEqual({ applied: false, app: APP, reason: 'outside_window', late: false, transitions: [] });
     expect({ apps: state.apps(), anomalies: state.anomalies() }).toEqual(before);
   });
 
@@ -75,7 +83,11 @@ describe('the window', () => {
     expect(compacted.apps()).toEqual(whole.apps());
     expect(compacted.anomalies()).toEqual(whole.anomalies());
     const kept = compacted.app(APP)!;
-    expect(kept.autoShutdown).toMatchObject({ phase: 'restored', tickId: tickId(30, 30 * STEP), previous: { phase: 'shut-down', by: 'restored' } });
+    expect(kept.autoShutdown).toMatchObject({
+      phase: 'restored',
+      tickId: tickId(30, 30 * STEP),
+      previous: { phase: 'shut-down', by: 'restored' },
+    });
     expect(kept.breaker).toEqual({ state: 'tripped', since: at(29 * STEP + 1), by: 'app:budget:cap' });
     expect(Object.keys(kept.promotes).sort()).toEqual(['ROLDFINISHED', 'RSTILLRUNNING']);
     // Proof that compaction happened: the oldest event can no longer be placed.
@@ -107,7 +119,11 @@ describe('the window', () => {
       shutdown('restored', at(190 * STEP), tick, { actor: 'ops@example.com' }),
     ].sort(compareEvents);
     const state = applyAll(events);
-    expect(state.app(APP)!.autoShutdown).toMatchObject({ phase: 'restored', tickId: tick, previous: { phase: 'shut-down', by: 'restored' } });
+    expect(state.app(APP)!.autoShutdown).toMatchObject({
+      phase: 'restored',
+      tickId: tick,
+      previous: { phase: 'shut-down', by: 'restored' },
+    });
     // Event time is far past the grace period: a missing partner would be reported by now.
     expect(state.anomalies()).toEqual([]);
     // Proof that compaction happened: the armed of the same tick can no longer be placed.
@@ -130,12 +146,21 @@ describe('events apply cannot place', () => {
     expect(state.apps()).toEqual([]);
   });
 
-  it.each(['2026-04-27 10:30:00Z', '2026-04-27T10:30:00', '2026-02-30T10:30:00Z', '2026-04-27T24:00:00Z', 'yesterday', ''])('timestamp %j: invalid_timestamp', (timestamp) => {
-    const state = createRackState();
-    expect(state.apply(event('app:budget:cap', timestamp))).toEqual({ applied: false, app: APP, reason: 'invalid_timestamp', late: false, transitions: [] });
-    expect(state.apps()).toEqual([]);
-    expect(state.anomalies()).toEqual([]);
-  });
+  it.each(['2026-04-27 10:30:00Z', '2026-04-27T10:30:00', '2026-02-30T10:30:00Z', '2026-04-27T24:00:00Z', 'yesterday', ''])(
+    'timestamp %j: invalid_timestamp',
+    (timestamp) => {
+      const state = createRackState();
+      expect(state.apply(event('app:budget:cap', timestamp))).toEqual({
+        applied: false,
+        app: APP,
+        reason: 'invalid_timestamp',
+        late: false,
+        transitions: [],
+      });
+      expect(state.apps()).toEqual([]);
+      expect(state.anomalies()).toEqual([]);
+    },
+  );
 
   it('a timestamp with an offset is placed by the instant it names', () => {
     const state = createRackState();
@@ -146,7 +171,12 @@ describe('events apply cannot place', () => {
 });
 
 describe('unknown actions', () => {
-  const unknown = (timestamp: string): AnyWebhookEvent => ({ action: 'app:budget:forecast', status: 'success', timestamp, data: { app: APP, rack: 'example-rack', projected_usd: '120.00' } });
+  const unknown = (timestamp: string): AnyWebhookEvent => ({
+    action: 'app:budget:forecast',
+    status: 'success',
+    timestamp,
+    data: { app: APP, rack: 'example-rack', projected_usd: '120.00' },
+  });
 
   it('are applied and change nothing but updatedAt', () => {
     const state = createRackState();
@@ -170,7 +200,16 @@ describe('unknown actions', () => {
     const state = createRackState();
     state.apply(unknown(at(0)));
     expect(state.apps()).toEqual([
-      { app: APP, autoShutdown: { phase: 'idle' }, breaker: { state: 'closed' }, budget: {}, scaleOverrides: {}, triggersOverrides: {}, promotes: {}, updatedAt: at(0) },
+      {
+        app: APP,
+        autoShutdown: { phase: 'idle' },
+        breaker: { state: 'closed' },
+        budget: {},
+        scaleOverrides: {},
+        triggersOverrides: {},
+        promotes: {},
+        updatedAt: at(0),
+      },
     ]);
   });
 });
@@ -187,7 +226,12 @@ function day(): AnyWebhookEvent[] {
     event('app:budget:reset', at(2 * HOUR)),
     shutdown('restored', at(2 * HOUR, 82_564), tick, { actor: 'ops@example.com' }),
     event('release:promote', at(3 * HOUR), { app: 'checkout-web', id: 'RPZXCVBNMAS', actor: 'ops@example.com' }),
-    event('app:promote:errored', at(3 * HOUR + 5 * MINUTE), { app: 'checkout-web', id: 'RPZXCVBNMAS', actor: 'ops@example.com', message: 'deployment "web" exceeded its progress deadline' }),
+    event('app:promote:errored', at(3 * HOUR + 5 * MINUTE), {
+      app: 'checkout-web',
+      id: 'RPZXCVBNMAS',
+      actor: 'ops@example.com',
+      message: 'deployment "web" exceeded its progress deadline',
+    }),
   ];
 }
 
@@ -208,7 +252,14 @@ function expectDayState(state: RackState) {
   expect(billing.breaker).toEqual({ state: 'closed' });
   expect(billing.budget).toMatchObject({ atCapAction: 'auto-shutdown', lastCapAt: at(-1, 905_449), lastResetAt: at(2 * HOUR) });
   expect(state.app('checkout-web')!.promotes).toEqual({
-    RPZXCVBNMAS: { releaseId: 'RPZXCVBNMAS', startedAt: at(3 * HOUR), actor: 'ops@example.com', outcome: 'errored', endedAt: at(3 * HOUR + 5 * MINUTE), message: 'deployment "web" exceeded its progress deadline' },
+    RPZXCVBNMAS: {
+      releaseId: 'RPZXCVBNMAS',
+      startedAt: at(3 * HOUR),
+      actor: 'ops@example.com',
+      outcome: 'errored',
+      endedAt: at(3 * HOUR + 5 * MINUTE),
+      message: 'deployment "web" exceeded its progress deadline',
+    },
   });
   expect(state.anomalies()).toEqual([]);
 }
@@ -224,11 +275,25 @@ describe('fed by a receiver', () => {
     receiver.onAny((e) => state.apply(e));
     const events = day();
     const outcomes = [];
-    for (const index of ARRIVAL) outcomes.push((await receiver.receive(createSignedRequestSync(events[index]!, { secrets: SECRET }))).outcome);
-    expect(outcomes).toEqual(['processed', 'processed', 'processed', 'processed', 'processed', 'duplicate', 'processed', 'processed', 'processed', 'processed']);
+    for (const index of ARRIVAL)
+      outcomes.push((await receiver.receive(createSignedRequestSync(events[index]!, { secrets: SECRET }))).outcome);
+    expect(outcomes).toEqual([
+      'processed',
+      'processed',
+      'processed',
+      'processed',
+      'processed',
+      'duplicate',
+      'processed',
+      'processed',
+      'processed',
+      'processed',
+    ]);
     expectDayState(state);
     // The shutdown was told once, though its :fired came twice and its :armed after it.
-    expect(pages.map(({ app, from, to, late }) => ({ app, from, to, late }))).toEqual([{ app: APP, from: 'idle', to: 'shut-down', late: false }]);
+    expect(pages.map(({ app, from, to, late }) => ({ app, from, to, late }))).toEqual([
+      { app: APP, from: 'idle', to: 'shut-down', late: false },
+    ]);
   });
 
   it('rebuilt after a restart from the events in stored order gives the same state', async () => {

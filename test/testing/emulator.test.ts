@@ -15,7 +15,7 @@ async function receiver(options?: { status?: number; delayMs?: number }) {
 }
 
 describe('receiver configuration entries, as the rack parses them', () => {
-  it('takes both value forms and skips bad entries with the rack\'s reasons', () => {
+  it("takes both value forms and skips bad entries with the rack's reasons", () => {
     expect(parseReceiverEntry(' https://a.example/hook ')).toEqual({ url: 'https://a.example/hook', timeoutMs: 30_000 });
     expect(parseReceiverEntry('{"url":"https://b.example","timeout":"5s"}')).toEqual({ url: 'https://b.example', timeoutMs: 5000 });
     expect(parseReceiverEntry('   ')).toEqual({ skipped: 'empty_value' });
@@ -24,9 +24,12 @@ describe('receiver configuration entries, as the rack parses them', () => {
     expect(parseReceiverEntry('{"url":"  "}')).toEqual({ skipped: 'empty_url_in_json' });
   });
 
-  it.each([['garbage'], ['0s'], ['-5s'], [''], ['5'], ['9999999999999999999999h'], ['2562048h']])('an invalid, zero, negative or longer-than-Go timeout %j falls back to 30 s', (timeout) => {
-    expect(parseReceiverEntry(JSON.stringify({ url: 'http://x', timeout }))).toEqual({ url: 'http://x', timeoutMs: 30_000 });
-  });
+  it.each([['garbage'], ['0s'], ['-5s'], [''], ['5'], ['9999999999999999999999h'], ['2562048h']])(
+    'an invalid, zero, negative or longer-than-Go timeout %j falls back to 30 s',
+    (timeout) => {
+      expect(parseReceiverEntry(JSON.stringify({ url: 'http://x', timeout }))).toEqual({ url: 'http://x', timeoutMs: 30_000 });
+    },
+  );
 
   it('takes both micro signs Go takes, and the longest duration Go can hold', () => {
     expect([parseDuration('1500\u00b5s'), parseDuration('1500\u03bcs'), parseDuration('1500us')]).toEqual([1.5, 1.5, 1.5]);
@@ -35,14 +38,25 @@ describe('receiver configuration entries, as the rack parses them', () => {
   });
 
   it('parses Go durations', () => {
-    expect([parseDuration('5s'), parseDuration('1m'), parseDuration('90s'), parseDuration('1m30s'), parseDuration('500ms'), parseDuration('1.5h')]).toEqual([5000, 60_000, 90_000, 90_000, 500, 5_400_000]);
-    fc.assert(fc.property(fc.nat(100), fc.nat(59), fc.nat(999), (m, s, ms) => {
-      expect(parseDuration(`${m}m${s}s${ms}ms`)).toBe(m * 60_000 + s * 1000 + ms);
-    }));
-    fc.assert(fc.property(fc.string(), (text) => {
-      const value = parseDuration(text);
-      expect(value === undefined || Number.isFinite(value)).toBe(true);
-    }));
+    expect([
+      parseDuration('5s'),
+      parseDuration('1m'),
+      parseDuration('90s'),
+      parseDuration('1m30s'),
+      parseDuration('500ms'),
+      parseDuration('1.5h'),
+    ]).toEqual([5000, 60_000, 90_000, 90_000, 500, 5_400_000]);
+    fc.assert(
+      fc.property(fc.nat(100), fc.nat(59), fc.nat(999), (m, s, ms) => {
+        expect(parseDuration(`${m}m${s}s${ms}ms`)).toBe(m * 60_000 + s * 1000 + ms);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const value = parseDuration(text);
+        expect(value === undefined || Number.isFinite(value)).toBe(true);
+      }),
+    );
   });
 });
 
@@ -50,10 +64,17 @@ describe('dispatching to real HTTP receivers', () => {
   it('POSTs JSON to every receiver in both value forms, signed with one v1 per key', async () => {
     const [a, b] = [await receiver(), await receiver()];
     const keys = ['k1', 'k2', 'k3', 'k4'];
-    const emulator = createRackEmulator({ webhooks: { plain: a.url, json: JSON.stringify({ url: b.url, timeout: '5s' }) }, signingKeys: keys, log: () => {} });
+    const emulator = createRackEmulator({
+      webhooks: { plain: a.url, json: JSON.stringify({ url: b.url, timeout: '5s' }) },
+      signingKeys: keys,
+      log: () => {},
+    });
     const event = createTestEvent('app:budget:auto-shutdown:fired');
     const results = await emulator.dispatch(event);
-    expect(results.map((r) => [r.name, r.status, r.timeoutMs])).toEqual([['plain', 200, 30_000], ['json', 200, 5000]]);
+    expect(results.map((r) => [r.name, r.status, r.timeoutMs])).toEqual([
+      ['plain', 200, 30_000],
+      ['json', 200, 5000],
+    ]);
     for (const r of [a, b]) {
       expect(r.requests).toHaveLength(1);
       const [request] = r.requests;
@@ -94,7 +115,12 @@ describe('dispatching to real HTTP receivers', () => {
       log: (line) => lines.push(line),
     });
     const results = await emulator.dispatch(createTestEvent('app:budget:cap'));
-    expect(results.map((r) => [r.name, r.skipped ?? r.status])).toEqual([['good', 200], ['blank', 'empty_value'], ['broken', 'invalid_json'], ['nourl', 'empty_url_in_json']]);
+    expect(results.map((r) => [r.name, r.skipped ?? r.status])).toEqual([
+      ['good', 200],
+      ['blank', 'empty_value'],
+      ['broken', 'invalid_json'],
+      ['nourl', 'empty_url_in_json'],
+    ]);
     expect(lines.sort()).toEqual([
       'ns=webhook_parse at=skip reason=empty_url_in_json name=nourl',
       'ns=webhook_parse at=skip reason=empty_value name=blank',
@@ -116,7 +142,10 @@ describe('dispatching to real HTTP receivers', () => {
   it('enforces each timeout per receiver: a slow receiver does not delay a fast one', async () => {
     const slow = await receiver({ delayMs: 3000 });
     const fast = await receiver();
-    const emulator = createRackEmulator({ webhooks: { slow: JSON.stringify({ url: slow.url, timeout: '300ms' }), fast: fast.url }, log: () => {} });
+    const emulator = createRackEmulator({
+      webhooks: { slow: JSON.stringify({ url: slow.url, timeout: '300ms' }), fast: fast.url },
+      log: () => {},
+    });
     const started = performance.now();
     const results = await emulator.dispatch(createTestEvent('app:budget:auto-shutdown:fired'));
     const [slowResult, fastResult] = results;
@@ -130,7 +159,10 @@ describe('dispatching to real HTTP receivers', () => {
 
   it('dispatches with a timeout that is not a whole number of milliseconds', async () => {
     const r = await receiver();
-    const emulator = createRackEmulator({ webhooks: { frac: JSON.stringify({ url: r.url, timeout: '1500.5ms' }), micro: JSON.stringify({ url: r.url, timeout: '5\u00b5s' }) }, log: () => {} });
+    const emulator = createRackEmulator({
+      webhooks: { frac: JSON.stringify({ url: r.url, timeout: '1500.5ms' }), micro: JSON.stringify({ url: r.url, timeout: '5\u00b5s' }) },
+      log: () => {},
+    });
     const [frac, micro] = await emulator.dispatch(createTestEvent('app:budget:auto-shutdown:fired'));
     expect(frac).toMatchObject({ name: 'frac', status: 200, timeoutMs: 1500.5 });
     // 5 µs rounds up to a 1 ms timer: the request goes out, and (almost always) times out, as the
@@ -147,7 +179,13 @@ describe('dispatching to real HTTP receivers', () => {
       res.on('close', () => clearInterval(timer));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    open.push({ close: () => new Promise<void>((done) => { server.closeAllConnections(); server.close(() => done()); }) });
+    open.push({
+      close: () =>
+        new Promise<void>((done) => {
+          server.closeAllConnections();
+          server.close(() => done());
+        }),
+    });
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
     const started = performance.now();
     const [result] = await createRackEmulator({ webhooks: { endless: url }, log: () => {} }).dispatch('{"a":1}');

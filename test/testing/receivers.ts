@@ -26,6 +26,10 @@ export async function recordingReceiver(options: { status?: number; delayMs?: nu
   return {
     url: `http://127.0.0.1:${port}/hook`,
     requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

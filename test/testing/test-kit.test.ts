@@ -3,7 +3,14 @@ import { createFetchHandler } from '../../src/adapters/web.js';
 import { INTEGER_FIELDS } from '../../src/generated/catalog.js';
 import { WEBHOOK_ACTIONS, createReceiver, parseEvent, verifySync } from '../../src/index.js';
 import '../../src/validate.js'; // `validate: true` needs the validators registered
-import { createSignedRequest, createSignedRequestSync, createTestEvent, rackTickId, rackTimestamp, toFetchRequest } from '../../src/testing/index.js';
+import {
+  createSignedRequest,
+  createSignedRequestSync,
+  createTestEvent,
+  rackTickId,
+  rackTimestamp,
+  toFetchRequest,
+} from '../../src/testing/index.js';
 
 describe('createTestEvent', () => {
   it.each(WEBHOOK_ACTIONS.map((a) => [a] as const))('%s: realistic, valid against its schema, shaped as racks send it', (action) => {
@@ -15,7 +22,7 @@ describe('createTestEvent', () => {
     for (const field of INTEGER_FIELDS[action] ?? []) expect(typeof (parsed.data as Record<string, unknown>)[field]).toBe('number');
   });
 
-  it('gives every event with a tick_id a fresh one, in the rack\'s shape', () => {
+  it("gives every event with a tick_id a fresh one, in the rack's shape", () => {
     const a = createTestEvent('app:budget:auto-shutdown:fired');
     const b = createTestEvent('app:budget:auto-shutdown:fired');
     expect(a.data.tick_id).not.toBe(b.data.tick_id);
@@ -25,8 +32,15 @@ describe('createTestEvent', () => {
   });
 
   it('applies overrides and refuses an unknown action', () => {
-    const event = createTestEvent('app:budget:auto-shutdown:cancelled', { status: 'success', timestamp: '2026-01-01T00:00:00Z', data: { cancel_reason: 'cap-raised', app: 'checkout' } });
-    expect(event).toMatchObject({ timestamp: '2026-01-01T00:00:00Z', data: { cancel_reason: 'cap-raised', app: 'checkout', rack: 'example-rack' } });
+    const event = createTestEvent('app:budget:auto-shutdown:cancelled', {
+      status: 'success',
+      timestamp: '2026-01-01T00:00:00Z',
+      data: { cancel_reason: 'cap-raised', app: 'checkout' },
+    });
+    expect(event).toMatchObject({
+      timestamp: '2026-01-01T00:00:00Z',
+      data: { cancel_reason: 'cap-raised', app: 'checkout', rack: 'example-rack' },
+    });
     expect(() => createTestEvent('app:nothing' as 'app:create')).toThrow(TypeError);
   });
 });
@@ -34,7 +48,10 @@ describe('createTestEvent', () => {
 describe('signed requests', () => {
   it('produce the exact bytes and headers a receiver verifies', async () => {
     const event = createTestEvent('app:budget:cap');
-    for (const request of [await createSignedRequest(event, { secrets: 'k' }), createSignedRequestSync(event, { secrets: ['k', 'k2'], timestamp: 1000 })]) {
+    for (const request of [
+      await createSignedRequest(event, { secrets: 'k' }),
+      createSignedRequestSync(event, { secrets: ['k', 'k2'], timestamp: 1000 }),
+    ]) {
       expect(request.body).toBe(JSON.stringify(event));
       expect(new TextDecoder().decode(request.bytes)).toBe(request.body);
       expect(request.headers['content-type']).toBe('application/json');
@@ -44,7 +61,8 @@ describe('signed requests', () => {
   });
 
   it('sends a raw body as is, under a custom header name, and works as a fetch Request', async () => {
-    const raw = '{"action":"app:budget:cap", "status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"a","actor":"system"}}';
+    const raw =
+      '{"action":"app:budget:cap", "status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"rack":"r","app":"a","actor":"system"}}';
     const request = createSignedRequestSync(raw, { secrets: 'k', headerName: 'Acme-Signature' });
     expect(request.body).toBe(raw);
     expect(request.headers['acme-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);

@@ -32,7 +32,12 @@ describe('the error family', () => {
 
   it('WebhookErrorCode is every code of every class, and nothing else', () => {
     expectTypeOf<WebhookErrorCode>().toEqualTypeOf<
-      WebhookVerificationErrorCode | WebhookPayloadErrorCode | WebhookInboxErrorCode | 'dedup_unavailable' | 'handler_failed' | 'raw_body_unavailable'
+      | WebhookVerificationErrorCode
+      | WebhookPayloadErrorCode
+      | WebhookInboxErrorCode
+      | 'dedup_unavailable'
+      | 'handler_failed'
+      | 'raw_body_unavailable'
     >();
     expectTypeOf<'internal_error'>().not.toMatchTypeOf<WebhookErrorCode>();
   });
@@ -68,7 +73,18 @@ describe('the error family', () => {
         expectTypeOf(error).toEqualTypeOf<WebhookMountError>();
         break;
       default:
-        expectTypeOf(error.code).toEqualTypeOf<Exclude<WebhookErrorCode, 'signature_mismatch' | 'no_secrets' | 'invalid_event' | 'dedup_unavailable' | 'handler_failed' | 'inbox_unavailable' | 'raw_body_unavailable'>>();
+        expectTypeOf(error.code).toEqualTypeOf<
+          Exclude<
+            WebhookErrorCode,
+            | 'signature_mismatch'
+            | 'no_secrets'
+            | 'invalid_event'
+            | 'dedup_unavailable'
+            | 'handler_failed'
+            | 'inbox_unavailable'
+            | 'raw_body_unavailable'
+          >
+        >();
     }
   });
 

@@ -74,18 +74,40 @@ describe('the known union narrows on action', () => {
   it('a switch over every action is exhaustive', () => {
     function label(e: WebhookEvent): string {
       switch (e.action) {
-        case 'app:create': case 'build:create': case 'build:import-image:start': case 'build:import-image:done':
-        case 'build:cancel': case 'release:create': case 'release:promote': case 'app:promote:completed':
-        case 'app:promote:errored': case 'app:promote:cancelled': case 'release:autoscale-disabled':
-        case 'release:manifest-advisory': case 'release:prometheus-skipped': case 'release:imperative-patch-note':
-        case 'app:budget:set': case 'app:budget:reset': case 'app:budget:clear': case 'app:budget:threshold':
-        case 'app:budget:cap': case 'app:budget:breaker-cleared': case 'app:budget:per-service-truncated':
-        case 'app:scale-override:toggled': case 'app:scale-override:honored': case 'app:triggers-override:toggled':
-        case 'app:triggers-override:threshold-set': case 'app:budget:auto-shutdown:armed':
-        case 'app:budget:auto-shutdown:fired': case 'app:budget:auto-shutdown:cancelled':
-        case 'app:budget:auto-shutdown:restored': case 'app:budget:auto-shutdown:expired':
-        case 'app:budget:auto-shutdown:flap-suppressed': case 'app:budget:auto-shutdown:noop':
-        case 'app:budget:auto-shutdown:failed': case 'app:budget:auto-shutdown:simulated':
+        case 'app:create':
+        case 'build:create':
+        case 'build:import-image:start':
+        case 'build:import-image:done':
+        case 'build:cancel':
+        case 'release:create':
+        case 'release:promote':
+        case 'app:promote:completed':
+        case 'app:promote:errored':
+        case 'app:promote:cancelled':
+        case 'release:autoscale-disabled':
+        case 'release:manifest-advisory':
+        case 'release:prometheus-skipped':
+        case 'release:imperative-patch-note':
+        case 'app:budget:set':
+        case 'app:budget:reset':
+        case 'app:budget:clear':
+        case 'app:budget:threshold':
+        case 'app:budget:cap':
+        case 'app:budget:breaker-cleared':
+        case 'app:budget:per-service-truncated':
+        case 'app:scale-override:toggled':
+        case 'app:scale-override:honored':
+        case 'app:triggers-override:toggled':
+        case 'app:triggers-override:threshold-set':
+        case 'app:budget:auto-shutdown:armed':
+        case 'app:budget:auto-shutdown:fired':
+        case 'app:budget:auto-shutdown:cancelled':
+        case 'app:budget:auto-shutdown:restored':
+        case 'app:budget:auto-shutdown:expired':
+        case 'app:budget:auto-shutdown:flap-suppressed':
+        case 'app:budget:auto-shutdown:noop':
+        case 'app:budget:auto-shutdown:failed':
+        case 'app:budget:auto-shutdown:simulated':
         case 'app:budget:auto-shutdown:dismissed':
           return e.action;
         default: {
@@ -125,7 +147,8 @@ describe('unknown actions are representable without making the known types lie',
       expectTypeOf(parsed).toEqualTypeOf<UnknownWebhookEvent>();
       expectTypeOf(parsed.action).toEqualTypeOf<string>();
     }
-    if (isOnCallEvent(parsed)) expectTypeOf(parsed.action).toEqualTypeOf<'app:budget:auto-shutdown:fired' | 'app:budget:auto-shutdown:failed' | 'app:budget:cap'>();
+    if (isOnCallEvent(parsed))
+      expectTypeOf(parsed.action).toEqualTypeOf<'app:budget:auto-shutdown:fired' | 'app:budget:auto-shutdown:failed' | 'app:budget:cap'>();
   });
 });
 

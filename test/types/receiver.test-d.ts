@@ -29,13 +29,21 @@ describe('receiver handler types', () => {
   it('a prefix pattern gives the union of the matching actions', () => {
     receiver.on('app:budget:auto-shutdown:*', (event) => {
       expectTypeOf(event.action).toEqualTypeOf<
-        | 'app:budget:auto-shutdown:armed' | 'app:budget:auto-shutdown:fired' | 'app:budget:auto-shutdown:cancelled'
-        | 'app:budget:auto-shutdown:restored' | 'app:budget:auto-shutdown:expired' | 'app:budget:auto-shutdown:flap-suppressed'
-        | 'app:budget:auto-shutdown:noop' | 'app:budget:auto-shutdown:failed' | 'app:budget:auto-shutdown:simulated'
+        | 'app:budget:auto-shutdown:armed'
+        | 'app:budget:auto-shutdown:fired'
+        | 'app:budget:auto-shutdown:cancelled'
+        | 'app:budget:auto-shutdown:restored'
+        | 'app:budget:auto-shutdown:expired'
+        | 'app:budget:auto-shutdown:flap-suppressed'
+        | 'app:budget:auto-shutdown:noop'
+        | 'app:budget:auto-shutdown:failed'
+        | 'app:budget:auto-shutdown:simulated'
         | 'app:budget:auto-shutdown:dismissed'
       >();
     });
-    expectTypeOf<EventForPattern<'build:*'>['action']>().toEqualTypeOf<'build:create' | 'build:import-image:start' | 'build:import-image:done' | 'build:cancel'>();
+    expectTypeOf<EventForPattern<'build:*'>['action']>().toEqualTypeOf<
+      'build:create' | 'build:import-image:start' | 'build:import-image:done' | 'build:cancel'
+    >();
     expectTypeOf<EventForPattern<'app:*'>>().toMatchTypeOf<WebhookEvent>();
   });
 

@@ -108,7 +108,9 @@ describe('rack state types', () => {
 
   it('Anomaly: its kind union, app, id and events', () => {
     expectTypeOf<Anomaly['kind']>().toEqualTypeOf<AnomalyKind>();
-    expectTypeOf<AnomalyKind>().toEqualTypeOf<'promote_multiple_terminals' | 'promote_terminal_without_start' | 'fired_without_armed' | 'restored_without_fired'>();
+    expectTypeOf<AnomalyKind>().toEqualTypeOf<
+      'promote_multiple_terminals' | 'promote_terminal_without_start' | 'fired_without_armed' | 'restored_without_fired'
+    >();
     expectTypeOf<Anomaly['events']>().toEqualTypeOf<readonly AnyWebhookEvent[]>();
   });
 

@@ -2,14 +2,14 @@ import { describe, expectTypeOf, it } from 'vitest';
 import { createTestEvent, type TestEvent } from '../../src/testing/index.js';
 
 describe('createTestEvent types', () => {
-  it('returns the action\'s event with data as it travels (strings)', () => {
+  it("returns the action's event with data as it travels (strings)", () => {
     const event = createTestEvent('app:budget:per-service-truncated');
     expectTypeOf(event.action).toEqualTypeOf<'app:budget:per-service-truncated'>();
     expectTypeOf(event.data.dropped).toEqualTypeOf<string>();
     expectTypeOf(event).toEqualTypeOf<TestEvent<'app:budget:per-service-truncated'>>();
   });
 
-  it('checks overrides against that action\'s fields', () => {
+  it("checks overrides against that action's fields", () => {
     createTestEvent('app:budget:auto-shutdown:cancelled', { data: { cancel_reason: 'cap-raised' } });
     createTestEvent('app:scale-override:toggled', { data: { state: 'off' } });
     // @ts-expect-error cancel_reason is not a field of toggled

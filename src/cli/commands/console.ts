@@ -67,7 +67,8 @@ ${DATABASE_HELP}
         schemasDirectory: join(root, 'schemas', 'events'),
         host,
         port,
-        onError: (error) => process.stderr.write(`rack-webhooks console: ${scrub(error instanceof Error ? error.message : String(error), target)}\n`),
+        onError: (error) =>
+          process.stderr.write(`rack-webhooks console: ${scrub(error instanceof Error ? error.message : String(error), target)}\n`),
       });
     } catch (error) {
       await database.close().catch(() => {});

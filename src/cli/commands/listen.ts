@@ -7,7 +7,18 @@ import { writeNodeResponse } from '../../adapters/node.js';
 import { createInbox } from '../../inbox/create-inbox.js';
 import { DEFAULT_TABLE } from '../../inbox/schema/table-name.js';
 import { createReceiver, DEFAULT_HEADER_NAME, type Receiver } from '../../receiver/create-receiver.js';
-import { HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, headerNameFlag, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
+import {
+  HEADER_NAME_FLAG,
+  KEY_FLAGS,
+  KEY_HELP,
+  UsageError,
+  headerNameFlag,
+  requireKeys,
+  secondsFlag,
+  secretEncoding,
+  stringFlag,
+  type Flags,
+} from '../args.js';
 import type { Command } from '../command.js';
 import { openDeliveryLog, type DeliveryLog } from '../delivery-log.js';
 import { acceptedLine, colourEnabled, rejectedLine } from '../format.js';
@@ -78,7 +89,8 @@ ${KEY_HELP}
     const logPath = stringFlag(flags, 'log');
     const colour = colourEnabled(process.stdout, process.env);
     const print = (line: string) => process.stdout.write(`${line}\n`);
-    if (stringFlag(flags, 'inbox') === undefined && stringFlag(flags, 'table') !== undefined) throw new UsageError('--table goes with --inbox');
+    if (stringFlag(flags, 'inbox') === undefined && stringFlag(flags, 'table') !== undefined)
+      throw new UsageError('--table goes with --inbox');
     if (stringFlag(flags, 'inbox') !== undefined && logPath !== undefined) {
       throw new UsageError('pass --inbox or --log, not both: the inbox keeps every delivery (rack-webhooks inbox export writes them out)');
     }
@@ -111,21 +123,23 @@ ${KEY_HELP}
     async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
       const delivery: { body?: Uint8Array | string } = {};
       const stored: { id?: string } = {};
-      const response = await ids.run(stored, () => rawBody.run(delivery, () =>
-        handleWebhookRequest(
-          receiver,
-          {
-            method: req.method,
-            headers: req.headers,
-            readBody: async (limit) => {
-              const read = await readNodeBody(req, limit, 'node');
-              if ('body' in read) delivery.body = read.body;
-              return read;
+      const response = await ids.run(stored, () =>
+        rawBody.run(delivery, () =>
+          handleWebhookRequest(
+            receiver,
+            {
+              method: req.method,
+              headers: req.headers,
+              readBody: async (limit) => {
+                const read = await readNodeBody(req, limit, 'node');
+                if ('body' in read) delivery.body = read.body;
+                return read;
+              },
             },
-          },
-          { maxBodyBytes: DEFAULT_MAX_BODY_BYTES },
+            { maxBodyBytes: DEFAULT_MAX_BODY_BYTES },
+          ),
         ),
-      ));
+      );
       if (response.event !== undefined && 'status' in response.result) {
         const { action, data } = response.event;
         const id = opened === undefined ? {} : { id: stored.id ?? '-' };
@@ -133,7 +147,9 @@ ${KEY_HELP}
       } else {
         const code = 'error' in response.result ? response.result.error : String(response.status);
         const why = reason(response.cause);
-        print(rejectedLine(response.status, code, why === undefined || opened === undefined ? why : scrub(why, opened.database.target), colour));
+        print(
+          rejectedLine(response.status, code, why === undefined || opened === undefined ? why : scrub(why, opened.database.target), colour),
+        );
       }
       writeNodeResponse(res, response, req);
     }
@@ -149,7 +165,9 @@ ${KEY_HELP}
     process.once('SIGINT', stop).once('SIGTERM', stop);
     try {
       await new Promise<void>((resolve, reject) => {
-        server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${listenPort} (${error.code ?? error.message})`)));
+        server.once('error', (error: NodeJS.ErrnoException) =>
+          reject(new Error(`cannot listen on ${host}:${listenPort} (${error.code ?? error.message})`)),
+        );
         server.listen(listenPort, host, resolve);
       });
     } catch (error) {
@@ -178,7 +196,11 @@ async function openInbox(flags: Flags): Promise<{ inbox: ReturnType<typeof creat
   try {
     const inbox = createInbox({ database: database.client, table: names.display });
     const { version } = await inbox.migrate();
-    return { inbox, database, storing: `storing deliveries in ${names.display} at ${target.shown} (schema version ${version}); no handlers run here` };
+    return {
+      inbox,
+      database,
+      storing: `storing deliveries in ${names.display} at ${target.shown} (schema version ${version}); no handlers run here`,
+    };
   } catch (error) {
     await database.close().catch(() => {});
     throw databaseFailure(error, target, names);

@@ -1,7 +1,19 @@
 import { createRackEmulator } from '../../testing/emulator.js';
 import { DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
 import {
-  HEADER_NAME_FLAG, INPUT_LIMIT_BYTES, KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, headerNameFlag, readUserFile, resolveKeys, secretEncoding, stringFlag, timestampFlag, type Flags,
+  HEADER_NAME_FLAG,
+  INPUT_LIMIT_BYTES,
+  KEY_FLAGS,
+  KEY_HELP,
+  UsageError,
+  assertUsableKeys,
+  headerNameFlag,
+  readUserFile,
+  resolveKeys,
+  secretEncoding,
+  stringFlag,
+  timestampFlag,
+  type Flags,
 } from '../args.js';
 import type { Command } from '../command.js';
 import { eventFromFile, eventFromFlags, parseJsonFile } from '../event-source.js';
@@ -54,7 +66,8 @@ function eventToSend(flags: Flags): object | string {
   const action = stringFlag(flags, 'action');
   const sets = (flags['set'] as string[] | undefined) ?? [];
   if (file !== undefined) {
-    if (action !== undefined || sets.length > 0) throw new UsageError('--event is sent byte for byte: it cannot be combined with --action or --set');
+    if (action !== undefined || sets.length > 0)
+      throw new UsageError('--event is sent byte for byte: it cannot be combined with --action or --set');
     return eventFromFile(file, stringFlag(flags, 'event') === undefined ? '--file' : '--event');
   }
   if (action === undefined) throw new UsageError('nothing to send: pass --action A (a test event) or --event file.json');
@@ -88,28 +101,42 @@ ${KEY_HELP.split('\n').slice(0, 3).join('\n')}
   --timestamp T           sign with this unix time instead of now (a stale delivery)
   --verbose               print the rack's own log lines (skipped entries) on stderr`,
   flags: {
-    ...KEY_FLAGS, ...HEADER_NAME_FLAG,
-    url: { type: 'string' }, name: { type: 'string' }, config: { type: 'string' }, action: { type: 'string' },
-    set: { type: 'string', multiple: true }, event: { type: 'string' }, file: { type: 'string' },
-    timestamp: { type: 'string' }, verbose: { type: 'boolean' },
+    ...KEY_FLAGS,
+    ...HEADER_NAME_FLAG,
+    url: { type: 'string' },
+    name: { type: 'string' },
+    config: { type: 'string' },
+    action: { type: 'string' },
+    set: { type: 'string', multiple: true },
+    event: { type: 'string' },
+    file: { type: 'string' },
+    timestamp: { type: 'string' },
+    verbose: { type: 'boolean' },
   },
   async run(flags) {
     const keys = resolveKeys(flags, process.env);
     const encoding = secretEncoding(flags);
     // The emulator, like the rack, trims each key and drops the empty ones; sign and verify refuse
     // an empty key (`a,,b`, `a,`), so send checks the keys it would sign with the same way.
-    if (keys !== undefined) assertUsableKeys(keys.map((key) => key.trim()), encoding);
+    if (keys !== undefined)
+      assertUsableKeys(
+        keys.map((key) => key.trim()),
+        encoding,
+      );
     const timestamp = timestampFlag(flags);
     const headerName = headerNameFlag(flags);
     const webhooks = webhooksConfig(flags);
     const event = eventToSend(flags);
-    if (keys === undefined) note('note: no key (--key, --key-file or RACK_WEBHOOK_SECRETS): sending unsigned, as a rack without webhook_signing_key does');
+    if (keys === undefined)
+      note('note: no key (--key, --key-file or RACK_WEBHOOK_SECRETS): sending unsigned, as a rack without webhook_signing_key does');
     const emulator = createRackEmulator({
       webhooks,
       ...(keys === undefined ? {} : { signingKeys: keys }),
       ...(headerName === undefined ? {} : { headerName }),
       secretEncoding: encoding,
-      log: (line) => { if (flags['verbose'] === true) process.stderr.write(`${line}\n`); },
+      log: (line) => {
+        if (flags['verbose'] === true) process.stderr.write(`${line}\n`);
+      },
     });
     const results = await emulator.dispatch(event, timestamp === undefined ? {} : { timestamp });
     const colour = colourEnabled(process.stdout, process.env);

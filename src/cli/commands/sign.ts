@@ -1,5 +1,15 @@
 import { signSync } from '../../signature/sign.js';
-import { FILE_FLAG, KEY_FLAGS, KEY_HELP, assertUsableKeys, readBody, requireKeys, secretEncoding, stringFlag, timestampFlag } from '../args.js';
+import {
+  FILE_FLAG,
+  KEY_FLAGS,
+  KEY_HELP,
+  assertUsableKeys,
+  readBody,
+  requireKeys,
+  secretEncoding,
+  stringFlag,
+  timestampFlag,
+} from '../args.js';
 import type { Command } from '../command.js';
 
 export const sign: Command = {

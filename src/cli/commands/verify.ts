@@ -1,7 +1,21 @@
 import { WebhookVerificationError } from '../../signature/errors.js';
 import { verifySync } from '../../signature/verify.js';
 import { DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
-import { FILE_FLAG, HEADER_NAME_FLAG, KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, headerNameFlag, readBody, requireKeys, secondsFlag, secretEncoding, stringFlag, type Flags } from '../args.js';
+import {
+  FILE_FLAG,
+  HEADER_NAME_FLAG,
+  KEY_FLAGS,
+  KEY_HELP,
+  UsageError,
+  assertUsableKeys,
+  headerNameFlag,
+  readBody,
+  requireKeys,
+  secondsFlag,
+  secretEncoding,
+  stringFlag,
+  type Flags,
+} from '../args.js';
 import type { Command } from '../command.js';
 import { inFlagTerms, oneLine, verifiedLine } from '../format.js';
 
@@ -32,7 +46,14 @@ ${KEY_HELP}
   --tolerance S           seconds either side of now (default 300; Infinity turns the check off)
   --now T                 unix seconds to judge the timestamp against (stored deliveries)
   --file F                read the body from F instead of stdin (at most 16 MiB, not empty)`,
-  flags: { ...KEY_FLAGS, ...FILE_FLAG, ...HEADER_NAME_FLAG, header: { type: 'string' }, tolerance: { type: 'string' }, now: { type: 'string' } },
+  flags: {
+    ...KEY_FLAGS,
+    ...FILE_FLAG,
+    ...HEADER_NAME_FLAG,
+    header: { type: 'string' },
+    tolerance: { type: 'string' },
+    now: { type: 'string' },
+  },
   async run(flags) {
     const secrets = requireKeys(flags, process.env);
     const header = headerValue(flags);
@@ -42,7 +63,12 @@ ${KEY_HELP}
     assertUsableKeys(secrets, encoding);
     const body = await readBody(stringFlag(flags, 'file'));
     try {
-      const result = verifySync(body, header, { secrets, now, secretEncoding: encoding, ...(tolerance === undefined ? {} : { tolerance }) });
+      const result = verifySync(body, header, {
+        secrets,
+        now,
+        secretEncoding: encoding,
+        ...(tolerance === undefined ? {} : { tolerance }),
+      });
       process.stdout.write(`${verifiedLine(result.secretIndex, secrets.length, result.timestamp, now)}\n`);
       return 0;
     } catch (error) {

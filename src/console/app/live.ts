@@ -7,7 +7,12 @@ import type { Stats } from './types.js';
 type Listener = (stats: Stats | undefined) => void;
 type Status = 'connecting' | 'live' | 'reconnecting' | 'offline';
 
-const LABELS: Record<Status, string> = { connecting: 'connecting\u2026', live: 'live', reconnecting: 'reconnecting\u2026', offline: 'offline: reload' };
+const LABELS: Record<Status, string> = {
+  connecting: 'connecting\u2026',
+  live: 'live',
+  reconnecting: 'reconnecting\u2026',
+  offline: 'offline: reload',
+};
 const listeners = new Set<Listener>();
 
 export function onChange(listener: Listener): () => void {
@@ -27,7 +32,12 @@ function statsOf(data: string): Stats | undefined {
 /** Opens the stream and returns the indicator element that shows its status. */
 export function startLive(): HTMLElement {
   const label = h('span', { class: 'live-label' }, LABELS.connecting);
-  const indicator = h('span', { class: 'live', 'data-status': 'connecting', 'data-testid': 'live', title: 'Server-sent events from /api/stream' }, h('span', { class: 'live-dot', 'aria-hidden': 'true' }), label);
+  const indicator = h(
+    'span',
+    { class: 'live', 'data-status': 'connecting', 'data-testid': 'live', title: 'Server-sent events from /api/stream' },
+    h('span', { class: 'live-dot', 'aria-hidden': 'true' }),
+    label,
+  );
   const show = (status: Status): void => {
     indicator.dataset['status'] = status;
     label.textContent = LABELS[status];

@@ -33,7 +33,13 @@ function renderCounts(stats: Stats): void {
     DELIVERY_STATES.map((state) =>
       h(
         'a',
-        { href: href.deliveries({ state }), class: `count count-${state}${stats[state] > 0 ? '' : ' zero'}`, 'aria-label': `${stats[state]} ${state}`, title: `Show the ${state} deliveries`, 'data-state': state },
+        {
+          href: href.deliveries({ state }),
+          class: `count count-${state}${stats[state] > 0 ? '' : ' zero'}`,
+          'aria-label': `${stats[state]} ${state}`,
+          title: `Show the ${state} deliveries`,
+          'data-state': state,
+        },
         h('span', { class: `dot state-${state}`, 'aria-hidden': 'true' }),
         h('span', { class: 'count-name' }, state),
         h('span', { class: 'count-value mono' }, String(stats[state])),
@@ -55,17 +61,37 @@ function viewFor(route: Route): View {
     case 'stats':
       return statsView();
     case 'not-found':
-      return { element: h('section', { class: 'view' }, h('h1', { tabindex: '-1' }, 'Not found'), h('p', undefined, 'Nothing lives at #/', route.path, '. ', h('a', { href: href.deliveries() }, 'Go to the deliveries.'))), refresh: async () => undefined };
+      return {
+        element: h(
+          'section',
+          { class: 'view' },
+          h('h1', { tabindex: '-1' }, 'Not found'),
+          h('p', undefined, 'Nothing lives at #/', route.path, '. ', h('a', { href: href.deliveries() }, 'Go to the deliveries.')),
+        ),
+        refresh: async () => undefined,
+      };
   }
 }
 
-const TITLES: Record<Route['name'], string> = { deliveries: 'Deliveries', delivery: 'Delivery', apps: 'Apps', app: 'App', stats: 'Stats', 'not-found': 'Not found' };
+const TITLES: Record<Route['name'], string> = {
+  deliveries: 'Deliveries',
+  delivery: 'Delivery',
+  apps: 'Apps',
+  app: 'App',
+  stats: 'Stats',
+  'not-found': 'Not found',
+};
 
 let view: View | undefined;
 let routeName: Route['name'] | undefined;
 
 function show(route: Route): void {
-  const section = route.name === 'delivery' || route.name === 'deliveries' ? 'deliveries' : route.name === 'app' || route.name === 'apps' ? 'apps' : route.name;
+  const section =
+    route.name === 'delivery' || route.name === 'deliveries'
+      ? 'deliveries'
+      : route.name === 'app' || route.name === 'apps'
+        ? 'apps'
+        : route.name;
   for (const link of navLinks) {
     if (link.dataset['nav'] === section) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -118,7 +144,20 @@ function start(): void {
   const header = h(
     'header',
     { class: 'top' },
-    h('div', { class: 'top-inner' }, h('a', { href: href.deliveries(), class: 'brand' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), 'rack-webhooks ', h('span', { class: 'muted' }, 'console')), h('nav', { class: 'nav', 'aria-label': 'Views' }, navLinks), counts, startLive()),
+    h(
+      'div',
+      { class: 'top-inner' },
+      h(
+        'a',
+        { href: href.deliveries(), class: 'brand' },
+        h('span', { class: 'brand-mark', 'aria-hidden': 'true' }),
+        'rack-webhooks ',
+        h('span', { class: 'muted' }, 'console'),
+      ),
+      h('nav', { class: 'nav', 'aria-label': 'Views' }, navLinks),
+      counts,
+      startLive(),
+    ),
   );
   replaceChildren(root, skip, header, h('div', { class: 'wrap' }, errorBanner(), main, h('footer', undefined, source)));
 

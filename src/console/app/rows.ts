@@ -6,7 +6,15 @@ import { href, navigate } from './router.js';
 import type { Row } from './types.js';
 import { stateBadge, table, timeAgo, timeUtc } from './ui.js';
 
-export const DELIVERY_COLUMNS: ReadonlyArray<string | readonly [string, string]> = ['State', 'Action', 'App', ['Event time (UTC)', 'col-event'], 'Received', ['Attempts', 'num'], 'Last error'];
+export const DELIVERY_COLUMNS: ReadonlyArray<string | readonly [string, string]> = [
+  'State',
+  'Action',
+  'App',
+  ['Event time (UTC)', 'col-event'],
+  'Received',
+  ['Attempts', 'num'],
+  'Last error',
+];
 
 /** "app:budget:auto-shutdown:armed" may wrap after a colon, never inside a word. */
 function breakable(action: string): Array<string | HTMLElement> {
@@ -14,7 +22,10 @@ function breakable(action: string): Array<string | HTMLElement> {
 }
 
 function deliveryRow(row: Row): HTMLTableRowElement {
-  const error = row.lastError === null ? h('span', { class: 'muted' }, '\u2014') : h('span', { class: 'error-text', title: row.lastError }, truncate(row.lastError, 90));
+  const error =
+    row.lastError === null
+      ? h('span', { class: 'muted' }, '\u2014')
+      : h('span', { class: 'error-text', title: row.lastError }, truncate(row.lastError, 90));
   const tr = h(
     'tr',
     { 'data-testid': 'delivery-row', 'data-id': row.id, 'data-state': row.state, class: 'clickable' },
@@ -55,7 +66,8 @@ export function reconcileRows(body: HTMLTableSectionElement, rows: readonly Row[
   wanted.forEach((tr, index) => {
     if (body.children[index] !== tr) body.insertBefore(tr, body.children[index] ?? null);
   });
-  if (focusedKey !== undefined && focused?.isConnected === false) body.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusedKey)}"]`)?.focus();
+  if (focusedKey !== undefined && focused?.isConnected === false)
+    body.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusedKey)}"]`)?.focus();
 }
 
 export function deliveryTable(): { element: HTMLElement; body: HTMLTableSectionElement } {

@@ -27,7 +27,24 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-const STEPS = [SECOND, 5 * SECOND, 15 * SECOND, 30 * SECOND, MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 30 * DAY];
+const STEPS = [
+  SECOND,
+  5 * SECOND,
+  15 * SECOND,
+  30 * SECOND,
+  MINUTE,
+  5 * MINUTE,
+  15 * MINUTE,
+  30 * MINUTE,
+  HOUR,
+  3 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  DAY,
+  2 * DAY,
+  7 * DAY,
+  30 * DAY,
+];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 interface LaneBox {
@@ -44,7 +61,8 @@ function domain(input: TimelineInput): [number, number] {
   const reach = Math.max(last - Math.min(...times, last), 10 * MINUTE);
   // "Now" and a due shutdown belong in the picture unless they would squash the events into a corner.
   let end = last;
-  for (const extra of [input.nowMs, input.expectedShutdownMs]) if (extra !== undefined && extra > end && (extra - end <= reach || Number.isFinite(input.spanMs))) end = extra;
+  for (const extra of [input.nowMs, input.expectedShutdownMs])
+    if (extra !== undefined && extra > end && (extra - end <= reach || Number.isFinite(input.spanMs))) end = extra;
   const start = Number.isFinite(input.spanMs) ? end - input.spanMs : Math.min(...times, end) - reach * 0.03;
   return [start, end + (end - start) * 0.02];
 }
@@ -66,7 +84,10 @@ export function timelineSvg(input: TimelineInput): SVGSVGElement {
   const [start, end] = domain(input);
   const events = input.events.filter((e) => e.timeMs >= start && e.timeMs <= end);
   const hasPhases = input.phases.some((p) => p.phase !== 'idle');
-  const due = input.expectedShutdownMs !== undefined && input.expectedShutdownMs >= start && input.expectedShutdownMs <= end ? input.expectedShutdownMs : undefined;
+  const due =
+    input.expectedShutdownMs !== undefined && input.expectedShutdownMs >= start && input.expectedShutdownMs <= end
+      ? input.expectedShutdownMs
+      : undefined;
   const lanesTop = 10 + LABEL_ROW * (due === undefined ? 1 : 2);
   const lanes: LaneBox[] = [];
   let y = lanesTop;
@@ -88,18 +109,35 @@ export function timelineSvg(input: TimelineInput): SVGSVGElement {
       ? `${input.app}: no lifecycle events in this span`
       : `${input.app} lifecycle timeline, ${utc(start)} to ${utc(end)}: ${events.length} events, ${anomalies} marked as anomalies`;
 
-  const svg = s('svg', { 'data-testid': 'timeline', role: 'img', 'aria-label': label, class: 'timeline', width, height, viewBox: `0 0 ${width} ${height}` });
+  const svg = s('svg', {
+    'data-testid': 'timeline',
+    role: 'img',
+    'aria-label': label,
+    class: 'timeline',
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+  });
 
   // The axis first, so everything else is drawn over its grid lines.
   const step = tickStep(end - start, plotRight - LEFT);
-  const axis = s('g', { class: 'tl-axis' }, s('line', { x1: LEFT, x2: plotRight, y1: axisY, y2: axisY }), s('text', { class: 'tl-utc', x: 12, y: axisY + 17 }, 'UTC'));
+  const axis = s(
+    'g',
+    { class: 'tl-axis' },
+    s('line', { x1: LEFT, x2: plotRight, y1: axisY, y2: axisY }),
+    s('text', { class: 'tl-utc', x: 12, y: axisY + 17 }, 'UTC'),
+  );
   let first = true;
   for (let tick = Math.ceil(start / step) * step; tick <= end; tick += step) {
     const tx = x(tick);
     const [time, day] = tickLabel(tick, step, first);
     first = false;
     const anchor = tx > plotRight - 24 ? 'end' : 'middle';
-    axis.append(s('line', { class: 'tl-grid', x1: tx, x2: tx, y1: lanesTop, y2: axisY }), s('line', { x1: tx, x2: tx, y1: axisY, y2: axisY + 5 }), s('text', { x: tx, y: axisY + 17, 'text-anchor': anchor }, time));
+    axis.append(
+      s('line', { class: 'tl-grid', x1: tx, x2: tx, y1: lanesTop, y2: axisY }),
+      s('line', { x1: tx, x2: tx, y1: axisY, y2: axisY + 5 }),
+      s('text', { x: tx, y: axisY + 17, 'text-anchor': anchor }, time),
+    );
     if (day !== '') axis.append(s('text', { class: 'tl-day', x: tx, y: axisY + 31, 'text-anchor': anchor }, day));
   }
   svg.append(axis);
@@ -117,11 +155,21 @@ export function timelineSvg(input: TimelineInput): SVGSVGElement {
       const from = Math.max(x(phase.fromMs), LEFT);
       const to = Math.min(phase.toMs === null ? plotRight : x(phase.toMs), plotRight);
       if (to - from < 1) continue;
-      const band = s('rect', { class: `tl-band phase-${phase.phase}`, x: from, y: auto.top + 4, width: to - from, height: auto.height - 8, rx: 3 });
-      band.append(s('title', undefined, `${phase.phase} from ${utc(phase.fromMs)}${phase.toMs === null ? ' (current)' : ` to ${utc(phase.toMs)}`}`));
+      const band = s('rect', {
+        class: `tl-band phase-${phase.phase}`,
+        x: from,
+        y: auto.top + 4,
+        width: to - from,
+        height: auto.height - 8,
+        rx: 3,
+      });
+      band.append(
+        s('title', undefined, `${phase.phase} from ${utc(phase.fromMs)}${phase.toMs === null ? ' (current)' : ` to ${utc(phase.toMs)}`}`),
+      );
       svg.append(band);
       const text = phase.phase.replace('-', ' ').toUpperCase();
-      if (to - from > text.length * 7.4 + 8) svg.append(s('text', { class: 'tl-band-label', x: from + 5, y: auto.top + auto.height - 10 }, text));
+      if (to - from > text.length * 7.4 + 8)
+        svg.append(s('text', { class: 'tl-band-label', x: from + 5, y: auto.top + auto.height - 10 }, text));
     }
   }
 
@@ -131,7 +179,10 @@ export function timelineSvg(input: TimelineInput): SVGSVGElement {
     const mx = x(ms);
     const textY = 10 + row * LABEL_ROW;
     const side = mx + 4 + text.length * CHAR > plotRight ? 'end' : 'start';
-    svg.append(s('line', { class: cls, x1: mx, x2: mx, y1: textY - 9, y2: bottom }), s('text', { class: `${cls}-label`, x: mx + (side === 'end' ? -4 : 4), y: textY, 'text-anchor': side }, text));
+    svg.append(
+      s('line', { class: cls, x1: mx, x2: mx, y1: textY - 9, y2: bottom }),
+      s('text', { class: `${cls}-label`, x: mx + (side === 'end' ? -4 : 4), y: textY, 'text-anchor': side }, text),
+    );
   };
   marker(input.nowMs, 'tl-now', 'now', 1, axisY);
   if (auto !== undefined && due !== undefined) marker(due, 'tl-due', 'shutdown due', 2, auto.top + auto.height);
@@ -142,7 +193,13 @@ export function timelineSvg(input: TimelineInput): SVGSVGElement {
     const box = boxOf(event.lane);
     if (box === undefined) continue;
     const mx = x(event.timeMs);
-    const link = s('a', { href: href.delivery(event.id), class: `tl-mark lane-${event.lane}`, 'data-testid': 'timeline-event', 'data-id': event.id, 'data-state': event.state });
+    const link = s('a', {
+      href: href.delivery(event.id),
+      class: `tl-mark lane-${event.lane}`,
+      'data-testid': 'timeline-event',
+      'data-id': event.id,
+      'data-state': event.state,
+    });
     link.append(
       s('title', undefined, `${event.action} \u00b7 ${event.time} \u00b7 ${event.state}${event.anomaly ? ' \u00b7 anomaly' : ''}`),
       s('circle', { class: 'tl-focus', cx: mx, cy: box.cy, r: 12 }),
@@ -152,7 +209,10 @@ export function timelineSvg(input: TimelineInput): SVGSVGElement {
     svg.append(link);
     const textWidth = event.label.length * CHAR;
     const left = Math.min(Math.max(mx - textWidth / 2, LEFT), plotRight - textWidth);
-    for (const [row, dy] of [['above', -13], ['below', 21]] as const) {
+    for (const [row, dy] of [
+      ['above', -13],
+      ['below', 21],
+    ] as const) {
       const key = `${event.lane}:${row}`;
       if (left <= (rightEdge.get(key) ?? -Infinity) + 6) continue;
       svg.append(s('text', { class: `tl-label${event.anomaly ? ' tl-label-anomaly' : ''}`, x: left, y: box.cy + dy }, event.label));

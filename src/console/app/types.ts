@@ -135,7 +135,14 @@ export interface AppState {
   triggersOverrides: Record<string, { state?: string; crd?: string; at: string; thresholds: Record<string, string> }>;
   promotes: Record<
     string,
-    { releaseId: string; startedAt?: string; actor?: string; outcome?: 'completed' | 'errored' | 'cancelled'; endedAt?: string; message?: string }
+    {
+      releaseId: string;
+      startedAt?: string;
+      actor?: string;
+      outcome?: 'completed' | 'errored' | 'cancelled';
+      endedAt?: string;
+      message?: string;
+    }
   >;
   lastBuild?: { id?: string; action: string; status: string; at: string; message?: string };
   lastRelease?: { id?: string; at: string };

@@ -67,8 +67,10 @@ export function startTicker(): void {
       const text = relative(element.dataset['rel'] ?? '');
       if (element.textContent !== text) element.textContent = text;
     }
-    for (const element of document.querySelectorAll<HTMLElement>('[data-countdown]')) renderCountdown(element, element.dataset['countdown'] ?? '');
-    for (const element of document.querySelectorAll<HTMLElement>('[data-since]')) element.textContent = duration(now() - Number(element.dataset['since']));
+    for (const element of document.querySelectorAll<HTMLElement>('[data-countdown]'))
+      renderCountdown(element, element.dataset['countdown'] ?? '');
+    for (const element of document.querySelectorAll<HTMLElement>('[data-since]'))
+      element.textContent = duration(now() - Number(element.dataset['since']));
   }, 1000);
 }
 
@@ -112,10 +114,30 @@ export interface ConfirmOptions {
  * cancels too), so a stray click or Enter never moves deliveries.
  */
 export function confirmButton(options: ConfirmOptions): HTMLElement {
-  const start = h('button', { type: 'button', class: 'btn', 'data-key': options.key, disabled: options.disabled === true, title: options.disabled === true ? options.disabledReason : undefined }, options.label);
-  const confirm = h('button', { type: 'button', class: 'btn btn-danger', 'data-key': options.key === undefined ? undefined : `${options.key}-confirm` }, options.confirmLabel);
+  const start = h(
+    'button',
+    {
+      type: 'button',
+      class: 'btn',
+      'data-key': options.key,
+      disabled: options.disabled === true,
+      title: options.disabled === true ? options.disabledReason : undefined,
+    },
+    options.label,
+  );
+  const confirm = h(
+    'button',
+    { type: 'button', class: 'btn btn-danger', 'data-key': options.key === undefined ? undefined : `${options.key}-confirm` },
+    options.confirmLabel,
+  );
   const cancel = h('button', { type: 'button', class: 'btn btn-quiet' }, 'Cancel');
-  const step = h('span', { class: 'confirm-step', hidden: true }, h('span', { class: 'confirm-question' }, options.question), confirm, cancel);
+  const step = h(
+    'span',
+    { class: 'confirm-step', hidden: true },
+    h('span', { class: 'confirm-question' }, options.question),
+    confirm,
+    cancel,
+  );
   const wrapper = h('span', { class: 'confirm' }, start, step);
   const open = (value: boolean): void => {
     start.hidden = value;
@@ -152,7 +174,17 @@ export function movedMessage(moved: number): string {
 }
 
 /** A table whose header row is built from the column names; `numeric` columns align right. */
-export function table(columns: ReadonlyArray<string | readonly [string, string]>, body: HTMLTableSectionElement, props: Record<string, string> = {}): HTMLElement {
-  const head = h('tr', undefined, columns.map((column) => (typeof column === 'string' ? h('th', { scope: 'col' }, column) : h('th', { scope: 'col', class: column[1] }, column[0]))));
+export function table(
+  columns: ReadonlyArray<string | readonly [string, string]>,
+  body: HTMLTableSectionElement,
+  props: Record<string, string> = {},
+): HTMLElement {
+  const head = h(
+    'tr',
+    undefined,
+    columns.map((column) =>
+      typeof column === 'string' ? h('th', { scope: 'col' }, column) : h('th', { scope: 'col', class: column[1] }, column[0]),
+    ),
+  );
   return h('div', { class: 'table-wrap' }, h('table', props, h('thead', undefined, head), body));
 }

@@ -31,7 +31,12 @@ export function consoleAccess(token: string, boundHost: string, port: number): C
   const shown = boundHost.includes(':') && !boundHost.startsWith('[') ? `[${boundHost}]` : boundHost;
   const names = new Set([shown, ...(isLoopback(boundHost) ? LOOPBACK_NAMES : [])]);
   const anyHost = boundHost === '0.0.0.0' || boundHost === '::' || boundHost === '[::]';
-  return { token, cookieName: `rack_webhooks_console_${port}`, hosts: new Set([...names].map((name) => `${name.toLowerCase()}:${port}`)), anyHost };
+  return {
+    token,
+    cookieName: `rack_webhooks_console_${port}`,
+    hosts: new Set([...names].map((name) => `${name.toLowerCase()}:${port}`)),
+    anyHost,
+  };
 }
 
 export function isLoopback(host: string): boolean {
@@ -88,5 +93,9 @@ export function sameOrigin(access: ConsoleAccess, headers: IncomingHttpHeaders):
   if (origin === undefined) return false;
   const match = /^http:\/\/([^/]+)$/i.exec(origin);
   // Same origin means the Origin names the host this request was sent to.
-  return match !== null && match[1]!.toLowerCase() === headers.host?.toLowerCase() && (access.anyHost || access.hosts.has(match[1]!.toLowerCase()));
+  return (
+    match !== null &&
+    match[1]!.toLowerCase() === headers.host?.toLowerCase() &&
+    (access.anyHost || access.hosts.has(match[1]!.toLowerCase()))
+  );
 }

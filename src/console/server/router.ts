@@ -79,7 +79,8 @@ function sendUnauthorizedPage(res: ServerResponse): void {
 }
 
 function asset(context: ConsoleContext, req: IncomingMessage, res: ServerResponse, path: string): void {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'method_not_allowed', 'the page is read with GET', { allow: 'GET, HEAD' });
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return sendError(res, 405, 'method_not_allowed', 'the page is read with GET', { allow: 'GET, HEAD' });
   const item = context.assets.get(path);
   if (item === undefined) return sendError(res, 404, 'not_found', 'no such page or file');
   const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
@@ -123,12 +124,15 @@ async function api(context: ConsoleContext, req: IncomingMessage, res: ServerRes
     if (path === '/api/retry-dead') return sendJson(res, 200, await retryAllDead(context.inbox));
     return sendError(res, 404, 'not_found', `no action at ${path}`);
   }
-  if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'method_not_allowed', 'the API takes GET, and POST for actions', { allow: 'GET, HEAD, POST' });
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return sendError(res, 405, 'method_not_allowed', 'the API takes GET, and POST for actions', { allow: 'GET, HEAD, POST' });
   if (path === '/api/stream') {
-    if (req.method === 'HEAD') return void res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' }).end();
+    if (req.method === 'HEAD')
+      return void res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' }).end();
     return context.changes.subscribe(res);
   }
-  if (path === '/api/overview') return sendJson(res, 200, { ...context.overview(), stats: await context.inbox.stats(), now: new Date().toISOString() });
+  if (path === '/api/overview')
+    return sendJson(res, 200, { ...context.overview(), stats: await context.inbox.stats(), now: new Date().toISOString() });
   if (path === '/api/deliveries') return sendJson(res, 200, await listPage(context.inbox, url.searchParams));
   if (path === '/api/apps') return sendJson(res, 200, await context.apps.summaries());
   // By query parameter: an app named `.` or `..` cannot be a path segment (browsers resolve it).

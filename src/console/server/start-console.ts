@@ -69,7 +69,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${options.port ?? 0} (${error.code ?? error.message})`)));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(`cannot listen on ${host}:${options.port ?? 0} (${error.code ?? error.message})`)),
+    );
     server.listen(options.port ?? 0, host, resolve);
   });
   const address = server.address() as AddressInfo;

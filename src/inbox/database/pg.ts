@@ -37,8 +37,13 @@ export function isPgPool(value: unknown): value is PgPoolLike {
 }
 
 export function isPgClient(value: unknown): value is PgClientOnlyLike {
-  const candidate = value as Partial<PgClientOnlyLike> & { escapeIdentifier?: unknown } | null;
-  return typeof candidate?.query === 'function' && typeof candidate.connect === 'function' && typeof candidate.on === 'function' && typeof candidate.escapeIdentifier === 'function';
+  const candidate = value as (Partial<PgClientOnlyLike> & { escapeIdentifier?: unknown }) | null;
+  return (
+    typeof candidate?.query === 'function' &&
+    typeof candidate.connect === 'function' &&
+    typeof candidate.on === 'function' &&
+    typeof candidate.escapeIdentifier === 'function'
+  );
 }
 
 /**
@@ -68,7 +73,12 @@ export class StatementNames {
   }
 }
 
-async function inTransaction<R>(client: PgClientLike, fn: (tx: DriverTransaction) => Promise<R>, onBroken: () => void, names: StatementNames): Promise<R> {
+async function inTransaction<R>(
+  client: PgClientLike,
+  fn: (tx: DriverTransaction) => Promise<R>,
+  onBroken: () => void,
+  names: StatementNames,
+): Promise<R> {
   await client.query('BEGIN').catch((error: unknown) => {
     onBroken();
     throw error;
@@ -188,7 +198,15 @@ export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driv
     parallel: false,
     maxConnections: 1,
     query: (text, params) => serial(async () => (await client.query(names.config(text, params))).rows),
-    transaction: (fn) => serial(() => inTransaction(client, (tx) => guard.inside(() => fn(tx)), () => {}, names)),
+    transaction: (fn) =>
+      serial(() =>
+        inTransaction(
+          client,
+          (tx) => guard.inside(() => fn(tx)),
+          () => {},
+          names,
+        ),
+      ),
     async listen(channel, onNotify) {
       const onNotification = (message: { channel: string }) => {
         if (message.channel === channel) onNotify();

@@ -29,7 +29,9 @@ export function pgliteDriver(db: PGliteLike): Driver {
     },
     transaction(fn) {
       guard.check();
-      return db.transaction((tx) => guard.inside(() => fn({ client: tx, query: async (text, params) => (await tx.query(text, params)).rows })));
+      return db.transaction((tx) =>
+        guard.inside(() => fn({ client: tx, query: async (text, params) => (await tx.query(text, params)).rows })),
+      );
     },
     async listen(channel, onNotify) {
       const unlisten = await db.listen(channel, () => onNotify());

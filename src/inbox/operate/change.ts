@@ -39,7 +39,8 @@ export function retryDeliveries(driver: Driver, names: TableNames, idOrFilter: s
 }
 
 export function replayDeliveries(driver: Driver, names: TableNames, filter: DeliveryFilter): Promise<number> {
-  if (typeof filter !== 'object' || filter === null) throw new TypeError('replay takes a filter such as { action: "app:budget:*" } ({} replays every done delivery)');
+  if (typeof filter !== 'object' || filter === null)
+    throw new TypeError('replay takes a filter such as { action: "app:budget:*" } ({} replays every done delivery)');
   return requeue(driver, names, filter, 'done', 'replaying deliveries');
 }
 

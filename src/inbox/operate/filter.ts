@@ -29,7 +29,8 @@ function toNanosUnclamped(name: string, value: Date | string | bigint): bigint {
   }
   if (typeof value === 'string') {
     const nanos = timestampNanos(value);
-    if (nanos === undefined) throw new RangeError(`${name} must be an RFC 3339 timestamp such as 2026-11-23T10:00:00Z, got ${JSON.stringify(value)}`);
+    if (nanos === undefined)
+      throw new RangeError(`${name} must be an RFC 3339 timestamp such as 2026-11-23T10:00:00Z, got ${JSON.stringify(value)}`);
     return nanos;
   }
   throw new TypeError(`${name} must be a Date, an RFC 3339 string or nanoseconds as a bigint`);
@@ -55,7 +56,8 @@ export function buildWhere(filter: DeliveryFilter, firstParam = 1): Where {
   if (filter.state !== undefined) {
     const states = asList(filter.state);
     for (const state of states) {
-      if (!DELIVERY_STATES.includes(state)) throw new RangeError(`state must be one of ${DELIVERY_STATES.join(', ')}, got ${JSON.stringify(state)}`);
+      if (!DELIVERY_STATES.includes(state))
+        throw new RangeError(`state must be one of ${DELIVERY_STATES.join(', ')}, got ${JSON.stringify(state)}`);
     }
     clauses.push(states.length === 0 ? 'FALSE' : `state IN (${states.map((state) => param(state)).join(', ')})`);
   }
@@ -65,9 +67,7 @@ export function buildWhere(filter: DeliveryFilter, firstParam = 1): Where {
         throw new TypeError(`action must be an action or a "prefix:*" pattern, got ${JSON.stringify(pattern)}`);
       }
       // A prefix pattern matches on text, never through LIKE: an action may hold % or _.
-      return pattern.endsWith(':*')
-        ? `left(action, ${pattern.length - 1}) = ${param(pattern.slice(0, -1))}`
-        : `action = ${param(pattern)}`;
+      return pattern.endsWith(':*') ? `left(action, ${pattern.length - 1}) = ${param(pattern.slice(0, -1))}` : `action = ${param(pattern)}`;
     });
     clauses.push(alternatives.length === 0 ? 'FALSE' : alternatives.length === 1 ? alternatives[0]! : `(${alternatives.join(' OR ')})`);
   }
@@ -76,7 +76,9 @@ export function buildWhere(filter: DeliveryFilter, firstParam = 1): Where {
     clauses.push(`app = ${param(filter.app)}`);
   }
   if (filter.ids !== undefined) {
-    const ids = asList(filter.ids).map((id) => toId(id)).filter(isStorableId);
+    const ids = asList(filter.ids)
+      .map((id) => toId(id))
+      .filter(isStorableId);
     if (ids.length > MAX_IDS) throw new RangeError(`ids takes at most ${MAX_IDS} ids at once, got ${ids.length}`);
     // One parameter each, never an array parameter: postgres.js with fetch_types: false cannot send one.
     clauses.push(ids.length === 0 ? 'FALSE' : `id IN (${ids.map((id) => `${param(id)}::bigint`).join(', ')})`);
@@ -87,7 +89,8 @@ export function buildWhere(filter: DeliveryFilter, firstParam = 1): Where {
 /** A delivery id as the database takes it; anything else is a TypeError, not a SQL error. */
 export function toId(id: unknown): string {
   const text = typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : id;
-  if (typeof text !== 'string' || !/^[1-9][0-9]{0,18}$/.test(text)) throw new TypeError(`a delivery id is a positive whole number, got ${JSON.stringify(id)}`);
+  if (typeof text !== 'string' || !/^[1-9][0-9]{0,18}$/.test(text))
+    throw new TypeError(`a delivery id is a positive whole number, got ${JSON.stringify(id)}`);
   return text;
 }
 

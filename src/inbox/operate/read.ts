@@ -30,7 +30,8 @@ function decodeCursor(after: string): [string, string] {
 
 export async function listDeliveries(driver: Driver, names: TableNames, options: ListOptions = {}): Promise<ListPage> {
   const limit = options.limit ?? DEFAULT_LIMIT;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new RangeError(`limit must be a whole number from 1 to ${MAX_LIMIT}, got ${String(limit)}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw new RangeError(`limit must be a whole number from 1 to ${MAX_LIMIT}, got ${String(limit)}`);
   const order = options.order ?? 'asc';
   if (order !== 'asc' && order !== 'desc') throw new RangeError(`order must be 'asc' or 'desc', got ${JSON.stringify(order)}`);
   const where = buildWhere(options);
@@ -51,7 +52,9 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
   } catch (error) {
     throw inboxError(error, names.display, 'listing deliveries');
   }
-  const deliveries = rows.slice(0, limit).map((row) => (withEvents ? { ...toStoredDelivery(row), event: parseStored(toBytes(row['body'])) } : toStoredDelivery(row)));
+  const deliveries = rows
+    .slice(0, limit)
+    .map((row) => (withEvents ? { ...toStoredDelivery(row), event: parseStored(toBytes(row['body'])) } : toStoredDelivery(row)));
   const last = deliveries[deliveries.length - 1];
   return { deliveries, next: rows.length > limit && last !== undefined ? `${last.eventNanos}.${last.id}` : undefined };
 }
@@ -69,7 +72,13 @@ export async function getDelivery(driver: Driver, names: TableNames, id: string)
   }
   const row = rows[0]!;
   const body = toBytes(row['body']);
-  return { ...toStoredDelivery(row), body, signature: String(row['signature']), event: parseStored(body), attemptLog: attempts.map(toAttempt) };
+  return {
+    ...toStoredDelivery(row),
+    body,
+    signature: String(row['signature']),
+    event: parseStored(body),
+    attemptLog: attempts.map(toAttempt),
+  };
 }
 
 export async function deliveryStats(driver: Driver, names: TableNames): Promise<InboxStats> {

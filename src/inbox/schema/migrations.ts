@@ -94,7 +94,11 @@ export function renderSchemaSql(names: TableNames): string {
     `${migrationsTableSql(names)};`,
   ];
   for (const migration of MIGRATIONS) {
-    parts.push(`-- ${migration.version}: ${migration.name}`, migration.sql(names), `INSERT INTO ${names.migrations} (version, name) VALUES (${migration.version}, '${migration.name}');`);
+    parts.push(
+      `-- ${migration.version}: ${migration.name}`,
+      migration.sql(names),
+      `INSERT INTO ${names.migrations} (version, name) VALUES (${migration.version}, '${migration.name}');`,
+    );
   }
   parts.push('COMMIT;', '');
   return parts.join('\n');

@@ -34,7 +34,8 @@ export function quoteIdentifier(name: string): string {
 }
 
 export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): TableNames {
-  if (typeof table !== 'string') throw new TypeError(`table must be a string such as "rack_webhooks_inbox" or "ops.deliveries", got ${typeof table}`);
+  if (typeof table !== 'string')
+    throw new TypeError(`table must be a string such as "rack_webhooks_inbox" or "ops.deliveries", got ${typeof table}`);
   const parts = table.split('.');
   if (parts.length > 2 || parts.some((part) => !IDENTIFIER.test(part))) {
     throw new TypeError(

@@ -30,9 +30,12 @@ export function resolveBackoff(options: BackoffOptions = {}): ResolvedBackoff {
   const baseMs = options.baseMs ?? 1000;
   const maxMs = options.maxMs ?? 3_600_000;
   const jitter = options.jitter ?? 'full';
-  if (!(baseMs >= 0) || !Number.isFinite(baseMs)) throw new RangeError(`backoff.baseMs must be a finite number >= 0, got ${String(baseMs)}`);
-  if (!(maxMs >= baseMs) || !Number.isFinite(maxMs)) throw new RangeError(`backoff.maxMs must be finite and >= baseMs, got ${String(maxMs)}`);
-  if (jitter !== 'full' && jitter !== 'none') throw new RangeError(`backoff.jitter must be 'full' or 'none', got ${JSON.stringify(jitter)}`);
+  if (!(baseMs >= 0) || !Number.isFinite(baseMs))
+    throw new RangeError(`backoff.baseMs must be a finite number >= 0, got ${String(baseMs)}`);
+  if (!(maxMs >= baseMs) || !Number.isFinite(maxMs))
+    throw new RangeError(`backoff.maxMs must be finite and >= baseMs, got ${String(maxMs)}`);
+  if (jitter !== 'full' && jitter !== 'none')
+    throw new RangeError(`backoff.jitter must be 'full' or 'none', got ${JSON.stringify(jitter)}`);
   return { baseMs, maxMs, jitter };
 }
 

@@ -31,7 +31,7 @@ export class Wake {
     setTimeout(() => {
       this.#notifyScheduled = false;
       // Best effort: a lost notification costs one poll interval, never a delivery.
-      this.#driver.query('SELECT pg_notify($1, \'\')', [this.#channel]).catch(() => {});
+      this.#driver.query("SELECT pg_notify($1, '')", [this.#channel]).catch(() => {});
     }, NOTIFY_COALESCE_MS);
   }
 
@@ -43,7 +43,7 @@ export class Wake {
     for (const wake of this.#local) wake();
     if (!this.#notify) return;
     // Best effort: a lost notification costs one poll interval, never a delivery.
-    await this.#driver.query('SELECT pg_notify($1, \'\')', [this.#channel]).catch(() => {});
+    await this.#driver.query("SELECT pg_notify($1, '')", [this.#channel]).catch(() => {});
   }
 
   /** Registers a worker's wake-up; the first one starts listening. Returns the unsubscribe. */

@@ -120,7 +120,8 @@ export function startWorker(
   const concurrency = positiveInteger('concurrency', options.concurrency, defaultConcurrency(driver));
   const batchSize = positiveInteger('batchSize', options.batchSize, concurrency);
   const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
-  if (pollIntervalMs > MAX_TIMER_MS) throw new RangeError(`pollIntervalMs must be at most ${MAX_TIMER_MS} (the longest a timer waits), got ${pollIntervalMs}`);
+  if (pollIntervalMs > MAX_TIMER_MS)
+    throw new RangeError(`pollIntervalMs must be at most ${MAX_TIMER_MS} (the longest a timer waits), got ${pollIntervalMs}`);
   // Each running handler holds a connection, LISTEN holds one, and receive() needs one: fewer is a silent hang.
   const needed = concurrency + (options.listen === false ? 0 : 1) + 1;
   if (driver.maxConnections !== undefined && driver.parallel && driver.maxConnections < needed) {
@@ -130,11 +131,13 @@ export function startWorker(
     );
   }
   const leaseSeconds = options.leaseSeconds ?? 30;
-  if (!(leaseSeconds > 0) || !Number.isFinite(leaseSeconds)) throw new RangeError(`leaseSeconds must be a finite number > 0, got ${String(leaseSeconds)}`);
+  if (!(leaseSeconds > 0) || !Number.isFinite(leaseSeconds))
+    throw new RangeError(`leaseSeconds must be a finite number > 0, got ${String(leaseSeconds)}`);
   const maxAttempts = positiveInteger('maxAttempts', options.maxAttempts, 5);
   const backoff = resolveBackoff(options.backoff);
   const workerId = options.workerId ?? randomId();
-  if (typeof workerId !== 'string' || workerId === '' || workerId.length > 200) throw new TypeError('workerId must be a non-empty string of at most 200 characters');
+  if (typeof workerId !== 'string' || workerId === '' || workerId.length > 200)
+    throw new TypeError('workerId must be a non-empty string of at most 200 characters');
   const sql = workerSql(names);
 
   let stopping = false;
@@ -152,10 +155,13 @@ export function startWorker(
    * restarts. Retry timers need not: the poll loop picks those rows up too.
    */
   const later = (ms: number, fn: () => void, keepAlive = false) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      fn();
-    }, Math.min(ms, MAX_TIMER_MS)); // a longer wait would fire after 1 ms
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        fn();
+      },
+      Math.min(ms, MAX_TIMER_MS),
+    ); // a longer wait would fire after 1 ms
     if (!keepAlive) (timer as { unref?: () => void }).unref?.();
     timers.add(timer);
   };
@@ -163,7 +169,13 @@ export function startWorker(
   const databaseFailed = (error: unknown, doing: string) => {
     const wrapped = inboxError(error, names.display, doing);
     // Loud once per outage, not once per poll.
-    if (!databaseDown) runtime.log({ level: 'error', event: wrapped.code, message: `worker ${workerId}: ${wrapped.message}; retrying every ${pollIntervalMs} ms`, code: wrapped.code });
+    if (!databaseDown)
+      runtime.log({
+        level: 'error',
+        event: wrapped.code,
+        message: `worker ${workerId}: ${wrapped.message}; retrying every ${pollIntervalMs} ms`,
+        code: wrapped.code,
+      });
     databaseDown = true;
   };
 
@@ -215,7 +227,11 @@ export function startWorker(
           }
           if (databaseDown) {
             databaseDown = false;
-            runtime.log({ level: 'info', event: 'inbox_unavailable', message: `worker ${workerId}: the inbox database is reachable again` });
+            runtime.log({
+              level: 'info',
+              event: 'inbox_unavailable',
+              message: `worker ${workerId}: the inbox database is reachable again`,
+            });
           }
           claimedAny ||= rows.length > 0;
           for (const row of rows) {
@@ -235,10 +251,10 @@ export function startWorker(
             const running: Promise<void> = process(claimed)
               .catch((error: unknown) => databaseFailed(error, 'finishing a delivery'))
               .finally(() => {
-              inFlight.delete(running);
-              if (!stopping) void fill();
-              settleIdle();
-            });
+                inFlight.delete(running);
+                if (!stopping) void fill();
+                settleIdle();
+              });
             inFlight.add(running);
           }
           if (rows.length < wanted) break;
@@ -256,8 +272,16 @@ export function startWorker(
       event = runtime.parseStored(claimed.body);
     } catch (error) {
       // It parsed when it was accepted; a stricter SDK version (validate) may refuse it now. No retry helps.
-      await recordFailure(claimed, `the stored body no longer parses: ${describeThrown(error)}`, true).catch((cause) => databaseFailed(cause, 'recording a failure'));
-      runtime.log({ level: 'error', event: 'dead', message: 'the stored body no longer parses: the delivery is dead', deliveryId: claimed.id, attempt: claimed.attempt });
+      await recordFailure(claimed, `the stored body no longer parses: ${describeThrown(error)}`, true).catch((cause) =>
+        databaseFailed(cause, 'recording a failure'),
+      );
+      runtime.log({
+        level: 'error',
+        event: 'dead',
+        message: 'the stored body no longer parses: the delivery is dead',
+        deliveryId: claimed.id,
+        attempt: claimed.attempt,
+      });
       return;
     }
     const context = { delivery: { id: claimed.id, attempt: claimed.attempt } };
@@ -271,7 +295,14 @@ export function startWorker(
       });
     } catch (error) {
       if (error === LEASE_LOST) {
-        runtime.log({ level: 'warn', event: 'retried', message: 'the lease ran out before the handlers started; another worker has the delivery', action: event.action, deliveryId: claimed.id, attempt: claimed.attempt });
+        runtime.log({
+          level: 'warn',
+          event: 'retried',
+          message: 'the lease ran out before the handlers started; another worker has the delivery',
+          action: event.action,
+          deliveryId: claimed.id,
+          attempt: claimed.attempt,
+        });
         return;
       }
       const failures = error instanceof HandlersFailed ? error.failures : [inboxError(error, names.display, 'running handlers')];
@@ -306,9 +337,11 @@ export function startWorker(
   const poll = () => {
     if (stopping) return;
     if (options.listen !== false) relisten();
-    void recover().then(fill).finally(() => {
-      if (!stopping) later(pollIntervalMs, poll, true);
-    });
+    void recover()
+      .then(fill)
+      .finally(() => {
+        if (!stopping) later(pollIntervalMs, poll, true);
+      });
   };
   poll();
 

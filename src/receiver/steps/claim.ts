@@ -22,7 +22,12 @@ export interface ClaimStepOptions {
   reporting: Reporting;
 }
 
-export type ClaimStep = (verified: VerifiedDelivery, event: AnyWebhookEvent, nowSeconds: number, started: number) => Claimed | Promise<Claimed>;
+export type ClaimStep = (
+  verified: VerifiedDelivery,
+  event: AnyWebhookEvent,
+  nowSeconds: number,
+  started: number,
+) => Claimed | Promise<Claimed>;
 
 /** SHA-256 of the raw body, base64url: in this tick on Node, through Web Crypto elsewhere. */
 export function hashBody(raw: Uint8Array | string): string | Promise<string> {
@@ -33,13 +38,16 @@ export function hashBody(raw: Uint8Array | string): string | Promise<string> {
 export function createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting }: ClaimStepOptions): ClaimStep {
   const storeFailed = (cause: unknown, event: AnyWebhookEvent, claims: readonly DedupClaim[], started: number): Promise<Claimed> => {
     const error = cause instanceof WebhookDedupError ? cause : new WebhookDedupError('The dedup store failed.', { cause });
-    if (reporting.logging) reporting.log(started, {
-      level: failClosed ? 'error' : 'warn',
-      event: 'dedup_unavailable',
-      message: failClosed ? 'dedup store failed; delivery refused (dedupFailure: closed)' : 'dedup store failed; delivery processed without dedup (dedupFailure: open)',
-      action: event.action,
-      code: error.code,
-    });
+    if (reporting.logging)
+      reporting.log(started, {
+        level: failClosed ? 'error' : 'warn',
+        event: 'dedup_unavailable',
+        message: failClosed
+          ? 'dedup store failed; delivery refused (dedupFailure: closed)'
+          : 'dedup store failed; delivery processed without dedup (dedupFailure: open)',
+        action: event.action,
+        code: error.code,
+      });
     if (failClosed) return Promise.reject(error);
     return reporting.reportError(error, started).then(() => ({ state: 'unclaimed', claims }));
   };
@@ -61,7 +69,8 @@ export function createClaimStep({ store, tolerance, eventKeyTtl, failClosed, rep
 
   return ({ raw, verified }, event, nowSeconds, started) => {
     const digest = hashBody(raw);
-    if (typeof digest === 'string') return claimWith(dedupClaims(digest, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl), event, started);
+    if (typeof digest === 'string')
+      return claimWith(dedupClaims(digest, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl), event, started);
     return digest.then((sha) => claimWith(dedupClaims(sha, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl), event, started));
   };
 }

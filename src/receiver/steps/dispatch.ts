@@ -45,7 +45,14 @@ export function createDispatcher({ registry, reporting, releaseOnError, store }:
       await Promise.allSettled(run.claimed.claims.map(async ({ key }) => store!.release(key)));
     }
     // The record names what failed, never the handlers' own messages: those may quote anything.
-    if (reporting.logging) reporting.log(run.started, { level: 'error', event: 'handler_failed', message: handlerFailureSummary(error), code: error.code, ...logContext(run.event, run.verified) });
+    if (reporting.logging)
+      reporting.log(run.started, {
+        level: 'error',
+        event: 'handler_failed',
+        message: handlerFailureSummary(error),
+        code: error.code,
+        ...logContext(run.event, run.verified),
+      });
     await reporting.reportError(error, run.started);
     return error;
   };
@@ -66,12 +73,21 @@ export function createDispatcher({ registry, reporting, releaseOnError, store }:
     dispatch(run) {
       const { event } = run;
       if (run.claimed?.state === 'duplicate') {
-        if (reporting.logging) reporting.log(run.started, { level: 'info', event: 'duplicate', message: 'duplicate delivery dropped', ...logContext(event, run.verified) });
+        if (reporting.logging)
+          reporting.log(run.started, {
+            level: 'info',
+            event: 'duplicate',
+            message: 'duplicate delivery dropped',
+            ...logContext(event, run.verified),
+          });
         return { outcome: 'duplicate', event };
       }
       const result: ReceiveResult = { outcome: run.known ? 'processed' : 'ignored', event };
       const failures = runHandlers(registry.forAction(event.action, run.known), event, undefined);
-      const settled = failures instanceof Promise ? failures.then((settledFailures) => finish(run, result, settledFailures)) : finish(run, result, failures);
+      const settled =
+        failures instanceof Promise
+          ? failures.then((settledFailures) => finish(run, result, settledFailures))
+          : finish(run, result, failures);
       if (run.acknowledge === 'before-handlers' && settled instanceof Promise) {
         settled.catch(() => {}); // failures are reported by handlersFailed; nothing may escape as unhandled
         return result;

@@ -49,14 +49,22 @@ export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Repo
       throw error;
     }
     if (id === undefined) {
-      if (reporting.logging) reporting.log(started, { level: 'info', event: 'duplicate', message: 'duplicate delivery: a copy is already stored', ...logContext(event, verified) });
+      if (reporting.logging)
+        reporting.log(started, {
+          level: 'info',
+          event: 'duplicate',
+          message: 'duplicate delivery: a copy is already stored',
+          ...logContext(event, verified),
+        });
       return { outcome: 'duplicate', event };
     }
     if (reporting.logging) {
       reporting.log(started, {
         level: 'info',
         event: recordOnly ? 'ignored' : 'accepted',
-        message: recordOnly ? 'delivery stored as ignored (unknown action or ignore option)' : 'delivery stored; a worker will run its handlers',
+        message: recordOnly
+          ? 'delivery stored as ignored (unknown action or ignore option)'
+          : 'delivery stored; a worker will run its handlers',
         deliveryId: id,
         ...logContext(event, verified),
       });

@@ -15,7 +15,8 @@ const ALL_FLAG = { all: { type: 'boolean' } } as const;
 function bulkFilter(flags: Flags, command: 'retry' | 'replay', from: 'dead' | 'done'): DeliveryFilter {
   const filter = filterFromFlags(flags);
   const states = filter.state === undefined ? [] : [filter.state].flat();
-  if (states.some((state) => state !== from)) throw new UsageError(`${command} moves ${from} deliveries only: leave out --state, or pass --state ${from}`);
+  if (states.some((state) => state !== from))
+    throw new UsageError(`${command} moves ${from} deliveries only: leave out --state, or pass --state ${from}`);
   delete filter.state; // the inbox narrows to `from` itself
   if (isEmptyFilter(filter) && states.length === 0 && flags['all'] !== true) {
     throw new UsageError(`say which deliveries: pass filter flags (--action, --app, --from, --to), or --all for every ${from} one`);
@@ -42,14 +43,17 @@ ${filterHelpFor('dead')}
     const usage = 'rack-webhooks inbox retry <id> --database D';
     const id = positionals[0] === undefined ? undefined : idArgument(positionals[0], usage);
     const filter = id === undefined ? bulkFilter(flags, 'retry', 'dead') : undefined;
-    if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true)) throw new UsageError('pass an id or filter flags, not both');
+    if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true))
+      throw new UsageError('pass an id or filter flags, not both');
     const count = await withInbox(flags, {}, async (session) => {
       const moved = await session.inbox.retry(id ?? filter!);
       if (moved > 0) await notifyWorkers(session);
       if (moved === 0 && id !== undefined) {
         const delivery = await session.inbox.get(id);
         if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
-        throw new Error(`delivery ${id} is ${delivery.state}, not dead: retry moves dead deliveries only${delivery.state === 'done' ? ' (replay runs done ones again)' : ''}`);
+        throw new Error(
+          `delivery ${id} is ${delivery.state}, not dead: retry moves dead deliveries only${delivery.state === 'done' ? ' (replay runs done ones again)' : ''}`,
+        );
       }
       return moved;
     });

@@ -17,7 +17,8 @@ export interface ExportedDelivery {
   readonly body: Uint8Array;
 }
 
-export type ParsedLine = { readonly delivery: ExportedDelivery } | { readonly code: 'invalid_line' | 'missing_signature'; readonly reason: string };
+export type ParsedLine =
+  { readonly delivery: ExportedDelivery } | { readonly code: 'invalid_line' | 'missing_signature'; readonly reason: string };
 
 export function exportLine(delivery: StoredDeliveryDetail): string {
   const text = bodyText(delivery.body);
@@ -41,7 +42,11 @@ export function parseExportLine(line: string): ParsedLine {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return invalid('not a JSON object');
   const record = value as Record<string, unknown>;
   if (record['signature'] === undefined && typeof record['action'] === 'string') {
-    return { code: 'missing_signature', reason: 'a body without its signature (a listen --log or export --bodies line) cannot be re-verified; import reads inbox export lines' };
+    return {
+      code: 'missing_signature',
+      reason:
+        'a body without its signature (a listen --log or export --bodies line) cannot be re-verified; import reads inbox export lines',
+    };
   }
   const { signature, received_at: receivedAt, body, body_base64: bodyBase64 } = record;
   if (typeof signature !== 'string' || signature === '') return invalid('no "signature" string');

@@ -49,7 +49,9 @@ export function eventTimeFlag(flags: Flags, name: string, now: number): string |
   if (age !== undefined) return age.toISOString();
   const candidate = DATE.test(text) ? `${text}T00:00:00Z` : text;
   if (timestampNanos(candidate) !== undefined) return candidate;
-  throw new UsageError(`--${name} must be an RFC 3339 time (2026-11-23T10:00:00Z), a date (2026-11-23) or an age such as 30d, got ${shown(text)}`);
+  throw new UsageError(
+    `--${name} must be an RFC 3339 time (2026-11-23T10:00:00Z), a date (2026-11-23) or an age such as 30d, got ${shown(text)}`,
+  );
 }
 
 /** `prune --before`: a moment in wall-clock time (a date, an RFC 3339 time, or an age). */
@@ -60,7 +62,8 @@ export function beforeFlag(flags: Flags, now: number): Date {
   if (age !== undefined) return age;
   const candidate = DATE.test(text) ? `${text}T00:00:00Z` : text;
   const nanos = timestampNanos(candidate);
-  if (nanos === undefined) throw new UsageError(`--before must be a date (2026-11-23), an RFC 3339 time or an age such as 30d, got ${shown(text)}`);
+  if (nanos === undefined)
+    throw new UsageError(`--before must be a date (2026-11-23), an RFC 3339 time or an age such as 30d, got ${shown(text)}`);
   return new Date(Number(nanos / 1_000_000n));
 }
 
@@ -68,7 +71,8 @@ function states(flags: Flags): DeliveryState[] | undefined {
   const values = (flags['state'] as string[] | undefined)?.flatMap((value) => value.split(','));
   if (values === undefined) return undefined;
   for (const value of values) {
-    if (!(DELIVERY_STATES as readonly string[]).includes(value)) throw new UsageError(`--state must be one of ${DELIVERY_STATES.join(', ')}, got ${shown(value)}`);
+    if (!(DELIVERY_STATES as readonly string[]).includes(value))
+      throw new UsageError(`--state must be one of ${DELIVERY_STATES.join(', ')}, got ${shown(value)}`);
   }
   return values as DeliveryState[];
 }
@@ -76,7 +80,8 @@ function states(flags: Flags): DeliveryState[] | undefined {
 function actions(flags: Flags): string[] | undefined {
   const values = flags['action'] as string[] | undefined;
   for (const value of values ?? []) {
-    if (!ACTION_PATTERN.test(value)) throw new UsageError(`--action must be an action or a prefix pattern ending in :* (app:budget:*), got ${shown(value)}`);
+    if (!ACTION_PATTERN.test(value))
+      throw new UsageError(`--action must be an action or a prefix pattern ending in :* (app:budget:*), got ${shown(value)}`);
   }
   return values;
 }

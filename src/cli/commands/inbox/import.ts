@@ -42,7 +42,11 @@ interface Counts {
  * signature is judged as it was then, so an old delivery still verifies and a forged or
  * altered one does not. The stored row keeps that time as its received_at.
  */
-async function importLines(session: InboxSession, input: Readable, receiverOptions: Omit<Parameters<typeof createReceiver>[0], 'inbox' | 'now'>): Promise<Counts> {
+async function importLines(
+  session: InboxSession,
+  input: Readable,
+  receiverOptions: Omit<Parameters<typeof createReceiver>[0], 'inbox' | 'now'>,
+): Promise<Counts> {
   let current: ExportedDelivery | undefined;
   // The receiver's clock reads the export's received_at, so the stored row keeps it (DeliveryToStore.receivedAt).
   const receiver = createReceiver({ ...receiverOptions, inbox: session.inbox, now: () => current!.receivedAt.getTime() });
@@ -100,14 +104,20 @@ ${KEY_HELP}
     let counts: Counts;
     try {
       counts = await withInbox(flags, {}, async (session) => {
-        const result = await importLines(session, input, { secrets, secretEncoding: encoding, ...(tolerance === undefined ? {} : { tolerance }) });
+        const result = await importLines(session, input, {
+          secrets,
+          secretEncoding: encoding,
+          ...(tolerance === undefined ? {} : { tolerance }),
+        });
         if (result.accepted > 0) await notifyWorkers(session);
         return result;
       });
     } finally {
       if (input !== process.stdin) input.destroy();
     }
-    process.stdout.write(`${counts.accepted} accepted, ${counts.ignored} ignored, ${counts.duplicate} duplicate, ${counts.rejected} rejected\n`);
+    process.stdout.write(
+      `${counts.accepted} accepted, ${counts.ignored} ignored, ${counts.duplicate} duplicate, ${counts.rejected} rejected\n`,
+    );
     return counts.rejected > 0 ? 1 : 0;
   },
 };

@@ -11,7 +11,8 @@ const CURSOR = /^-?\d{1,20}\.[1-9]\d{0,18}$/;
 function limitFlag(flags: Flags): number {
   const text = stringFlag(flags, 'limit');
   if (text === undefined) return 100;
-  if (!/^\d{1,4}$/.test(text) || Number(text) < 1 || Number(text) > MAX_LIMIT) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(text)}`);
+  if (!/^\d{1,4}$/.test(text) || Number(text) < 1 || Number(text) > MAX_LIMIT)
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(text)}`);
   return Number(text);
 }
 
@@ -43,15 +44,28 @@ ${FILTER_HELP}
   --after CURSOR          the page after the one that printed this cursor
   --order O               asc (default: oldest event first) or desc (newest first)
   --json                  one JSON object per line, the fields of inbox.list()`,
-  flags: { ...DATABASE_FLAGS, ...FILTER_FLAGS, limit: { type: 'string' }, after: { type: 'string' }, order: { type: 'string' }, json: { type: 'boolean' } },
+  flags: {
+    ...DATABASE_FLAGS,
+    ...FILTER_FLAGS,
+    limit: { type: 'string' },
+    after: { type: 'string' },
+    order: { type: 'string' },
+    json: { type: 'boolean' },
+  },
   async run(flags) {
     const filter = filterFromFlags(flags);
     const limit = limitFlag(flags);
     const order = orderFlag(flags);
     const after = afterFlag(flags);
-    const page = await withInbox(flags, {}, ({ inbox }) => inbox.list({ ...filter, limit, order, ...(after === undefined ? {} : { after }) }));
+    const page = await withInbox(flags, {}, ({ inbox }) =>
+      inbox.list({ ...filter, limit, order, ...(after === undefined ? {} : { after }) }),
+    );
     const json = flags['json'] === true;
-    const lines = json ? page.deliveries.map((delivery) => jsonLine(deliveryJson(delivery))) : page.deliveries.length === 0 ? ['no deliveries'] : deliveryTable(page.deliveries);
+    const lines = json
+      ? page.deliveries.map((delivery) => jsonLine(deliveryJson(delivery)))
+      : page.deliveries.length === 0
+        ? ['no deliveries']
+        : deliveryTable(page.deliveries);
     process.stdout.write(lines.map((line) => `${line}\n`).join(''));
     if (page.next !== undefined) (json ? process.stderr : process.stdout).write(`next: --after ${page.next}\n`);
     return 0;

@@ -13,8 +13,14 @@ yet is created. The same schema ships as sql/inbox.sql for your own migration to
 ${DATABASE_HELP}`,
   flags: { ...DATABASE_FLAGS },
   async run(flags) {
-    const { result, table } = await withInbox(flags, { create: true }, async ({ inbox }) => ({ result: await inbox.migrate(), table: inbox.table }));
-    const applied = result.applied.length === 0 ? 'nothing to apply' : `applied version${result.applied.length === 1 ? '' : 's'} ${result.applied.join(', ')}`;
+    const { result, table } = await withInbox(flags, { create: true }, async ({ inbox }) => ({
+      result: await inbox.migrate(),
+      table: inbox.table,
+    }));
+    const applied =
+      result.applied.length === 0
+        ? 'nothing to apply'
+        : `applied version${result.applied.length === 1 ? '' : 's'} ${result.applied.join(', ')}`;
     process.stdout.write(`${table}: ${applied}; schema version ${result.version}\n`);
     return 0;
   },

@@ -60,7 +60,12 @@ export function detailJson(delivery: StoredDeliveryDetail): Record<string, unkno
 
 function table(rows: readonly (readonly string[])[]): string[] {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** `list`: a header and one aligned line per delivery. */
@@ -145,7 +150,8 @@ export function statsLines(stats: InboxStats): string[] {
     ['total', stats.total],
   ];
   const width = Math.max(...counts.map(([name]) => name.length));
-  const oldest = stats.oldestPendingAgeMs === null ? 'oldest pending: none' : `oldest pending: received ${formatAge(stats.oldestPendingAgeMs)} ago`;
+  const oldest =
+    stats.oldestPendingAgeMs === null ? 'oldest pending: none' : `oldest pending: received ${formatAge(stats.oldestPendingAgeMs)} ago`;
   return [...counts.map(([name, count]) => `${name.padEnd(width)}  ${count}`), oldest];
 }
 

@@ -48,11 +48,18 @@ export function migrateHint(target: DatabaseTarget, names: TableNames): string {
 
 /** A failure while using the database, as the line the user needs; anything else unchanged. */
 export function databaseFailure(error: unknown, target: DatabaseTarget, names: TableNames): unknown {
-  const databaseError = error instanceof WebhookInboxError ? error : hasDatabaseCode(error) ? inboxError(error, names.display, 'running a statement') : undefined;
+  const databaseError =
+    error instanceof WebhookInboxError
+      ? error
+      : hasDatabaseCode(error)
+        ? inboxError(error, names.display, 'running a statement')
+        : undefined;
   if (databaseError === undefined) return error;
   switch (databaseError.code) {
     case 'inbox_not_migrated':
-      return new Error(`the database has no inbox table ${names.display} (or an older schema of it): run ${migrateHint(target, names)}`, { cause: error });
+      return new Error(`the database has no inbox table ${names.display} (or an older schema of it): run ${migrateHint(target, names)}`, {
+        cause: error,
+      });
     case 'inbox_unavailable':
       return unreachableError(target, databaseError.cause ?? databaseError);
     default:
@@ -96,5 +103,5 @@ export async function withInbox<R>(flags: Flags, options: SessionOptions, use: (
  */
 export async function notifyWorkers(session: InboxSession): Promise<void> {
   if (session.database.target.kind !== 'postgres') return; // PGlite: no other process can be listening
-  await session.database.query('SELECT pg_notify($1, \'\')', [session.names.channel]).catch(() => {});
+  await session.database.query("SELECT pg_notify($1, '')", [session.names.channel]).catch(() => {});
 }

@@ -4,9 +4,11 @@ import { facts, h } from '../dom.js';
 import type { AppState } from '../types.js';
 import { breakerBadge, countdownEl, phaseBadge, table, timeAgo, timeUtc } from '../ui.js';
 
-const mono = (text: string | undefined): HTMLElement | undefined => (text === undefined ? undefined : h('span', { class: 'mono break' }, text));
+const mono = (text: string | undefined): HTMLElement | undefined =>
+  text === undefined ? undefined : h('span', { class: 'mono break' }, text);
 const when = (value: string | undefined): HTMLElement | string | undefined => (value === undefined ? undefined : timeAgo(value));
-const card = (title: string, ...children: Array<Node | null>): HTMLElement => h('section', { class: 'card' }, h('h2', undefined, title), children);
+const card = (title: string, ...children: Array<Node | null>): HTMLElement =>
+  h('section', { class: 'card' }, h('h2', undefined, title), children);
 
 export function autoShutdownCard(app: AppState): HTMLElement {
   const auto = app.autoShutdown;
@@ -25,7 +27,13 @@ export function autoShutdownCard(app: AppState): HTMLElement {
         'Before',
         previous === undefined
           ? undefined
-          : h('span', undefined, phaseBadge(previous.phase), ` ended by ${previous.by}${previous.cancelReason === undefined ? '' : ` (${previous.cancelReason})`} `, timeAgo(previous.at)),
+          : h(
+              'span',
+              undefined,
+              phaseBadge(previous.phase),
+              ` ended by ${previous.by}${previous.cancelReason === undefined ? '' : ` (${previous.cancelReason})`} `,
+              timeAgo(previous.at),
+            ),
       ],
       ['Flap suppressed', auto.lastFlapSuppressed === undefined ? undefined : timeAgo(auto.lastFlapSuppressed.at)],
     ]),
@@ -36,12 +44,26 @@ export function breakerBudgetCard(app: AppState): HTMLElement {
   const budget = app.budget;
   return card(
     'Breaker and budget',
-    h('div', { class: 'phase-line' }, breakerBadge(app.breaker.state), app.breaker.by === undefined ? null : h('span', { class: 'mono muted' }, app.breaker.by), app.breaker.since === undefined ? null : timeAgo(app.breaker.since)),
+    h(
+      'div',
+      { class: 'phase-line' },
+      breakerBadge(app.breaker.state),
+      app.breaker.by === undefined ? null : h('span', { class: 'mono muted' }, app.breaker.by),
+      app.breaker.since === undefined ? null : timeAgo(app.breaker.since),
+    ),
     facts([
       ['Cap', budget.capUsd === undefined ? undefined : h('span', { class: 'mono' }, `$${budget.capUsd}`)],
       ['At cap', mono(budget.atCapAction)],
-      ['Alert at', budget.alertThresholdPercent === undefined ? undefined : h('span', { class: 'mono' }, `${budget.alertThresholdPercent} %`)],
-      ['Set', budget.setAt === undefined ? undefined : h('span', undefined, timeAgo(budget.setAt), budget.setBy === undefined ? '' : ` by ${budget.setBy}`)],
+      [
+        'Alert at',
+        budget.alertThresholdPercent === undefined ? undefined : h('span', { class: 'mono' }, `${budget.alertThresholdPercent} %`),
+      ],
+      [
+        'Set',
+        budget.setAt === undefined
+          ? undefined
+          : h('span', undefined, timeAgo(budget.setAt), budget.setBy === undefined ? '' : ` by ${budget.setBy}`),
+      ],
       ['Last threshold', when(budget.lastThresholdAt)],
       ['Last cap', when(budget.lastCapAt)],
       ['Last reset', when(budget.lastResetAt)],
@@ -57,9 +79,25 @@ export function buildReleaseCard(app: AppState): HTMLElement | null {
   return card(
     'Build and release',
     facts([
-      ['Last build', build === undefined ? undefined : h('span', undefined, h('span', { class: 'mono' }, `${build.id ?? ''} ${build.action} ${build.status}`.trim()), ' ', timeAgo(build.at))],
+      [
+        'Last build',
+        build === undefined
+          ? undefined
+          : h(
+              'span',
+              undefined,
+              h('span', { class: 'mono' }, `${build.id ?? ''} ${build.action} ${build.status}`.trim()),
+              ' ',
+              timeAgo(build.at),
+            ),
+      ],
       ['Build message', build?.message],
-      ['Last release', app.lastRelease === undefined ? undefined : h('span', undefined, h('span', { class: 'mono' }, app.lastRelease.id ?? ''), ' ', timeAgo(app.lastRelease.at))],
+      [
+        'Last release',
+        app.lastRelease === undefined
+          ? undefined
+          : h('span', undefined, h('span', { class: 'mono' }, app.lastRelease.id ?? ''), ' ', timeAgo(app.lastRelease.at)),
+      ],
     ]),
   );
 }
@@ -85,7 +123,10 @@ export function promotesCard(app: AppState): HTMLElement | null {
       ),
     ),
   );
-  return card('Recent promotes', table(['Release', 'Started', 'Actor', 'Outcome', 'Ended', 'Message'], body, { 'aria-label': 'Recent promotes' }));
+  return card(
+    'Recent promotes',
+    table(['Release', 'Started', 'Actor', 'Outcome', 'Ended', 'Message'], body, { 'aria-label': 'Recent promotes' }),
+  );
 }
 
 export function overridesCard(app: AppState): HTMLElement | null {
@@ -93,11 +134,34 @@ export function overridesCard(app: AppState): HTMLElement | null {
   const triggers = Object.entries(app.triggersOverrides);
   if (scale.length === 0 && triggers.length === 0) return null;
   const rows = [
-    ...scale.map(([service, o]) => h('tr', undefined, h('td', { class: 'mono' }, service), h('td', undefined, 'scale'), h('td', { class: 'mono' }, o.state), h('td', { class: 'mono muted' }, o.actor ?? ''), h('td', { class: 'nowrap' }, timeAgo(o.at)))),
+    ...scale.map(([service, o]) =>
+      h(
+        'tr',
+        undefined,
+        h('td', { class: 'mono' }, service),
+        h('td', undefined, 'scale'),
+        h('td', { class: 'mono' }, o.state),
+        h('td', { class: 'mono muted' }, o.actor ?? ''),
+        h('td', { class: 'nowrap' }, timeAgo(o.at)),
+      ),
+    ),
     ...triggers.map(([service, o]) => {
-      const thresholds = Object.entries(o.thresholds).map(([type, value]) => `${type}=${value}`).join(', ');
-      return h('tr', undefined, h('td', { class: 'mono' }, service), h('td', undefined, 'triggers'), h('td', { class: 'mono' }, [o.state, o.crd, thresholds].filter((part) => part !== undefined && part !== '').join(' \u00b7 ')), h('td', undefined, ''), h('td', { class: 'nowrap' }, timeAgo(o.at)));
+      const thresholds = Object.entries(o.thresholds)
+        .map(([type, value]) => `${type}=${value}`)
+        .join(', ');
+      return h(
+        'tr',
+        undefined,
+        h('td', { class: 'mono' }, service),
+        h('td', undefined, 'triggers'),
+        h('td', { class: 'mono' }, [o.state, o.crd, thresholds].filter((part) => part !== undefined && part !== '').join(' \u00b7 ')),
+        h('td', undefined, ''),
+        h('td', { class: 'nowrap' }, timeAgo(o.at)),
+      );
     }),
   ];
-  return card('Overrides', table(['Service', 'Kind', 'State', 'Actor', 'At'], h('tbody', undefined, rows), { 'aria-label': 'Scale and trigger overrides' }));
+  return card(
+    'Overrides',
+    table(['Service', 'Kind', 'State', 'Actor', 'At'], h('tbody', undefined, rows), { 'aria-label': 'Scale and trigger overrides' }),
+  );
 }

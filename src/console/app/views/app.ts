@@ -16,7 +16,13 @@ function anomalyItem(anomaly: Anomaly): HTMLLIElement {
     { 'data-testid': 'anomaly', class: 'anomaly' },
     h('span', { class: 'badge anomaly-kind mono' }, anomaly.kind),
     h('span', { class: 'anomaly-message' }, anomaly.message),
-    h('span', { class: 'anomaly-links' }, anomaly.deliveryIds.map((id) => h('a', { href: href.delivery(id), class: 'mono', 'data-key': `anomaly-${anomaly.id}-${id}` }, `#${id}`))),
+    h(
+      'span',
+      { class: 'anomaly-links' },
+      anomaly.deliveryIds.map((id) =>
+        h('a', { href: href.delivery(id), class: 'mono', 'data-key': `anomaly-${anomaly.id}-${id}` }, `#${id}`),
+      ),
+    ),
   );
 }
 
@@ -49,7 +55,13 @@ const SPANS: ReadonlyArray<readonly [string, number]> = [
 export function appView(name: string): View {
   const heading = h('h1', { tabindex: '-1', class: 'mono' }, name);
   const content = h('div', { class: 'app-detail' });
-  const element = h('section', { class: 'view' }, h('p', { class: 'crumbs' }, h('a', { href: href.apps() }, '\u2190 Apps')), heading, content);
+  const element = h(
+    'section',
+    { class: 'view' },
+    h('p', { class: 'crumbs' }, h('a', { href: href.apps() }, '\u2190 Apps')),
+    heading,
+    content,
+  );
   const timelineBox = h('div', { class: 'timeline-box' });
   let data: AppResponse | undefined;
   let shown = '';
@@ -65,7 +77,12 @@ export function appView(name: string): View {
     });
     return button;
   });
-  const spanGroup = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time span shown' }, h('span', { class: 'muted small' }, 'Span'), spanButtons);
+  const spanGroup = h(
+    'div',
+    { class: 'segmented', role: 'group', 'aria-label': 'Time span shown' },
+    h('span', { class: 'muted small' }, 'Span'),
+    spanButtons,
+  );
 
   const drawTimeline = (): void => {
     if (data === undefined) return;
@@ -75,8 +92,19 @@ export function appView(name: string): View {
     const auto = data.app.autoShutdown;
     const due = auto.phase === 'armed' && auto.expectedShutdownAt !== undefined ? Date.parse(auto.expectedShutdownAt) : Number.NaN;
     const focusedId = (document.activeElement as Element | null)?.closest('[data-testid="timeline-event"]')?.getAttribute('data-id');
-    timelineBox.replaceChildren(timelineSvg({ app: name, events: data.timeline, phases: data.phases, nowMs: now(), spanMs, width, ...(Number.isNaN(due) ? {} : { expectedShutdownMs: due }) }));
-    if (focusedId !== null && focusedId !== undefined) timelineBox.querySelector<SVGAElement>(`[data-id="${CSS.escape(focusedId)}"]`)?.focus();
+    timelineBox.replaceChildren(
+      timelineSvg({
+        app: name,
+        events: data.timeline,
+        phases: data.phases,
+        nowMs: now(),
+        spanMs,
+        width,
+        ...(Number.isNaN(due) ? {} : { expectedShutdownMs: due }),
+      }),
+    );
+    if (focusedId !== null && focusedId !== undefined)
+      timelineBox.querySelector<SVGAElement>(`[data-id="${CSS.escape(focusedId)}"]`)?.focus();
   };
   const resize = new ResizeObserver(() => requestAnimationFrame(drawTimeline));
   resize.observe(timelineBox);
@@ -89,7 +117,17 @@ export function appView(name: string): View {
       h(
         'section',
         { class: 'card', 'aria-labelledby': 'timeline-title' },
-        h('div', { class: 'card-head' }, h('h2', { id: 'timeline-title' }, 'Timeline ', h('span', { class: 'muted small' }, `${response.timeline.length} events, times in UTC`)), spanGroup),
+        h(
+          'div',
+          { class: 'card-head' },
+          h(
+            'h2',
+            { id: 'timeline-title' },
+            'Timeline ',
+            h('span', { class: 'muted small' }, `${response.timeline.length} events, times in UTC`),
+          ),
+          spanGroup,
+        ),
         timelineBox,
         legend(),
       ),
@@ -97,7 +135,9 @@ export function appView(name: string): View {
         'section',
         { class: `card${response.anomalies.length > 0 ? ' card-alert' : ''}`, 'aria-labelledby': 'anomalies-title' },
         h('h2', { id: 'anomalies-title' }, `Anomalies (${response.anomalies.length})`),
-        response.anomalies.length === 0 ? h('p', { class: 'muted' }, 'None: every lifecycle sequence is one the spec allows.') : h('ul', { class: 'anomalies' }, response.anomalies.map(anomalyItem)),
+        response.anomalies.length === 0
+          ? h('p', { class: 'muted' }, 'None: every lifecycle sequence is one the spec allows.')
+          : h('ul', { class: 'anomalies' }, response.anomalies.map(anomalyItem)),
       ),
       h('div', { class: 'grid-2' }, promotesCard(app), overridesCard(app)),
     );
@@ -121,7 +161,8 @@ export function appView(name: string): View {
       data = response;
       keepFocus(content, () => render(response));
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'not_found') replaceChildren(content, h('p', { class: 'empty-state' }, `No app ${name} in this inbox.`));
+      if (error instanceof ApiError && error.code === 'not_found')
+        replaceChildren(content, h('p', { class: 'empty-state' }, `No app ${name} in this inbox.`));
       showError(error);
     }
   }

@@ -15,7 +15,13 @@ function appRow(app: AppSummary): HTMLTableRowElement {
     h('td', undefined, h('a', { href: href.app(app.app), class: 'mono', 'data-key': `app-${app.app}` }, app.app)),
     h('td', undefined, h('span', { class: 'phase-cell' }, phaseBadge(app.phase), armed ? countdownEl(app.expectedShutdownAt!) : null)),
     h('td', undefined, breakerBadge(app.breaker)),
-    h('td', { class: 'num mono' }, app.anomalies > 0 ? h('span', { class: 'badge anomaly-count', title: 'events the spec says cannot happen' }, String(app.anomalies)) : '0'),
+    h(
+      'td',
+      { class: 'num mono' },
+      app.anomalies > 0
+        ? h('span', { class: 'badge anomaly-count', title: 'events the spec says cannot happen' }, String(app.anomalies))
+        : '0',
+    ),
     h('td', { class: 'num mono' }, String(app.events)),
     h('td', { class: 'nowrap' }, timeAgo(app.updatedAt)),
   );
@@ -29,7 +35,10 @@ export function appsView(): View {
     { class: 'view' },
     h('h1', { tabindex: '-1' }, 'Apps'),
     summary,
-    table(['App', 'Auto-shutdown', 'Breaker', ['Anomalies', 'num'], ['Events', 'num'], 'Last event'], body, { class: 'apps', 'aria-label': 'Apps' }),
+    table(['App', 'Auto-shutdown', 'Breaker', ['Anomalies', 'num'], ['Events', 'num'], 'Last event'], body, {
+      class: 'apps',
+      'aria-label': 'Apps',
+    }),
   );
   let shown = '';
 
@@ -41,7 +50,14 @@ export function appsView(): View {
       if (text === shown) return;
       shown = text;
       const sorted = [...apps].sort((a, b) => a.app.localeCompare(b.app));
-      keepFocus(body, () => replaceChildren(body, sorted.length === 0 ? h('tr', { class: 'empty' }, h('td', { colspan: 6 }, 'No app has sent lifecycle events yet.')) : sorted.map(appRow)));
+      keepFocus(body, () =>
+        replaceChildren(
+          body,
+          sorted.length === 0
+            ? h('tr', { class: 'empty' }, h('td', { colspan: 6 }, 'No app has sent lifecycle events yet.'))
+            : sorted.map(appRow),
+        ),
+      );
       const armed = apps.filter((app) => app.phase === 'armed').length;
       summary.textContent = `${apps.length} ${apps.length === 1 ? 'app' : 'apps'}${armed > 0 ? `, ${armed} with an auto-shutdown armed` : ''}. State folded by createRackState from the inbox\u2019s events.`;
     } catch (error) {

@@ -39,11 +39,52 @@ function field(id: string, label: string, input: HTMLElement, hint?: Node): HTML
 export function deliveriesView(initial: URLSearchParams): View {
   let params = initial;
   const inputs = {
-    action: h('input', { id: 'filter-action', name: 'action', type: 'text', class: 'mono', placeholder: 'app:budget:*', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'filter-help' }),
-    app: h('input', { id: 'filter-app', name: 'app', type: 'text', class: 'mono', placeholder: 'any app', autocomplete: 'off', spellcheck: 'false', list: 'filter-app-list' }),
-    state: h('select', { id: 'filter-state', name: 'state' }, h('option', { value: '' }, 'any'), DELIVERY_STATES.map((state) => h('option', { value: state }, state))),
-    from: h('input', { id: 'filter-from', name: 'from', type: 'text', class: 'mono', placeholder: '2026-04-27T10:00:00Z', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'filter-help' }),
-    to: h('input', { id: 'filter-to', name: 'to', type: 'text', class: 'mono', placeholder: '2026-04-27T12:00:00Z', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'filter-help' }),
+    action: h('input', {
+      id: 'filter-action',
+      name: 'action',
+      type: 'text',
+      class: 'mono',
+      placeholder: 'app:budget:*',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      'aria-describedby': 'filter-help',
+    }),
+    app: h('input', {
+      id: 'filter-app',
+      name: 'app',
+      type: 'text',
+      class: 'mono',
+      placeholder: 'any app',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      list: 'filter-app-list',
+    }),
+    state: h(
+      'select',
+      { id: 'filter-state', name: 'state' },
+      h('option', { value: '' }, 'any'),
+      DELIVERY_STATES.map((state) => h('option', { value: state }, state)),
+    ),
+    from: h('input', {
+      id: 'filter-from',
+      name: 'from',
+      type: 'text',
+      class: 'mono',
+      placeholder: '2026-04-27T10:00:00Z',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      'aria-describedby': 'filter-help',
+    }),
+    to: h('input', {
+      id: 'filter-to',
+      name: 'to',
+      type: 'text',
+      class: 'mono',
+      placeholder: '2026-04-27T12:00:00Z',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      'aria-describedby': 'filter-help',
+    }),
   };
   const appList = h('datalist', { id: 'filter-app-list' });
   const clear = h('button', { type: 'button', class: 'btn btn-quiet' }, 'Clear');
@@ -57,7 +98,11 @@ export function deliveriesView(initial: URLSearchParams): View {
     field('filter-to', 'To', inputs.to),
     h('div', { class: 'field field-buttons' }, h('button', { type: 'submit', class: 'btn btn-primary' }, 'Apply'), clear),
     appList,
-    h('p', { id: 'filter-help', class: 'hint' }, 'Action: an exact action or a prefix ending in :* (comma-separate several). Times: RFC 3339; without an offset they are read as UTC.'),
+    h(
+      'p',
+      { id: 'filter-help', class: 'hint' },
+      'Action: an exact action or a prefix ending in :* (comma-separate several). Times: RFC 3339; without an offset they are read as UTC.',
+    ),
   );
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
   const { element: tableElement, body } = deliveryTable();
@@ -82,7 +127,8 @@ export function deliveriesView(initial: URLSearchParams): View {
     inputs.to.value = params.get('to') ?? '';
     const state = params.get('state') ?? '';
     // A list such as "dead,pending" (from a link) gets its own option so the select can show it.
-    if (state !== '' && ![...inputs.state.options].some((option) => option.value === state)) inputs.state.append(h('option', { value: state }, state.replace(/,/g, ', ')));
+    if (state !== '' && ![...inputs.state.options].some((option) => option.value === state))
+      inputs.state.append(h('option', { value: state }, state.replace(/,/g, ', ')));
     inputs.state.value = state;
   };
 
@@ -110,13 +156,19 @@ export function deliveriesView(initial: URLSearchParams): View {
   async function refresh(): Promise<void> {
     const mine = ++generation;
     try {
-      const page = await getJson<DeliveryPage>(`/api/deliveries${query({ ...filterParams(), after: params.get('after') ?? undefined, limit: PAGE_SIZE })}`);
+      const page = await getJson<DeliveryPage>(
+        `/api/deliveries${query({ ...filterParams(), after: params.get('after') ?? undefined, limit: PAGE_SIZE })}`,
+      );
       if (mine !== generation) return; // a newer request (other filters) owns the table
       clearError();
       markInvalid(undefined);
       next = page.next;
       const filtered = FILTERS.some((name) => params.has(name));
-      reconcileRows(body, page.deliveries, filtered ? 'No delivery matches these filters.' : 'No deliveries yet: they appear here as soon as the inbox receives them.');
+      reconcileRows(
+        body,
+        page.deliveries,
+        filtered ? 'No delivery matches these filters.' : 'No deliveries yet: they appear here as soon as the inbox receives them.',
+      );
       const paged = params.has('after');
       summary.textContent = `${plural(page.deliveries.length, 'delivery', 'deliveries')} shown, newest event first${paged ? ' (an older page)' : ''}${filtered ? ', filtered' : ''}.`;
       newest.hidden = !paged;

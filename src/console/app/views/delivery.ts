@@ -61,7 +61,11 @@ function attemptRow(attempt: Attempt): HTMLTableRowElement {
     h('td', { class: 'nowrap' }, timeUtc(attempt.startedAt, true)),
     h('td', { class: 'num mono nowrap' }, took === null || Number.isNaN(took) ? '\u2014' : duration(took)),
     h('td', undefined, h('span', { class: `badge outcome-${attempt.outcome ?? 'running'}` }, attempt.outcome ?? 'running')),
-    h('td', { class: 'attempt-error' }, attempt.error === null ? h('span', { class: 'muted' }, '\u2014') : h('span', { class: 'error-text pre' }, attempt.error)),
+    h(
+      'td',
+      { class: 'attempt-error' },
+      attempt.error === null ? h('span', { class: 'muted' }, '\u2014') : h('span', { class: 'error-text pre' }, attempt.error),
+    ),
   );
 }
 
@@ -71,7 +75,14 @@ function fieldsTable(delivery: DeliveryDetail): HTMLElement {
     'tbody',
     undefined,
     delivery.fields.map((f) =>
-      h('tr', undefined, h('td', { class: 'mono nowrap' }, f.path), h('td', { class: 'mono muted' }, f.type), h('td', { class: 'mono break' }, f.value), h('td', { class: 'muted' }, f.description ?? '')),
+      h(
+        'tr',
+        undefined,
+        h('td', { class: 'mono nowrap' }, f.path),
+        h('td', { class: 'mono muted' }, f.type),
+        h('td', { class: 'mono break' }, f.value),
+        h('td', { class: 'muted' }, f.description ?? ''),
+      ),
     ),
   );
   return table(['Field', 'Type', 'Value', 'Meaning'], body, { class: 'fields', 'aria-label': 'Event fields' });
@@ -81,7 +92,14 @@ export function deliveryView(id: string): View {
   const heading = h('h1', { tabindex: '-1', class: 'mono' }, `Delivery ${id}`);
   const status = h('p', { class: 'status', role: 'status', 'data-testid': 'action-status' });
   const content = h('div', { class: 'detail' });
-  const element = h('section', { class: 'view' }, h('p', { class: 'crumbs' }, h('a', { href: href.deliveries() }, '\u2190 Deliveries')), heading, status, content);
+  const element = h(
+    'section',
+    { class: 'view' },
+    h('p', { class: 'crumbs' }, h('a', { href: href.deliveries() }, '\u2190 Deliveries')),
+    heading,
+    status,
+    content,
+  );
   let shown = '';
 
   const act = (verb: 'retry' | 'replay') => (): Promise<Moved> => postJson<Moved>(`/api/deliveries/${encodeURIComponent(id)}/${verb}`);
@@ -130,10 +148,27 @@ export function deliveryView(id: string): View {
       h(
         'div',
         { class: 'grid-2' },
-        h('section', { class: 'card event', 'aria-labelledby': 'event-title' }, h('h2', { id: 'event-title' }, 'Event'), delivery.event === null ? h('p', { class: 'muted' }, 'The body is not stored.') : jsonPre(delivery.event, { 'data-testid': 'event-json', 'aria-label': 'Event JSON' })),
+        h(
+          'section',
+          { class: 'card event', 'aria-labelledby': 'event-title' },
+          h('h2', { id: 'event-title' }, 'Event'),
+          delivery.event === null
+            ? h('p', { class: 'muted' }, 'The body is not stored.')
+            : jsonPre(delivery.event, { 'data-testid': 'event-json', 'aria-label': 'Event JSON' }),
+        ),
         h('div', { class: 'stack' }, verificationFacts(delivery), deliveryFacts(delivery)),
       ),
-      h('section', { class: 'card', 'aria-labelledby': 'attempts-title' }, h('h2', { id: 'attempts-title' }, `Attempts (${delivery.attempts.length})`), delivery.attempts.length === 0 ? h('p', { class: 'muted' }, 'Not attempted yet.') : table(['#', 'Worker', 'Started (UTC)', ['Took', 'num'], 'Outcome', 'Error'], attemptsBody, { class: 'attempts', 'aria-label': 'Attempts' })),
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'attempts-title' },
+        h('h2', { id: 'attempts-title' }, `Attempts (${delivery.attempts.length})`),
+        delivery.attempts.length === 0
+          ? h('p', { class: 'muted' }, 'Not attempted yet.')
+          : table(['#', 'Worker', 'Started (UTC)', ['Took', 'num'], 'Outcome', 'Error'], attemptsBody, {
+              class: 'attempts',
+              'aria-label': 'Attempts',
+            }),
+      ),
       h('section', { class: 'card', 'aria-labelledby': 'fields-title' }, h('h2', { id: 'fields-title' }, 'Fields'), fieldsTable(delivery)),
     );
   }

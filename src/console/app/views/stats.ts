@@ -22,7 +22,14 @@ export function statsView(): View {
     h('h1', { tabindex: '-1' }, 'Stats'),
     counts,
     oldest,
-    h('section', { class: 'card', 'aria-labelledby': 'dead-title' }, h('div', { class: 'card-head' }, h('h2', { id: 'dead-title' }, 'Dead deliveries'), actions), status, deadSummary, deadTable),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'dead-title' },
+      h('div', { class: 'card-head' }, h('h2', { id: 'dead-title' }, 'Dead deliveries'), actions),
+      status,
+      deadSummary,
+      deadTable,
+    ),
   );
   let deadCount = -1;
 
@@ -30,27 +37,42 @@ export function statsView(): View {
 
   async function refresh(): Promise<void> {
     try {
-      const [overview, dead] = await Promise.all([getJson<Overview>('/api/overview'), getJson<DeliveryPage>('/api/deliveries?state=dead&limit=50')]);
+      const [overview, dead] = await Promise.all([
+        getJson<Overview>('/api/overview'),
+        getJson<DeliveryPage>('/api/deliveries?state=dead&limit=50'),
+      ]);
       syncClock(overview.now);
       clearError();
       const stats = overview.stats;
-      keepFocus(counts, () => replaceChildren(
-        counts,
-        [...DELIVERY_STATES, 'total' as const].map((state) =>
-          h(
-            'a',
-            { class: `stat stat-${state}`, href: state === 'total' ? href.deliveries() : href.deliveries({ state }), 'data-testid': 'stat', 'data-state': state, 'data-key': `stat-${state}`, 'aria-label': `${stats[state]} ${state}` },
-            h('span', { class: 'stat-count mono' }, String(stats[state])),
-            h('span', { class: 'stat-name' }, state),
+      keepFocus(counts, () =>
+        replaceChildren(
+          counts,
+          [...DELIVERY_STATES, 'total' as const].map((state) =>
+            h(
+              'a',
+              {
+                class: `stat stat-${state}`,
+                href: state === 'total' ? href.deliveries() : href.deliveries({ state }),
+                'data-testid': 'stat',
+                'data-state': state,
+                'data-key': `stat-${state}`,
+                'aria-label': `${stats[state]} ${state}`,
+              },
+              h('span', { class: 'stat-count mono' }, String(stats[state])),
+              h('span', { class: 'stat-name' }, state),
+            ),
           ),
         ),
-      ));
+      );
       replaceChildren(
         oldest,
-        stats.oldestPendingAgeMs === null ? 'No delivery is pending.' : ['The oldest pending delivery has waited ', h('strong', undefined, ageEl(now() - stats.oldestPendingAgeMs)), '.'],
+        stats.oldestPendingAgeMs === null
+          ? 'No delivery is pending.'
+          : ['The oldest pending delivery has waited ', h('strong', undefined, ageEl(now() - stats.oldestPendingAgeMs)), '.'],
       );
       reconcileRows(body, dead.deliveries, 'No dead deliveries.');
-      deadSummary.textContent = stats.dead === 0 ? '' : `${stats.dead} dead${dead.next === null ? '' : `; the newest ${dead.deliveries.length} shown`}.`;
+      deadSummary.textContent =
+        stats.dead === 0 ? '' : `${stats.dead} dead${dead.next === null ? '' : `; the newest ${dead.deliveries.length} shown`}.`;
       // Rebuild the button only when the count changes, so a live update does not close its confirm step.
       if (deadCount !== stats.dead) {
         deadCount = stats.dead;

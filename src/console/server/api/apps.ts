@@ -41,7 +41,11 @@ export function laneOf(action: string): Lane {
 export function labelOf(event: AnyWebhookEvent): string {
   const segments = event.action.split(':');
   const last =
-    event.action === 'release:promote' ? 'promote' : laneOf(event.action) === 'other' ? segments.filter((segment) => segment !== 'app').join(' ') : segments[segments.length - 1]!;
+    event.action === 'release:promote'
+      ? 'promote'
+      : laneOf(event.action) === 'other'
+        ? segments.filter((segment) => segment !== 'app').join(' ')
+        : segments[segments.length - 1]!;
   const status = (event as { status?: unknown }).status;
   return typeof status === 'string' && status !== 'success' ? `${last} ${status}` : last;
 }
@@ -80,7 +84,10 @@ export class AppsIndex {
       let rows;
       try {
         // ORDER BY the column, not the text alias: "99" sorts after "1000" as text.
-        rows = await this.query(`SELECT id::text AS id FROM ${this.table} WHERE id > $1::bigint ORDER BY ${this.table}.id LIMIT ${this.batch}`, [from.toString()]);
+        rows = await this.query(
+          `SELECT id::text AS id FROM ${this.table} WHERE id > $1::bigint ORDER BY ${this.table}.id LIMIT ${this.batch}`,
+          [from.toString()],
+        );
       } catch (error) {
         throw inboxError(error, this.tableShown, 'reading new deliveries for the apps');
       }

@@ -1,6 +1,12 @@
 /** The delivery log: a filtered page, one delivery in full, and the retry and replay actions. */
 import type { Inbox } from '../../../inbox/create-inbox.js';
-import { DELIVERY_STATES, type DeliveryState, type ListOptions, type StoredDelivery, type StoredDeliveryDetail } from '../../../inbox/types.js';
+import {
+  DELIVERY_STATES,
+  type DeliveryState,
+  type ListOptions,
+  type StoredDelivery,
+  type StoredDeliveryDetail,
+} from '../../../inbox/types.js';
 import { ConsoleRequestError } from './http.js';
 import type { FieldDescriber } from './schema-fields.js';
 
@@ -29,7 +35,10 @@ export function deliveryRow(delivery: StoredDelivery) {
 
 function list(text: string | null): string[] | undefined {
   if (text === null || text.trim() === '') return undefined;
-  return text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  return text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
 }
 
 /** The query string as the inbox's list options; every bad value is a 400 naming the parameter. */
@@ -42,13 +51,23 @@ export function listOptionsFrom(query: URLSearchParams): ListOptions {
   const states = list(query.get('state'));
   if (states !== undefined) {
     const unknown = states.find((state) => !DELIVERY_STATES.includes(state as DeliveryState));
-    if (unknown !== undefined) throw new ConsoleRequestError(400, 'bad_filter', `state must be one of ${DELIVERY_STATES.join(', ')}, got ${JSON.stringify(unknown)}`);
+    if (unknown !== undefined)
+      throw new ConsoleRequestError(
+        400,
+        'bad_filter',
+        `state must be one of ${DELIVERY_STATES.join(', ')}, got ${JSON.stringify(unknown)}`,
+      );
     options.state = states as DeliveryState[];
   }
   const actions = list(query.get('action'));
   if (actions !== undefined) {
     const bad = actions.find((action) => !/^[^*]+(:\*)?$/.test(action));
-    if (bad !== undefined) throw new ConsoleRequestError(400, 'bad_filter', `action must be an action or a prefix:* pattern such as app:budget:*, got ${JSON.stringify(bad)}`);
+    if (bad !== undefined)
+      throw new ConsoleRequestError(
+        400,
+        'bad_filter',
+        `action must be an action or a prefix:* pattern such as app:budget:*, got ${JSON.stringify(bad)}`,
+      );
     options.action = actions;
   }
   const app = query.get('app')?.trim();
@@ -60,7 +79,8 @@ export function listOptionsFrom(query: URLSearchParams): ListOptions {
   const limit = query.get('limit');
   if (limit !== null) {
     const count = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
-    if (!Number.isInteger(count) || count < 1 || count > MAX_PAGE_SIZE) throw new ConsoleRequestError(400, 'bad_filter', `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
+    if (!Number.isInteger(count) || count < 1 || count > MAX_PAGE_SIZE)
+      throw new ConsoleRequestError(400, 'bad_filter', `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
     options.limit = count;
   }
   const after = query.get('after');
@@ -87,7 +107,8 @@ function verification(delivery: StoredDeliveryDetail) {
 
 /** Ids are positive integers; anything else names no delivery (404, like a number that is not there). */
 function checkedId(id: string): string {
-  if (!/^[1-9]\d{0,18}$/.test(id)) throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id.slice(0, 40))}`);
+  if (!/^[1-9]\d{0,18}$/.test(id))
+    throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id.slice(0, 40))}`);
   return id;
 }
 

@@ -20,7 +20,11 @@ function replacer(_key: string, value: unknown): unknown {
 
 export function sendJson(res: ServerResponse, status: number, payload: unknown): void {
   const body = JSON.stringify(payload, replacer);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -47,6 +51,7 @@ export async function readSmallBody(req: IncomingMessage): Promise<void> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_ACTION_BODY) throw new ConsoleRequestError(413, 'body_too_large', `an action's body is {} (at most ${MAX_ACTION_BODY} bytes)`);
+    if (size > MAX_ACTION_BODY)
+      throw new ConsoleRequestError(413, 'body_too_large', `an action's body is {} (at most ${MAX_ACTION_BODY} bytes)`);
   }
 }
