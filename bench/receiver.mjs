@@ -110,6 +110,10 @@ export async function benchReceive() {
   // The work the contract requires, done synchronously with no receiver around it: the floor
   // under any receive() implementation.
   const partsStore = new MemoryDedupStore();
+  // One options object for every call, as a receiver holds its keys: one-off verifySync calls keep
+  // their prepared keys against the options object, so a fresh literal per call would charge the
+  // floor with key preparation that receive() does once, at createReceiver.
+  const VERIFY_OPTIONS = { secrets: SECRET, now: T };
   let p = 0;
   const parts = () => {
     if (p === pool.length) {
@@ -117,7 +121,7 @@ export async function benchReceive() {
       partsStore.clear();
     }
     const { body, headers } = pool[p++];
-    const { timestamp } = verifySync(body, headers['service-signature'], { secrets: SECRET, now: T });
+    const { timestamp } = verifySync(body, headers['service-signature'], VERIFY_OPTIONS);
     const event = parseEvent(body);
     const hash = sha256(body);
     partsStore.claimAll([
@@ -135,7 +139,7 @@ export async function benchReceive() {
       bareMap.clear();
     }
     const { body, headers } = pool[b++];
-    const { timestamp } = verifySync(body, headers['service-signature'], { secrets: SECRET, now: T });
+    const { timestamp } = verifySync(body, headers['service-signature'], VERIFY_OPTIONS);
     const event = parseEvent(body);
     const replayKey = `replay:${timestamp}:${sha256(body)}`;
     const eventKey = `event:${event.action}:${event.data.tick_id}`;
@@ -158,7 +162,7 @@ export async function benchReceive() {
         name: 'information: verifySync alone',
         fn: () => {
           const { body, headers } = pool[v++ % pool.length];
-          return verifySync(body, headers['service-signature'], { secrets: SECRET, now: T });
+          return verifySync(body, headers['service-signature'], VERIFY_OPTIONS);
         },
       },
       {
