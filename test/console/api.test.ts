@@ -71,6 +71,7 @@ describe('the delivery log', () => {
         'app',
         'tickId',
         'eventTime',
+        'eventNanos',
         'receivedAt',
         'signedAt',
         'secretIndex',

@@ -3,7 +3,10 @@
  * through oneLine), one JSON object each for scripts. The signature header is only ever in the
  * JSON of `show`; the human view says it is there and how long it is.
  */
+import { attemptJson, deliveryJson } from '../../../inbox/json.js';
 import type { DeliveryAttempt, InboxStats, StoredDelivery, StoredDeliveryDetail } from '../../../inbox/types.js';
+
+export { deliveryJson };
 import { formatAge, oneLine } from '../../format.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -15,35 +18,6 @@ export function bodyText(body: Uint8Array): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}
-
-/** `list --json`: the fields of `inbox.list()`, dates as RFC 3339, nanoseconds as a string. */
-export function deliveryJson(delivery: StoredDelivery): Record<string, unknown> {
-  return {
-    id: delivery.id,
-    state: delivery.state,
-    action: delivery.action,
-    app: delivery.app,
-    tickId: delivery.tickId,
-    eventTime: delivery.eventTime,
-    eventNanos: delivery.eventNanos.toString(),
-    receivedAt: iso(delivery.receivedAt),
-    signedAt: delivery.signedAt,
-    secretIndex: delivery.secretIndex,
-    attempts: delivery.attempts,
-    runAt: iso(delivery.runAt),
-    lastError: delivery.lastError,
-    doneAt: iso(delivery.doneAt),
-    replayedAt: iso(delivery.replayedAt),
-  };
-}
-
-function attemptJson(attempt: DeliveryAttempt): Record<string, unknown> {
-  return { ...attempt, startedAt: iso(attempt.startedAt), finishedAt: iso(attempt.finishedAt) };
 }
 
 /** `show --json`: everything `inbox.get()` gives, the raw body as text (or base64 when it is not UTF-8). */

@@ -1,37 +1,15 @@
 /** The delivery log: a filtered page, one delivery in full, and the retry and replay actions. */
 import type { Inbox } from '../../../inbox/create-inbox.js';
-import {
-  DELIVERY_STATES,
-  type DeliveryState,
-  type ListOptions,
-  type StoredDelivery,
-  type StoredDeliveryDetail,
-} from '../../../inbox/types.js';
+import { attemptJson, deliveryJson } from '../../../inbox/json.js';
+import { DELIVERY_STATES, type DeliveryState, type ListOptions, type StoredDeliveryDetail } from '../../../inbox/types.js';
 import { ConsoleRequestError } from './http.js';
 import type { FieldDescriber } from './schema-fields.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
 
-/** A row as the page reads it: no body, no signature, and nothing the rack did not send. */
-export function deliveryRow(delivery: StoredDelivery) {
-  return {
-    id: delivery.id,
-    state: delivery.state,
-    action: delivery.action,
-    app: delivery.app,
-    tickId: delivery.tickId,
-    eventTime: delivery.eventTime,
-    receivedAt: delivery.receivedAt.toISOString(),
-    signedAt: delivery.signedAt,
-    secretIndex: delivery.secretIndex,
-    attempts: delivery.attempts,
-    runAt: delivery.runAt?.toISOString() ?? null,
-    lastError: delivery.lastError,
-    doneAt: delivery.doneAt?.toISOString() ?? null,
-    replayedAt: delivery.replayedAt?.toISOString() ?? null,
-  };
-}
+/** A row as the page reads it: no body, no signature (the inbox's JSON shape, as `list --json` prints it). */
+export const deliveryRow = deliveryJson;
 
 function list(text: string | null): string[] | undefined {
   if (text === null || text.trim() === '') return undefined;
@@ -121,14 +99,7 @@ export async function deliveryDetail(inbox: Inbox, id: string, describe: FieldDe
       event: delivery.event ?? null,
       fields: describe(delivery.event),
       verification: verification(delivery),
-      attempts: delivery.attemptLog.map((attempt) => ({
-        attempt: attempt.attempt,
-        worker: attempt.worker,
-        startedAt: attempt.startedAt.toISOString(),
-        finishedAt: attempt.finishedAt?.toISOString() ?? null,
-        outcome: attempt.outcome,
-        error: attempt.error,
-      })),
+      attempts: delivery.attemptLog.map(attemptJson),
     },
   };
 }

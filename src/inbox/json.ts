@@ -1,0 +1,41 @@
+/**
+ * Stored deliveries as JSON can carry them: dates as RFC 3339 strings, nanoseconds as a decimal
+ * string. One shape for `inbox list --json` / `show --json` and the console's API, never with the
+ * body or the signature (callers that show those add them on purpose).
+ */
+import type { DeliveryAttempt, StoredDelivery } from './types.js';
+
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+export function deliveryJson(delivery: StoredDelivery) {
+  return {
+    id: delivery.id,
+    state: delivery.state,
+    action: delivery.action,
+    app: delivery.app,
+    tickId: delivery.tickId,
+    eventTime: delivery.eventTime,
+    eventNanos: delivery.eventNanos.toString(),
+    receivedAt: delivery.receivedAt.toISOString(),
+    signedAt: delivery.signedAt,
+    secretIndex: delivery.secretIndex,
+    attempts: delivery.attempts,
+    runAt: iso(delivery.runAt),
+    lastError: delivery.lastError,
+    doneAt: iso(delivery.doneAt),
+    replayedAt: iso(delivery.replayedAt),
+  };
+}
+
+export function attemptJson(attempt: DeliveryAttempt) {
+  return {
+    attempt: attempt.attempt,
+    worker: attempt.worker,
+    startedAt: attempt.startedAt.toISOString(),
+    finishedAt: iso(attempt.finishedAt),
+    outcome: attempt.outcome,
+    error: attempt.error,
+  };
+}
