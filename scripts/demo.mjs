@@ -152,9 +152,15 @@ if (!process.argv.includes('--console')) {
     process.exit(1);
   }
   console.log(`\nthe demo's inbox stays in ${directory} while the console runs; Ctrl-C stops it and removes the directory\n`);
-  const consoleProcess = spawn(process.execPath, ['dist/cli.js', 'console', '--database', directory], { cwd: root, stdio: 'inherit' });
-  // Ctrl-C reaches the console too (same process group); the demo waits for it to close PGlite.
-  process.on('SIGINT', () => {}).on('SIGTERM', () => consoleProcess.kill('SIGTERM'));
+  // Its own process group, so Ctrl-C reaches it once, from here (the console takes a second Ctrl-C
+  // as "quit at once"); the demo then waits for it to close PGlite before removing the directory.
+  const consoleProcess = spawn(process.execPath, ['dist/cli.js', 'console', '--database', directory], {
+    cwd: root,
+    stdio: 'inherit',
+    detached: true,
+  });
+  const forward = () => consoleProcess.kill('SIGINT');
+  process.on('SIGINT', forward).on('SIGTERM', forward);
   const code = await new Promise((resolve) => consoleProcess.once('exit', (exitCode) => resolve(exitCode ?? 1)));
   rmSync(directory, { recursive: true, force: true });
   process.exitCode = code;

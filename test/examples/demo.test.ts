@@ -97,3 +97,41 @@ describe('scripts/demo.mjs', () => {
     },
   );
 });
+
+describe('scripts/demo.mjs --console', () => {
+  it('keeps the demo inbox open in the console until Ctrl-C, then removes its directory', { timeout: 90_000 }, async () => {
+    assertBuilt();
+    scratch = mkdtempSync(join(tmpdir(), 'demo-console-test-'));
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['scripts/demo.mjs', '--console'], {
+      cwd: ROOT,
+      env: { ...process.env, TMPDIR: scratch },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 75_000;
+      while (!stdout.includes('Ctrl-C to stop\n') && Date.now() < deadline && child.exitCode === null)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      const url = /^open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)$/m.exec(stdout)?.[1];
+      expect(url, `stdout: ${stdout}\nstderr: ${stderr}`).toBeDefined();
+      expect(stdout).toMatch(/3 more deliveries for the console/);
+      const token = new URL(url!).searchParams.get('token')!;
+      const overview = await fetch(new URL('/api/overview', url), { headers: { authorization: `Bearer ${token}` } });
+      expect(await overview.json()).toMatchObject({ stats: { total: 4, done: 3, dead: 1, pending: 0 } });
+      const apps = await fetch(new URL('/api/apps', url), { headers: { authorization: `Bearer ${token}` } });
+      const payments = ((await apps.json()) as { apps: { app: string; phase: string }[] }).apps.find((app) => app.app === 'payments-api');
+      expect(payments?.phase).toBe('armed');
+      // Ctrl-C: the demo passes it on to the console, waits for it, and removes the inbox's directory.
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(readdirSync(scratch).filter((name) => name.startsWith('rack-webhooks-demo-'))).toEqual([]);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
