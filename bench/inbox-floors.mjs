@@ -13,8 +13,7 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-const COLUMNS =
-  'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at';
+const COLUMNS = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, body_key, event_key, state, run_at';
 const SIGNED_AT = 1_795_000_000; // 2026-11-18T11:06:40Z
 const ACTION = 'app:budget:cap';
 const EVENT_TIME = '2026-11-18T11:06:40.123456789Z'; // SIGNED_AT, with the nanoseconds the events carry

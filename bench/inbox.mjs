@@ -50,7 +50,7 @@ function deliveries(count) {
 
 // The statement the inbox sends per delivery (src/inbox/store-delivery.ts), for the Node floors.
 const insertSql = (table) => `INSERT INTO ${table}
-  (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at)
+  (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, body_key, event_key, state, run_at)
 VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END)
 ON CONFLICT DO NOTHING
 RETURNING id::text AS id`;
@@ -130,7 +130,7 @@ async function openLoop(send, count, rate) {
 
 /** Fills `table` with `count` pending rows copied from accepted deliveries (real bodies), in one statement. */
 async function prestore(pool, from, table, count) {
-  const columns = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key';
+  const columns = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, body_key, event_key';
   await pool.query(
     `INSERT INTO ${table} (${columns}, state, run_at) SELECT ${columns}, 'pending', now() FROM ${from} ORDER BY id LIMIT $1`,
     [count],

@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 1. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 2. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -63,4 +63,17 @@ CREATE TABLE "rack_webhooks_inbox_attempts" (
   CONSTRAINT "rack_webhooks_inbox_attempt_outcome_check" CHECK (outcome IN ('succeeded', 'failed', 'crashed', 'abandoned'))
 );
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (1, 'deliveries and attempts');
+-- 2: same-event duplicates kept as rows
+ALTER TABLE "rack_webhooks_inbox" RENAME COLUMN replay_key TO body_key;
+ALTER TABLE "rack_webhooks_inbox" RENAME CONSTRAINT "rack_webhooks_inbox_replay_key" TO "rack_webhooks_inbox_body_key";
+ALTER TABLE "rack_webhooks_inbox" ADD COLUMN duplicate_of bigint REFERENCES "rack_webhooks_inbox" (id) ON DELETE SET NULL;
+ALTER TABLE "rack_webhooks_inbox" DROP CONSTRAINT "rack_webhooks_inbox_state_check";
+ALTER TABLE "rack_webhooks_inbox" ADD CONSTRAINT "rack_webhooks_inbox_state_check"
+  CHECK (state IN ('pending', 'running', 'done', 'dead', 'ignored', 'duplicate'));
+COMMENT ON COLUMN "rack_webhooks_inbox".body_key IS 'body:<sha256 of the body, base64url>: a copy with the same bytes is not stored again';
+COMMENT ON COLUMN "rack_webhooks_inbox".event_key IS 'event:<action>:<tick_id>:<sha256 of what the event says apart from time>; NULL on duplicate rows';
+COMMENT ON COLUMN "rack_webhooks_inbox".duplicate_of IS 'For state duplicate: the row this delivery repeats (the same event, other bytes)';
+-- Deleting a row looks up the duplicates that point at it.
+CREATE INDEX "rack_webhooks_inbox_duplicates" ON "rack_webhooks_inbox" (duplicate_of) WHERE duplicate_of IS NOT NULL;
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (2, 'same-event duplicates kept as rows');
 COMMIT;

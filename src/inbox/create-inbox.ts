@@ -80,13 +80,16 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
   list(options?: ListOptions): Promise<ListPage>;
   /** One delivery with its raw body and attempts; `undefined` when there is none with that id. */
   get(id: string): Promise<StoredDeliveryDetail | undefined>;
-  /** Dead deliveries back to pending, due now, with a fresh budget of attempts. Resolves with the count. */
+  /**
+   * Dead deliveries back to pending, due now, with a fresh budget of attempts; `duplicate` ones too
+   * when named by id or by `state: 'duplicate'`. Resolves with the count.
+   */
   retry(idOrFilter: string | DeliveryFilter): Promise<number>;
   /** Done deliveries back to pending, to run the handlers again in event-time order. Resolves with the count. */
   replay(filter: DeliveryFilter): Promise<number>;
   /** How many deliveries are in each state, and how long the oldest pending one has waited. */
   stats(): Promise<InboxStats>;
-  /** Deletes done, dead and ignored deliveries received before `before`; never pending or running ones. */
+  /** Deletes done, dead, ignored and duplicate deliveries received before `before`; never pending or running ones. */
   prune(options: { before: Date }): Promise<number>;
 }
 

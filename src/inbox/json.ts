@@ -26,6 +26,7 @@ export function deliveryJson(delivery: StoredDelivery) {
     lastError: delivery.lastError,
     doneAt: iso(delivery.doneAt),
     replayedAt: iso(delivery.replayedAt),
+    duplicateOf: delivery.duplicateOf,
   };
 }
 

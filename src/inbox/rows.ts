@@ -7,7 +7,7 @@ import type { Row } from './database/driver.js';
  */
 export const DELIVERY_COLUMNS =
   'id::text AS id, state, action, app, tick_id, event_time, event_ns::text AS event_ns, received_at, signed_at::text AS signed_at, ' +
-  'secret_index, attempts, run_at, last_error, done_at, replayed_at';
+  'secret_index, attempts, run_at, last_error, done_at, replayed_at, duplicate_of::text AS duplicate_of';
 
 function toDate(value: unknown): Date | null {
   if (value === null || value === undefined) return null;
@@ -31,6 +31,7 @@ export function toStoredDelivery(row: Row): StoredDelivery {
     lastError: (row['last_error'] as string | null) ?? null,
     doneAt: toDate(row['done_at']),
     replayedAt: toDate(row['replayed_at']),
+    duplicateOf: (row['duplicate_of'] as string | null) ?? null,
   };
 }
 

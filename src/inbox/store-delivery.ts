@@ -1,19 +1,38 @@
 import { timestampNanos } from '../events/compare.js';
-import type { DeliveryToStore } from '../receiver/inbox-contract.js';
+import type { DeliveryToStore, StoredRow } from '../receiver/inbox-contract.js';
 import type { Driver } from './database/driver.js';
 import { inboxError } from './errors.js';
 import type { TableNames } from './schema/table-name.js';
 
 const encoder = new TextEncoder();
 
+const COLUMNS = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, body_key';
+
 export function storeDeliverySql(names: TableNames): string {
-  return `INSERT INTO ${names.deliveries}
-  (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, replay_key, event_key, state, run_at,
-   received_at)
+  return `INSERT INTO ${names.deliveries} (${COLUMNS}, event_key, state, run_at, received_at)
 VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END,
         COALESCE($13::timestamptz, now()))
 ON CONFLICT DO NOTHING
 RETURNING id::text AS id`;
+}
+
+/**
+ * The first INSERT inserted nothing: either these bytes are stored (the body key), or the same
+ * event is (the event key). In the second case the delivery is kept as a 'duplicate' row that
+ * points at the first, with no event key of its own; a conflict on the body key here means a copy
+ * of these very bytes won a race, and nothing is stored.
+ */
+export function storeDuplicateSql(names: TableNames): string {
+  return `WITH original AS (SELECT id FROM ${names.deliveries} WHERE event_key = $11),
+inserted AS (
+  INSERT INTO ${names.deliveries} (${COLUMNS}, state, duplicate_of, received_at)
+  SELECT $1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, 'duplicate', original.id, COALESCE($12::timestamptz, now())
+    FROM original
+  ON CONFLICT DO NOTHING
+  RETURNING id, duplicate_of
+)
+SELECT (SELECT id::text FROM inserted) AS id, (SELECT duplicate_of::text FROM inserted) AS duplicate_of,
+       EXISTS (SELECT 1 FROM original) AS original_found`;
 }
 
 const MAX_INT8 = 2n ** 63n - 1n;
@@ -41,38 +60,52 @@ function eventNanos(timestamp: unknown): bigint {
   return nanos !== undefined && nanos <= MAX_INT8 && nanos >= -MAX_INT8 - 1n ? nanos : BigInt(Date.now()) * 1_000_000n;
 }
 
-/** One INSERT that is the claim: a copy already stored conflicts on a unique key and inserts nothing. */
+/**
+ * One INSERT that is the claim: a copy already stored conflicts on a unique key and inserts
+ * nothing. Only when it conflicts does a second statement tell a byte copy from the same event.
+ */
 export function createStoreDelivery(driver: Driver, names: TableNames, afterInsert: (pending: boolean) => void) {
   const sql = storeDeliverySql(names);
-  return async (delivery: DeliveryToStore): Promise<string | undefined> => {
+  const duplicateSql = storeDuplicateSql(names);
+  return async (delivery: DeliveryToStore): Promise<StoredRow | undefined> => {
     const { event } = delivery;
     const data = event.data as Record<string, unknown>;
     const nanos = eventNanos(event.timestamp);
     const app = event.action === 'app:create' ? (text(data['name']) ?? text(data['app'])) : text(data['app']);
     const state = delivery.ignored ? 'ignored' : 'pending';
-    let rows;
+    const values = [
+      typeof delivery.body === 'string' ? encoder.encode(delivery.body) : delivery.body,
+      column(delivery.signature),
+      String(delivery.signedAt),
+      delivery.secretIndex,
+      column(event.action),
+      typeof event.timestamp === 'string' ? column(event.timestamp) : String(event.timestamp),
+      nanos.toString(),
+      app,
+      text(data['tick_id']),
+      keyColumn(delivery.bodyKey),
+    ];
+    const eventKey = delivery.eventKey === undefined ? null : keyColumn(delivery.eventKey);
+    const receivedAt = delivery.receivedAt ?? null;
     try {
-      rows = await driver.query(sql, [
-        typeof delivery.body === 'string' ? encoder.encode(delivery.body) : delivery.body,
-        column(delivery.signature),
-        String(delivery.signedAt),
-        delivery.secretIndex,
-        column(event.action),
-        typeof event.timestamp === 'string' ? column(event.timestamp) : String(event.timestamp),
-        nanos.toString(),
-        app,
-        text(data['tick_id']),
-        keyColumn(delivery.replayKey),
-        delivery.eventKey === undefined ? null : keyColumn(delivery.eventKey),
-        state,
-        delivery.receivedAt ?? null,
-      ]);
+      // A second round only when the row it repeats was pruned between the two statements.
+      for (let round = 0; round < 2; round++) {
+        const id = (await driver.query(sql, [...values, eventKey, state, receivedAt]))[0]?.['id'];
+        if (id !== undefined) {
+          afterInsert(state === 'pending');
+          return { id: String(id) };
+        }
+        if (eventKey === null) return undefined;
+        const duplicate = (await driver.query(duplicateSql, [...values, eventKey, receivedAt]))[0]!;
+        if (duplicate['id'] !== null && duplicate['id'] !== undefined) {
+          return { id: String(duplicate['id']), duplicateOf: String(duplicate['duplicate_of']) };
+        }
+        // The original is there and these bytes are stored: a byte copy that lost the race.
+        if (duplicate['original_found'] === true) return undefined;
+      }
+      return undefined;
     } catch (error) {
       throw inboxError(error, names.display, 'storing a delivery');
     }
-    const id = rows[0]?.['id'];
-    if (id === undefined) return undefined;
-    afterInsert(state === 'pending');
-    return String(id);
   };
 }

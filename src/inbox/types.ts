@@ -1,9 +1,12 @@
 import type { AnyWebhookEvent } from '../events/types.js';
 
-/** Where a delivery is: waiting (or waiting to be retried), running, finished, given up, or a record only. */
-export type DeliveryState = 'pending' | 'running' | 'done' | 'dead' | 'ignored';
+/**
+ * Where a delivery is: waiting (or waiting to be retried), running, finished, given up, a record
+ * only, or the same event as an earlier delivery (kept, no handler runs; `retry` runs it).
+ */
+export type DeliveryState = 'pending' | 'running' | 'done' | 'dead' | 'ignored' | 'duplicate';
 
-export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 'done', 'dead', 'ignored'];
+export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 'done', 'dead', 'ignored', 'duplicate'];
 
 /** One stored delivery, as `list` returns it (no body). */
 export interface StoredDelivery {
@@ -37,6 +40,11 @@ export interface StoredDelivery {
   readonly doneAt: Date | null;
   /** Set by `replay()`. */
   readonly replayedAt: Date | null;
+  /**
+   * For a `duplicate`: the id of the earlier delivery it repeats (the same event, other bytes);
+   * `null` otherwise, or once that delivery was pruned.
+   */
+  readonly duplicateOf: string | null;
   /** With `list({ includeEvents: true })`: the body parsed (undefined if it no longer parses). */
   readonly event?: AnyWebhookEvent | undefined;
 }
@@ -133,6 +141,8 @@ export interface InboxStats {
   readonly dead: number;
   /** Deliveries stored as a record only (unknown action, or an `ignore` match). */
   readonly ignored: number;
+  /** Deliveries kept as the same event as an earlier one (other bytes): no handler ran. */
+  readonly duplicate: number;
   /** Every delivery in the table. */
   readonly total: number;
   /** Milliseconds since the oldest pending delivery was received; `null` when none is pending. */

@@ -17,9 +17,13 @@ export interface DeliveryToStore {
   readonly secretIndex: number;
   /** The parsed event. */
   readonly event: AnyWebhookEvent;
-  /** `replay:<t>:<sha256 of the body>`: unique in the store. */
-  readonly replayKey: string;
-  /** `event:<action>:<tick_id>` when the event has a `tick_id`: unique in the store. */
+  /** `body:<sha256 of the body>`: unique in the store; a copy with these bytes stores nothing. */
+  readonly bodyKey: string;
+  /**
+   * `event:<action>:<tick_id>:<sha256 of what it says apart from time>` when the event has a
+   * `tick_id`: unique among the rows that run handlers; a delivery with new bytes but this key is
+   * stored as a `duplicate` row that points at the first.
+   */
   readonly eventKey: string | undefined;
   /** Stored as a record only: unknown action, or matched by `ignore`. */
   readonly ignored: boolean;
@@ -30,14 +34,26 @@ export interface DeliveryToStore {
   readonly receivedAt?: Date | undefined;
 }
 
+/** The row `storeDelivery` committed. */
+export interface StoredRow {
+  /** The new row's id. */
+  readonly id: string;
+  /** Set when the row was stored as a `duplicate` of this earlier row: no handler runs for it. */
+  readonly duplicateOf?: string | undefined;
+}
+
 /**
  * What a receiver's `inbox` option takes: `createInbox` from `rack-webhooks/inbox` returns one.
  *
  * @typeParam Tx - The transaction client that handlers receive.
  */
 export interface DeliveryInbox<Tx = unknown> {
-  /** Commits one row for the delivery; resolves with its id, or `undefined` when a copy is stored. */
-  storeDelivery(delivery: DeliveryToStore): Promise<string | undefined>;
+  /**
+   * Commits one row for the delivery. Resolves with its id (and, for a delivery judged the same
+   * event as a stored one, that row's id as `duplicateOf`), or `undefined` when a delivery with
+   * the same bytes is stored already.
+   */
+  storeDelivery(delivery: DeliveryToStore): Promise<StoredRow | undefined>;
   /** Type only: the transaction client handlers receive. */
   readonly transactionType?: Tx;
 }

@@ -51,7 +51,8 @@ export interface ReceiverOptions<Tx = undefined> {
    */
   dedup?: DedupStore | false;
   /**
-   * How long the `(tick_id, action)` key is held, in seconds.
+   * How long a delivery's dedup keys are held, in seconds (the body key also at least while its
+   * `t` can pass the time window). A copy arriving later than this is processed again.
    *
    * @defaultValue `86400` (24 hours)
    */
@@ -114,8 +115,13 @@ export interface ReceiveResult {
   outcome: ReceiveOutcome;
   /** The parsed event (for a duplicate: the copy's own event). */
   event: AnyWebhookEvent;
-  /** With an inbox: the stored row's id, for `'accepted'` and `'ignored'`. */
+  /**
+   * With an inbox: the stored row's id, for `'accepted'`, `'ignored'`, and a `'duplicate'` that was
+   * stored as its own row (different bytes, the same event).
+   */
   id?: string;
+  /** With an inbox, for a `'duplicate'` stored as its own row: the id of the row it repeats. */
+  duplicateOf?: string;
 }
 
 /** What a {@link ReceiverLogRecord} is about. */
@@ -160,6 +166,8 @@ export interface ReceiverLogRecord {
   deliveryId?: string;
   /** With an inbox: the attempt (1-based) a worker record is about. */
   attempt?: number;
+  /** With an inbox, for a duplicate stored as its own row: the id of the row it repeats. */
+  duplicateOf?: string;
   /** Milliseconds the receiver spent on the delivery, or the worker on the attempt. */
   durationMs: number;
 }

@@ -46,17 +46,33 @@ describe.skipIf(!available)('RedisDedupStore against a real Redis', () => {
     expect(results.filter((r) => r.outcome === 'duplicate')).toHaveLength(49);
   });
 
-  it('50 concurrent different bodies with the same tick_id and action run the handler once', async () => {
+  it('50 concurrent bodies of the same event (new t, new time fields) run the handler once', async () => {
     const handler = vi.fn();
     const [a, b] = twoReceivers(handler);
     const copies = Array.from({ length: 50 }, (_, i) =>
       delivery('app:budget:auto-shutdown:fired', {
         t: T0 - (i % 5),
-        patch: { spend_usd: `${150 + i}.00`, tick_id: 'tick-2026-04-27T10:30:00Z-0a0b0c0d0e0f4a1b8c2d3e4f5a6b7c8d' },
+        patch: {
+          shutdown_at: `2026-04-27T10:30:${String(i).padStart(2, '0')}Z`,
+          tick_id: 'tick-2026-04-27T10:30:00Z-0a0b0c0d0e0f4a1b8c2d3e4f5a6b7c8d',
+        },
       }),
     );
     await Promise.all(copies.map((copy, i) => (i % 2 === 0 ? a : b).receive(copy)));
     expect(handler).toHaveBeenCalledTimes(1);
+  });
+
+  it('50 concurrent bodies under one tick_id that say different things each run the handler once', async () => {
+    const handler = vi.fn();
+    const [a, b] = twoReceivers(handler);
+    const events = Array.from({ length: 50 }, (_, i) =>
+      delivery('app:budget:auto-shutdown:fired', {
+        patch: { shut_down_services: `svc-${i}`, tick_id: 'tick-2026-04-27T10:30:00Z-1a0b0c0d0e0f4a1b8c2d3e4f5a6b7c8d' },
+      }),
+    );
+    // Each one twice, from both processes at once: 50 distinct events, 50 handler runs.
+    await Promise.all(events.flatMap((event) => [a.receive(event), b.receive(event)]));
+    expect(handler).toHaveBeenCalledTimes(50);
   });
 
   it('keys carry their TTL in Redis itself', async () => {
@@ -67,15 +83,16 @@ describe.skipIf(!available)('RedisDedupStore against a real Redis', () => {
     const copy = delivery('app:budget:auto-shutdown:failed', { patch: { dry_run: 'ttl-check' } });
     await receiver.receive(copy);
     const [eventKey, ...moreEventKeys] = await ioredis.keys(`${ttlPrefix}event:*`);
-    const [replayKey, ...moreReplayKeys] = await ioredis.keys(`${ttlPrefix}replay:*`);
+    const [replayKey, ...moreReplayKeys] = await ioredis.keys(`${ttlPrefix}body:*`);
     expect(moreEventKeys).toEqual([]);
     expect(moreReplayKeys).toEqual([]);
     const eventTtl = await ioredis.pttl(eventKey!);
     expect(eventTtl).toBeGreaterThan(3_590_000);
     expect(eventTtl).toBeLessThanOrEqual(3_600_000);
+    // The body key: as long as the event key (longer than the time window's 201 s here).
     const replayTtl = await ioredis.pttl(replayKey!);
-    expect(replayTtl).toBeGreaterThan(190_000);
-    expect(replayTtl).toBeLessThanOrEqual(201_000); // t + 300 - now + 1, with now = t + 100
+    expect(replayTtl).toBeGreaterThan(3_590_000);
+    expect(replayTtl).toBeLessThanOrEqual(3_600_000);
   });
 
   it('holds a TTL longer than Redis can take (or Infinity) for 100 years instead of failing', async () => {

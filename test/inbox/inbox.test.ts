@@ -31,7 +31,11 @@ inboxSuiteSetup();
 // ── Schema and the write path (receive → one committed row) ─────────────────────────────────────
 
 const TICK = 'tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836';
-const INDEXES = ['event_order', 'due', 'leases', 'by_state', 'by_action', 'by_app', 'received'];
+const INDEXES = ['event_order', 'due', 'leases', 'by_state', 'by_action', 'by_app', 'received', 'duplicates'];
+const MIGRATED = [
+  { version: 1, name: 'deliveries and attempts' },
+  { version: 2, name: 'same-event duplicates kept as rows' },
+];
 
 /** Columns, indexes and constraints of the schema a test owns, with the schema's name taken out. */
 async function catalogue(db: TestDatabase) {
@@ -85,10 +89,10 @@ function twoClients(kind: ClientKind, db: TestDatabase): { clients: unknown[]; c
 }
 
 describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
-  it('migrate() applies version 1 on a fresh table, then nothing, and creates the tables and indexes', async () => {
+  it('migrate() applies versions 1 and 2 on a fresh table, then nothing, and creates the tables and indexes', async () => {
     const { inbox, db } = await openInbox(kind, { migrate: false });
-    expect(await inbox.migrate()).toEqual({ applied: [1], version: 1 });
-    expect(await inbox.migrate()).toEqual({ applied: [], version: 1 });
+    expect(await inbox.migrate()).toEqual({ applied: [1, 2], version: 2 });
+    expect(await inbox.migrate()).toEqual({ applied: [], version: 2 });
 
     const tables = await db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -100,23 +104,21 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
       [db.schema],
     );
     expect(indexes.map((i) => i.name).sort()).toEqual(
-      ['deliveries_pkey', 'deliveries_replay_key', 'deliveries_event_key', ...INDEXES.map((suffix) => `deliveries_${suffix}`)].sort(),
+      ['deliveries_pkey', 'deliveries_body_key', 'deliveries_event_key', ...INDEXES.map((suffix) => `deliveries_${suffix}`)].sort(),
     );
-    expect(await db.query(`SELECT version, name FROM ${db.table}_migrations`)).toEqual([{ version: 1, name: 'deliveries and attempts' }]);
+    expect(await db.query(`SELECT version, name FROM ${db.table}_migrations ORDER BY version`)).toEqual(MIGRATED);
   });
 
-  it('schemaSql() creates the same schema as migrate(), recorded as version 1', async () => {
+  it('schemaSql() creates the same schema as migrate(), recorded as versions 1 and 2', async () => {
     const { db: migrated } = await openInbox(kind);
     const scripted = await openDatabase(kind);
     try {
       await runScript(scripted, schemaSql(scripted.table));
-      expect(await scripted.query(`SELECT version, name FROM ${scripted.table}_migrations`)).toEqual([
-        { version: 1, name: 'deliveries and attempts' },
-      ]);
+      expect(await scripted.query(`SELECT version, name FROM ${scripted.table}_migrations ORDER BY version`)).toEqual(MIGRATED);
       expect(await catalogue(scripted)).toEqual(await catalogue(migrated));
       // migrate() recognises it, and the inbox works on it.
       const inbox = createInbox({ database: scripted.database as unknown, table: scripted.table });
-      expect(await inbox.migrate()).toEqual({ applied: [], version: 1 });
+      expect(await inbox.migrate()).toEqual({ applied: [], version: 2 });
     } finally {
       await scripted.close();
     }
@@ -127,9 +129,9 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const { clients, close } = twoClients(kind, db);
     try {
       const results = await Promise.all(clients.map((database) => createInbox({ database, table: db.table }).migrate()));
-      expect(results.map((result) => result.version)).toEqual([1, 1]);
-      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1]]);
-      expect(await db.query(`SELECT version FROM ${db.table}_migrations`)).toEqual([{ version: 1 }]);
+      expect(results.map((result) => result.version)).toEqual([2, 2]);
+      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2]]);
+      expect(await db.query(`SELECT version FROM ${db.table}_migrations ORDER BY version`)).toEqual([{ version: 1 }, { version: 2 }]);
     } finally {
       await close();
     }
@@ -157,7 +159,7 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
     expect(calls).toEqual([]);
     const rows = await harness.db.query(
       `SELECT id::text AS id, body, signature, signed_at::text AS signed_at, secret_index, action, event_time, event_ns::text AS event_ns,
-              app, tick_id, state, attempts, run_at IS NOT NULL AS due, replay_key, event_key, last_error
+              app, tick_id, state, attempts, run_at IS NOT NULL AS due, body_key, event_key, duplicate_of, last_error
          FROM ${harness.table}`,
     );
     expect(rows).toHaveLength(1);
@@ -176,8 +178,9 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
       state: 'pending',
       attempts: 0,
       due: true,
-      replay_key: `replay:${t}:${createHash('sha256').update(body, 'utf8').digest('base64url')}`,
-      event_key: `event:app:budget:auto-shutdown:armed:${TICK}`,
+      body_key: `body:${createHash('sha256').update(body, 'utf8').digest('base64url')}`,
+      event_key: expect.stringMatching(new RegExp(`^event:app:budget:auto-shutdown:armed:${TICK}:[A-Za-z0-9_-]{43}$`)),
+      duplicate_of: null,
       last_error: null,
     });
     expect(await harness.db.query(`SELECT * FROM ${harness.attemptsTable}`)).toEqual([]);
@@ -189,28 +192,40 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
     expect(calls).toEqual([]);
   });
 
-  it('stores a copy once: the same delivery again, and the same (action, tick_id) re-signed with a new t, are duplicates', async () => {
+  it('stores the same bytes once whatever their t; the same event with new times as a duplicate row; another fact as its own', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
-    const event = budgetEvent('app:budget:auto-shutdown:fired', at('.5'), { tick_id: TICK });
+    const event = budgetEvent('app:budget:auto-shutdown:fired', at('.5'), { tick_id: TICK, shutdown_at: at('.5') });
     const t = nowSeconds();
     const request = sign(event, { t });
 
     const first = await receiver.receive({ body: request.bytes, headers: request.headers });
     expect(first.outcome).toBe('accepted');
     const again = await receiver.receive({ body: request.bytes, headers: request.headers });
-    expect(again).toMatchObject({ outcome: 'duplicate' });
-    expect(again.id).toBeUndefined();
-    // A proxy re-sending it: new t, so a new replay key, but the same event key.
-    expect((await harness.deliver(receiver, event, { t: t - 30 })).outcome).toBe('duplicate');
-    // The event key alone decides, even when the body differs.
-    expect((await harness.deliver(receiver, { ...event, data: { ...event.data, spend_usd: '1' } }, { t: t - 31 })).outcome).toBe(
-      'duplicate',
-    );
+    expect(again).toEqual({ outcome: 'duplicate', event: again.event });
+    // The same bytes signed with another t (the rack dispatching one body twice): no row either.
+    const resigned = await harness.deliver(receiver, event, { t: t - 30 });
+    expect([resigned.outcome, resigned.id]).toEqual(['duplicate', undefined]);
+    // The same event with new time fields: other bytes, so a row of its own that runs no handler.
+    const later = { ...event, timestamp: at('.75'), data: { ...event.data, shutdown_at: at('.75') } };
+    const repeated = await harness.deliver(receiver, later, { t: t - 31 });
+    expect(repeated).toMatchObject({ outcome: 'duplicate', id: expect.stringMatching(/^\d+$/), duplicateOf: first.id });
+    // Its byte copy is answered without a row.
+    const copy = await harness.deliver(receiver, later, { t: t - 32 });
+    expect([copy.outcome, copy.id]).toEqual(['duplicate', undefined]);
+    // Same tick and action, but it says something else: another fact, accepted.
+    const other = await harness.deliver(receiver, { ...event, data: { ...event.data, spend_usd: '1' } }, { t: t - 33 });
+    expect(other.outcome).toBe('accepted');
 
-    expect(await harness.rows()).toHaveLength(1);
-    expect((await harness.rows())[0]).toMatchObject({ signed_at: expect.anything(), state: 'pending' });
-    expect(Number((await harness.rows())[0]!['signed_at'])).toBe(t);
+    const rows = await harness.db.query(
+      `SELECT id::text AS id, state, duplicate_of::text AS duplicate_of, event_key IS NULL AS no_event_key, signed_at::text AS signed_at
+         FROM ${harness.table} ORDER BY id::bigint`,
+    );
+    expect(rows).toEqual([
+      { id: first.id, state: 'pending', duplicate_of: null, no_event_key: false, signed_at: String(t) },
+      { id: repeated.id, state: 'duplicate', duplicate_of: first.id, no_event_key: true, signed_at: String(t - 31) },
+      { id: other.id, state: 'pending', duplicate_of: null, no_event_key: false, signed_at: String(t - 33) },
+    ]);
   });
 
   it('20 concurrent copies of one delivery: exactly one accepted, one row', async () => {
@@ -564,6 +579,7 @@ describe.each(CLIENT_KINDS)('inbox list/get (%s)', (kind) => {
       lastError: 'no',
       doneAt: null,
       replayedAt: null,
+      duplicateOf: null,
     });
 
     // Five budget rows, two a page, both ways: every row once, in order, the tie (cap, set) split across pages.
@@ -767,6 +783,7 @@ describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
       done: 0,
       dead: 0,
       ignored: 0,
+      duplicate: 0,
       total: 0,
       oldestPendingAgeMs: null,
     });
@@ -778,7 +795,16 @@ describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
     await harness.db.query(`UPDATE ${harness.table} SET received_at = now() - interval '5 seconds' WHERE id = $1`, [older]);
 
     const stats = await harness.inbox.stats();
-    expect(stats).toEqual({ pending: 2, running: 0, done: 3, dead: 1, ignored: 1, total: 7, oldestPendingAgeMs: expect.any(Number) });
+    expect(stats).toEqual({
+      pending: 2,
+      running: 0,
+      done: 3,
+      dead: 1,
+      ignored: 1,
+      duplicate: 0,
+      total: 7,
+      oldestPendingAgeMs: expect.any(Number),
+    });
     expect(stats.oldestPendingAgeMs).toBeGreaterThanOrEqual(5000);
     expect(stats.oldestPendingAgeMs).toBeLessThan(65_000);
 
@@ -789,6 +815,7 @@ describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
       done: 5,
       dead: 1,
       ignored: 1,
+      duplicate: 0,
       total: 7,
       oldestPendingAgeMs: null,
     });

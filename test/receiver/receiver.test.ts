@@ -352,21 +352,25 @@ describe('replays and duplicates', () => {
     expect(handler).toHaveBeenCalledTimes(1);
   });
 
-  it('drops a copy with another t and body but the same tick_id and action', async () => {
+  it('drops the same event sent again with another t and new time fields; processes one that says something else', async () => {
     const { clock, options } = base();
     const receiver = createReceiver(options);
     const handler = vi.fn();
     receiver.on('app:budget:auto-shutdown:fired', handler);
     await receiver.receive(delivery('app:budget:auto-shutdown:fired'));
     clock.advance(60);
-    const resent = delivery('app:budget:auto-shutdown:fired', { t: T0 + 60, patch: { spend_usd: '151.00' } });
+    const resent = delivery('app:budget:auto-shutdown:fired', { t: T0 + 60, patch: { shutdown_at: '2026-04-27T10:31:00Z' } });
     expect((await receiver.receive(resent)).outcome).toBe('duplicate');
+    // Same tick and action, but another spend: another fact, which on-call must see.
+    const other = delivery('app:budget:auto-shutdown:fired', { t: T0 + 60, patch: { spend_usd: '151.00' } });
+    expect((await receiver.receive(other)).outcome).toBe('processed');
+    expect(handler).toHaveBeenCalledTimes(2);
     // Same tick, another action: a different event.
     expect((await receiver.receive(delivery('app:budget:auto-shutdown:armed', { t: T0 + 60 }))).outcome).toBe('processed');
-    expect(handler).toHaveBeenCalledTimes(1);
+    expect(handler).toHaveBeenCalledTimes(2);
   });
 
-  it('holds the replay key exactly while t can pass the window, and the event key for eventKeyTtl', async () => {
+  it('holds the body key and the event key for eventKeyTtl (the body key at least while t can pass the window)', async () => {
     const claims: Array<{ key: string; ttlSeconds: number }> = [];
     const recording: DedupStore = {
       claim: async () => true,
@@ -377,9 +381,19 @@ describe('replays and duplicates', () => {
     const receiver = createReceiver({ secrets: SECRET, now: clock.now, dedup: recording, tolerance: 300, eventKeyTtl: 3600 });
     await receiver.receive(delivery('app:budget:auto-shutdown:fired', { t: T0 }));
     expect(claims).toEqual([
-      { key: expect.stringMatching(/^replay:1777285800:[A-Za-z0-9_-]{43}$/), ttlSeconds: 201 }, // t + 300 - now + 1
-      { key: 'event:app:budget:auto-shutdown:fired:tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836', ttlSeconds: 3600 },
+      { key: expect.stringMatching(/^body:[A-Za-z0-9_-]{43}$/), ttlSeconds: 3600 },
+      {
+        key: expect.stringMatching(
+          /^event:app:budget:auto-shutdown:fired:tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836:[A-Za-z0-9_-]{43}$/,
+        ),
+        ttlSeconds: 3600,
+      },
     ]);
+    // With an event key shorter than the window, the body key is held while t can still pass: t + 300 - now + 1.
+    claims.length = 0;
+    const short = createReceiver({ secrets: SECRET, now: clock.now, dedup: recording, tolerance: 300, eventKeyTtl: 60 });
+    await short.receive(delivery('app:budget:cap', { t: T0 }));
+    expect(claims).toEqual([{ key: expect.stringMatching(/^body:/), ttlSeconds: 201 }]);
   });
 
   it('with dedup: false every copy is processed', async () => {
@@ -401,8 +415,9 @@ describe('long windows', () => {
       const copy = delivery('app:budget:auto-shutdown:fired');
       expect((await receiver.receive(copy)).outcome).toBe('processed');
       expect((await receiver.receive(copy)).outcome).toBe('duplicate');
-      // Same tick_id and action, new body: only the event key can catch it.
-      expect((await receiver.receive(delivery('app:budget:auto-shutdown:fired', { patch: { dry_run: 'x' } }))).outcome).toBe('duplicate');
+      // Same event, new time field: only the event key can catch it.
+      const later = delivery('app:budget:auto-shutdown:fired', { patch: { shutdown_at: '2026-04-27T10:35:00Z' } });
+      expect((await receiver.receive(later)).outcome).toBe('duplicate');
     }
   });
 });

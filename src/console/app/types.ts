@@ -1,7 +1,7 @@
 // The console API's JSON, exactly as scratch/CONSOLE-API.md (the server/page contract) fixes it.
 
-export type DeliveryState = 'pending' | 'running' | 'done' | 'dead' | 'ignored';
-export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 'done', 'dead', 'ignored'];
+export type DeliveryState = 'pending' | 'running' | 'done' | 'dead' | 'ignored' | 'duplicate';
+export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 'done', 'dead', 'ignored', 'duplicate'];
 
 export interface Stats {
   pending: number;
@@ -9,6 +9,7 @@ export interface Stats {
   done: number;
   dead: number;
   ignored: number;
+  duplicate: number;
   total: number;
   oldestPendingAgeMs: number | null;
 }
@@ -37,6 +38,8 @@ export interface Row {
   lastError: string | null;
   doneAt: string | null;
   replayedAt: string | null;
+  /** For a duplicate: the delivery it repeats (the same event, other bytes). */
+  duplicateOf: string | null;
 }
 
 export interface DeliveryPage {

@@ -9,24 +9,31 @@ function filterOf(idOrFilter: string | DeliveryFilter): DeliveryFilter {
 }
 
 /**
- * Moves deliveries in state `from` back to pending, due now, with a fresh budget of attempts.
- * Resolves with how many moved. Returns the ids so the caller can wake workers.
+ * Moves deliveries in one of the states `from` back to pending, due now, with a fresh budget of
+ * attempts. Resolves with how many moved.
  */
-async function requeue(driver: Driver, names: TableNames, filter: DeliveryFilter, from: 'dead' | 'done', doing: string): Promise<number> {
+async function requeue(
+  driver: Driver,
+  names: TableNames,
+  filter: DeliveryFilter,
+  from: readonly ('dead' | 'done' | 'duplicate')[],
+  doing: string,
+): Promise<number> {
   // Every field of the filter narrows, `state` too: replay({ state: 'dead' }) matches no done row.
-  const where = buildWhere(filter, 2);
+  const where = buildWhere(filter, from.length + 1);
   // replayed_at marks the next run as a replay; a retry is not one.
-  const replayed = from === 'done' ? 'now()' : 'NULL';
+  const replayed = from.includes('done') ? 'now()' : 'NULL';
+  const states = from.map((_, index) => `$${index + 1}`).join(', ');
   try {
     const rows = await driver.query(
       `WITH moved AS (
          UPDATE ${names.deliveries}
             SET state = 'pending', run_at = now(), attempt_base = attempts, last_error = NULL, done_at = NULL, replayed_at = ${replayed}
-          WHERE state = $1 AND ${where.sql}
+          WHERE state IN (${states}) AND ${where.sql}
          RETURNING 1
        )
        SELECT count(*)::int AS n FROM moved`,
-      [from, ...where.params],
+      [...from, ...where.params],
     );
     return Number(rows[0]?.['n'] ?? 0);
   } catch (error) {
@@ -34,14 +41,22 @@ async function requeue(driver: Driver, names: TableNames, filter: DeliveryFilter
   }
 }
 
+/**
+ * Dead deliveries go back to pending; so do `duplicate` ones, but only when asked for by id or by
+ * `state: 'duplicate'`: "retry everything" must not run every repeated event a second time.
+ */
 export function retryDeliveries(driver: Driver, names: TableNames, idOrFilter: string | DeliveryFilter): Promise<number> {
-  return requeue(driver, names, filterOf(idOrFilter), 'dead', 'retrying deliveries');
+  const filter = filterOf(idOrFilter);
+  const state = (filter as DeliveryFilter | null)?.state;
+  const states: readonly string[] = state === undefined ? [] : typeof state === 'string' ? [state] : state;
+  const namesDuplicates = (filter as DeliveryFilter | null)?.ids !== undefined || states.includes('duplicate');
+  return requeue(driver, names, filter, namesDuplicates ? ['dead', 'duplicate'] : ['dead'], 'retrying deliveries');
 }
 
 export function replayDeliveries(driver: Driver, names: TableNames, filter: DeliveryFilter): Promise<number> {
   if (typeof filter !== 'object' || filter === null)
     throw new TypeError('replay takes a filter such as { action: "app:budget:*" } ({} replays every done delivery)');
-  return requeue(driver, names, filter, 'done', 'replaying deliveries');
+  return requeue(driver, names, filter, ['done'], 'replaying deliveries');
 }
 
 export async function pruneDeliveries(driver: Driver, names: TableNames, options: { before: Date }): Promise<number> {
@@ -50,7 +65,7 @@ export async function pruneDeliveries(driver: Driver, names: TableNames, options
   try {
     const rows = await driver.query(
       `WITH pruned AS (
-         DELETE FROM ${names.deliveries} WHERE received_at < $1 AND state IN ('done', 'dead', 'ignored') RETURNING 1
+         DELETE FROM ${names.deliveries} WHERE received_at < $1 AND state IN ('done', 'dead', 'ignored', 'duplicate') RETURNING 1
        )
        SELECT count(*)::int AS n FROM pruned`,
       [before],

@@ -92,12 +92,12 @@ export async function deliveryStats(driver: Driver, names: TableNames): Promise<
   } catch (error) {
     throw inboxError(error, names.display, 'counting deliveries');
   }
-  const counts = { pending: 0, running: 0, done: 0, dead: 0, ignored: 0 };
+  const counts = { pending: 0, running: 0, done: 0, dead: 0, ignored: 0, duplicate: 0 };
   let oldest: number | null = null;
   for (const row of rows) {
     counts[row['state'] as keyof typeof counts] = Number(row['n']);
     if (row['oldest'] !== null && row['oldest'] !== undefined) oldest = Math.max(0, Math.round(Number(row['oldest'])));
   }
-  const total = counts.pending + counts.running + counts.done + counts.dead + counts.ignored;
+  const total = counts.pending + counts.running + counts.done + counts.dead + counts.ignored + counts.duplicate;
   return { ...counts, total, oldestPendingAgeMs: oldest };
 }

@@ -72,6 +72,24 @@ CREATE TABLE ${names.attempts} (
   CONSTRAINT ${index(names, 'attempt_outcome_check')} CHECK (outcome IN ('succeeded', 'failed', 'crashed', 'abandoned'))
 );`,
   },
+  {
+    version: 2,
+    name: 'same-event duplicates kept as rows',
+    // A delivery with new bytes but the same event key is now stored (state 'duplicate', pointing
+    // at the row it repeats) instead of being answered 'duplicate' with nothing kept; the body key
+    // is the body's hash alone, whatever its t. Rows stored before keep their old key text.
+    sql: (names) => `ALTER TABLE ${names.deliveries} RENAME COLUMN replay_key TO body_key;
+ALTER TABLE ${names.deliveries} RENAME CONSTRAINT ${index(names, 'replay_key')} TO ${index(names, 'body_key')};
+ALTER TABLE ${names.deliveries} ADD COLUMN duplicate_of bigint REFERENCES ${names.deliveries} (id) ON DELETE SET NULL;
+ALTER TABLE ${names.deliveries} DROP CONSTRAINT ${index(names, 'state_check')};
+ALTER TABLE ${names.deliveries} ADD CONSTRAINT ${index(names, 'state_check')}
+  CHECK (state IN ('pending', 'running', 'done', 'dead', 'ignored', 'duplicate'));
+COMMENT ON COLUMN ${names.deliveries}.body_key IS 'body:<sha256 of the body, base64url>: a copy with the same bytes is not stored again';
+COMMENT ON COLUMN ${names.deliveries}.event_key IS 'event:<action>:<tick_id>:<sha256 of what the event says apart from time>; NULL on duplicate rows';
+COMMENT ON COLUMN ${names.deliveries}.duplicate_of IS 'For state duplicate: the row this delivery repeats (the same event, other bytes)';
+-- Deleting a row looks up the duplicates that point at it.
+CREATE INDEX ${index(names, 'duplicates')} ON ${names.deliveries} (duplicate_of) WHERE duplicate_of IS NOT NULL;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

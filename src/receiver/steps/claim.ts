@@ -1,8 +1,7 @@
-import { getDefaultBackend } from '../../crypto/index.js';
 import { WebhookDedupError } from '../../dedup/errors.js';
 import { claimAll, type DedupClaim, type DedupStore } from '../../dedup/store.js';
 import type { AnyWebhookEvent } from '../../events/types.js';
-import { dedupClaims } from '../dedup-keys.js';
+import { dedupClaims, deliveryKeys, type DeliveryKeys } from '../dedup-keys.js';
 import type { Reporting } from '../reporting.js';
 import type { VerifiedDelivery } from './verify.js';
 
@@ -28,12 +27,6 @@ export type ClaimStep = (
   nowSeconds: number,
   started: number,
 ) => Claimed | Promise<Claimed>;
-
-/** SHA-256 of the raw body, base64url: in this tick on Node, through Web Crypto elsewhere. */
-export function hashBody(raw: Uint8Array | string): string | Promise<string> {
-  const backend = getDefaultBackend();
-  return backend.sha256Sync !== undefined ? backend.sha256Sync(raw) : backend.sha256(raw);
-}
 
 export function createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting }: ClaimStepOptions): ClaimStep {
   const storeFailed = (cause: unknown, event: AnyWebhookEvent, claims: readonly DedupClaim[], started: number): Promise<Claimed> => {
@@ -68,9 +61,9 @@ export function createClaimStep({ store, tolerance, eventKeyTtl, failClosed, rep
   };
 
   return ({ raw, verified }, event, nowSeconds, started) => {
-    const digest = hashBody(raw);
-    if (typeof digest === 'string')
-      return claimWith(dedupClaims(digest, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl), event, started);
-    return digest.then((sha) => claimWith(dedupClaims(sha, verified.timestamp, event, tolerance, nowSeconds, eventKeyTtl), event, started));
+    const claimKeys = (keys: DeliveryKeys) =>
+      claimWith(dedupClaims(keys, verified.timestamp, tolerance, nowSeconds, eventKeyTtl), event, started);
+    const keys = deliveryKeys(raw, event);
+    return keys instanceof Promise ? keys.then(claimKeys) : claimKeys(keys);
   };
 }

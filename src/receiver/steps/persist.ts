@@ -1,10 +1,9 @@
 import { headerInputToString } from '../../signature/parse-header.js';
-import { eventKey, replayKey } from '../dedup-keys.js';
-import type { DeliveryInbox } from '../inbox-contract.js';
+import { deliveryKeys } from '../dedup-keys.js';
+import type { DeliveryInbox, StoredRow } from '../inbox-contract.js';
 import { errorCode, logContext } from '../log.js';
 import type { Reporting } from '../reporting.js';
 import type { ReceiveResult } from '../types.js';
-import { hashBody } from './claim.js';
 import type { ParsedDelivery } from './parse.js';
 import type { VerifiedDelivery } from './verify.js';
 
@@ -22,18 +21,18 @@ export type PersistStep = (verified: VerifiedDelivery, parsed: ParsedDelivery, s
 
 export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Reporting, customClock: boolean): PersistStep {
   return async ({ raw, verified, header }, { event, ignored, known }, started) => {
-    const bodySha256 = await hashBody(raw);
+    const { bodyKey, eventKey } = await deliveryKeys(raw, event);
     const recordOnly = ignored || !known;
-    let id: string | undefined;
+    let stored: StoredRow | undefined;
     try {
-      id = await inbox.storeDelivery({
+      stored = await inbox.storeDelivery({
         body: raw,
         signature: headerInputToString(header),
         signedAt: verified.timestamp,
         secretIndex: verified.secretIndex,
         event,
-        replayKey: replayKey(verified.timestamp, bodySha256),
-        eventKey: eventKey(event),
+        bodyKey,
+        eventKey,
         ignored: recordOnly,
         receivedAt: customClock ? new Date(started) : undefined,
       });
@@ -48,15 +47,29 @@ export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Repo
       });
       throw error;
     }
-    if (id === undefined) {
+    if (stored === undefined) {
       if (reporting.logging)
         reporting.log(started, {
           level: 'info',
           event: 'duplicate',
-          message: 'duplicate delivery: a copy is already stored',
+          message: 'duplicate delivery: a copy with the same bytes is already stored',
           ...logContext(event, verified),
         });
       return { outcome: 'duplicate', event };
+    }
+    const { id, duplicateOf } = stored;
+    if (duplicateOf !== undefined) {
+      // Kept as its own row (the log keeps every distinct body), but no handler runs for it.
+      if (reporting.logging)
+        reporting.log(started, {
+          level: 'info',
+          event: 'duplicate',
+          message: `the same event as delivery ${duplicateOf} (it differs only in time); stored as a duplicate, no handler runs`,
+          deliveryId: id,
+          duplicateOf,
+          ...logContext(event, verified),
+        });
+      return { outcome: 'duplicate', event, id, duplicateOf };
     }
     if (reporting.logging) {
       reporting.log(started, {

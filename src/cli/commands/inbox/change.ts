@@ -15,9 +15,13 @@ const ALL_FLAG = { all: { type: 'boolean' } } as const;
 function bulkFilter(flags: Flags, command: 'retry' | 'replay', from: 'dead' | 'done'): DeliveryFilter {
   const filter = filterFromFlags(flags);
   const states = filter.state === undefined ? [] : [filter.state].flat();
-  if (states.some((state) => state !== from))
-    throw new UsageError(`${command} moves ${from} deliveries only: leave out --state, or pass --state ${from}`);
-  delete filter.state; // the inbox narrows to `from` itself
+  // retry also moves duplicates, but only when --state duplicate names them.
+  const allowed: readonly string[] = command === 'retry' ? ['dead', 'duplicate'] : [from];
+  if (states.some((state) => !allowed.includes(state)))
+    throw new UsageError(
+      `${command} moves ${allowed.join(' and ')} deliveries only: leave out --state, or pass --state ${allowed.join(' or ')}`,
+    );
+  if (!states.includes('duplicate')) delete filter.state; // the inbox narrows to `from` itself
   if (isEmptyFilter(filter) && states.length === 0 && flags['all'] !== true) {
     throw new UsageError(`say which deliveries: pass filter flags (--action, --app, --from, --to), or --all for every ${from} one`);
   }
@@ -32,10 +36,11 @@ export const retry: Command = {
 
 Moves dead deliveries (their handlers failed maxAttempts times) back to pending, due now, with a
 fresh budget of attempts; your workers run them again. Prints how many moved. With an id, that
-delivery must exist and be dead.
+delivery must exist and be dead or duplicate (the same event as an earlier delivery, kept without
+running its handlers); --state duplicate moves duplicates in bulk.
 
 ${DATABASE_HELP}
-${filterHelpFor('dead')}
+${filterHelpFor('dead').replace('optional: only dead deliveries are ever moved', 'dead (the default) or duplicate')}
   --all                   every dead delivery`,
   flags: { ...DATABASE_FLAGS, ...FILTER_FLAGS, ...ALL_FLAG },
   positionals: 1,
@@ -52,7 +57,7 @@ ${filterHelpFor('dead')}
         const delivery = await session.inbox.get(id);
         if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
         throw new Error(
-          `delivery ${id} is ${delivery.state}, not dead: retry moves dead deliveries only${delivery.state === 'done' ? ' (replay runs done ones again)' : ''}`,
+          `delivery ${id} is ${delivery.state}, not dead: retry moves dead and duplicate deliveries only${delivery.state === 'done' ? ' (replay runs done ones again)' : ''}`,
         );
       }
       return moved;

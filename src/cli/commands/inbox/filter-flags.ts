@@ -11,7 +11,7 @@ export const FILTER_FLAGS = {
   to: { type: 'string' },
 } as const satisfies FlagSpec;
 
-const STATE_HELP = '  --state S               pending, running, done, dead or ignored (repeat it, or write "dead,done")';
+const STATE_HELP = '  --state S               pending, running, done, dead, ignored or duplicate (repeat it, or write "dead,done")';
 
 export const FILTER_HELP = `${STATE_HELP}
   --action A              an action, or a prefix pattern such as app:budget:* (repeat for several)

@@ -89,6 +89,9 @@ export function deliveryDetail(delivery: StoredDeliveryDetail): string[] {
     ['action', oneLine(delivery.action)],
     ['app', delivery.app === null ? '-' : oneLine(delivery.app)],
     ['tick_id', delivery.tickId === null ? '-' : oneLine(delivery.tickId)],
+    ...(delivery.duplicateOf === null
+      ? []
+      : [['duplicate of', `delivery ${delivery.duplicateOf} (the same event; no handler ran for this one)`] as [string, string]]),
     ['event time', oneLine(delivery.eventTime)],
     ['received at', when(delivery.receivedAt)],
     ['signed at', `t=${delivery.signedAt} (${new Date(delivery.signedAt * 1000).toISOString()})`],
@@ -121,6 +124,7 @@ export function statsLines(stats: InboxStats): string[] {
     ['done', stats.done],
     ['dead', stats.dead],
     ['ignored', stats.ignored],
+    ['duplicate', stats.duplicate],
     ['total', stats.total],
   ];
   const width = Math.max(...counts.map(([name]) => name.length));

@@ -7,7 +7,7 @@ export const stats: Command = {
   summary: 'counts by state, and how long the oldest pending delivery has waited',
   help: `Usage: rack-webhooks inbox stats --database D [--json]
 
-Prints how many deliveries are pending, running, done, dead and ignored, the total, and how
+Prints how many deliveries are pending, running, done, dead, ignored and duplicate, the total, and how
 long ago the oldest pending one was received (a growing age means no worker is keeping up).
 
 ${DATABASE_HELP}

@@ -43,6 +43,12 @@ function deliveryFacts(delivery: DeliveryDetail): HTMLElement {
       ['App', delivery.app === null ? undefined : h('a', { href: href.app(delivery.app), class: 'mono', 'data-key': 'app' }, delivery.app)],
       ['Event time', timeUtc(delivery.eventTime, true)],
       ['Tick', delivery.tickId === null ? undefined : h('span', { class: 'mono break' }, delivery.tickId)],
+      [
+        'Duplicate of',
+        delivery.duplicateOf === null
+          ? undefined
+          : h('a', { href: href.delivery(delivery.duplicateOf), class: 'mono', 'data-testid': 'duplicate-of' }, `#${delivery.duplicateOf}`),
+      ],
       ['Next run', delivery.runAt === null ? undefined : timeAgo(delivery.runAt)],
       ['Done', delivery.doneAt === null ? undefined : timeAgo(delivery.doneAt)],
       ['Replayed', delivery.replayedAt === null ? undefined : timeAgo(delivery.replayedAt)],
@@ -127,9 +133,12 @@ export function deliveryView(id: string): View {
             label: 'Retry',
             key: 'retry',
             confirmLabel: 'Confirm retry',
-            question: 'Move this dead delivery back to pending?',
-            disabled: delivery.state !== 'dead',
-            disabledReason: 'Only a dead delivery can be retried',
+            question:
+              delivery.state === 'duplicate'
+                ? 'Run the handlers for this duplicate (the same event as an earlier delivery) anyway?'
+                : 'Move this dead delivery back to pending?',
+            disabled: delivery.state !== 'dead' && delivery.state !== 'duplicate',
+            disabledReason: 'Only a dead or duplicate delivery can be retried',
             run: act('retry'),
             done,
           }),

@@ -104,7 +104,7 @@ export async function deliveryDetail(inbox: Inbox, id: string, describe: FieldDe
   };
 }
 
-/** Retry (dead -> pending) or replay (done -> pending) one delivery; 404 or 409 say why nothing moved. */
+/** Retry (dead or duplicate -> pending) or replay (done -> pending) one delivery; 404 or 409 say why nothing moved. */
 export async function moveOne(inbox: Inbox, id: string, action: 'retry' | 'replay'): Promise<{ moved: number }> {
   checkedId(id);
   const moved = action === 'retry' ? await inbox.retry(id) : await inbox.replay({ ids: [id] });
@@ -112,7 +112,8 @@ export async function moveOne(inbox: Inbox, id: string, action: 'retry' | 'repla
   const delivery = await inbox.get(id);
   if (delivery === undefined) throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id)}`);
   const from = action === 'retry' ? 'dead' : 'done';
-  throw new ConsoleRequestError(409, `not_${from}`, `delivery ${id} is ${delivery.state}: ${action} moves ${from} deliveries only`);
+  const moves = action === 'retry' ? 'dead and duplicate' : 'done';
+  throw new ConsoleRequestError(409, `not_${from}`, `delivery ${id} is ${delivery.state}: ${action} moves ${moves} deliveries only`);
 }
 
 export async function retryAllDead(inbox: Inbox): Promise<{ moved: number }> {
