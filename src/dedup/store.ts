@@ -1,6 +1,6 @@
 /** One key to hold for `ttlSeconds`. */
 export interface DedupClaim {
-  /** The key: `replay:<t>:<sha256 of the body>` or `event:<action>:<tick_id>` from the receiver. */
+  /** The key: `body:<sha256 of the body>` or `event:<action>:<tick_id>:<sha256 of the content>` from the receiver. */
   readonly key: string;
   /** How long to hold it, in seconds > 0; `Infinity` holds it as long as the store can. */
   readonly ttlSeconds: number;

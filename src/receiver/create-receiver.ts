@@ -40,9 +40,11 @@ function isInbox(value: unknown): value is DeliveryInbox<unknown> {
  * A receiver: verify, parse, then either claim the delivery's keys and dispatch to the typed
  * handlers (the steps under ./steps), or, with an inbox, persist it for a worker to dispatch.
  *
- * Each delivery claims two keys (`replay:<t>:<sha256 of the body>` and, when the event has a
- * `tick_id`, `event:<action>:<tick_id>`) atomically, so it is handled once however many copies
- * arrive, on one process (the default {@link MemoryDedupStore}) or many (`RedisDedupStore`, or an inbox).
+ * Each delivery claims two keys (`body:<sha256 of the body>` and, when the event has a `tick_id`,
+ * `event:<action>:<tick_id>:<sha256 of what it says apart from time>`) atomically, so it is handled
+ * once however many copies arrive, on one process (the default {@link MemoryDedupStore}) or many
+ * (`RedisDedupStore`, or an inbox), while two events that say different things under one `tick_id`
+ * both run.
  *
  * @param options - The keys, the dedup store or inbox, and how to handle failures.
  * @returns A receiver: register handlers with `on`, `onAny` and `onError`, then call `receive`.
