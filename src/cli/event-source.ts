@@ -1,5 +1,6 @@
 /** What `send` delivers: a file sent byte for byte, or a fresh test event built from flags. */
 import { WEBHOOK_ACTIONS } from '../generated/catalog.js';
+import { ACTION_FIELDS } from '../generated/fields.js';
 import type { WebhookAction } from '../events/types.js';
 import { createTestEvent } from '../testing/test-event.js';
 import { INPUT_LIMIT_BYTES, UsageError, readUserFile } from './args.js';
@@ -36,10 +37,18 @@ export function assertKnownAction(action: string): asserts action is WebhookActi
   throw new UsageError(`unknown action ${JSON.stringify(action)}; nearest known actions: ${guesses}`);
 }
 
-/** `--set status=error`, `--set timestamp=...`, `--set data.app=billing-api`. */
+/**
+ * `--set status=error`, `--set timestamp=...`, `--set data.app=billing-api`. A field the action does
+ * not have is sent anyway (a newer rack may send it) with a note, since it is usually a typo; a value
+ * the action cannot carry (`--set status=success` on `release:promote`) is a usage error.
+ */
 export function eventFromFlags(action: string, sets: readonly string[], warn: (line: string) => void): object {
   assertKnownAction(action);
-  const overrides: { status?: string; timestamp?: string; data: Record<string, string> } = { data: {} };
+  const overrides: { status?: string; timestamp?: string; data: Record<string, string>; extraData: Record<string, string> } = {
+    data: {},
+    extraData: {},
+  };
+  const sampleFields = Object.keys(ACTION_FIELDS[action]!.data);
   for (const assignment of sets) {
     const equals = assignment.indexOf('=');
     const name = equals === -1 ? assignment : assignment.slice(0, equals);
@@ -47,13 +56,18 @@ export function eventFromFlags(action: string, sets: readonly string[], warn: (l
     if (equals === -1 || !/^(status|timestamp|data\.[^.]+)$/.test(name)) {
       throw new UsageError(`--set ${JSON.stringify(name)}: write status=VALUE, timestamp=VALUE or data.FIELD=VALUE`);
     }
+    const field = name.slice('data.'.length);
     if (name === 'status' || name === 'timestamp') overrides[name] = value;
-    else overrides.data[name.slice('data.'.length)] = value;
+    else if (sampleFields.includes(field)) overrides.data[field] = value;
+    else {
+      warn(`note: data.${field} is not a field of ${action}; sending it anyway`);
+      overrides.extraData[field] = value;
+    }
   }
-  const sampleFields = Object.keys(createTestEvent(action).data);
-  for (const field of Object.keys(overrides.data)) {
-    // Unknown fields are legal (a newer rack may send them), but usually a typo: say so, send anyway.
-    if (!sampleFields.includes(field)) warn(`note: data.${field} is not a field of ${action}; sending it anyway`);
+  try {
+    return createTestEvent(action, overrides as Parameters<typeof createTestEvent>[1]);
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(`--set: ${error.message}`);
+    throw error;
   }
-  return createTestEvent(action, overrides as Parameters<typeof createTestEvent>[1]);
 }

@@ -9,7 +9,8 @@ export const ROUTINE_ACTIONS = [
 
 /**
  * Actions on-call channels subscribe to. `app:budget:cap` pages only when the app's `atCapAction`
- * is `block-new-deploys` or `auto-shutdown`, which the event itself does not carry.
+ * is `block-new-deploys` or `auto-shutdown`: deployed racks send it as `data.action`, which the spec
+ * does not promise (it is optional in the type).
  */
 export const ON_CALL_ACTIONS = [
   'app:budget:auto-shutdown:fired',

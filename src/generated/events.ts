@@ -22,6 +22,7 @@ export type WebhookEvent =
   | ReleaseManifestAdvisoryEvent
   | ReleasePrometheusSkippedEvent
   | ReleaseImperativePatchNoteEvent
+  | ReleaseAgentAutoscaleIgnoredEvent
   | AppBudgetSetEvent
   | AppBudgetResetEvent
   | AppBudgetClearEvent
@@ -613,6 +614,14 @@ export interface ReleaseAutoscaleDisabledData {
    * Identity that made the change; data.actor is populated from it.
    */
   ack_by?: string;
+  /**
+   * Service that requests autoscale.
+   */
+  service?: string;
+  /**
+   * Why its autoscale is not applied (free text).
+   */
+  reason?: string;
 }
 /**
  * A service configuration is invalid, e.g. scale.min 0 without autoscale.
@@ -659,6 +668,14 @@ export interface ReleaseManifestAdvisoryData {
    * Identity that made the change; data.actor is populated from it.
    */
   ack_by?: string;
+  /**
+   * Service whose configuration is invalid.
+   */
+  service?: string;
+  /**
+   * What is wrong with its configuration (free text).
+   */
+  reason?: string;
 }
 /**
  * A metrics-based autoscaler trigger was not created because the rack has no metrics_url.
@@ -759,6 +776,68 @@ export interface ReleaseImperativePatchNoteData {
    * Identity that made the change; data.actor is populated from it.
    */
   ack_by?: string;
+  /**
+   * Service whose scaled object was patched.
+   */
+  service?: string;
+  /**
+   * Why the scaled object was patched instead of the deployment (free text).
+   */
+  reason?: string;
+}
+/**
+ * An agent service (one per node) declares autoscale, which the rack ignores for agents.
+ */
+export interface ReleaseAgentAutoscaleIgnoredEvent {
+  /**
+   * Event name.
+   */
+  action: "release:agent-autoscale-ignored";
+  /**
+   * Outcome of the event; success unless stated.
+   */
+  status: KnownStatus | (string & {});
+  /**
+   * When the event happened (RFC 3339, UTC). Order events by it.
+   */
+  timestamp: string;
+  /**
+   * The event's fields ({@link ReleaseAgentAutoscaleIgnoredData}).
+   */
+  data: ReleaseAgentAutoscaleIgnoredData;
+}
+/**
+ * Event fields. All values arrive as strings.
+ */
+export interface ReleaseAgentAutoscaleIgnoredData {
+  /**
+   * App name.
+   */
+  app: string;
+  /**
+   * Rack name.
+   */
+  rack: string;
+  /**
+   * Identity of the deploy, usually "system" (a render-time path); not fixed to "system", since the field notes do not say.
+   */
+  actor: string;
+  /**
+   * Accumulator tick id; all events of one auto-shutdown sequence share it.
+   */
+  tick_id?: string;
+  /**
+   * Identity that made the change; data.actor is populated from it.
+   */
+  ack_by?: string;
+  /**
+   * Agent service whose autoscale settings are ignored.
+   */
+  service?: string;
+  /**
+   * Release being deployed.
+   */
+  release?: string;
 }
 /**
  * An app's budget config was set or changed.
@@ -900,9 +979,9 @@ export interface AppBudgetResetData {
    */
   reset_at?: string;
   /**
-   * Kind of reset; seen: breaker-clear, period-reset.
+   * Kind of reset: breaker-clear or period-reset. Open at run time.
    */
-  reset_kind?: string;
+  reset_kind?: "breaker-clear" | "period-reset";
 }
 /**
  * An app's budget config was removed.
@@ -1027,6 +1106,18 @@ export interface AppBudgetThresholdData {
    * Identity that made the change; data.actor is populated from it.
    */
   ack_by?: string;
+  /**
+   * Monthly budget cap in USD.
+   */
+  cap_usd?: string;
+  /**
+   * The alert threshold crossed (alertThresholdPercent), in percent of the cap, as a decimal string.
+   */
+  pct?: string;
+  /**
+   * Month-to-date spend in USD.
+   */
+  spend_usd?: string;
 }
 /**
  * An app's spend crossed its monthlyCapUsd; the breaker may trip per atCapAction.
@@ -1073,6 +1164,18 @@ export interface AppBudgetCapData {
    * Identity that made the change; data.actor is populated from it.
    */
   ack_by?: string;
+  /**
+   * The app's at-cap action (atCapAction), e.g. block-new-deploys or auto-shutdown: on-call pages for those two.
+   */
+  action?: string;
+  /**
+   * Monthly budget cap in USD.
+   */
+  cap_usd?: string;
+  /**
+   * Month-to-date spend in USD.
+   */
+  spend_usd?: string;
 }
 /**
  * A cap raise cleared the deploy circuit breaker tripped by block-new-deploys.
@@ -1120,9 +1223,9 @@ export interface AppBudgetBreakerClearedData {
    */
   ack_by?: string;
   /**
-   * Why the breaker was cleared, e.g. cap-raised.
+   * Why the breaker was cleared: cap-raised. Open at run time.
    */
-  reason?: string;
+  reason?: "cap-raised";
   /**
    * Spend in USD when the breaker was cleared.
    */
@@ -1585,6 +1688,46 @@ export interface AppBudgetAutoShutdownFiredData {
    * Month-to-date spend in USD.
    */
   spend_usd?: string;
+  /**
+   * How many services were scaled to zero through their deployment (no autoscaler), as a decimal string.
+   */
+  deployment_only_count?: string;
+  /**
+   * How many services were scaled to zero through their event-driven autoscaler, as a decimal string.
+   */
+  keda_managed_count?: string;
+  /**
+   * Amount in USD by which spend exceeds the cap.
+   */
+  over_cap_usd?: string;
+  /**
+   * The CLI command that restores the services.
+   */
+  recovery_command?: string;
+  /**
+   * How many services were scaled to zero, as a decimal string.
+   */
+  shut_down_count?: string;
+  /**
+   * Services scaled to zero, comma-separated.
+   */
+  shut_down_services?: string;
+  /**
+   * When the services were scaled to zero (RFC 3339).
+   */
+  shutdown_at?: string;
+  /**
+   * Order in which services were shut down.
+   */
+  shutdown_order?: string;
+  /**
+   * The persisted shutdown state the restore reads (replica counts per service): a JSON document in a string.
+   */
+  snapshot_annotation?: string;
+  /**
+   * At-cap webhook URL, redacted to scheme and host.
+   */
+  webhook_url?: string;
 }
 /**
  * An armed auto-shutdown countdown was cancelled before firing.
@@ -1651,6 +1794,30 @@ export interface AppBudgetAutoShutdownCancelledData {
    * Why the countdown was cancelled.
    */
   cancel_reason: "reset-during-armed" | "cap-raised" | "manual-detected" | "config-changed" | "countdown-lapsed";
+  /**
+   * When the cancelled countdown was armed (RFC 3339).
+   */
+  armed_at?: string;
+  /**
+   * When the countdown was cancelled (RFC 3339).
+   */
+  cancelled_at?: string;
+  /**
+   * Services the countdown would have shut down, comma-separated.
+   */
+  eligible_services?: string;
+  /**
+   * When the services would have been scaled to zero (RFC 3339).
+   */
+  expected_shutdown_at?: string;
+  /**
+   * Monthly cap in USD after the change that cancelled the countdown.
+   */
+  new_cap_usd?: string;
+  /**
+   * Monthly cap in USD before that change.
+   */
+  prev_cap_usd?: string;
 }
 /**
  * Services shut down by auto-shutdown were restored.
@@ -1713,6 +1880,38 @@ export interface AppBudgetAutoShutdownRestoredData {
    * Month-to-date spend in USD.
    */
   spend_usd?: string;
+  /**
+   * Whether the services were found changed since the shutdown ("true" or "false").
+   */
+  drift_detected?: string;
+  /**
+   * Month-to-date spend in USD when the services were restored.
+   */
+  final_spend_usd?: string;
+  /**
+   * When the services were restored (RFC 3339).
+   */
+  recovery_at?: string;
+  /**
+   * What triggered the restore, e.g. a budget reset.
+   */
+  recovery_trigger?: string;
+  /**
+   * How many services were restored, as a decimal string.
+   */
+  restored_count?: string;
+  /**
+   * Services restored, comma-separated.
+   */
+  restored_services?: string;
+  /**
+   * How many services were restored through their deployment, as a decimal string.
+   */
+  restored_to_deployment?: string;
+  /**
+   * How many services were restored through their event-driven autoscaler, as a decimal string.
+   */
+  restored_to_keda?: string;
 }
 /**
  * A manual-mode auto-shutdown expired at month rollover with the user absent.
@@ -1775,6 +1974,46 @@ export interface AppBudgetAutoShutdownExpiredData {
    * Month-to-date spend in USD.
    */
   spend_usd?: string;
+  /**
+   * When the shutdown expired (RFC 3339).
+   */
+  expired_at?: string;
+  /**
+   * Spend in USD of the month that ended.
+   */
+  final_spend_usd?: string;
+  /**
+   * What the user has to do by hand to bring the services back.
+   */
+  manual_action_hint?: string;
+  /**
+   * The month that began (e.g. 2026-05).
+   */
+  new_month_label?: string;
+  /**
+   * When the countdown of this shutdown was armed (RFC 3339).
+   */
+  original_armed_at?: string;
+  /**
+   * When the services were scaled to zero (RFC 3339).
+   */
+  original_shutdown_at?: string;
+  /**
+   * The month that ended (e.g. 2026-04).
+   */
+  prev_month_label?: string;
+  /**
+   * How services come back after shutdown (manual here).
+   */
+  recovery_mode?: string;
+  /**
+   * Whether the services stay at zero until someone restores them ("true" or "false").
+   */
+  requires_manual_action?: string;
+  /**
+   * Services still scaled to zero, comma-separated.
+   */
+  services_still_at_zero?: string;
 }
 /**
  * A cap-fire was suppressed by the 24-hour cooldown after a recent recovery.
@@ -1837,6 +2076,18 @@ export interface AppBudgetAutoShutdownFlapSuppressedData {
    * Month-to-date spend in USD.
    */
   spend_usd?: string;
+  /**
+   * When the 24-hour cooldown after the last recovery ends (RFC 3339).
+   */
+  cooldown_expires_at?: string;
+  /**
+   * Minutes of cooldown left, as a decimal string.
+   */
+  cooldown_remaining_min?: string;
+  /**
+   * When the cap-fire was suppressed (RFC 3339).
+   */
+  suppressed_at?: string;
 }
 /**
  * The auto-shutdown reconciler ran and decided no action was needed.
@@ -1899,6 +2150,26 @@ export interface AppBudgetAutoShutdownNoopData {
    * Month-to-date spend in USD.
    */
   spend_usd?: string;
+  /**
+   * Number of services eligible for shutdown, as a decimal string.
+   */
+  eligible_service_count?: string;
+  /**
+   * When the reconciler ran (RFC 3339).
+   */
+  evaluated_at?: string;
+  /**
+   * Number of services exempted from auto-shutdown, as a decimal string.
+   */
+  exempted_count?: string;
+  /**
+   * Why no action was needed (free text).
+   */
+  reason?: string;
+  /**
+   * Number of the app's services, as a decimal string.
+   */
+  total_services?: string;
 }
 /**
  * Auto-shutdown could not scale services down: patch retries were exhausted.
@@ -1961,6 +2232,26 @@ export interface AppBudgetAutoShutdownFailedData {
    * Month-to-date spend in USD.
    */
   spend_usd?: string;
+  /**
+   * When the shutdown (or the restore) gave up (RFC 3339).
+   */
+  failed_at?: string;
+  /**
+   * Services that could not be patched, comma-separated.
+   */
+  failed_services?: string;
+  /**
+   * The last patch error.
+   */
+  failure_reason?: string;
+  /**
+   * "1" when the shutdown was left half done (some services at zero), "0" otherwise (e.g. a failed restore). Open at run time.
+   */
+  partial_state?: "1" | "0";
+  /**
+   * Patch attempts made before giving up, as a decimal string.
+   */
+  retry_count?: string;
 }
 /**
  * The simulate-shutdown command was run (dry run, audit only).
@@ -2023,6 +2314,34 @@ export interface AppBudgetAutoShutdownSimulatedData {
    * Month-to-date spend in USD.
    */
   spend_usd?: string;
+  /**
+   * Estimated USD saved per hour while the services are at zero, as a decimal string.
+   */
+  estimated_cost_saved_usd_per_hour?: string;
+  /**
+   * Minutes of warning before shutdown.
+   */
+  notify_before_minutes?: string;
+  /**
+   * How services would come back after shutdown.
+   */
+  recovery_mode?: string;
+  /**
+   * Order in which services would be shut down.
+   */
+  shutdown_order?: string;
+  /**
+   * When the simulation ran (RFC 3339).
+   */
+  simulated_at?: string;
+  /**
+   * How many services a real shutdown would scale to zero, as a decimal string.
+   */
+  would_shut_down_count?: string;
+  /**
+   * Services a real shutdown would scale to zero, comma-separated.
+   */
+  would_shut_down_services?: string;
 }
 /**
  * The auto-shutdown recovery banner was dismissed.
@@ -2085,4 +2404,12 @@ export interface AppBudgetAutoShutdownDismissedData {
    * Month-to-date spend in USD.
    */
   spend_usd?: string;
+  /**
+   * When the recovery banner was dismissed (RFC 3339).
+   */
+  dismissed_at?: string;
+  /**
+   * "true" when the banner was already dismissed, so nothing changed; else "false".
+   */
+  idempotent?: string;
 }

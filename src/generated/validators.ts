@@ -2356,7 +2356,7 @@ return errors === 0;
 }
 
 export const validateReleaseAutoscaleDisabledEvent = validate21;
-const schema90 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/release.autoscale-disabled.schema.json","title":"ReleaseAutoscaleDisabledEvent","description":"A service requests autoscale but the rack does not have autoscaler_enable set.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"release:autoscale-disabled","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"ReleaseAutoscaleDisabledData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."}},"required":["app","rack","actor"]}}};
+const schema90 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/release.autoscale-disabled.schema.json","title":"ReleaseAutoscaleDisabledEvent","description":"A service requests autoscale but the rack does not have autoscaler_enable set.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"release:autoscale-disabled","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"ReleaseAutoscaleDisabledData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service that requests autoscale."},"reason":{"type":"string","description":"Why its autoscale is not applied (free text)."}},"required":["app","rack","actor"]}}};
 const schema95 = {"const":"system","description":"Always the literal \"system\" (tick or render-time event)."};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2522,6 +2522,32 @@ var valid3 = _errs22 === errors;
 else {
 var valid3 = true;
 }
+if(valid3){
+if(data3.service !== undefined){
+const _errs25 = errors;
+if(typeof data3.service !== "string"){
+validate21.errors = [{instancePath:instancePath+"/data/service",schemaPath:"#/properties/data/properties/service/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs25 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.reason !== undefined){
+const _errs27 = errors;
+if(typeof data3.reason !== "string"){
+validate21.errors = [{instancePath:instancePath+"/data/reason",schemaPath:"#/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs27 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
 }
 }
 }
@@ -2553,7 +2579,7 @@ return errors === 0;
 }
 
 export const validateReleaseManifestAdvisoryEvent = validate22;
-const schema98 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/release.manifest-advisory.schema.json","title":"ReleaseManifestAdvisoryEvent","description":"A service configuration is invalid, e.g. scale.min 0 without autoscale.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"release:manifest-advisory","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"ReleaseManifestAdvisoryData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."}},"required":["app","rack","actor"]}}};
+const schema98 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/release.manifest-advisory.schema.json","title":"ReleaseManifestAdvisoryEvent","description":"A service configuration is invalid, e.g. scale.min 0 without autoscale.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"release:manifest-advisory","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"ReleaseManifestAdvisoryData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service whose configuration is invalid."},"reason":{"type":"string","description":"What is wrong with its configuration (free text)."}},"required":["app","rack","actor"]}}};
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://rack-webhooks.invalid/schemas/events/release.manifest-advisory.schema.json" */;
@@ -2717,6 +2743,32 @@ var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.service !== undefined){
+const _errs25 = errors;
+if(typeof data3.service !== "string"){
+validate22.errors = [{instancePath:instancePath+"/data/service",schemaPath:"#/properties/data/properties/service/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs25 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.reason !== undefined){
+const _errs27 = errors;
+if(typeof data3.reason !== "string"){
+validate22.errors = [{instancePath:instancePath+"/data/reason",schemaPath:"#/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs27 === errors;
+}
+else {
+var valid3 = true;
+}
+}
 }
 }
 }
@@ -2976,7 +3028,7 @@ return errors === 0;
 }
 
 export const validateReleaseImperativePatchNoteEvent = validate24;
-const schema113 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/release.imperative-patch-note.schema.json","title":"ReleaseImperativePatchNoteEvent","description":"A scale command patched an autoscaler-managed service via its scaled object.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"release:imperative-patch-note","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"ReleaseImperativePatchNoteData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."}},"required":["app","rack","actor"]}}};
+const schema113 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/release.imperative-patch-note.schema.json","title":"ReleaseImperativePatchNoteEvent","description":"A scale command patched an autoscaler-managed service via its scaled object.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"release:imperative-patch-note","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"ReleaseImperativePatchNoteData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service whose scaled object was patched."},"reason":{"type":"string","description":"Why the scaled object was patched instead of the deployment (free text)."}},"required":["app","rack","actor"]}}};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://rack-webhooks.invalid/schemas/events/release.imperative-patch-note.schema.json" */;
@@ -3141,6 +3193,32 @@ var valid3 = _errs22 === errors;
 else {
 var valid3 = true;
 }
+if(valid3){
+if(data3.service !== undefined){
+const _errs25 = errors;
+if(typeof data3.service !== "string"){
+validate24.errors = [{instancePath:instancePath+"/data/service",schemaPath:"#/properties/data/properties/service/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs25 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.reason !== undefined){
+const _errs27 = errors;
+if(typeof data3.reason !== "string"){
+validate24.errors = [{instancePath:instancePath+"/data/reason",schemaPath:"#/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs27 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
 }
 }
 }
@@ -3171,13 +3249,11 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetSetEvent = validate25;
-const schema121 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.set.schema.json","title":"AppBudgetSetEvent","description":"An app's budget config was set or changed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:set","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetSetData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"prev_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Previous monthly cap in USD."},"new_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"New monthly cap in USD."},"prev_action":{"type":"string","description":"Previous at-cap action."},"new_action":{"type":"string","description":"New at-cap action."},"prev_pct":{"type":"string","description":"Previous alert threshold percent."},"new_pct":{"type":"string","description":"New alert threshold percent."},"prev_adjustment":{"type":"string","description":"Previous pricing adjustment."},"new_adjustment":{"type":"string","description":"New pricing adjustment."},"set_at":{"type":"string","description":"When the budget was set (RFC 3339)."}},"required":["app","rack","actor"]}}};
-const schema129 = {"type":"string","pattern":"^-?[0-9]+(\\.[0-9]+)?$","description":"US dollars as a decimal string (\"100.00\"; cap_usd often \"100\"). Kept as a string."};
-const pattern30 = new RegExp("^-?[0-9]+(\\.[0-9]+)?$", "u");
+export const validateReleaseAgentAutoscaleIgnoredEvent = validate25;
+const schema121 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/release.agent-autoscale-ignored.schema.json","title":"ReleaseAgentAutoscaleIgnoredEvent","description":"An agent service (one per node) declares autoscale, which the rack ignores for agents.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"release:agent-autoscale-ignored","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"ReleaseAgentAutoscaleIgnoredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Identity of the deploy, usually \"system\" (a render-time path); not fixed to \"system\", since the field notes do not say."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Agent service whose autoscale settings are ignored."},"release":{"type":"string","description":"Release being deployed."}},"required":["app","rack","actor"]}}};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.set.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/release.agent-autoscale-ignored.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -3195,8 +3271,8 @@ if(typeof data0 !== "string"){
 validate25.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:set" !== data0){
-validate25.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:set"},message:"must be equal to constant"}];
+if("release:agent-autoscale-ignored" !== data0){
+validate25.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "release:agent-autoscale-ignored"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -3350,21 +3426,11 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.prev_cap_usd !== undefined){
-let data9 = data3.prev_cap_usd;
+if(data3.service !== undefined){
 const _errs26 = errors;
-const _errs27 = errors;
-if(errors === _errs27){
-if(typeof data9 === "string"){
-if(!pattern30.test(data9)){
-validate25.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+if(typeof data3.service !== "string"){
+validate25.errors = [{instancePath:instancePath+"/data/service",schemaPath:"#/properties/data/properties/service/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid3 = _errs26 === errors;
 }
@@ -3372,117 +3438,16 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.new_cap_usd !== undefined){
-let data10 = data3.new_cap_usd;
-const _errs29 = errors;
-const _errs30 = errors;
-if(errors === _errs30){
-if(typeof data10 === "string"){
-if(!pattern30.test(data10)){
-validate25.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+if(data3.release !== undefined){
+const _errs28 = errors;
+if(typeof data3.release !== "string"){
+validate25.errors = [{instancePath:instancePath+"/data/release",schemaPath:"#/properties/data/properties/release/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs29 === errors;
+var valid3 = _errs28 === errors;
 }
 else {
 var valid3 = true;
-}
-if(valid3){
-if(data3.prev_action !== undefined){
-const _errs32 = errors;
-if(typeof data3.prev_action !== "string"){
-validate25.errors = [{instancePath:instancePath+"/data/prev_action",schemaPath:"#/properties/data/properties/prev_action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs32 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.new_action !== undefined){
-const _errs34 = errors;
-if(typeof data3.new_action !== "string"){
-validate25.errors = [{instancePath:instancePath+"/data/new_action",schemaPath:"#/properties/data/properties/new_action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs34 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.prev_pct !== undefined){
-const _errs36 = errors;
-if(typeof data3.prev_pct !== "string"){
-validate25.errors = [{instancePath:instancePath+"/data/prev_pct",schemaPath:"#/properties/data/properties/prev_pct/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs36 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.new_pct !== undefined){
-const _errs38 = errors;
-if(typeof data3.new_pct !== "string"){
-validate25.errors = [{instancePath:instancePath+"/data/new_pct",schemaPath:"#/properties/data/properties/new_pct/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs38 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.prev_adjustment !== undefined){
-const _errs40 = errors;
-if(typeof data3.prev_adjustment !== "string"){
-validate25.errors = [{instancePath:instancePath+"/data/prev_adjustment",schemaPath:"#/properties/data/properties/prev_adjustment/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs40 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.new_adjustment !== undefined){
-const _errs42 = errors;
-if(typeof data3.new_adjustment !== "string"){
-validate25.errors = [{instancePath:instancePath+"/data/new_adjustment",schemaPath:"#/properties/data/properties/new_adjustment/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs42 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.set_at !== undefined){
-const _errs44 = errors;
-if(typeof data3.set_at !== "string"){
-validate25.errors = [{instancePath:instancePath+"/data/set_at",schemaPath:"#/properties/data/properties/set_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs44 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
 }
 }
 }
@@ -3516,11 +3481,13 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetResetEvent = validate26;
-const schema131 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.reset.schema.json","title":"AppBudgetResetEvent","description":"An app's budget was reset, clearing its circuit breaker.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:reset","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetResetData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"prev_spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Spend in USD before the reset."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly cap in USD."},"reset_at":{"type":"string","description":"When the reset happened (RFC 3339)."},"reset_kind":{"type":"string","description":"Kind of reset; seen: breaker-clear, period-reset."}},"required":["app","rack","actor"]}}};
+export const validateAppBudgetSetEvent = validate26;
+const schema129 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.set.schema.json","title":"AppBudgetSetEvent","description":"An app's budget config was set or changed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:set","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetSetData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"prev_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Previous monthly cap in USD."},"new_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"New monthly cap in USD."},"prev_action":{"type":"string","description":"Previous at-cap action."},"new_action":{"type":"string","description":"New at-cap action."},"prev_pct":{"type":"string","description":"Previous alert threshold percent."},"new_pct":{"type":"string","description":"New alert threshold percent."},"prev_adjustment":{"type":"string","description":"Previous pricing adjustment."},"new_adjustment":{"type":"string","description":"New pricing adjustment."},"set_at":{"type":"string","description":"When the budget was set (RFC 3339)."}},"required":["app","rack","actor"]}}};
+const schema137 = {"type":"string","pattern":"^-?[0-9]+(\\.[0-9]+)?$","description":"US dollars as a decimal string (\"100.00\"; cap_usd often \"100\"). Kept as a string."};
+const pattern32 = new RegExp("^-?[0-9]+(\\.[0-9]+)?$", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.reset.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.set.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -3538,8 +3505,8 @@ if(typeof data0 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:reset" !== data0){
-validate26.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:reset"},message:"must be equal to constant"}];
+if("app:budget:set" !== data0){
+validate26.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:set"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -3693,19 +3660,19 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.prev_spend_usd !== undefined){
-let data9 = data3.prev_spend_usd;
+if(data3.prev_cap_usd !== undefined){
+let data9 = data3.prev_cap_usd;
 const _errs26 = errors;
 const _errs27 = errors;
 if(errors === _errs27){
 if(typeof data9 === "string"){
-if(!pattern30.test(data9)){
-validate26.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+if(!pattern32.test(data9)){
+validate26.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
 }
 else {
-validate26.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3715,19 +3682,19 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.cap_usd !== undefined){
-let data10 = data3.cap_usd;
+if(data3.new_cap_usd !== undefined){
+let data10 = data3.new_cap_usd;
 const _errs29 = errors;
 const _errs30 = errors;
 if(errors === _errs30){
 if(typeof data10 === "string"){
-if(!pattern30.test(data10)){
-validate26.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+if(!pattern32.test(data10)){
+validate26.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
 }
 else {
-validate26.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3737,10 +3704,10 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.reset_at !== undefined){
+if(data3.prev_action !== undefined){
 const _errs32 = errors;
-if(typeof data3.reset_at !== "string"){
-validate26.errors = [{instancePath:instancePath+"/data/reset_at",schemaPath:"#/properties/data/properties/reset_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data3.prev_action !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/prev_action",schemaPath:"#/properties/data/properties/prev_action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs32 === errors;
@@ -3749,16 +3716,81 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.reset_kind !== undefined){
+if(data3.new_action !== undefined){
 const _errs34 = errors;
-if(typeof data3.reset_kind !== "string"){
-validate26.errors = [{instancePath:instancePath+"/data/reset_kind",schemaPath:"#/properties/data/properties/reset_kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data3.new_action !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/new_action",schemaPath:"#/properties/data/properties/new_action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs34 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.prev_pct !== undefined){
+const _errs36 = errors;
+if(typeof data3.prev_pct !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/prev_pct",schemaPath:"#/properties/data/properties/prev_pct/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs36 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.new_pct !== undefined){
+const _errs38 = errors;
+if(typeof data3.new_pct !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/new_pct",schemaPath:"#/properties/data/properties/new_pct/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs38 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_adjustment !== undefined){
+const _errs40 = errors;
+if(typeof data3.prev_adjustment !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/prev_adjustment",schemaPath:"#/properties/data/properties/prev_adjustment/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs40 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.new_adjustment !== undefined){
+const _errs42 = errors;
+if(typeof data3.new_adjustment !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/new_adjustment",schemaPath:"#/properties/data/properties/new_adjustment/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs42 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.set_at !== undefined){
+const _errs44 = errors;
+if(typeof data3.set_at !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/set_at",schemaPath:"#/properties/data/properties/set_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs44 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -3794,11 +3826,11 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetClearEvent = validate27;
-const schema141 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.clear.schema.json","title":"AppBudgetClearEvent","description":"An app's budget config was removed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:clear","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetClearData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"cleared_at":{"type":"string","description":"When the budget was cleared (RFC 3339)."},"prev_spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Spend in USD before the clear."},"prev_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly cap in USD before the clear."},"prev_at_cap_action":{"type":"string","description":"At-cap action before the clear."},"prev_breaker_tripped":{"type":"string","description":"Whether the deploy circuit breaker was tripped (\"true\" or \"false\")."},"prev_ack_by":{"type":"string","description":"Identity that made the previous budget change."},"prev_alert_fired_at_threshold":{"type":"string","description":"Whether the threshold alert had fired this period."},"prev_alert_fired_at_cap":{"type":"string","description":"Whether the cap alert had fired this period."}},"required":["app","rack","actor"]}}};
+export const validateAppBudgetResetEvent = validate27;
+const schema139 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.reset.schema.json","title":"AppBudgetResetEvent","description":"An app's budget was reset, clearing its circuit breaker.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:reset","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetResetData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"prev_spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Spend in USD before the reset."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly cap in USD."},"reset_at":{"type":"string","description":"When the reset happened (RFC 3339)."},"reset_kind":{"type":"string","tsType":"'breaker-clear' | 'period-reset'","x-known-values":["breaker-clear","period-reset"],"description":"Kind of reset: breaker-clear or period-reset. Open at run time."}},"required":["app","rack","actor"]}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.clear.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.reset.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -3816,8 +3848,8 @@ if(typeof data0 !== "string"){
 validate27.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:clear" !== data0){
-validate27.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:clear"},message:"must be equal to constant"}];
+if("app:budget:reset" !== data0){
+validate27.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:reset"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -3971,25 +4003,13 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.cleared_at !== undefined){
-const _errs26 = errors;
-if(typeof data3.cleared_at !== "string"){
-validate27.errors = [{instancePath:instancePath+"/data/cleared_at",schemaPath:"#/properties/data/properties/cleared_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs26 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
 if(data3.prev_spend_usd !== undefined){
-let data10 = data3.prev_spend_usd;
-const _errs28 = errors;
-const _errs29 = errors;
-if(errors === _errs29){
-if(typeof data10 === "string"){
-if(!pattern30.test(data10)){
+let data9 = data3.prev_spend_usd;
+const _errs26 = errors;
+const _errs27 = errors;
+if(errors === _errs27){
+if(typeof data9 === "string"){
+if(!pattern32.test(data9)){
 validate27.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -3999,96 +4019,56 @@ validate27.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPat
 return false;
 }
 }
-var valid3 = _errs28 === errors;
+var valid3 = _errs26 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.prev_cap_usd !== undefined){
-let data11 = data3.prev_cap_usd;
-const _errs31 = errors;
+if(data3.cap_usd !== undefined){
+let data10 = data3.cap_usd;
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data10 === "string"){
+if(!pattern32.test(data10)){
+validate27.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs29 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.reset_at !== undefined){
 const _errs32 = errors;
-if(errors === _errs32){
-if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
-validate27.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+if(typeof data3.reset_at !== "string"){
+validate27.errors = [{instancePath:instancePath+"/data/reset_at",schemaPath:"#/properties/data/properties/reset_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs31 === errors;
+var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.prev_at_cap_action !== undefined){
+if(data3.reset_kind !== undefined){
 const _errs34 = errors;
-if(typeof data3.prev_at_cap_action !== "string"){
-validate27.errors = [{instancePath:instancePath+"/data/prev_at_cap_action",schemaPath:"#/properties/data/properties/prev_at_cap_action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data3.reset_kind !== "string"){
+validate27.errors = [{instancePath:instancePath+"/data/reset_kind",schemaPath:"#/properties/data/properties/reset_kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs34 === errors;
 }
 else {
 var valid3 = true;
-}
-if(valid3){
-if(data3.prev_breaker_tripped !== undefined){
-const _errs36 = errors;
-if(typeof data3.prev_breaker_tripped !== "string"){
-validate27.errors = [{instancePath:instancePath+"/data/prev_breaker_tripped",schemaPath:"#/properties/data/properties/prev_breaker_tripped/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs36 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.prev_ack_by !== undefined){
-const _errs38 = errors;
-if(typeof data3.prev_ack_by !== "string"){
-validate27.errors = [{instancePath:instancePath+"/data/prev_ack_by",schemaPath:"#/properties/data/properties/prev_ack_by/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs38 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.prev_alert_fired_at_threshold !== undefined){
-const _errs40 = errors;
-if(typeof data3.prev_alert_fired_at_threshold !== "string"){
-validate27.errors = [{instancePath:instancePath+"/data/prev_alert_fired_at_threshold",schemaPath:"#/properties/data/properties/prev_alert_fired_at_threshold/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs40 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.prev_alert_fired_at_cap !== undefined){
-const _errs42 = errors;
-if(typeof data3.prev_alert_fired_at_cap !== "string"){
-validate27.errors = [{instancePath:instancePath+"/data/prev_alert_fired_at_cap",schemaPath:"#/properties/data/properties/prev_alert_fired_at_cap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs42 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
 }
 }
 }
@@ -4124,11 +4104,11 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetThresholdEvent = validate28;
-const schema151 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.threshold.schema.json","title":"AppBudgetThresholdEvent","description":"An app's spend crossed its alertThresholdPercent.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:threshold","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetThresholdData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."}},"required":["app","rack","actor"]}}};
+export const validateAppBudgetClearEvent = validate28;
+const schema149 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.clear.schema.json","title":"AppBudgetClearEvent","description":"An app's budget config was removed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:clear","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetClearData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"cleared_at":{"type":"string","description":"When the budget was cleared (RFC 3339)."},"prev_spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Spend in USD before the clear."},"prev_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly cap in USD before the clear."},"prev_at_cap_action":{"type":"string","description":"At-cap action before the clear."},"prev_breaker_tripped":{"type":"string","description":"Whether the deploy circuit breaker was tripped (\"true\" or \"false\")."},"prev_ack_by":{"type":"string","description":"Identity that made the previous budget change."},"prev_alert_fired_at_threshold":{"type":"string","description":"Whether the threshold alert had fired this period."},"prev_alert_fired_at_cap":{"type":"string","description":"Whether the cap alert had fired this period."}},"required":["app","rack","actor"]}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.threshold.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.clear.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -4146,8 +4126,8 @@ if(typeof data0 !== "string"){
 validate28.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:threshold" !== data0){
-validate28.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:threshold"},message:"must be equal to constant"}];
+if("app:budget:clear" !== data0){
+validate28.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:clear"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -4246,10 +4226,20 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
+let data6 = data3.actor;
 const _errs17 = errors;
-if("system" !== data3.actor){
-validate28.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func2(data6) < 1){
+validate28.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid3 = _errs17 === errors;
 }
@@ -4259,9 +4249,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
-const _errs19 = errors;
 const _errs20 = errors;
-if(errors === _errs20){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate28.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -4273,22 +4263,146 @@ validate28.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs19 === errors;
+var valid3 = _errs20 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data3.ack_by !== "string"){
 validate28.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs22 === errors;
+var valid3 = _errs23 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.cleared_at !== undefined){
+const _errs26 = errors;
+if(typeof data3.cleared_at !== "string"){
+validate28.errors = [{instancePath:instancePath+"/data/cleared_at",schemaPath:"#/properties/data/properties/cleared_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs26 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_spend_usd !== undefined){
+let data10 = data3.prev_spend_usd;
+const _errs28 = errors;
+const _errs29 = errors;
+if(errors === _errs29){
+if(typeof data10 === "string"){
+if(!pattern32.test(data10)){
+validate28.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs28 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_cap_usd !== undefined){
+let data11 = data3.prev_cap_usd;
+const _errs31 = errors;
+const _errs32 = errors;
+if(errors === _errs32){
+if(typeof data11 === "string"){
+if(!pattern32.test(data11)){
+validate28.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs31 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_at_cap_action !== undefined){
+const _errs34 = errors;
+if(typeof data3.prev_at_cap_action !== "string"){
+validate28.errors = [{instancePath:instancePath+"/data/prev_at_cap_action",schemaPath:"#/properties/data/properties/prev_at_cap_action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs34 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_breaker_tripped !== undefined){
+const _errs36 = errors;
+if(typeof data3.prev_breaker_tripped !== "string"){
+validate28.errors = [{instancePath:instancePath+"/data/prev_breaker_tripped",schemaPath:"#/properties/data/properties/prev_breaker_tripped/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs36 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_ack_by !== undefined){
+const _errs38 = errors;
+if(typeof data3.prev_ack_by !== "string"){
+validate28.errors = [{instancePath:instancePath+"/data/prev_ack_by",schemaPath:"#/properties/data/properties/prev_ack_by/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs38 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_alert_fired_at_threshold !== undefined){
+const _errs40 = errors;
+if(typeof data3.prev_alert_fired_at_threshold !== "string"){
+validate28.errors = [{instancePath:instancePath+"/data/prev_alert_fired_at_threshold",schemaPath:"#/properties/data/properties/prev_alert_fired_at_threshold/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs40 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_alert_fired_at_cap !== undefined){
+const _errs42 = errors;
+if(typeof data3.prev_alert_fired_at_cap !== "string"){
+validate28.errors = [{instancePath:instancePath+"/data/prev_alert_fired_at_cap",schemaPath:"#/properties/data/properties/prev_alert_fired_at_cap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs42 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -4320,11 +4434,11 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetCapEvent = validate29;
-const schema159 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.cap.schema.json","title":"AppBudgetCapEvent","description":"An app's spend crossed its monthlyCapUsd; the breaker may trip per atCapAction.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:cap","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetCapData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."}},"required":["app","rack","actor"]}}};
+export const validateAppBudgetThresholdEvent = validate29;
+const schema159 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.threshold.schema.json","title":"AppBudgetThresholdEvent","description":"An app's spend crossed its alertThresholdPercent.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:threshold","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetThresholdData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"pct":{"type":"string","description":"The alert threshold crossed (alertThresholdPercent), in percent of the cap, as a decimal string."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor"]}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.cap.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.threshold.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -4342,8 +4456,8 @@ if(typeof data0 !== "string"){
 validate29.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:cap" !== data0){
-validate29.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:cap"},message:"must be equal to constant"}];
+if("app:budget:threshold" !== data0){
+validate29.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:threshold"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -4486,6 +4600,65 @@ var valid3 = _errs22 === errors;
 else {
 var valid3 = true;
 }
+if(valid3){
+if(data3.cap_usd !== undefined){
+let data9 = data3.cap_usd;
+const _errs25 = errors;
+const _errs26 = errors;
+if(errors === _errs26){
+if(typeof data9 === "string"){
+if(!pattern32.test(data9)){
+validate29.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs25 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.pct !== undefined){
+const _errs28 = errors;
+if(typeof data3.pct !== "string"){
+validate29.errors = [{instancePath:instancePath+"/data/pct",schemaPath:"#/properties/data/properties/pct/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs28 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.spend_usd !== undefined){
+let data11 = data3.spend_usd;
+const _errs30 = errors;
+const _errs31 = errors;
+if(errors === _errs31){
+if(typeof data11 === "string"){
+if(!pattern32.test(data11)){
+validate29.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs30 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -4516,11 +4689,11 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetBreakerClearedEvent = validate30;
-const schema167 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.breaker-cleared.schema.json","title":"AppBudgetBreakerClearedEvent","description":"A cap raise cleared the deploy circuit breaker tripped by block-new-deploys.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:breaker-cleared","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetBreakerClearedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"reason":{"type":"string","description":"Why the breaker was cleared, e.g. cap-raised."},"prev_spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Spend in USD when the breaker was cleared."},"prev_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Previous monthly cap in USD."},"new_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"New monthly cap in USD."},"cleared_at":{"type":"string","description":"When the breaker was cleared (RFC 3339)."}},"required":["app","rack","actor"]}}};
+export const validateAppBudgetCapEvent = validate30;
+const schema169 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.cap.schema.json","title":"AppBudgetCapEvent","description":"An app's spend crossed its monthlyCapUsd; the breaker may trip per atCapAction.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:cap","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetCapData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"action":{"type":"string","description":"The app's at-cap action (atCapAction), e.g. block-new-deploys or auto-shutdown: on-call pages for those two."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor"]}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.breaker-cleared.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.cap.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -4538,8 +4711,8 @@ if(typeof data0 !== "string"){
 validate30.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:breaker-cleared" !== data0){
-validate30.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:breaker-cleared"},message:"must be equal to constant"}];
+if("app:budget:cap" !== data0){
+validate30.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:cap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -4638,20 +4811,10 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
-let data6 = data3.actor;
 const _errs17 = errors;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data6 === "string"){
-if(func2(data6) < 1){
-validate30.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if("system" !== data3.actor){
+validate30.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
 return false;
-}
-}
-else {
-validate30.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid3 = _errs17 === errors;
 }
@@ -4661,9 +4824,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
+const _errs19 = errors;
 const _errs20 = errors;
-const _errs21 = errors;
-if(errors === _errs21){
+if(errors === _errs20){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate30.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -4675,114 +4838,78 @@ validate30.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs20 === errors;
+var valid3 = _errs19 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs23 = errors;
+const _errs22 = errors;
 if(typeof data3.ack_by !== "string"){
 validate30.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs23 === errors;
+var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.reason !== undefined){
-const _errs26 = errors;
-if(typeof data3.reason !== "string"){
-validate30.errors = [{instancePath:instancePath+"/data/reason",schemaPath:"#/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data3.action !== undefined){
+const _errs25 = errors;
+if(typeof data3.action !== "string"){
+validate30.errors = [{instancePath:instancePath+"/data/action",schemaPath:"#/properties/data/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs26 === errors;
+var valid3 = _errs25 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.prev_spend_usd !== undefined){
-let data10 = data3.prev_spend_usd;
+if(data3.cap_usd !== undefined){
+let data10 = data3.cap_usd;
+const _errs27 = errors;
 const _errs28 = errors;
-const _errs29 = errors;
-if(errors === _errs29){
+if(errors === _errs28){
 if(typeof data10 === "string"){
-if(!pattern30.test(data10)){
-validate30.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+if(!pattern32.test(data10)){
+validate30.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate30.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid3 = _errs28 === errors;
+var valid3 = _errs27 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.prev_cap_usd !== undefined){
-let data11 = data3.prev_cap_usd;
+if(data3.spend_usd !== undefined){
+let data11 = data3.spend_usd;
+const _errs30 = errors;
 const _errs31 = errors;
-const _errs32 = errors;
-if(errors === _errs32){
+if(errors === _errs31){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
-validate30.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+if(!pattern32.test(data11)){
+validate30.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate30.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid3 = _errs31 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.new_cap_usd !== undefined){
-let data12 = data3.new_cap_usd;
-const _errs34 = errors;
-const _errs35 = errors;
-if(errors === _errs35){
-if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
-validate30.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
-return false;
-}
-}
-else {
-validate30.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs34 === errors;
+var valid3 = _errs30 === errors;
 }
 else {
 var valid3 = true;
-}
-if(valid3){
-if(data3.cleared_at !== undefined){
-const _errs37 = errors;
-if(typeof data3.cleared_at !== "string"){
-validate30.errors = [{instancePath:instancePath+"/data/cleared_at",schemaPath:"#/properties/data/properties/cleared_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs37 === errors;
-}
-else {
-var valid3 = true;
-}
-}
 }
 }
 }
@@ -4817,13 +4944,11 @@ validate30.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetPerServiceTruncatedEvent = validate31;
-const schema178 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.per-service-truncated.schema.json","title":"AppBudgetPerServiceTruncatedEvent","description":"Services were dropped from this month's per-service cost breakdown (cap hit).","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:per-service-truncated","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetPerServiceTruncatedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"dropped":{"$ref":"../shared.schema.json#/definitions/integerString","description":"Number of services dropped this tick."},"cap":{"$ref":"../shared.schema.json#/definitions/integerString","description":"Per-service-entries cap."}},"required":["app","rack","actor","dropped","cap"]}}};
-const schema186 = {"anyOf":[{"type":"integer"},{"type":"string","pattern":"^-?[0-9]+$"}],"tsType":"number","description":"An integer; racks send it as a decimal string (\"3\"); parsers hand it over as a number."};
-const pattern51 = new RegExp("^-?[0-9]+$", "u");
+export const validateAppBudgetBreakerClearedEvent = validate31;
+const schema179 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.breaker-cleared.schema.json","title":"AppBudgetBreakerClearedEvent","description":"A cap raise cleared the deploy circuit breaker tripped by block-new-deploys.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:breaker-cleared","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetBreakerClearedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"reason":{"type":"string","tsType":"'cap-raised'","x-known-values":["cap-raised"],"description":"Why the breaker was cleared: cap-raised. Open at run time."},"prev_spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Spend in USD when the breaker was cleared."},"prev_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Previous monthly cap in USD."},"new_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"New monthly cap in USD."},"cleared_at":{"type":"string","description":"When the breaker was cleared (RFC 3339)."}},"required":["app","rack","actor"]}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.per-service-truncated.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.breaker-cleared.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -4841,8 +4966,8 @@ if(typeof data0 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:per-service-truncated" !== data0){
-validate31.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:per-service-truncated"},message:"must be equal to constant"}];
+if("app:budget:breaker-cleared" !== data0){
+validate31.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:breaker-cleared"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -4891,7 +5016,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.dropped === undefined) && (missing1 = "dropped"))) || ((data3.cap === undefined) && (missing1 = "cap"))){
+if((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))){
 validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -4941,10 +5066,20 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
+let data6 = data3.actor;
 const _errs17 = errors;
-if("system" !== data3.actor){
-validate31.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func2(data6) < 1){
+validate31.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid3 = _errs17 === errors;
 }
@@ -4954,9 +5089,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
-const _errs19 = errors;
 const _errs20 = errors;
-if(errors === _errs20){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate31.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -4968,174 +5103,115 @@ validate31.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs19 === errors;
+var valid3 = _errs20 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data3.ack_by !== "string"){
 validate31.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs22 === errors;
+var valid3 = _errs23 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.dropped !== undefined){
-let data9 = data3.dropped;
-const _errs25 = errors;
-const _errs27 = errors;
-let valid10 = false;
+if(data3.reason !== undefined){
+const _errs26 = errors;
+if(typeof data3.reason !== "string"){
+validate31.errors = [{instancePath:instancePath+"/data/reason",schemaPath:"#/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs26 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_spend_usd !== undefined){
+let data10 = data3.prev_spend_usd;
 const _errs28 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err0 = {instancePath:instancePath+"/data/dropped",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-var _valid0 = _errs28 === errors;
-valid10 = valid10 || _valid0;
-if(!valid10){
-const _errs30 = errors;
-if(errors === _errs30){
-if(typeof data9 === "string"){
-if(!pattern51.test(data9)){
-const err1 = {instancePath:instancePath+"/data/dropped",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+$"},message:"must match pattern \""+"^-?[0-9]+$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data/dropped",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-var _valid0 = _errs30 === errors;
-valid10 = valid10 || _valid0;
-}
-if(!valid10){
-const err3 = {instancePath:instancePath+"/data/dropped",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-validate31.errors = vErrors;
+const _errs29 = errors;
+if(errors === _errs29){
+if(typeof data10 === "string"){
+if(!pattern32.test(data10)){
+validate31.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
-else {
-errors = _errs27;
-if(vErrors !== null){
-if(_errs27){
-vErrors.length = _errs27;
 }
 else {
-vErrors = null;
+validate31.errors = [{instancePath:instancePath+"/data/prev_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
 }
-}
-var valid3 = _errs25 === errors;
+var valid3 = _errs28 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.cap !== undefined){
-let data10 = data3.cap;
+if(data3.prev_cap_usd !== undefined){
+let data11 = data3.prev_cap_usd;
+const _errs31 = errors;
 const _errs32 = errors;
-const _errs34 = errors;
-let valid12 = false;
-const _errs35 = errors;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err4 = {instancePath:instancePath+"/data/cap",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-var _valid1 = _errs35 === errors;
-valid12 = valid12 || _valid1;
-if(!valid12){
-const _errs37 = errors;
-if(errors === _errs37){
-if(typeof data10 === "string"){
-if(!pattern51.test(data10)){
-const err5 = {instancePath:instancePath+"/data/cap",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+$"},message:"must match pattern \""+"^-?[0-9]+$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-else {
-const err6 = {instancePath:instancePath+"/data/cap",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-var _valid1 = _errs37 === errors;
-valid12 = valid12 || _valid1;
-}
-if(!valid12){
-const err7 = {instancePath:instancePath+"/data/cap",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-validate31.errors = vErrors;
+if(errors === _errs32){
+if(typeof data11 === "string"){
+if(!pattern32.test(data11)){
+validate31.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
-else {
-errors = _errs34;
-if(vErrors !== null){
-if(_errs34){
-vErrors.length = _errs34;
 }
 else {
-vErrors = null;
+validate31.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
 }
-}
-var valid3 = _errs32 === errors;
+var valid3 = _errs31 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.new_cap_usd !== undefined){
+let data12 = data3.new_cap_usd;
+const _errs34 = errors;
+const _errs35 = errors;
+if(errors === _errs35){
+if(typeof data12 === "string"){
+if(!pattern32.test(data12)){
+validate31.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs34 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.cleared_at !== undefined){
+const _errs37 = errors;
+if(typeof data3.cleared_at !== "string"){
+validate31.errors = [{instancePath:instancePath+"/data/cleared_at",schemaPath:"#/properties/data/properties/cleared_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs37 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
 }
 }
 }
@@ -5169,12 +5245,13 @@ validate31.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppScaleOverrideToggledEvent = validate32;
-const schema188 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.scale-override.toggled.schema.json","title":"AppScaleOverrideToggledEvent","description":"A service's scale override was switched on or off.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:scale-override:toggled","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppScaleOverrideToggledData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service name."},"state":{"$ref":"../shared.schema.json#/definitions/onOff","description":"New state of the override."}},"required":["app","rack","actor","service","state"]}}};
-const schema196 = {"enum":["on","off"],"description":"Whether the override is now on or off."};
+export const validateAppBudgetPerServiceTruncatedEvent = validate32;
+const schema190 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.per-service-truncated.schema.json","title":"AppBudgetPerServiceTruncatedEvent","description":"Services were dropped from this month's per-service cost breakdown (cap hit).","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:per-service-truncated","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetPerServiceTruncatedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"dropped":{"$ref":"../shared.schema.json#/definitions/integerString","description":"Number of services dropped this tick."},"cap":{"$ref":"../shared.schema.json#/definitions/integerString","description":"Per-service-entries cap."}},"required":["app","rack","actor","dropped","cap"]}}};
+const schema198 = {"anyOf":[{"type":"integer"},{"type":"string","pattern":"^-?[0-9]+$"}],"tsType":"number","description":"An integer; racks send it as a decimal string (\"3\"); parsers hand it over as a number."};
+const pattern57 = new RegExp("^-?[0-9]+$", "u");
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.scale-override.toggled.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.per-service-truncated.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -5192,8 +5269,8 @@ if(typeof data0 !== "string"){
 validate32.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:scale-override:toggled" !== data0){
-validate32.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:scale-override:toggled"},message:"must be equal to constant"}];
+if("app:budget:per-service-truncated" !== data0){
+validate32.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:per-service-truncated"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5242,7 +5319,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.service === undefined) && (missing1 = "service"))) || ((data3.state === undefined) && (missing1 = "state"))){
+if((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.dropped === undefined) && (missing1 = "dropped"))) || ((data3.cap === undefined) && (missing1 = "cap"))){
 validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -5292,20 +5369,10 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
-let data6 = data3.actor;
 const _errs17 = errors;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data6 === "string"){
-if(func2(data6) < 1){
-validate32.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if("system" !== data3.actor){
+validate32.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
 return false;
-}
-}
-else {
-validate32.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid3 = _errs17 === errors;
 }
@@ -5315,9 +5382,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
+const _errs19 = errors;
 const _errs20 = errors;
-const _errs21 = errors;
-if(errors === _errs21){
+if(errors === _errs20){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate32.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -5329,44 +5396,171 @@ validate32.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs20 === errors;
+var valid3 = _errs19 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs23 = errors;
+const _errs22 = errors;
 if(typeof data3.ack_by !== "string"){
 validate32.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs23 === errors;
+var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.service !== undefined){
-const _errs26 = errors;
-if(typeof data3.service !== "string"){
-validate32.errors = [{instancePath:instancePath+"/data/service",schemaPath:"#/properties/data/properties/service/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs26 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.state !== undefined){
-let data10 = data3.state;
+if(data3.dropped !== undefined){
+let data9 = data3.dropped;
+const _errs25 = errors;
+const _errs27 = errors;
+let valid10 = false;
 const _errs28 = errors;
-if(!((data10 === "on") || (data10 === "off"))){
-validate32.errors = [{instancePath:instancePath+"/data/state",schemaPath:"../shared.schema.json#/definitions/onOff/enum",keyword:"enum",params:{allowedValues: schema196.enum},message:"must be equal to one of the allowed values"}];
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err0 = {instancePath:instancePath+"/data/dropped",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+var _valid0 = _errs28 === errors;
+valid10 = valid10 || _valid0;
+if(!valid10){
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data9 === "string"){
+if(!pattern57.test(data9)){
+const err1 = {instancePath:instancePath+"/data/dropped",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+$"},message:"must match pattern \""+"^-?[0-9]+$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data/dropped",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+var _valid0 = _errs30 === errors;
+valid10 = valid10 || _valid0;
+}
+if(!valid10){
+const err3 = {instancePath:instancePath+"/data/dropped",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate32.errors = vErrors;
 return false;
 }
-var valid3 = _errs28 === errors;
+else {
+errors = _errs27;
+if(vErrors !== null){
+if(_errs27){
+vErrors.length = _errs27;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid3 = _errs25 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.cap !== undefined){
+let data10 = data3.cap;
+const _errs32 = errors;
+const _errs34 = errors;
+let valid12 = false;
+const _errs35 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err4 = {instancePath:instancePath+"/data/cap",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid1 = _errs35 === errors;
+valid12 = valid12 || _valid1;
+if(!valid12){
+const _errs37 = errors;
+if(errors === _errs37){
+if(typeof data10 === "string"){
+if(!pattern57.test(data10)){
+const err5 = {instancePath:instancePath+"/data/cap",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+$"},message:"must match pattern \""+"^-?[0-9]+$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/cap",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+var _valid1 = _errs37 === errors;
+valid12 = valid12 || _valid1;
+}
+if(!valid12){
+const err7 = {instancePath:instancePath+"/data/cap",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+validate32.errors = vErrors;
+return false;
+}
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
@@ -5403,11 +5597,12 @@ validate32.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppScaleOverrideHonoredEvent = validate33;
-const schema197 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.scale-override.honored.schema.json","title":"AppScaleOverrideHonoredEvent","description":"A deploy honored a service's scale override and skipped the yaml scale block.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:scale-override:honored","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppScaleOverrideHonoredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service name."},"release":{"type":"string","description":"Release id of the promote."},"preserved_count":{"$ref":"../shared.schema.json#/definitions/integerString","description":"Replica count pinned by the override."},"yaml_count_min":{"$ref":"../shared.schema.json#/definitions/integerString","description":"The skipped yaml scale min."}},"required":["app","rack","actor","service","release","preserved_count","yaml_count_min"]}}};
+export const validateAppScaleOverrideToggledEvent = validate33;
+const schema200 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.scale-override.toggled.schema.json","title":"AppScaleOverrideToggledEvent","description":"A service's scale override was switched on or off.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:scale-override:toggled","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppScaleOverrideToggledData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service name."},"state":{"$ref":"../shared.schema.json#/definitions/onOff","description":"New state of the override."}},"required":["app","rack","actor","service","state"]}}};
+const schema208 = {"enum":["on","off"],"description":"Whether the override is now on or off."};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.scale-override.honored.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.scale-override.toggled.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -5425,8 +5620,8 @@ if(typeof data0 !== "string"){
 validate33.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:scale-override:honored" !== data0){
-validate33.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:scale-override:honored"},message:"must be equal to constant"}];
+if("app:scale-override:toggled" !== data0){
+validate33.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:scale-override:toggled"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5475,7 +5670,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.service === undefined) && (missing1 = "service"))) || ((data3.release === undefined) && (missing1 = "release"))) || ((data3.preserved_count === undefined) && (missing1 = "preserved_count"))) || ((data3.yaml_count_min === undefined) && (missing1 = "yaml_count_min"))){
+if((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.service === undefined) && (missing1 = "service"))) || ((data3.state === undefined) && (missing1 = "state"))){
 validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -5525,10 +5720,20 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
+let data6 = data3.actor;
 const _errs17 = errors;
-if("system" !== data3.actor){
-validate33.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func2(data6) < 1){
+validate33.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
+}
+}
+else {
+validate33.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid3 = _errs17 === errors;
 }
@@ -5538,9 +5743,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
-const _errs19 = errors;
 const _errs20 = errors;
-if(errors === _errs20){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate33.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -5552,200 +5757,47 @@ validate33.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs19 === errors;
+var valid3 = _errs20 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data3.ack_by !== "string"){
 validate33.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs22 === errors;
+var valid3 = _errs23 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.service !== undefined){
-const _errs25 = errors;
+const _errs26 = errors;
 if(typeof data3.service !== "string"){
 validate33.errors = [{instancePath:instancePath+"/data/service",schemaPath:"#/properties/data/properties/service/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs25 === errors;
+var valid3 = _errs26 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.release !== undefined){
-const _errs27 = errors;
-if(typeof data3.release !== "string"){
-validate33.errors = [{instancePath:instancePath+"/data/release",schemaPath:"#/properties/data/properties/release/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data3.state !== undefined){
+let data10 = data3.state;
+const _errs28 = errors;
+if(!((data10 === "on") || (data10 === "off"))){
+validate33.errors = [{instancePath:instancePath+"/data/state",schemaPath:"../shared.schema.json#/definitions/onOff/enum",keyword:"enum",params:{allowedValues: schema208.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid3 = _errs27 === errors;
+var valid3 = _errs28 === errors;
 }
 else {
 var valid3 = true;
-}
-if(valid3){
-if(data3.preserved_count !== undefined){
-let data11 = data3.preserved_count;
-const _errs29 = errors;
-const _errs31 = errors;
-let valid10 = false;
-const _errs32 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err0 = {instancePath:instancePath+"/data/preserved_count",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-var _valid0 = _errs32 === errors;
-valid10 = valid10 || _valid0;
-if(!valid10){
-const _errs34 = errors;
-if(errors === _errs34){
-if(typeof data11 === "string"){
-if(!pattern51.test(data11)){
-const err1 = {instancePath:instancePath+"/data/preserved_count",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+$"},message:"must match pattern \""+"^-?[0-9]+$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data/preserved_count",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-var _valid0 = _errs34 === errors;
-valid10 = valid10 || _valid0;
-}
-if(!valid10){
-const err3 = {instancePath:instancePath+"/data/preserved_count",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-validate33.errors = vErrors;
-return false;
-}
-else {
-errors = _errs31;
-if(vErrors !== null){
-if(_errs31){
-vErrors.length = _errs31;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid3 = _errs29 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.yaml_count_min !== undefined){
-let data12 = data3.yaml_count_min;
-const _errs36 = errors;
-const _errs38 = errors;
-let valid12 = false;
-const _errs39 = errors;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err4 = {instancePath:instancePath+"/data/yaml_count_min",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-var _valid1 = _errs39 === errors;
-valid12 = valid12 || _valid1;
-if(!valid12){
-const _errs41 = errors;
-if(errors === _errs41){
-if(typeof data12 === "string"){
-if(!pattern51.test(data12)){
-const err5 = {instancePath:instancePath+"/data/yaml_count_min",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+$"},message:"must match pattern \""+"^-?[0-9]+$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-else {
-const err6 = {instancePath:instancePath+"/data/yaml_count_min",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-var _valid1 = _errs41 === errors;
-valid12 = valid12 || _valid1;
-}
-if(!valid12){
-const err7 = {instancePath:instancePath+"/data/yaml_count_min",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-validate33.errors = vErrors;
-return false;
-}
-else {
-errors = _errs38;
-if(vErrors !== null){
-if(_errs38){
-vErrors.length = _errs38;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid3 = _errs36 === errors;
-}
-else {
-var valid3 = true;
-}
-}
 }
 }
 }
@@ -5779,11 +5831,11 @@ validate33.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppTriggersOverrideToggledEvent = validate34;
-const schema207 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.triggers-override.toggled.schema.json","title":"AppTriggersOverrideToggledEvent","description":"A service's per-service autoscaler was created (on) or removed (off).","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:triggers-override:toggled","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppTriggersOverrideToggledData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service name."},"state":{"$ref":"../shared.schema.json#/definitions/onOff","description":"New state of the override."},"crd":{"type":"string","description":"Autoscaler resource the override owns: hpa or the event-driven autoscaler kind."}},"required":["app","rack","actor","service","state","crd"]}}};
+export const validateAppScaleOverrideHonoredEvent = validate34;
+const schema209 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.scale-override.honored.schema.json","title":"AppScaleOverrideHonoredEvent","description":"A deploy honored a service's scale override and skipped the yaml scale block.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:scale-override:honored","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppScaleOverrideHonoredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service name."},"release":{"type":"string","description":"Release id of the promote."},"preserved_count":{"$ref":"../shared.schema.json#/definitions/integerString","description":"Replica count pinned by the override."},"yaml_count_min":{"$ref":"../shared.schema.json#/definitions/integerString","description":"The skipped yaml scale min."}},"required":["app","rack","actor","service","release","preserved_count","yaml_count_min"]}}};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.triggers-override.toggled.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.scale-override.honored.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -5801,8 +5853,8 @@ if(typeof data0 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:triggers-override:toggled" !== data0){
-validate34.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:triggers-override:toggled"},message:"must be equal to constant"}];
+if("app:scale-override:honored" !== data0){
+validate34.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:scale-override:honored"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5851,7 +5903,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.service === undefined) && (missing1 = "service"))) || ((data3.state === undefined) && (missing1 = "state"))) || ((data3.crd === undefined) && (missing1 = "crd"))){
+if((((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.service === undefined) && (missing1 = "service"))) || ((data3.release === undefined) && (missing1 = "release"))) || ((data3.preserved_count === undefined) && (missing1 = "preserved_count"))) || ((data3.yaml_count_min === undefined) && (missing1 = "yaml_count_min"))){
 validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -5901,20 +5953,10 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
-let data6 = data3.actor;
 const _errs17 = errors;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data6 === "string"){
-if(func2(data6) < 1){
-validate34.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if("system" !== data3.actor){
+validate34.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
 return false;
-}
-}
-else {
-validate34.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid3 = _errs17 === errors;
 }
@@ -5924,9 +5966,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
+const _errs19 = errors;
 const _errs20 = errors;
-const _errs21 = errors;
-if(errors === _errs21){
+if(errors === _errs20){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate34.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -5938,59 +5980,199 @@ validate34.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs20 === errors;
+var valid3 = _errs19 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs23 = errors;
+const _errs22 = errors;
 if(typeof data3.ack_by !== "string"){
 validate34.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs23 === errors;
+var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.service !== undefined){
-const _errs26 = errors;
+const _errs25 = errors;
 if(typeof data3.service !== "string"){
 validate34.errors = [{instancePath:instancePath+"/data/service",schemaPath:"#/properties/data/properties/service/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs26 === errors;
+var valid3 = _errs25 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.state !== undefined){
-let data10 = data3.state;
-const _errs28 = errors;
-if(!((data10 === "on") || (data10 === "off"))){
-validate34.errors = [{instancePath:instancePath+"/data/state",schemaPath:"../shared.schema.json#/definitions/onOff/enum",keyword:"enum",params:{allowedValues: schema196.enum},message:"must be equal to one of the allowed values"}];
+if(data3.release !== undefined){
+const _errs27 = errors;
+if(typeof data3.release !== "string"){
+validate34.errors = [{instancePath:instancePath+"/data/release",schemaPath:"#/properties/data/properties/release/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs28 === errors;
+var valid3 = _errs27 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.crd !== undefined){
-const _errs30 = errors;
-if(typeof data3.crd !== "string"){
-validate34.errors = [{instancePath:instancePath+"/data/crd",schemaPath:"#/properties/data/properties/crd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data3.preserved_count !== undefined){
+let data11 = data3.preserved_count;
+const _errs29 = errors;
+const _errs31 = errors;
+let valid10 = false;
+const _errs32 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err0 = {instancePath:instancePath+"/data/preserved_count",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+var _valid0 = _errs32 === errors;
+valid10 = valid10 || _valid0;
+if(!valid10){
+const _errs34 = errors;
+if(errors === _errs34){
+if(typeof data11 === "string"){
+if(!pattern57.test(data11)){
+const err1 = {instancePath:instancePath+"/data/preserved_count",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+$"},message:"must match pattern \""+"^-?[0-9]+$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data/preserved_count",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+var _valid0 = _errs34 === errors;
+valid10 = valid10 || _valid0;
+}
+if(!valid10){
+const err3 = {instancePath:instancePath+"/data/preserved_count",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate34.errors = vErrors;
 return false;
 }
-var valid3 = _errs30 === errors;
+else {
+errors = _errs31;
+if(vErrors !== null){
+if(_errs31){
+vErrors.length = _errs31;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid3 = _errs29 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.yaml_count_min !== undefined){
+let data12 = data3.yaml_count_min;
+const _errs36 = errors;
+const _errs38 = errors;
+let valid12 = false;
+const _errs39 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err4 = {instancePath:instancePath+"/data/yaml_count_min",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid1 = _errs39 === errors;
+valid12 = valid12 || _valid1;
+if(!valid12){
+const _errs41 = errors;
+if(errors === _errs41){
+if(typeof data12 === "string"){
+if(!pattern57.test(data12)){
+const err5 = {instancePath:instancePath+"/data/yaml_count_min",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+$"},message:"must match pattern \""+"^-?[0-9]+$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/yaml_count_min",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+var _valid1 = _errs41 === errors;
+valid12 = valid12 || _valid1;
+}
+if(!valid12){
+const err7 = {instancePath:instancePath+"/data/yaml_count_min",schemaPath:"../shared.schema.json#/definitions/integerString/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+validate34.errors = vErrors;
+return false;
+}
+else {
+errors = _errs38;
+if(vErrors !== null){
+if(_errs38){
+vErrors.length = _errs38;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid3 = _errs36 === errors;
+}
+else {
+var valid3 = true;
+}
 }
 }
 }
@@ -6025,11 +6207,11 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppTriggersOverrideThresholdSetEvent = validate35;
-const schema216 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.triggers-override.threshold-set.schema.json","title":"AppTriggersOverrideThresholdSetEvent","description":"The threshold of one of a service's autoscaler triggers was changed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:triggers-override:threshold-set","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppTriggersOverrideThresholdSetData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service name."},"type":{"type":"string","description":"Canonical trigger type."},"threshold":{"type":"string","description":"New threshold, formatted as a general number string (printf %g)."}},"required":["app","rack","actor","service","type","threshold"]}}};
+export const validateAppTriggersOverrideToggledEvent = validate35;
+const schema219 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.triggers-override.toggled.schema.json","title":"AppTriggersOverrideToggledEvent","description":"A service's per-service autoscaler was created (on) or removed (off).","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:triggers-override:toggled","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppTriggersOverrideToggledData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service name."},"state":{"$ref":"../shared.schema.json#/definitions/onOff","description":"New state of the override."},"crd":{"type":"string","description":"Autoscaler resource the override owns: hpa or the event-driven autoscaler kind."}},"required":["app","rack","actor","service","state","crd"]}}};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.triggers-override.threshold-set.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.triggers-override.toggled.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -6047,8 +6229,8 @@ if(typeof data0 !== "string"){
 validate35.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:triggers-override:threshold-set" !== data0){
-validate35.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:triggers-override:threshold-set"},message:"must be equal to constant"}];
+if("app:triggers-override:toggled" !== data0){
+validate35.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:triggers-override:toggled"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -6097,7 +6279,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.service === undefined) && (missing1 = "service"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.threshold === undefined) && (missing1 = "threshold"))){
+if(((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.service === undefined) && (missing1 = "service"))) || ((data3.state === undefined) && (missing1 = "state"))) || ((data3.crd === undefined) && (missing1 = "crd"))){
 validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -6214,10 +6396,11 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.type !== undefined){
+if(data3.state !== undefined){
+let data10 = data3.state;
 const _errs28 = errors;
-if(typeof data3.type !== "string"){
-validate35.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!((data10 === "on") || (data10 === "off"))){
+validate35.errors = [{instancePath:instancePath+"/data/state",schemaPath:"../shared.schema.json#/definitions/onOff/enum",keyword:"enum",params:{allowedValues: schema208.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid3 = _errs28 === errors;
@@ -6226,10 +6409,10 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.threshold !== undefined){
+if(data3.crd !== undefined){
 const _errs30 = errors;
-if(typeof data3.threshold !== "string"){
-validate35.errors = [{instancePath:instancePath+"/data/threshold",schemaPath:"#/properties/data/properties/threshold/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data3.crd !== "string"){
+validate35.errors = [{instancePath:instancePath+"/data/crd",schemaPath:"#/properties/data/properties/crd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs30 === errors;
@@ -6270,11 +6453,11 @@ validate35.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownArmedEvent = validate36;
-const schema224 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.armed.schema.json","title":"AppBudgetAutoShutdownArmedEvent","description":"An auto-shutdown countdown started because the app's spend reached its cap.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:armed","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownArmedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"scheduled_at":{"type":"string","description":"When the countdown was armed (RFC 3339)."},"expected_shutdown_at":{"type":"string","description":"When services will be scaled to zero unless cancelled (RFC 3339)."},"notify_before_minutes":{"type":"string","description":"Minutes of warning before shutdown."},"eligible_service_count":{"type":"string","description":"Number of services eligible for shutdown."},"eligible_services":{"type":"string","description":"Services eligible for shutdown, comma-separated."},"shutdown_order":{"type":"string","description":"Order in which services are shut down."},"recovery_mode":{"type":"string","description":"How services come back after shutdown."},"webhook_url":{"type":"string","description":"At-cap webhook URL, redacted to scheme and host."},"over_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Amount in USD by which spend exceeds the cap."}},"required":["app","rack","actor","tick_id"]}}};
+export const validateAppTriggersOverrideThresholdSetEvent = validate36;
+const schema228 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.triggers-override.threshold-set.schema.json","title":"AppTriggersOverrideThresholdSetEvent","description":"The threshold of one of a service's autoscaler triggers was changed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:triggers-override:threshold-set","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppTriggersOverrideThresholdSetData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"service":{"type":"string","description":"Service name."},"type":{"type":"string","description":"Canonical trigger type."},"threshold":{"type":"string","description":"New threshold, formatted as a general number string (printf %g)."}},"required":["app","rack","actor","service","type","threshold"]}}};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.armed.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.triggers-override.threshold-set.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -6292,8 +6475,8 @@ if(typeof data0 !== "string"){
 validate36.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:armed" !== data0){
-validate36.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:armed"},message:"must be equal to constant"}];
+if("app:triggers-override:threshold-set" !== data0){
+validate36.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:triggers-override:threshold-set"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -6342,7 +6525,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.tick_id === undefined) && (missing1 = "tick_id"))){
+if(((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.service === undefined) && (missing1 = "service"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.threshold === undefined) && (missing1 = "threshold"))){
 validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -6392,10 +6575,20 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
+let data6 = data3.actor;
 const _errs17 = errors;
-if("system" !== data3.actor){
-validate36.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func2(data6) < 1){
+validate36.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
+}
+}
+else {
+validate36.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid3 = _errs17 === errors;
 }
@@ -6405,9 +6598,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
-const _errs19 = errors;
 const _errs20 = errors;
-if(errors === _errs20){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate36.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -6419,218 +6612,58 @@ validate36.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs19 === errors;
+var valid3 = _errs20 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data3.ack_by !== "string"){
 validate36.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs22 === errors;
+var valid3 = _errs23 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.schema_version !== undefined){
-const _errs25 = errors;
-if(typeof data3.schema_version !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/schema_version",schemaPath:"#/properties/data/properties/schema_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data3.service !== undefined){
+const _errs26 = errors;
+if(typeof data3.service !== "string"){
+validate36.errors = [{instancePath:instancePath+"/data/service",schemaPath:"#/properties/data/properties/service/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs25 === errors;
+var valid3 = _errs26 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.dry_run !== undefined){
-const _errs27 = errors;
-if(typeof data3.dry_run !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/dry_run",schemaPath:"#/properties/data/properties/dry_run/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data3.type !== undefined){
+const _errs28 = errors;
+if(typeof data3.type !== "string"){
+validate36.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs27 === errors;
+var valid3 = _errs28 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.cap_usd !== undefined){
-let data11 = data3.cap_usd;
-const _errs29 = errors;
+if(data3.threshold !== undefined){
 const _errs30 = errors;
-if(errors === _errs30){
-if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
-validate36.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+if(typeof data3.threshold !== "string"){
+validate36.errors = [{instancePath:instancePath+"/data/threshold",schemaPath:"#/properties/data/properties/threshold/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs29 === errors;
+var valid3 = _errs30 === errors;
 }
 else {
 var valid3 = true;
-}
-if(valid3){
-if(data3.spend_usd !== undefined){
-let data12 = data3.spend_usd;
-const _errs32 = errors;
-const _errs33 = errors;
-if(errors === _errs33){
-if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
-validate36.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
-return false;
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs32 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.scheduled_at !== undefined){
-const _errs35 = errors;
-if(typeof data3.scheduled_at !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/scheduled_at",schemaPath:"#/properties/data/properties/scheduled_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs35 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.expected_shutdown_at !== undefined){
-const _errs37 = errors;
-if(typeof data3.expected_shutdown_at !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/expected_shutdown_at",schemaPath:"#/properties/data/properties/expected_shutdown_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs37 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.notify_before_minutes !== undefined){
-const _errs39 = errors;
-if(typeof data3.notify_before_minutes !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/notify_before_minutes",schemaPath:"#/properties/data/properties/notify_before_minutes/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs39 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.eligible_service_count !== undefined){
-const _errs41 = errors;
-if(typeof data3.eligible_service_count !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/eligible_service_count",schemaPath:"#/properties/data/properties/eligible_service_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs41 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.eligible_services !== undefined){
-const _errs43 = errors;
-if(typeof data3.eligible_services !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/eligible_services",schemaPath:"#/properties/data/properties/eligible_services/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs43 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.shutdown_order !== undefined){
-const _errs45 = errors;
-if(typeof data3.shutdown_order !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/shutdown_order",schemaPath:"#/properties/data/properties/shutdown_order/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs45 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.recovery_mode !== undefined){
-const _errs47 = errors;
-if(typeof data3.recovery_mode !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/recovery_mode",schemaPath:"#/properties/data/properties/recovery_mode/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs47 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.webhook_url !== undefined){
-const _errs49 = errors;
-if(typeof data3.webhook_url !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/webhook_url",schemaPath:"#/properties/data/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs49 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data3.over_cap_usd !== undefined){
-let data21 = data3.over_cap_usd;
-const _errs51 = errors;
-const _errs52 = errors;
-if(errors === _errs52){
-if(typeof data21 === "string"){
-if(!pattern30.test(data21)){
-validate36.errors = [{instancePath:instancePath+"/data/over_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
-return false;
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/data/over_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs51 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
 }
 }
 }
@@ -6665,11 +6698,11 @@ validate36.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownFiredEvent = validate37;
-const schema235 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.fired.schema.json","title":"AppBudgetAutoShutdownFiredEvent","description":"The countdown elapsed and the app's services were scaled to zero.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:fired","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownFiredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor","tick_id"]}}};
+export const validateAppBudgetAutoShutdownArmedEvent = validate37;
+const schema236 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.armed.schema.json","title":"AppBudgetAutoShutdownArmedEvent","description":"An auto-shutdown countdown started because the app's spend reached its cap.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:armed","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownArmedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"scheduled_at":{"type":"string","description":"When the countdown was armed (RFC 3339)."},"expected_shutdown_at":{"type":"string","description":"When services will be scaled to zero unless cancelled (RFC 3339)."},"notify_before_minutes":{"type":"string","description":"Minutes of warning before shutdown."},"eligible_service_count":{"type":"string","description":"Number of services eligible for shutdown."},"eligible_services":{"type":"string","description":"Services eligible for shutdown, comma-separated."},"shutdown_order":{"type":"string","description":"Order in which services are shut down."},"recovery_mode":{"type":"string","description":"How services come back after shutdown."},"webhook_url":{"type":"string","description":"At-cap webhook URL, redacted to scheme and host."},"over_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Amount in USD by which spend exceeds the cap."}},"required":["app","rack","actor","tick_id"]}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.fired.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.armed.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -6687,8 +6720,8 @@ if(typeof data0 !== "string"){
 validate37.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:fired" !== data0){
-validate37.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:fired"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:armed" !== data0){
+validate37.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:armed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -6862,7 +6895,7 @@ const _errs29 = errors;
 const _errs30 = errors;
 if(errors === _errs30){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate37.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -6884,7 +6917,7 @@ const _errs32 = errors;
 const _errs33 = errors;
 if(errors === _errs33){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate37.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -6898,6 +6931,133 @@ var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.scheduled_at !== undefined){
+const _errs35 = errors;
+if(typeof data3.scheduled_at !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/scheduled_at",schemaPath:"#/properties/data/properties/scheduled_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs35 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.expected_shutdown_at !== undefined){
+const _errs37 = errors;
+if(typeof data3.expected_shutdown_at !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/expected_shutdown_at",schemaPath:"#/properties/data/properties/expected_shutdown_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs37 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.notify_before_minutes !== undefined){
+const _errs39 = errors;
+if(typeof data3.notify_before_minutes !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/notify_before_minutes",schemaPath:"#/properties/data/properties/notify_before_minutes/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs39 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.eligible_service_count !== undefined){
+const _errs41 = errors;
+if(typeof data3.eligible_service_count !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/eligible_service_count",schemaPath:"#/properties/data/properties/eligible_service_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs41 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.eligible_services !== undefined){
+const _errs43 = errors;
+if(typeof data3.eligible_services !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/eligible_services",schemaPath:"#/properties/data/properties/eligible_services/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs43 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.shutdown_order !== undefined){
+const _errs45 = errors;
+if(typeof data3.shutdown_order !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/shutdown_order",schemaPath:"#/properties/data/properties/shutdown_order/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs45 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.recovery_mode !== undefined){
+const _errs47 = errors;
+if(typeof data3.recovery_mode !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/recovery_mode",schemaPath:"#/properties/data/properties/recovery_mode/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs47 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.webhook_url !== undefined){
+const _errs49 = errors;
+if(typeof data3.webhook_url !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/webhook_url",schemaPath:"#/properties/data/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs49 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.over_cap_usd !== undefined){
+let data21 = data3.over_cap_usd;
+const _errs51 = errors;
+const _errs52 = errors;
+if(errors === _errs52){
+if(typeof data21 === "string"){
+if(!pattern32.test(data21)){
+validate37.errors = [{instancePath:instancePath+"/data/over_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate37.errors = [{instancePath:instancePath+"/data/over_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs51 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -6933,12 +7093,11 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownCancelledEvent = validate38;
-const schema245 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.cancelled.schema.json","title":"AppBudgetAutoShutdownCancelledEvent","description":"An armed auto-shutdown countdown was cancelled before firing.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:cancelled","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownCancelledData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"JWT actor for HTTP-driven cancels; user of the last cap change or \"system\" for tick cancels."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"cancel_reason":{"$ref":"../shared.schema.json#/definitions/cancelReason","description":"Why the countdown was cancelled."}},"required":["app","rack","actor","tick_id","cancel_reason"]}}};
-const schema255 = {"type":"string","tsType":"'reset-during-armed' | 'cap-raised' | 'manual-detected' | 'config-changed' | 'countdown-lapsed'","x-known-values":["reset-during-armed","cap-raised","manual-detected","config-changed","countdown-lapsed"],"description":"Why an armed countdown was cancelled. Open at run time: a newer rack may send another value."};
+export const validateAppBudgetAutoShutdownFiredEvent = validate38;
+const schema247 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.fired.schema.json","title":"AppBudgetAutoShutdownFiredEvent","description":"The countdown elapsed and the app's services were scaled to zero.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:fired","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownFiredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"deployment_only_count":{"type":"string","description":"How many services were scaled to zero through their deployment (no autoscaler), as a decimal string."},"keda_managed_count":{"type":"string","description":"How many services were scaled to zero through their event-driven autoscaler, as a decimal string."},"over_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Amount in USD by which spend exceeds the cap."},"recovery_command":{"type":"string","description":"The CLI command that restores the services."},"shut_down_count":{"type":"string","description":"How many services were scaled to zero, as a decimal string."},"shut_down_services":{"type":"string","description":"Services scaled to zero, comma-separated."},"shutdown_at":{"type":"string","description":"When the services were scaled to zero (RFC 3339)."},"shutdown_order":{"type":"string","description":"Order in which services were shut down."},"snapshot_annotation":{"type":"string","description":"The persisted shutdown state the restore reads (replica counts per service): a JSON document in a string."},"webhook_url":{"type":"string","description":"At-cap webhook URL, redacted to scheme and host."}},"required":["app","rack","actor","tick_id"]}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.cancelled.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.fired.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -6956,8 +7115,8 @@ if(typeof data0 !== "string"){
 validate38.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:cancelled" !== data0){
-validate38.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:cancelled"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:fired" !== data0){
+validate38.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:fired"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7006,7 +7165,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.tick_id === undefined) && (missing1 = "tick_id"))) || ((data3.cancel_reason === undefined) && (missing1 = "cancel_reason"))){
+if(((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.tick_id === undefined) && (missing1 = "tick_id"))){
 validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -7056,20 +7215,10 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
-let data6 = data3.actor;
 const _errs17 = errors;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data6 === "string"){
-if(func2(data6) < 1){
-validate38.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if("system" !== data3.actor){
+validate38.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
 return false;
-}
-}
-else {
-validate38.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid3 = _errs17 === errors;
 }
@@ -7079,9 +7228,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
+const _errs19 = errors;
 const _errs20 = errors;
-const _errs21 = errors;
-if(errors === _errs21){
+if(errors === _errs20){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate38.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -7093,43 +7242,43 @@ validate38.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs20 === errors;
+var valid3 = _errs19 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs23 = errors;
+const _errs22 = errors;
 if(typeof data3.ack_by !== "string"){
 validate38.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs23 === errors;
+var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.schema_version !== undefined){
-const _errs26 = errors;
+const _errs25 = errors;
 if(typeof data3.schema_version !== "string"){
 validate38.errors = [{instancePath:instancePath+"/data/schema_version",schemaPath:"#/properties/data/properties/schema_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs26 === errors;
+var valid3 = _errs25 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.dry_run !== undefined){
-const _errs28 = errors;
+const _errs27 = errors;
 if(typeof data3.dry_run !== "string"){
 validate38.errors = [{instancePath:instancePath+"/data/dry_run",schemaPath:"#/properties/data/properties/dry_run/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs28 === errors;
+var valid3 = _errs27 === errors;
 }
 else {
 var valid3 = true;
@@ -7137,11 +7286,11 @@ var valid3 = true;
 if(valid3){
 if(data3.cap_usd !== undefined){
 let data11 = data3.cap_usd;
+const _errs29 = errors;
 const _errs30 = errors;
-const _errs31 = errors;
-if(errors === _errs31){
+if(errors === _errs30){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate38.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -7151,7 +7300,7 @@ validate38.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs30 === errors;
+var valid3 = _errs29 === errors;
 }
 else {
 var valid3 = true;
@@ -7159,11 +7308,11 @@ var valid3 = true;
 if(valid3){
 if(data3.spend_usd !== undefined){
 let data12 = data3.spend_usd;
+const _errs32 = errors;
 const _errs33 = errors;
-const _errs34 = errors;
-if(errors === _errs34){
+if(errors === _errs33){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate38.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -7173,22 +7322,149 @@ validate38.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"..
 return false;
 }
 }
-var valid3 = _errs33 === errors;
+var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data3.cancel_reason !== undefined){
-const _errs36 = errors;
-if(typeof data3.cancel_reason !== "string"){
-validate38.errors = [{instancePath:instancePath+"/data/cancel_reason",schemaPath:"../shared.schema.json#/definitions/cancelReason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data3.deployment_only_count !== undefined){
+const _errs35 = errors;
+if(typeof data3.deployment_only_count !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/deployment_only_count",schemaPath:"#/properties/data/properties/deployment_only_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs36 === errors;
+var valid3 = _errs35 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.keda_managed_count !== undefined){
+const _errs37 = errors;
+if(typeof data3.keda_managed_count !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/keda_managed_count",schemaPath:"#/properties/data/properties/keda_managed_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs37 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.over_cap_usd !== undefined){
+let data15 = data3.over_cap_usd;
+const _errs39 = errors;
+const _errs40 = errors;
+if(errors === _errs40){
+if(typeof data15 === "string"){
+if(!pattern32.test(data15)){
+validate38.errors = [{instancePath:instancePath+"/data/over_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate38.errors = [{instancePath:instancePath+"/data/over_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs39 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.recovery_command !== undefined){
+const _errs42 = errors;
+if(typeof data3.recovery_command !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/recovery_command",schemaPath:"#/properties/data/properties/recovery_command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs42 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.shut_down_count !== undefined){
+const _errs44 = errors;
+if(typeof data3.shut_down_count !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/shut_down_count",schemaPath:"#/properties/data/properties/shut_down_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs44 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.shut_down_services !== undefined){
+const _errs46 = errors;
+if(typeof data3.shut_down_services !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/shut_down_services",schemaPath:"#/properties/data/properties/shut_down_services/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs46 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.shutdown_at !== undefined){
+const _errs48 = errors;
+if(typeof data3.shutdown_at !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/shutdown_at",schemaPath:"#/properties/data/properties/shutdown_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs48 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.shutdown_order !== undefined){
+const _errs50 = errors;
+if(typeof data3.shutdown_order !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/shutdown_order",schemaPath:"#/properties/data/properties/shutdown_order/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs50 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.snapshot_annotation !== undefined){
+const _errs52 = errors;
+if(typeof data3.snapshot_annotation !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/snapshot_annotation",schemaPath:"#/properties/data/properties/snapshot_annotation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs52 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.webhook_url !== undefined){
+const _errs54 = errors;
+if(typeof data3.webhook_url !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/webhook_url",schemaPath:"#/properties/data/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs54 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -7225,11 +7501,12 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownRestoredEvent = validate39;
-const schema256 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.restored.schema.json","title":"AppBudgetAutoShutdownRestoredEvent","description":"Services shut down by auto-shutdown were restored.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:restored","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownRestoredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"\"system\" on a tick; the JWT actor when a budget reset triggered the restore."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor","tick_id"]}}};
+export const validateAppBudgetAutoShutdownCancelledEvent = validate39;
+const schema258 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.cancelled.schema.json","title":"AppBudgetAutoShutdownCancelledEvent","description":"An armed auto-shutdown countdown was cancelled before firing.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:cancelled","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownCancelledData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"JWT actor for HTTP-driven cancels; user of the last cap change or \"system\" for tick cancels."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"cancel_reason":{"$ref":"../shared.schema.json#/definitions/cancelReason","description":"Why the countdown was cancelled."},"armed_at":{"type":"string","description":"When the cancelled countdown was armed (RFC 3339)."},"cancelled_at":{"type":"string","description":"When the countdown was cancelled (RFC 3339)."},"eligible_services":{"type":"string","description":"Services the countdown would have shut down, comma-separated."},"expected_shutdown_at":{"type":"string","description":"When the services would have been scaled to zero (RFC 3339)."},"new_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly cap in USD after the change that cancelled the countdown."},"prev_cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly cap in USD before that change."}},"required":["app","rack","actor","tick_id","cancel_reason"]}}};
+const schema268 = {"type":"string","tsType":"'reset-during-armed' | 'cap-raised' | 'manual-detected' | 'config-changed' | 'countdown-lapsed'","x-known-values":["reset-during-armed","cap-raised","manual-detected","config-changed","countdown-lapsed"],"description":"Why an armed countdown was cancelled. Open at run time: a newer rack may send another value."};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.restored.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.cancelled.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -7247,8 +7524,8 @@ if(typeof data0 !== "string"){
 validate39.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:restored" !== data0){
-validate39.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:restored"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:cancelled" !== data0){
+validate39.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:cancelled"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7297,7 +7574,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.tick_id === undefined) && (missing1 = "tick_id"))){
+if((((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.tick_id === undefined) && (missing1 = "tick_id"))) || ((data3.cancel_reason === undefined) && (missing1 = "cancel_reason"))){
 validate39.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -7432,7 +7709,7 @@ const _errs30 = errors;
 const _errs31 = errors;
 if(errors === _errs31){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate39.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -7454,7 +7731,7 @@ const _errs33 = errors;
 const _errs34 = errors;
 if(errors === _errs34){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate39.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -7468,6 +7745,117 @@ var valid3 = _errs33 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.cancel_reason !== undefined){
+const _errs36 = errors;
+if(typeof data3.cancel_reason !== "string"){
+validate39.errors = [{instancePath:instancePath+"/data/cancel_reason",schemaPath:"../shared.schema.json#/definitions/cancelReason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs36 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.armed_at !== undefined){
+const _errs39 = errors;
+if(typeof data3.armed_at !== "string"){
+validate39.errors = [{instancePath:instancePath+"/data/armed_at",schemaPath:"#/properties/data/properties/armed_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs39 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.cancelled_at !== undefined){
+const _errs41 = errors;
+if(typeof data3.cancelled_at !== "string"){
+validate39.errors = [{instancePath:instancePath+"/data/cancelled_at",schemaPath:"#/properties/data/properties/cancelled_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs41 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.eligible_services !== undefined){
+const _errs43 = errors;
+if(typeof data3.eligible_services !== "string"){
+validate39.errors = [{instancePath:instancePath+"/data/eligible_services",schemaPath:"#/properties/data/properties/eligible_services/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs43 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.expected_shutdown_at !== undefined){
+const _errs45 = errors;
+if(typeof data3.expected_shutdown_at !== "string"){
+validate39.errors = [{instancePath:instancePath+"/data/expected_shutdown_at",schemaPath:"#/properties/data/properties/expected_shutdown_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs45 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.new_cap_usd !== undefined){
+let data18 = data3.new_cap_usd;
+const _errs47 = errors;
+const _errs48 = errors;
+if(errors === _errs48){
+if(typeof data18 === "string"){
+if(!pattern32.test(data18)){
+validate39.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/data/new_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs47 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_cap_usd !== undefined){
+let data19 = data3.prev_cap_usd;
+const _errs50 = errors;
+const _errs51 = errors;
+if(errors === _errs51){
+if(typeof data19 === "string"){
+if(!pattern32.test(data19)){
+validate39.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/data/prev_cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs50 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -7503,11 +7891,11 @@ validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownExpiredEvent = validate40;
-const schema266 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.expired.schema.json","title":"AppBudgetAutoShutdownExpiredEvent","description":"A manual-mode auto-shutdown expired at month rollover with the user absent.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:expired","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownExpiredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor","tick_id"]}}};
+export const validateAppBudgetAutoShutdownRestoredEvent = validate40;
+const schema271 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.restored.schema.json","title":"AppBudgetAutoShutdownRestoredEvent","description":"Services shut down by auto-shutdown were restored.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:restored","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownRestoredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"\"system\" on a tick; the JWT actor when a budget reset triggered the restore."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"drift_detected":{"type":"string","description":"Whether the services were found changed since the shutdown (\"true\" or \"false\")."},"final_spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD when the services were restored."},"recovery_at":{"type":"string","description":"When the services were restored (RFC 3339)."},"recovery_trigger":{"type":"string","description":"What triggered the restore, e.g. a budget reset."},"restored_count":{"type":"string","description":"How many services were restored, as a decimal string."},"restored_services":{"type":"string","description":"Services restored, comma-separated."},"restored_to_deployment":{"type":"string","description":"How many services were restored through their deployment, as a decimal string."},"restored_to_keda":{"type":"string","description":"How many services were restored through their event-driven autoscaler, as a decimal string."}},"required":["app","rack","actor","tick_id"]}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.expired.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.restored.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -7525,8 +7913,8 @@ if(typeof data0 !== "string"){
 validate40.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:expired" !== data0){
-validate40.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:expired"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:restored" !== data0){
+validate40.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:restored"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7625,10 +8013,20 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
+let data6 = data3.actor;
 const _errs17 = errors;
-if("system" !== data3.actor){
-validate40.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func2(data6) < 1){
+validate40.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
+}
+}
+else {
+validate40.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid3 = _errs17 === errors;
 }
@@ -7638,9 +8036,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
-const _errs19 = errors;
 const _errs20 = errors;
-if(errors === _errs20){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate40.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -7652,43 +8050,43 @@ validate40.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs19 === errors;
+var valid3 = _errs20 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data3.ack_by !== "string"){
 validate40.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs22 === errors;
+var valid3 = _errs23 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.schema_version !== undefined){
-const _errs25 = errors;
+const _errs26 = errors;
 if(typeof data3.schema_version !== "string"){
 validate40.errors = [{instancePath:instancePath+"/data/schema_version",schemaPath:"#/properties/data/properties/schema_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs25 === errors;
+var valid3 = _errs26 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.dry_run !== undefined){
-const _errs27 = errors;
+const _errs28 = errors;
 if(typeof data3.dry_run !== "string"){
 validate40.errors = [{instancePath:instancePath+"/data/dry_run",schemaPath:"#/properties/data/properties/dry_run/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs27 === errors;
+var valid3 = _errs28 === errors;
 }
 else {
 var valid3 = true;
@@ -7696,11 +8094,11 @@ var valid3 = true;
 if(valid3){
 if(data3.cap_usd !== undefined){
 let data11 = data3.cap_usd;
-const _errs29 = errors;
 const _errs30 = errors;
-if(errors === _errs30){
+const _errs31 = errors;
+if(errors === _errs31){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate40.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -7710,7 +8108,7 @@ validate40.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs29 === errors;
+var valid3 = _errs30 === errors;
 }
 else {
 var valid3 = true;
@@ -7718,11 +8116,11 @@ var valid3 = true;
 if(valid3){
 if(data3.spend_usd !== undefined){
 let data12 = data3.spend_usd;
-const _errs32 = errors;
 const _errs33 = errors;
-if(errors === _errs33){
+const _errs34 = errors;
+if(errors === _errs34){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate40.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -7732,10 +8130,124 @@ validate40.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"..
 return false;
 }
 }
-var valid3 = _errs32 === errors;
+var valid3 = _errs33 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.drift_detected !== undefined){
+const _errs36 = errors;
+if(typeof data3.drift_detected !== "string"){
+validate40.errors = [{instancePath:instancePath+"/data/drift_detected",schemaPath:"#/properties/data/properties/drift_detected/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs36 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.final_spend_usd !== undefined){
+let data14 = data3.final_spend_usd;
+const _errs38 = errors;
+const _errs39 = errors;
+if(errors === _errs39){
+if(typeof data14 === "string"){
+if(!pattern32.test(data14)){
+validate40.errors = [{instancePath:instancePath+"/data/final_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate40.errors = [{instancePath:instancePath+"/data/final_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs38 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.recovery_at !== undefined){
+const _errs41 = errors;
+if(typeof data3.recovery_at !== "string"){
+validate40.errors = [{instancePath:instancePath+"/data/recovery_at",schemaPath:"#/properties/data/properties/recovery_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs41 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.recovery_trigger !== undefined){
+const _errs43 = errors;
+if(typeof data3.recovery_trigger !== "string"){
+validate40.errors = [{instancePath:instancePath+"/data/recovery_trigger",schemaPath:"#/properties/data/properties/recovery_trigger/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs43 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.restored_count !== undefined){
+const _errs45 = errors;
+if(typeof data3.restored_count !== "string"){
+validate40.errors = [{instancePath:instancePath+"/data/restored_count",schemaPath:"#/properties/data/properties/restored_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs45 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.restored_services !== undefined){
+const _errs47 = errors;
+if(typeof data3.restored_services !== "string"){
+validate40.errors = [{instancePath:instancePath+"/data/restored_services",schemaPath:"#/properties/data/properties/restored_services/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs47 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.restored_to_deployment !== undefined){
+const _errs49 = errors;
+if(typeof data3.restored_to_deployment !== "string"){
+validate40.errors = [{instancePath:instancePath+"/data/restored_to_deployment",schemaPath:"#/properties/data/properties/restored_to_deployment/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs49 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.restored_to_keda !== undefined){
+const _errs51 = errors;
+if(typeof data3.restored_to_keda !== "string"){
+validate40.errors = [{instancePath:instancePath+"/data/restored_to_keda",schemaPath:"#/properties/data/properties/restored_to_keda/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs51 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -7771,11 +8283,11 @@ validate40.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownFlapSuppressedEvent = validate41;
-const schema276 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.flap-suppressed.schema.json","title":"AppBudgetAutoShutdownFlapSuppressedEvent","description":"A cap-fire was suppressed by the 24-hour cooldown after a recent recovery.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:flap-suppressed","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownFlapSuppressedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor","tick_id"]}}};
+export const validateAppBudgetAutoShutdownExpiredEvent = validate41;
+const schema282 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.expired.schema.json","title":"AppBudgetAutoShutdownExpiredEvent","description":"A manual-mode auto-shutdown expired at month rollover with the user absent.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:expired","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownExpiredData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"expired_at":{"type":"string","description":"When the shutdown expired (RFC 3339)."},"final_spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Spend in USD of the month that ended."},"manual_action_hint":{"type":"string","description":"What the user has to do by hand to bring the services back."},"new_month_label":{"type":"string","description":"The month that began (e.g. 2026-05)."},"original_armed_at":{"type":"string","description":"When the countdown of this shutdown was armed (RFC 3339)."},"original_shutdown_at":{"type":"string","description":"When the services were scaled to zero (RFC 3339)."},"prev_month_label":{"type":"string","description":"The month that ended (e.g. 2026-04)."},"recovery_mode":{"type":"string","description":"How services come back after shutdown (manual here)."},"requires_manual_action":{"type":"string","description":"Whether the services stay at zero until someone restores them (\"true\" or \"false\")."},"services_still_at_zero":{"type":"string","description":"Services still scaled to zero, comma-separated."}},"required":["app","rack","actor","tick_id"]}}};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.flap-suppressed.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.expired.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -7793,8 +8305,8 @@ if(typeof data0 !== "string"){
 validate41.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:flap-suppressed" !== data0){
-validate41.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:flap-suppressed"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:expired" !== data0){
+validate41.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:expired"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7968,7 +8480,7 @@ const _errs29 = errors;
 const _errs30 = errors;
 if(errors === _errs30){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate41.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -7990,7 +8502,7 @@ const _errs32 = errors;
 const _errs33 = errors;
 if(errors === _errs33){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate41.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -8004,6 +8516,146 @@ var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.expired_at !== undefined){
+const _errs35 = errors;
+if(typeof data3.expired_at !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/expired_at",schemaPath:"#/properties/data/properties/expired_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs35 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.final_spend_usd !== undefined){
+let data14 = data3.final_spend_usd;
+const _errs37 = errors;
+const _errs38 = errors;
+if(errors === _errs38){
+if(typeof data14 === "string"){
+if(!pattern32.test(data14)){
+validate41.errors = [{instancePath:instancePath+"/data/final_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/data/final_spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs37 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.manual_action_hint !== undefined){
+const _errs40 = errors;
+if(typeof data3.manual_action_hint !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/manual_action_hint",schemaPath:"#/properties/data/properties/manual_action_hint/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs40 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.new_month_label !== undefined){
+const _errs42 = errors;
+if(typeof data3.new_month_label !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/new_month_label",schemaPath:"#/properties/data/properties/new_month_label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs42 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.original_armed_at !== undefined){
+const _errs44 = errors;
+if(typeof data3.original_armed_at !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/original_armed_at",schemaPath:"#/properties/data/properties/original_armed_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs44 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.original_shutdown_at !== undefined){
+const _errs46 = errors;
+if(typeof data3.original_shutdown_at !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/original_shutdown_at",schemaPath:"#/properties/data/properties/original_shutdown_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs46 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.prev_month_label !== undefined){
+const _errs48 = errors;
+if(typeof data3.prev_month_label !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/prev_month_label",schemaPath:"#/properties/data/properties/prev_month_label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs48 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.recovery_mode !== undefined){
+const _errs50 = errors;
+if(typeof data3.recovery_mode !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/recovery_mode",schemaPath:"#/properties/data/properties/recovery_mode/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs50 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.requires_manual_action !== undefined){
+const _errs52 = errors;
+if(typeof data3.requires_manual_action !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/requires_manual_action",schemaPath:"#/properties/data/properties/requires_manual_action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs52 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.services_still_at_zero !== undefined){
+const _errs54 = errors;
+if(typeof data3.services_still_at_zero !== "string"){
+validate41.errors = [{instancePath:instancePath+"/data/services_still_at_zero",schemaPath:"#/properties/data/properties/services_still_at_zero/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs54 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -8039,11 +8691,11 @@ validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownNoopEvent = validate42;
-const schema286 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.noop.schema.json","title":"AppBudgetAutoShutdownNoopEvent","description":"The auto-shutdown reconciler ran and decided no action was needed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:noop","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownNoopData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor","tick_id"]}}};
+export const validateAppBudgetAutoShutdownFlapSuppressedEvent = validate42;
+const schema293 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.flap-suppressed.schema.json","title":"AppBudgetAutoShutdownFlapSuppressedEvent","description":"A cap-fire was suppressed by the 24-hour cooldown after a recent recovery.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:flap-suppressed","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownFlapSuppressedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"cooldown_expires_at":{"type":"string","description":"When the 24-hour cooldown after the last recovery ends (RFC 3339)."},"cooldown_remaining_min":{"type":"string","description":"Minutes of cooldown left, as a decimal string."},"suppressed_at":{"type":"string","description":"When the cap-fire was suppressed (RFC 3339)."}},"required":["app","rack","actor","tick_id"]}}};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.noop.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.flap-suppressed.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -8061,8 +8713,8 @@ if(typeof data0 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:noop" !== data0){
-validate42.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:noop"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:flap-suppressed" !== data0){
+validate42.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:flap-suppressed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -8236,7 +8888,7 @@ const _errs29 = errors;
 const _errs30 = errors;
 if(errors === _errs30){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate42.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -8258,7 +8910,7 @@ const _errs32 = errors;
 const _errs33 = errors;
 if(errors === _errs33){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate42.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -8272,6 +8924,45 @@ var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.cooldown_expires_at !== undefined){
+const _errs35 = errors;
+if(typeof data3.cooldown_expires_at !== "string"){
+validate42.errors = [{instancePath:instancePath+"/data/cooldown_expires_at",schemaPath:"#/properties/data/properties/cooldown_expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs35 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.cooldown_remaining_min !== undefined){
+const _errs37 = errors;
+if(typeof data3.cooldown_remaining_min !== "string"){
+validate42.errors = [{instancePath:instancePath+"/data/cooldown_remaining_min",schemaPath:"#/properties/data/properties/cooldown_remaining_min/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs37 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.suppressed_at !== undefined){
+const _errs39 = errors;
+if(typeof data3.suppressed_at !== "string"){
+validate42.errors = [{instancePath:instancePath+"/data/suppressed_at",schemaPath:"#/properties/data/properties/suppressed_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs39 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
 }
 }
 }
@@ -8307,11 +8998,11 @@ validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownFailedEvent = validate43;
-const schema296 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.failed.schema.json","title":"AppBudgetAutoShutdownFailedEvent","description":"Auto-shutdown could not scale services down: patch retries were exhausted.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:failed","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownFailedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor","tick_id"]}}};
+export const validateAppBudgetAutoShutdownNoopEvent = validate43;
+const schema303 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.noop.schema.json","title":"AppBudgetAutoShutdownNoopEvent","description":"The auto-shutdown reconciler ran and decided no action was needed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:noop","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownNoopData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"eligible_service_count":{"type":"string","description":"Number of services eligible for shutdown, as a decimal string."},"evaluated_at":{"type":"string","description":"When the reconciler ran (RFC 3339)."},"exempted_count":{"type":"string","description":"Number of services exempted from auto-shutdown, as a decimal string."},"reason":{"type":"string","description":"Why no action was needed (free text)."},"total_services":{"type":"string","description":"Number of the app's services, as a decimal string."}},"required":["app","rack","actor","tick_id"]}}};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.failed.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.noop.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -8329,8 +9020,8 @@ if(typeof data0 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:failed" !== data0){
-validate43.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:failed"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:noop" !== data0){
+validate43.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:noop"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -8504,7 +9195,7 @@ const _errs29 = errors;
 const _errs30 = errors;
 if(errors === _errs30){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate43.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -8526,7 +9217,7 @@ const _errs32 = errors;
 const _errs33 = errors;
 if(errors === _errs33){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate43.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -8540,6 +9231,71 @@ var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.eligible_service_count !== undefined){
+const _errs35 = errors;
+if(typeof data3.eligible_service_count !== "string"){
+validate43.errors = [{instancePath:instancePath+"/data/eligible_service_count",schemaPath:"#/properties/data/properties/eligible_service_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs35 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.evaluated_at !== undefined){
+const _errs37 = errors;
+if(typeof data3.evaluated_at !== "string"){
+validate43.errors = [{instancePath:instancePath+"/data/evaluated_at",schemaPath:"#/properties/data/properties/evaluated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs37 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.exempted_count !== undefined){
+const _errs39 = errors;
+if(typeof data3.exempted_count !== "string"){
+validate43.errors = [{instancePath:instancePath+"/data/exempted_count",schemaPath:"#/properties/data/properties/exempted_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs39 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.reason !== undefined){
+const _errs41 = errors;
+if(typeof data3.reason !== "string"){
+validate43.errors = [{instancePath:instancePath+"/data/reason",schemaPath:"#/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs41 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.total_services !== undefined){
+const _errs43 = errors;
+if(typeof data3.total_services !== "string"){
+validate43.errors = [{instancePath:instancePath+"/data/total_services",schemaPath:"#/properties/data/properties/total_services/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs43 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -8575,11 +9331,11 @@ validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownSimulatedEvent = validate44;
-const schema306 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.simulated.schema.json","title":"AppBudgetAutoShutdownSimulatedEvent","description":"The simulate-shutdown command was run (dry run, audit only).","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:simulated","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownSimulatedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor"]}}};
+export const validateAppBudgetAutoShutdownFailedEvent = validate44;
+const schema313 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.failed.schema.json","title":"AppBudgetAutoShutdownFailedEvent","description":"Auto-shutdown could not scale services down: patch retries were exhausted.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:failed","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownFailedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/systemActor","description":"Always \"system\": emitted by the accumulator tick or a render-time path."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"failed_at":{"type":"string","description":"When the shutdown (or the restore) gave up (RFC 3339)."},"failed_services":{"type":"string","description":"Services that could not be patched, comma-separated."},"failure_reason":{"type":"string","description":"The last patch error."},"partial_state":{"type":"string","tsType":"'1' | '0'","x-known-values":["1","0"],"description":"\"1\" when the shutdown was left half done (some services at zero), \"0\" otherwise (e.g. a failed restore). Open at run time."},"retry_count":{"type":"string","description":"Patch attempts made before giving up, as a decimal string."}},"required":["app","rack","actor","tick_id"]}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.simulated.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.failed.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -8597,8 +9353,8 @@ if(typeof data0 !== "string"){
 validate44.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:simulated" !== data0){
-validate44.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:simulated"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:failed" !== data0){
+validate44.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:failed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -8647,7 +9403,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))){
+if(((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))) || ((data3.tick_id === undefined) && (missing1 = "tick_id"))){
 validate44.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -8697,20 +9453,10 @@ var valid3 = true;
 }
 if(valid3){
 if(data3.actor !== undefined){
-let data6 = data3.actor;
 const _errs17 = errors;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data6 === "string"){
-if(func2(data6) < 1){
-validate44.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if("system" !== data3.actor){
+validate44.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/systemActor/const",keyword:"const",params:{allowedValue: "system"},message:"must be equal to constant"}];
 return false;
-}
-}
-else {
-validate44.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid3 = _errs17 === errors;
 }
@@ -8720,9 +9466,9 @@ var valid3 = true;
 if(valid3){
 if(data3.tick_id !== undefined){
 let data7 = data3.tick_id;
+const _errs19 = errors;
 const _errs20 = errors;
-const _errs21 = errors;
-if(errors === _errs21){
+if(errors === _errs20){
 if(typeof data7 === "string"){
 if(!pattern1.test(data7)){
 validate44.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
@@ -8734,43 +9480,43 @@ validate44.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs20 === errors;
+var valid3 = _errs19 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.ack_by !== undefined){
-const _errs23 = errors;
+const _errs22 = errors;
 if(typeof data3.ack_by !== "string"){
 validate44.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs23 === errors;
+var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.schema_version !== undefined){
-const _errs26 = errors;
+const _errs25 = errors;
 if(typeof data3.schema_version !== "string"){
 validate44.errors = [{instancePath:instancePath+"/data/schema_version",schemaPath:"#/properties/data/properties/schema_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs26 === errors;
+var valid3 = _errs25 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data3.dry_run !== undefined){
-const _errs28 = errors;
+const _errs27 = errors;
 if(typeof data3.dry_run !== "string"){
 validate44.errors = [{instancePath:instancePath+"/data/dry_run",schemaPath:"#/properties/data/properties/dry_run/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs28 === errors;
+var valid3 = _errs27 === errors;
 }
 else {
 var valid3 = true;
@@ -8778,11 +9524,11 @@ var valid3 = true;
 if(valid3){
 if(data3.cap_usd !== undefined){
 let data11 = data3.cap_usd;
+const _errs29 = errors;
 const _errs30 = errors;
-const _errs31 = errors;
-if(errors === _errs31){
+if(errors === _errs30){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate44.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -8792,7 +9538,7 @@ validate44.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../s
 return false;
 }
 }
-var valid3 = _errs30 === errors;
+var valid3 = _errs29 === errors;
 }
 else {
 var valid3 = true;
@@ -8800,11 +9546,11 @@ var valid3 = true;
 if(valid3){
 if(data3.spend_usd !== undefined){
 let data12 = data3.spend_usd;
+const _errs32 = errors;
 const _errs33 = errors;
-const _errs34 = errors;
-if(errors === _errs34){
+if(errors === _errs33){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate44.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -8814,10 +9560,75 @@ validate44.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"..
 return false;
 }
 }
-var valid3 = _errs33 === errors;
+var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.failed_at !== undefined){
+const _errs35 = errors;
+if(typeof data3.failed_at !== "string"){
+validate44.errors = [{instancePath:instancePath+"/data/failed_at",schemaPath:"#/properties/data/properties/failed_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs35 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.failed_services !== undefined){
+const _errs37 = errors;
+if(typeof data3.failed_services !== "string"){
+validate44.errors = [{instancePath:instancePath+"/data/failed_services",schemaPath:"#/properties/data/properties/failed_services/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs37 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.failure_reason !== undefined){
+const _errs39 = errors;
+if(typeof data3.failure_reason !== "string"){
+validate44.errors = [{instancePath:instancePath+"/data/failure_reason",schemaPath:"#/properties/data/properties/failure_reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs39 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.partial_state !== undefined){
+const _errs41 = errors;
+if(typeof data3.partial_state !== "string"){
+validate44.errors = [{instancePath:instancePath+"/data/partial_state",schemaPath:"#/properties/data/properties/partial_state/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs41 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.retry_count !== undefined){
+const _errs43 = errors;
+if(typeof data3.retry_count !== "string"){
+validate44.errors = [{instancePath:instancePath+"/data/retry_count",schemaPath:"#/properties/data/properties/retry_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs43 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -8853,11 +9664,11 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const validateAppBudgetAutoShutdownDismissedEvent = validate45;
-const schema316 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.dismissed.schema.json","title":"AppBudgetAutoShutdownDismissedEvent","description":"The auto-shutdown recovery banner was dismissed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:dismissed","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownDismissedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"JWT actor, or \"system\" if the request was unauthenticated."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."}},"required":["app","rack","actor"]}}};
+export const validateAppBudgetAutoShutdownSimulatedEvent = validate45;
+const schema323 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.simulated.schema.json","title":"AppBudgetAutoShutdownSimulatedEvent","description":"The simulate-shutdown command was run (dry run, audit only).","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:simulated","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownSimulatedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"Email of the authenticated identity, or \"system\"."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"estimated_cost_saved_usd_per_hour":{"type":"string","description":"Estimated USD saved per hour while the services are at zero, as a decimal string."},"notify_before_minutes":{"type":"string","description":"Minutes of warning before shutdown."},"recovery_mode":{"type":"string","description":"How services would come back after shutdown."},"shutdown_order":{"type":"string","description":"Order in which services would be shut down."},"simulated_at":{"type":"string","description":"When the simulation ran (RFC 3339)."},"would_shut_down_count":{"type":"string","description":"How many services a real shutdown would scale to zero, as a decimal string."},"would_shut_down_services":{"type":"string","description":"Services a real shutdown would scale to zero, comma-separated."}},"required":["app","rack","actor"]}}};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.dismissed.schema.json" */;
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.simulated.schema.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -8875,8 +9686,8 @@ if(typeof data0 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("app:budget:auto-shutdown:dismissed" !== data0){
-validate45.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:dismissed"},message:"must be equal to constant"}];
+if("app:budget:auto-shutdown:simulated" !== data0){
+validate45.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:simulated"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -9060,7 +9871,7 @@ const _errs30 = errors;
 const _errs31 = errors;
 if(errors === _errs31){
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern32.test(data11)){
 validate45.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -9082,7 +9893,7 @@ const _errs33 = errors;
 const _errs34 = errors;
 if(errors === _errs34){
 if(typeof data12 === "string"){
-if(!pattern30.test(data12)){
+if(!pattern32.test(data12)){
 validate45.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
 return false;
 }
@@ -9096,6 +9907,97 @@ var valid3 = _errs33 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
+if(data3.estimated_cost_saved_usd_per_hour !== undefined){
+const _errs36 = errors;
+if(typeof data3.estimated_cost_saved_usd_per_hour !== "string"){
+validate45.errors = [{instancePath:instancePath+"/data/estimated_cost_saved_usd_per_hour",schemaPath:"#/properties/data/properties/estimated_cost_saved_usd_per_hour/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs36 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.notify_before_minutes !== undefined){
+const _errs38 = errors;
+if(typeof data3.notify_before_minutes !== "string"){
+validate45.errors = [{instancePath:instancePath+"/data/notify_before_minutes",schemaPath:"#/properties/data/properties/notify_before_minutes/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs38 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.recovery_mode !== undefined){
+const _errs40 = errors;
+if(typeof data3.recovery_mode !== "string"){
+validate45.errors = [{instancePath:instancePath+"/data/recovery_mode",schemaPath:"#/properties/data/properties/recovery_mode/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs40 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.shutdown_order !== undefined){
+const _errs42 = errors;
+if(typeof data3.shutdown_order !== "string"){
+validate45.errors = [{instancePath:instancePath+"/data/shutdown_order",schemaPath:"#/properties/data/properties/shutdown_order/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs42 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.simulated_at !== undefined){
+const _errs44 = errors;
+if(typeof data3.simulated_at !== "string"){
+validate45.errors = [{instancePath:instancePath+"/data/simulated_at",schemaPath:"#/properties/data/properties/simulated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs44 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.would_shut_down_count !== undefined){
+const _errs46 = errors;
+if(typeof data3.would_shut_down_count !== "string"){
+validate45.errors = [{instancePath:instancePath+"/data/would_shut_down_count",schemaPath:"#/properties/data/properties/would_shut_down_count/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs46 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.would_shut_down_services !== undefined){
+const _errs48 = errors;
+if(typeof data3.would_shut_down_services !== "string"){
+validate45.errors = [{instancePath:instancePath+"/data/would_shut_down_services",schemaPath:"#/properties/data/properties/would_shut_down_services/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs48 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -9131,6 +10033,310 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
+export const validateAppBudgetAutoShutdownDismissedEvent = validate46;
+const schema333 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.dismissed.schema.json","title":"AppBudgetAutoShutdownDismissedEvent","description":"The auto-shutdown recovery banner was dismissed.","type":"object","required":["action","status","timestamp","data"],"properties":{"action":{"type":"string","const":"app:budget:auto-shutdown:dismissed","description":"Event name."},"status":{"$ref":"../shared.schema.json#/definitions/status","description":"Outcome of the event; success unless stated."},"timestamp":{"$ref":"../shared.schema.json#/definitions/timestamp","description":"When the event happened (RFC 3339, UTC). Order events by it."},"data":{"title":"AppBudgetAutoShutdownDismissedData","description":"Event fields. All values arrive as strings.","type":"object","properties":{"app":{"$ref":"../shared.schema.json#/definitions/app","description":"App name."},"rack":{"$ref":"../shared.schema.json#/definitions/rack","description":"Rack name."},"actor":{"$ref":"../shared.schema.json#/definitions/actor","description":"JWT actor, or \"system\" if the request was unauthenticated."},"tick_id":{"$ref":"../shared.schema.json#/definitions/tickId","description":"Accumulator tick id; all events of one auto-shutdown sequence share it."},"ack_by":{"$ref":"../shared.schema.json#/definitions/ackBy","description":"Identity that made the change; data.actor is populated from it."},"schema_version":{"type":"string","description":"Version of the auto-shutdown payload, as a decimal string."},"dry_run":{"type":"string","description":"\"true\" when the rack only simulated the action, else \"false\"."},"cap_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Monthly budget cap in USD."},"spend_usd":{"$ref":"../shared.schema.json#/definitions/usd","description":"Month-to-date spend in USD."},"dismissed_at":{"type":"string","description":"When the recovery banner was dismissed (RFC 3339)."},"idempotent":{"type":"string","description":"\"true\" when the banner was already dismissed, so nothing changed; else \"false\"."}},"required":["app","rack","actor"]}}};
+
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://rack-webhooks.invalid/schemas/events/app.budget.auto-shutdown.dismissed.schema.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.action === undefined) && (missing0 = "action")) || ((data.status === undefined) && (missing0 = "status"))) || ((data.timestamp === undefined) && (missing0 = "timestamp"))) || ((data.data === undefined) && (missing0 = "data"))){
+validate46.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.action !== undefined){
+let data0 = data.action;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate46.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("app:budget:auto-shutdown:dismissed" !== data0){
+validate46.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/const",keyword:"const",params:{allowedValue: "app:budget:auto-shutdown:dismissed"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined){
+const _errs3 = errors;
+if(typeof data.status !== "string"){
+validate46.errors = [{instancePath:instancePath+"/status",schemaPath:"../shared.schema.json#/definitions/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.timestamp !== undefined){
+let data2 = data.timestamp;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(!pattern0.test(data2)){
+validate46.errors = [{instancePath:instancePath+"/timestamp",schemaPath:"../shared.schema.json#/definitions/timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/timestamp",schemaPath:"../shared.schema.json#/definitions/timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs9 = errors;
+if(errors === _errs9){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((data3.app === undefined) && (missing1 = "app")) || ((data3.rack === undefined) && (missing1 = "rack"))) || ((data3.actor === undefined) && (missing1 = "actor"))){
+validate46.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.app !== undefined){
+let data4 = data3.app;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(func2(data4) < 1){
+validate46.errors = [{instancePath:instancePath+"/data/app",schemaPath:"../shared.schema.json#/definitions/app/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/data/app",schemaPath:"../shared.schema.json#/definitions/app/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs11 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.rack !== undefined){
+let data5 = data3.rack;
+const _errs14 = errors;
+const _errs15 = errors;
+if(errors === _errs15){
+if(typeof data5 === "string"){
+if(func2(data5) < 1){
+validate46.errors = [{instancePath:instancePath+"/data/rack",schemaPath:"../shared.schema.json#/definitions/rack/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/data/rack",schemaPath:"../shared.schema.json#/definitions/rack/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs14 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.actor !== undefined){
+let data6 = data3.actor;
+const _errs17 = errors;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func2(data6) < 1){
+validate46.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/data/actor",schemaPath:"../shared.schema.json#/definitions/actor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs17 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.tick_id !== undefined){
+let data7 = data3.tick_id;
+const _errs20 = errors;
+const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data7 === "string"){
+if(!pattern1.test(data7)){
+validate46.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/pattern",keyword:"pattern",params:{pattern: "^tick-.+-[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^tick-.+-[0-9a-fA-F]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/data/tick_id",schemaPath:"../shared.schema.json#/definitions/tickId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.ack_by !== undefined){
+const _errs23 = errors;
+if(typeof data3.ack_by !== "string"){
+validate46.errors = [{instancePath:instancePath+"/data/ack_by",schemaPath:"../shared.schema.json#/definitions/ackBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs23 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.schema_version !== undefined){
+const _errs26 = errors;
+if(typeof data3.schema_version !== "string"){
+validate46.errors = [{instancePath:instancePath+"/data/schema_version",schemaPath:"#/properties/data/properties/schema_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs26 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.dry_run !== undefined){
+const _errs28 = errors;
+if(typeof data3.dry_run !== "string"){
+validate46.errors = [{instancePath:instancePath+"/data/dry_run",schemaPath:"#/properties/data/properties/dry_run/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs28 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.cap_usd !== undefined){
+let data11 = data3.cap_usd;
+const _errs30 = errors;
+const _errs31 = errors;
+if(errors === _errs31){
+if(typeof data11 === "string"){
+if(!pattern32.test(data11)){
+validate46.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/data/cap_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs30 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.spend_usd !== undefined){
+let data12 = data3.spend_usd;
+const _errs33 = errors;
+const _errs34 = errors;
+if(errors === _errs34){
+if(typeof data12 === "string"){
+if(!pattern32.test(data12)){
+validate46.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/pattern",keyword:"pattern",params:{pattern: "^-?[0-9]+(\\.[0-9]+)?$"},message:"must match pattern \""+"^-?[0-9]+(\\.[0-9]+)?$"+"\""}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/data/spend_usd",schemaPath:"../shared.schema.json#/definitions/usd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs33 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.dismissed_at !== undefined){
+const _errs36 = errors;
+if(typeof data3.dismissed_at !== "string"){
+validate46.errors = [{instancePath:instancePath+"/data/dismissed_at",schemaPath:"#/properties/data/properties/dismissed_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs36 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data3.idempotent !== undefined){
+const _errs38 = errors;
+if(typeof data3.idempotent !== "string"){
+validate46.errors = [{instancePath:instancePath+"/data/idempotent",schemaPath:"#/properties/data/properties/idempotent/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs38 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate46.errors = vErrors;
+return errors === 0;
+}
+
 /** Validator per known action; each returns true or sets `.errors` (ajv error objects). */
 export const validators = {
   'app:create': validateAppCreateEvent,
@@ -9147,6 +10353,7 @@ export const validators = {
   'release:manifest-advisory': validateReleaseManifestAdvisoryEvent,
   'release:prometheus-skipped': validateReleasePrometheusSkippedEvent,
   'release:imperative-patch-note': validateReleaseImperativePatchNoteEvent,
+  'release:agent-autoscale-ignored': validateReleaseAgentAutoscaleIgnoredEvent,
   'app:budget:set': validateAppBudgetSetEvent,
   'app:budget:reset': validateAppBudgetResetEvent,
   'app:budget:clear': validateAppBudgetClearEvent,

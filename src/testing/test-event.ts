@@ -1,6 +1,9 @@
+import { WEBHOOK_ACTIONS } from '../generated/catalog.js';
 import { SAMPLE_EVENTS } from '../generated/samples.js';
 import { isKnownAction } from '../events/known.js';
 import type { EventOf, WebhookAction } from '../events/types.js';
+import { closeMatch } from '../shared/suggest.js';
+import { checkOverrides } from './check-overrides.js';
 
 /** Integer fields travel as decimal strings; a test event is the payload as it travels. */
 type WireValue<V> = V extends number ? string : V;
@@ -13,14 +16,23 @@ export type TestEvent<A extends WebhookAction> = Omit<EventOf<A>, 'data'> & {
   data: WireData<EventOf<A>['data']>;
 };
 
-/** What {@link createTestEvent} takes to change its realistic defaults. */
+/**
+ * What {@link createTestEvent} takes to change its realistic defaults. Checked at run time too: an
+ * unknown option or field, or a value of the wrong type, is a `TypeError`. `undefined` means "not given".
+ */
 export interface TestEventOverrides<A extends WebhookAction> {
   /** The event's status (one this action can have). */
   status?: EventOf<A>['status'];
   /** The event's timestamp (RFC 3339). */
   timestamp?: string;
-  /** Fields of this action's `data` only: a field of another event is a type error. */
+  /** Fields of this action's `data` only, every value a string: a field of another event is an error. */
   data?: Partial<WireData<EventOf<A>['data']>>;
+  /**
+   * Fields this action does not have, sent as given (strings, as the rack sends every value): to
+   * test that a receiver ignores unknown fields, as a newer rack may send some. A field the action
+   * has belongs in `data`.
+   */
+  extraData?: { readonly [field: string]: string };
 }
 
 function randomHex(bytes: number): string {
@@ -48,8 +60,11 @@ export function rackTickId(date = new Date()): string {
  * schema), with a fresh timestamp and, where the action has one, a fresh `tick_id`.
  *
  * @param action - Any action of the catalog.
- * @param overrides - A status, a timestamp, or `data` fields of this action (a field of another event is a type error).
+ * @param overrides - A status, a timestamp, `data` fields of this action, or `extraData` fields it does not have.
  * @returns The event with every `data` value a string, as the rack sends it.
+ * @throws TypeError for an unknown action, option or `data` field (naming the closest known one), a
+ * value that is not a string, an integer field that is not a decimal string, or a value outside a
+ * fixed set (`state`, a fixed `status`, `actor: "system"` on tick events).
  *
  * @example
  * ```ts
@@ -60,15 +75,24 @@ export function rackTickId(date = new Date()): string {
  * ```
  */
 export function createTestEvent<A extends WebhookAction>(action: A, overrides: TestEventOverrides<A> = {}): TestEvent<A> {
-  if (!isKnownAction(action)) throw new TypeError(`createTestEvent: unknown action ${JSON.stringify(action)}`);
+  if (!isKnownAction(action)) {
+    const match = typeof action === 'string' ? closeMatch(action, WEBHOOK_ACTIONS) : undefined;
+    throw new TypeError(
+      `createTestEvent: unknown action ${JSON.stringify(action)}${match === undefined ? '' : ` (did you mean "${match}"?)`}`,
+    );
+  }
+  checkOverrides(action, overrides);
   const sample = SAMPLE_EVENTS[action]!;
   const now = new Date();
   const data: Record<string, string> = { ...sample.data };
   if (data['tick_id'] !== undefined) data['tick_id'] = rackTickId(now);
+  for (const fields of [overrides.data, overrides.extraData] as (Record<string, string | undefined> | undefined)[]) {
+    for (const [field, value] of Object.entries(fields ?? {})) if (value !== undefined) data[field] = value;
+  }
   return {
     action,
     status: overrides.status ?? sample.status,
     timestamp: overrides.timestamp ?? rackTimestamp(now),
-    data: { ...data, ...(overrides.data as Record<string, string> | undefined) },
+    data,
   } as unknown as TestEvent<A>;
 }

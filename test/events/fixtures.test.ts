@@ -6,7 +6,7 @@ import { fixtures } from './fixtures.js';
 
 describe('the fixture set', () => {
   it('has exactly one realistic payload per action of the catalog', () => {
-    expect(WEBHOOK_ACTIONS).toHaveLength(35);
+    expect(WEBHOOK_ACTIONS).toHaveLength(36);
     expect(fixtures.map((f) => f.json.action).sort()).toEqual([...WEBHOOK_ACTIONS].sort());
     for (const { name, json } of fixtures) expect(name).toBe(`${json.action.replaceAll(':', '.')}.json`);
   });

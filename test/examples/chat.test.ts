@@ -31,7 +31,7 @@ describe('examples/chat-notifier.mjs', () => {
     const key = newKey();
     const running = await startExample('chat-notifier.mjs', { RACK_WEBHOOK_SECRETS: key, CHAT_WEBHOOK_URL: chat.url });
     const names = fixtureNames().filter((name) => !ROUTINE.includes(name));
-    expect(names).toHaveLength(33);
+    expect(names).toHaveLength(34);
     for (const [index, name] of names.entries()) {
       const { event, body } = fixture(name);
       expect(await post(running.url, body, signature(body, key)), name).toMatchObject({ status: 200, json: { status: 'processed' } });

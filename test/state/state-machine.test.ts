@@ -539,7 +539,7 @@ describe('promotes per release id', () => {
     state.apply(start());
     state.apply(terminal(action, 2 * MINUTE, message));
     const other = TERMINALS.find(([a]) => a !== action)!;
-    state.apply(terminal(other[0], 3 * MINUTE, other[2] ?? 'other'));
+    state.apply(terminal(other[0], 3 * MINUTE, other[2]));
     expect(state.app(APP)!.promotes[RELEASE]).toMatchObject({ outcome, endedAt: at(2 * MINUTE) });
     expect(state.app(APP)!.promotes[RELEASE]!.message).toBe(message);
   });

@@ -60,6 +60,56 @@ describe('the known union narrows on action', () => {
     }
   });
 
+  it("the field notes' fields: optional, strings, with the known values where the notes give them", () => {
+    switch (event.action) {
+      case 'release:agent-autoscale-ignored':
+        expectTypeOf(event.status).toEqualTypeOf<KnownStatus | (string & {})>();
+        expectTypeOf(event.data.actor).toEqualTypeOf<string>();
+        expectTypeOf(event.data.release).toEqualTypeOf<string | undefined>();
+        expectTypeOf(event.data.service).toEqualTypeOf<string | undefined>();
+        // @ts-expect-error reason belongs to the other release advisories
+        void event.data.reason;
+        break;
+      case 'release:manifest-advisory':
+      case 'release:autoscale-disabled':
+      case 'release:imperative-patch-note':
+        expectTypeOf(event.data.service).toEqualTypeOf<string | undefined>();
+        expectTypeOf(event.data.reason).toEqualTypeOf<string | undefined>();
+        break;
+      case 'app:budget:cap':
+        expectTypeOf(event.data.action).toEqualTypeOf<string | undefined>();
+        expectTypeOf(event.data.spend_usd).toEqualTypeOf<string | undefined>();
+        break;
+      case 'app:budget:threshold':
+        expectTypeOf(event.data.pct).toEqualTypeOf<string | undefined>();
+        break;
+      case 'app:budget:reset':
+        expectTypeOf(event.data.reset_kind).toEqualTypeOf<'breaker-clear' | 'period-reset' | undefined>();
+        break;
+      case 'app:budget:breaker-cleared':
+        expectTypeOf(event.data.reason).toEqualTypeOf<'cap-raised' | undefined>();
+        break;
+      case 'app:budget:auto-shutdown:failed':
+        expectTypeOf(event.data.partial_state).toEqualTypeOf<'1' | '0' | undefined>();
+        expectTypeOf(event.data.failed_services).toEqualTypeOf<string | undefined>();
+        // counts stay strings: the spec types only dropped, cap, preserved_count and yaml_count_min as integers
+        expectTypeOf(event.data.retry_count).toEqualTypeOf<string | undefined>();
+        break;
+      case 'app:budget:auto-shutdown:fired':
+        expectTypeOf(event.data.shut_down_count).toEqualTypeOf<string | undefined>();
+        expectTypeOf(event.data.snapshot_annotation).toEqualTypeOf<string | undefined>();
+        break;
+      case 'app:budget:auto-shutdown:restored':
+        expectTypeOf(event.data.restored_services).toEqualTypeOf<string | undefined>();
+        break;
+      case 'app:budget:auto-shutdown:dismissed':
+        expectTypeOf(event.data.idempotent).toEqualTypeOf<string | undefined>();
+        // @ts-expect-error partial_state belongs to :failed only
+        void event.data.partial_state;
+        break;
+    }
+  });
+
   it('build and release family with fixed statuses', () => {
     if (event.action === 'release:promote') expectTypeOf(event.status).toEqualTypeOf<'start'>();
     if (event.action === 'build:create') expectTypeOf(event.status).toEqualTypeOf<'success' | 'error'>();
@@ -88,6 +138,7 @@ describe('the known union narrows on action', () => {
         case 'release:manifest-advisory':
         case 'release:prometheus-skipped':
         case 'release:imperative-patch-note':
+        case 'release:agent-autoscale-ignored':
         case 'app:budget:set':
         case 'app:budget:reset':
         case 'app:budget:clear':
@@ -124,7 +175,7 @@ describe('catalog constants', () => {
   it('WEBHOOK_ACTIONS is a readonly tuple of literals', () => {
     expectTypeOf(WEBHOOK_ACTIONS).toMatchTypeOf<readonly WebhookAction[]>();
     expectTypeOf(WEBHOOK_ACTIONS[0]).toEqualTypeOf<'app:create'>();
-    expectTypeOf(WEBHOOK_ACTIONS.length).toEqualTypeOf<35>();
+    expectTypeOf(WEBHOOK_ACTIONS.length).toEqualTypeOf<36>();
     // @ts-expect-error readonly
     WEBHOOK_ACTIONS.push('app:create');
     expectTypeOf<WebhookAction>().toEqualTypeOf<WebhookEvent['action']>();
