@@ -30,14 +30,23 @@ export interface DeliveryToStore {
   readonly receivedAt?: Date | undefined;
 }
 
+/** What the receiver hands the inbox with each delivery to store. */
+export interface StoreDeliveryOptions {
+  /** The receiver's logger, for the records of an outage (its start and its end). */
+  readonly log?: ((record: import('./types.js').ReceiverLogRecord) => void) | undefined;
+}
+
 /**
  * What a receiver's `inbox` option takes: `createInbox` from `rack-webhooks/inbox` returns one.
  *
  * @typeParam Tx - The transaction client that handlers receive.
  */
 export interface DeliveryInbox<Tx = unknown> {
-  /** Commits one row for the delivery; resolves with its id, or `undefined` when a copy is stored. */
-  storeDelivery(delivery: DeliveryToStore): Promise<string | undefined>;
+  /**
+   * Commits one row for the delivery; resolves with its id, or `undefined` when a copy is stored.
+   * May wait while the database is away for a reason that can pass (see `storeRetry`).
+   */
+  storeDelivery(delivery: DeliveryToStore, options?: StoreDeliveryOptions): Promise<string | undefined>;
   /** Type only: the transaction client handlers receive. */
   readonly transactionType?: Tx;
 }

@@ -130,6 +130,8 @@ export type ReceiverLogEvent =
   | 'inbox_unavailable'
   | 'inbox_not_migrated'
   | 'inbox_failed'
+  | 'inbox_outage'
+  | 'inbox_outage_ended'
   | 'rejected'
   | 'handler_failed'
   | 'dedup_unavailable'
@@ -160,7 +162,14 @@ export interface ReceiverLogRecord {
   deliveryId?: string;
   /** With an inbox: the attempt (1-based) a worker record is about. */
   attempt?: number;
-  /** Milliseconds the receiver spent on the delivery, or the worker on the attempt. */
+  /** `inbox_outage_ended`: how many deliveries waited for the database during the outage. */
+  waited?: number;
+  /** `inbox_outage_ended`: how many deliveries were refused (503) during it: past the bounds, or refused for good. */
+  refused?: number;
+  /**
+   * Milliseconds the receiver spent on the delivery, or the worker on the attempt; for
+   * `inbox_outage_ended`, how long the outage lasted.
+   */
   durationMs: number;
 }
 

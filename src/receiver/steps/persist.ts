@@ -1,9 +1,9 @@
 import { headerInputToString } from '../../signature/parse-header.js';
 import { eventKey, replayKey } from '../dedup-keys.js';
-import type { DeliveryInbox } from '../inbox-contract.js';
+import type { DeliveryInbox, DeliveryToStore } from '../inbox-contract.js';
 import { errorCode, logContext } from '../log.js';
 import type { Reporting } from '../reporting.js';
-import type { ReceiveResult } from '../types.js';
+import type { ReceiveResult, ReceiverLogRecord } from '../types.js';
 import { hashBody } from './claim.js';
 import type { ParsedDelivery } from './parse.js';
 import type { VerifiedDelivery } from './verify.js';
@@ -21,12 +21,16 @@ function inboxLogEvent(error: unknown): 'inbox_unavailable' | 'inbox_not_migrate
 export type PersistStep = (verified: VerifiedDelivery, parsed: ParsedDelivery, started: number) => Promise<ReceiveResult>;
 
 export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Reporting, customClock: boolean): PersistStep {
+  // The inbox may hold a delivery while its database is away; the outage's records (its start,
+  // its end) go to the receiver's logger, timed by the inbox.
+  const log = reporting.logging ? (record: ReceiverLogRecord) => reporting.log(reporting.clock() - record.durationMs, record) : undefined;
+  const storeDelivery = (delivery: DeliveryToStore) => inbox.storeDelivery(delivery, { log });
   return async ({ raw, verified, header }, { event, ignored, known }, started) => {
     const bodySha256 = await hashBody(raw);
     const recordOnly = ignored || !known;
     let id: string | undefined;
     try {
-      id = await inbox.storeDelivery({
+      id = await storeDelivery({
         body: raw,
         signature: headerInputToString(header),
         signedAt: verified.timestamp,
