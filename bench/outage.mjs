@@ -30,7 +30,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function run(label, storeRetry) {
   const admin = new pg.Client({ connectionString: DATABASE_URL });
   await admin.connect();
-  const schema = `rwt_bench_${randomBytes(6).toString('hex')}`;
+  // Not rwt_: the test suites sweep those schemas.
+  const schema = `rack_webhooks_bench_${randomBytes(6).toString('hex')}`;
   await admin.query(`CREATE SCHEMA ${schema}`);
   const table = `${schema}.deliveries`;
   const target = new URL(DATABASE_URL);
