@@ -9,6 +9,7 @@ export { WebhookInboxError } from './inbox/errors.js';
 export type { WebhookInboxErrorCode } from './inbox/errors.js';
 export type { Worker, WorkOptions } from './inbox/work/worker.js';
 export type { BackoffOptions } from './inbox/work/backoff.js';
+export type { StoreRetryOptions } from './inbox/outage/options.js';
 export { DEFAULT_TABLE } from './inbox/schema/table-name.js';
 export { schemaSql } from './inbox/schema/migrations.js';
 export type {
@@ -22,4 +23,4 @@ export type {
   StoredDelivery,
   StoredDeliveryDetail,
 } from './inbox/types.js';
-export type { DeliveryInbox, DeliveryToStore, InboxHandlerContext } from './receiver/inbox-contract.js';
+export type { DeliveryInbox, DeliveryToStore, InboxHandlerContext, StoreDeliveryOptions } from './receiver/inbox-contract.js';

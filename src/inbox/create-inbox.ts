@@ -1,10 +1,14 @@
-import type { DeliveryInbox, DeliveryToStore } from '../receiver/inbox-contract.js';
+import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../receiver/inbox-contract.js';
 import { receiverRuntime } from '../receiver/inbox-contract.js';
 import type { Receiver } from '../receiver/types.js';
 import { driverFor } from './database/detect.js';
 import { inboxError } from './errors.js';
 import { replayDeliveries, retryDeliveries, pruneDeliveries } from './operate/change.js';
 import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
+import { createFindStored } from './outage/find-stored.js';
+import { resolveStoreRetry, type StoreRetryOptions } from './outage/options.js';
+import { Outage } from './outage/outage.js';
+import { storeWithRetry } from './outage/store-with-retry.js';
 import { migrate } from './schema/migrate.js';
 import { resolveTableNames } from './schema/table-name.js';
 import { createStoreDelivery } from './store-delivery.js';
@@ -41,6 +45,15 @@ export interface InboxOptions<Database> {
    * @defaultValue `true`
    */
   preparedStatements?: boolean;
+  /**
+   * While the database is away for a reason that can pass (a restart, a cut connection, a
+   * failover, a statement timeout), `receive()` keeps the verified delivery and tries again within
+   * the request, with backoff, up to these bounds; only past them does it answer 503. `false`
+   * answers 503 at once. Refusals for good (a missing table, a refused statement) are never retried.
+   *
+   * @defaultValue `{ maxWaitMs: 20000, maxBufferedBytes: 67108864 }`
+   */
+  storeRetry?: StoreRetryOptions | false;
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
@@ -126,14 +139,19 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   const driver = driverFor(options.database, options.preparedStatements ?? true);
   const names = resolveTableNames(options.table);
   const wake = new Wake(driver, names.channel, options.notify ?? true);
-  const storeDelivery = createStoreDelivery(driver, names, (pending) => {
+  const storeOnce = createStoreDelivery(driver, names, (pending) => {
     if (pending) wake.stored();
   });
+  const retry = resolveStoreRetry(options.storeRetry);
+  const findStored = createFindStored(driver, names, (pending) => {
+    if (pending) wake.stored();
+  });
+  const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry));
 
   return {
     table: names.display,
     migrate: () => migrate(driver, names),
-    storeDelivery: (delivery: DeliveryToStore) => storeDelivery(delivery),
+    storeDelivery: (delivery: DeliveryToStore, storeOptions?: StoreDeliveryOptions) => storeDelivery(delivery, storeOptions),
     work(receiver, workOptions = {}) {
       const runtime = typeof receiver === 'object' && receiver !== null ? receiverRuntime(receiver) : undefined;
       if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver()');

@@ -50,7 +50,7 @@ function text(value: unknown): string | null {
 }
 
 /** The unique key, escaped so that two different keys never become one (`\` doubled, U+0000 as `\0`). */
-function keyColumn(key: string): string {
+export function keyColumn(key: string): string {
   return key.includes('\u0000') || key.includes('\\') ? key.replaceAll('\\', '\\\\').replaceAll('\u0000', '\\0') : key;
 }
 

@@ -42,6 +42,12 @@ export interface StoredRow {
   readonly duplicateOf?: string | undefined;
 }
 
+/** What the receiver hands the inbox with each delivery to store. */
+export interface StoreDeliveryOptions {
+  /** The receiver's logger, for the records of an outage (its start and its end). */
+  readonly log?: ((record: import('./types.js').ReceiverLogRecord) => void) | undefined;
+}
+
 /**
  * What a receiver's `inbox` option takes: `createInbox` from `rack-webhooks/inbox` returns one.
  *
@@ -51,9 +57,10 @@ export interface DeliveryInbox<Tx = unknown> {
   /**
    * Commits one row for the delivery. Resolves with its id (and, for a delivery judged the same
    * event as a stored one, that row's id as `duplicateOf`), or `undefined` when a delivery with
-   * the same bytes is stored already.
+   * the same bytes is stored already. May wait while the database is away for a reason that can
+   * pass (see `storeRetry`).
    */
-  storeDelivery(delivery: DeliveryToStore): Promise<StoredRow | undefined>;
+  storeDelivery(delivery: DeliveryToStore, options?: StoreDeliveryOptions): Promise<StoredRow | undefined>;
   /** Type only: the transaction client handlers receive. */
   readonly transactionType?: Tx;
 }

@@ -136,6 +136,8 @@ export type ReceiverLogEvent =
   | 'inbox_unavailable'
   | 'inbox_not_migrated'
   | 'inbox_failed'
+  | 'inbox_outage'
+  | 'inbox_outage_ended'
   | 'rejected'
   | 'handler_failed'
   | 'dedup_unavailable'
@@ -168,7 +170,14 @@ export interface ReceiverLogRecord {
   attempt?: number;
   /** With an inbox, for a duplicate stored as its own row: the id of the row it repeats. */
   duplicateOf?: string;
-  /** Milliseconds the receiver spent on the delivery, or the worker on the attempt. */
+  /** `inbox_outage_ended`: how many deliveries waited for the database during the outage. */
+  waited?: number;
+  /** `inbox_outage_ended`: how many deliveries were refused (503) during it: past the bounds, or refused for good. */
+  refused?: number;
+  /**
+   * Milliseconds the receiver spent on the delivery, or the worker on the attempt; for
+   * `inbox_outage_ended`, how long the outage lasted.
+   */
   durationMs: number;
 }
 

@@ -1,5 +1,5 @@
 // The inbox when its database is not there: a closed port answers 503 `inbox_unavailable` through
-// every adapter and logs it; connections terminated under a running worker (pg_terminate_backend)
+// every adapter once storeRetry.maxWaitMs has passed (short here), and logs it; connections terminated under a running worker (pg_terminate_backend)
 // do not stop it for good. Real PostgreSQL, real HTTP, the worker in a real child process.
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
@@ -14,6 +14,7 @@ import { killAllChildren, startChild, waitFor, type Child } from './fixtures/chi
 
 const ACTION = 'app:budget:auto-shutdown:fired';
 const UNAVAILABLE = '{"error":"inbox_unavailable"}';
+const WAIT_MS = 200;
 
 const cleanups: (() => Promise<unknown>)[] = [];
 const supervisorStops: (() => void)[] = [];
@@ -44,7 +45,8 @@ describe('a database on a closed port', () => {
 
   async function receiverOn(kind: keyof typeof clients) {
     const records: ReceiverLogRecord[] = [];
-    const inbox = createInbox({ database: await clients[kind](), table: 'rack_webhooks_inbox' });
+    // A short bound: the delivery waits for the database this long, then 503.
+    const inbox = createInbox({ database: await clients[kind](), table: 'rack_webhooks_inbox', storeRetry: { maxWaitMs: WAIT_MS } });
     const receiver = createReceiver({ secrets: secret, inbox, logger: (record) => records.push(record) });
     return { receiver, records };
   }
@@ -55,20 +57,31 @@ describe('a database on a closed port', () => {
     expect(records).toContainEqual(
       expect.objectContaining({ level: 'error', event: 'inbox_unavailable', code: 'inbox_unavailable', action: ACTION }),
     );
+    // The outage began (once) with the socket's code, and has not ended: the database never came.
+    expect(records.filter((record) => record.event === 'inbox_outage')).toEqual([
+      expect.objectContaining({ level: 'warn', code: 'ECONNREFUSED' }),
+    ]);
+    expect(records.filter((record) => record.event === 'inbox_outage_ended')).toEqual([]);
   }
 
   describe.each(Object.keys(clients) as (keyof typeof clients)[])('through %s', (kind) => {
-    it('receive() rejects with WebhookInboxError inbox_unavailable (503)', { timeout: 10_000 }, async () => {
-      const { receiver, records } = await receiverOn(kind);
-      const request = signedDelivery();
-      const error: unknown = await receiver.receive({ body: request.body, headers: request.headers }).then(
-        () => undefined,
-        (thrown: unknown) => thrown,
-      );
-      expect(error).toBeInstanceOf(WebhookInboxError);
-      expect(error).toMatchObject({ code: 'inbox_unavailable', status: 503 });
-      expectLoggedUnavailable(records);
-    });
+    it(
+      'receive() rejects with WebhookInboxError inbox_unavailable (503) once storeRetry.maxWaitMs has passed',
+      { timeout: 10_000 },
+      async () => {
+        const { receiver, records } = await receiverOn(kind);
+        const request = signedDelivery();
+        const started = Date.now();
+        const error: unknown = await receiver.receive({ body: request.body, headers: request.headers }).then(
+          () => undefined,
+          (thrown: unknown) => thrown,
+        );
+        expect(error).toBeInstanceOf(WebhookInboxError);
+        expect(error).toMatchObject({ code: 'inbox_unavailable', status: 503 });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_MS - 10);
+        expectLoggedUnavailable(records);
+      },
+    );
 
     it.each(Object.keys(adapters))('%s answers 503 {"error":"inbox_unavailable"}', { timeout: 10_000 }, async (adapter) => {
       const { receiver, records } = await receiverOn(kind);

@@ -439,19 +439,23 @@ describe.each(CLIENT_KINDS)('regression: filters past what a column holds (%s)',
 // ── 10. A read-only database is unavailable (503), not a refused statement ───────────────────────
 
 describe('regression: a read-only database (a standby after a failover) is inbox_unavailable', () => {
-  it('pg Pool with default_transaction_read_only=on: receive() rejects 503 inbox_unavailable and stores nothing', async () => {
+  it('pg Pool with default_transaction_read_only=on: receive() rejects 503 inbox_unavailable past the bound and stores nothing', async () => {
     const harness = await openInbox('pg');
     const readOnly = new pg.Pool({ connectionString: POSTGRES_URL, max: 2, options: '-c default_transaction_read_only=on' });
     readOnly.on('error', () => {});
     try {
       const records: ReceiverLogRecord[] = [];
-      const inbox = createInbox({ database: readOnly as unknown, table: harness.table });
+      // A failover can pass (issue 18): the delivery waits up to storeRetry.maxWaitMs, short here.
+      const inbox = createInbox({ database: readOnly as unknown, table: harness.table, storeRetry: { maxWaitMs: 300 } });
       const receiver = createReceiver<unknown>({ secrets: SECRETS, inbox, logger: (record) => void records.push(record) });
       const request = sign(budgetEvent('app:budget:cap', at('.1')));
       const error = await rejectionOf(within(receiver.receive({ body: request.bytes, headers: request.headers }), 5000, 'receive()'));
       expect(error).toBeInstanceOf(WebhookInboxError);
       expect(error).toMatchObject({ code: 'inbox_unavailable', status: 503 });
-      expect(records.map(({ event, code }) => ({ event, code }))).toEqual([{ event: 'inbox_unavailable', code: 'inbox_unavailable' }]);
+      expect(records.map(({ event, code }) => ({ event, code }))).toEqual([
+        { event: 'inbox_outage', code: '25006' },
+        { event: 'inbox_unavailable', code: 'inbox_unavailable' },
+      ]);
       expect(await harness.count()).toBe(0);
     } finally {
       await readOnly.end();

@@ -1,9 +1,9 @@
 import { headerInputToString } from '../../signature/parse-header.js';
 import { deliveryKeys } from '../dedup-keys.js';
-import type { DeliveryInbox, StoredRow } from '../inbox-contract.js';
+import type { DeliveryInbox, DeliveryToStore, StoredRow } from '../inbox-contract.js';
 import { errorCode, logContext } from '../log.js';
 import type { Reporting } from '../reporting.js';
-import type { ReceiveResult } from '../types.js';
+import type { ReceiveResult, ReceiverLogRecord } from '../types.js';
 import type { ParsedDelivery } from './parse.js';
 import type { VerifiedDelivery } from './verify.js';
 
@@ -20,12 +20,16 @@ function inboxLogEvent(error: unknown): 'inbox_unavailable' | 'inbox_not_migrate
 export type PersistStep = (verified: VerifiedDelivery, parsed: ParsedDelivery, started: number) => Promise<ReceiveResult>;
 
 export function createPersistStep(inbox: DeliveryInbox<unknown>, reporting: Reporting, customClock: boolean): PersistStep {
+  // The inbox may hold a delivery while its database is away; the outage's records (its start,
+  // its end) go to the receiver's logger, timed by the inbox.
+  const log = reporting.logging ? (record: ReceiverLogRecord) => reporting.log(reporting.clock() - record.durationMs, record) : undefined;
+  const storeDelivery = (delivery: DeliveryToStore) => inbox.storeDelivery(delivery, { log });
   return async ({ raw, verified, header }, { event, ignored, known }, started) => {
     const { bodyKey, eventKey } = await deliveryKeys(raw, event);
     const recordOnly = ignored || !known;
     let stored: StoredRow | undefined;
     try {
-      stored = await inbox.storeDelivery({
+      stored = await storeDelivery({
         body: raw,
         signature: headerInputToString(header),
         signedAt: verified.timestamp,
