@@ -115,7 +115,11 @@ function isAlive(fs: LockFs, holder: Holder): boolean {
   return started === undefined || started <= holder.mtimeMs + 2_000;
 }
 
-/** The holder's command, as far as it is safe to show: the program and its first words, no options (they may hold a key). */
+/**
+ * The holder's command, as far as it is safe to show: the program, its script, and words after it
+ * that read as subcommands (`node cli.js console`). No options and no other arguments: they may
+ * hold a key or a database password.
+ */
 function commandOf(fs: LockFs, pid: number): string | undefined {
   let words: string[];
   try {
@@ -123,19 +127,20 @@ function commandOf(fs: LockFs, pid: number): string | undefined {
   } catch {
     return undefined;
   }
-  const shown: string[] = [];
-  for (const word of words) {
-    if (word.startsWith('-')) {
-      if (word.includes('=') && shown.length === 1) continue; // node --env-file=.env app.js
-      break;
+  const base = (word: string) =>
+    word
+      .slice(word.lastIndexOf('/') + 1)
+      .replace(/[^\x20-\x7e]/g, '?')
+      .slice(0, 60);
+  const shown = words.length > 0 ? [base(words[0]!)] : [];
+  let rest = words.slice(1);
+  while (rest[0]?.startsWith('-') === true && rest[0].includes('=')) rest = rest.slice(1); // node --env-file=.env app.js
+  if (rest[0] !== undefined && !rest[0].startsWith('-')) {
+    shown.push(base(rest[0]));
+    for (const word of rest.slice(1, 3)) {
+      if (!/^[a-z][a-z-]{0,15}$/.test(word)) break;
+      shown.push(word);
     }
-    shown.push(
-      word
-        .slice(word.lastIndexOf('/') + 1)
-        .replace(/[^\x20-\x7e]/g, '?')
-        .slice(0, 60),
-    );
-    if (shown.length === 4) break;
   }
   return shown.length > 0 ? shown.join(' ') : undefined;
 }
