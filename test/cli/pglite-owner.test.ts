@@ -260,6 +260,17 @@ describe('a PGlite directory an app has open', () => {
         code: 'inbox_unavailable',
         message: `createInbox: the PGlite database in ${dir} is already open in this process, through another PGlite instance: each instance keeps its own copy, so pass the same instance to every createInbox (or close the first one)`,
       });
+      // Where node:fs comes only asynchronously (Node before 20.16), the first statement is refused instead.
+      const node = process as { getBuiltinModule?: unknown };
+      const getBuiltinModule = node.getBuiltinModule;
+      delete node.getBuiltinModule;
+      let late;
+      try {
+        late = createInbox({ database: other });
+      } finally {
+        node.getBuiltinModule = getBuiltinModule;
+      }
+      await expect(late.stats()).rejects.toMatchObject({ code: 'inbox_unavailable', message: (refused as Error).message });
       // So is a CLI command run in this process.
       expect((await cli('inbox', 'stats', '--database', dir)).code).toBe(1);
     }
