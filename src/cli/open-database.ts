@@ -4,10 +4,11 @@
  * missing one is a clear "npm install ..." instead of a stack trace. A password in the URL never
  * reaches the output: every message shows the URL with it masked.
  */
+import * as fs from 'node:fs';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { LOCK_FILE, lockDirectory } from '../inbox/database/pglite-lock.js';
 import { describeThrown } from '../shared/thrown.js';
-import { LOCK_FILE, lockPGliteDirectory } from './pglite-lock.js';
 import { UsageError } from './usage-error.js';
 
 export type DatabaseTarget =
@@ -164,32 +165,50 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
   return { target, client: pool, query: async (text, params) => (await pool.query(text, params as unknown[])).rows, close };
 }
 
-function pgliteState(dir: string, shown: string): 'missing' | 'empty' | 'database' {
+function directoryExists(dir: string, shown: string): boolean {
   let stat;
   try {
     stat = statSync(dir);
   } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT') return 'missing';
+    if ((error as { code?: string }).code === 'ENOENT') return false;
     throw new UsageError(`cannot read the PGlite directory ${shown} (${(error as { code?: string }).code ?? 'error'})`);
   }
   if (!stat.isDirectory()) throw new UsageError(`${shown} is a file: pass a directory for PGlite, or a postgres:// URL`);
-  if (existsSync(`${dir}/PG_VERSION`)) return 'database';
-  if (readdirSync(dir).every((entry) => entry === LOCK_FILE)) return 'empty';
+  return true;
+}
+
+/** Read once the directory is locked: a process that holds it may be creating the database right now. */
+function holdsDatabase(dir: string, shown: string): boolean {
+  if (existsSync(`${dir}/PG_VERSION`)) return true;
+  if (readdirSync(dir).every((entry) => entry.startsWith(LOCK_FILE))) return false; // the lock, or one being taken
   // PGlite would initialise a cluster right among these files.
   throw new UsageError(`${shown} is neither a PGlite database nor empty: pass a new or empty directory for PGlite, or a postgres:// URL`);
 }
 
+/** What the one-line refusal tells a user whose app (or another command) has the directory open. */
+const CLI_REMEDY =
+  'stop that process first, run the operation inside it (inbox.list(), inbox.retry(), inbox.replay()), or use PostgreSQL to share an inbox between processes';
+
 async function openPGlite(target: DatabaseTarget & { kind: 'pglite' }, options: OpenOptions): Promise<OpenedDatabase> {
-  const state = pgliteState(target.dir, target.shown);
-  if (state !== 'database' && !options.create) {
-    throw new Error(`no PGlite database in ${target.shown}: create it with rack-webhooks inbox migrate --database ${target.shown}`);
-  }
+  const noDatabase = () =>
+    new Error(`no PGlite database in ${target.shown}: create it with rack-webhooks inbox migrate --database ${target.shown}`);
+  const exists = directoryExists(target.dir, target.shown);
+  if (!exists && !options.create) throw noDatabase();
   const { PGlite } = await loadPeer(PGLITE_PACKAGE, target, () => import('@electric-sql/pglite'));
-  if (state === 'missing') mkdirSync(target.dir, { recursive: true });
-  const unlock = lockPGliteDirectory(target.dir, target.shown);
+  if (!exists) mkdirSync(target.dir, { recursive: true });
+  // The lock first: another process holding the directory is what the user needs to hear about.
+  const lock = lockDirectory(fs, target.dir, target.shown, CLI_REMEDY);
+  const unlock = () => lock.release();
   let db;
   try {
+    if (!holdsDatabase(target.dir, target.shown) && !options.create) throw noDatabase();
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+  try {
     db = new PGlite(target.dir);
+    lock.attach(db); // createInbox on it finds the directory held by this very instance
     await db.waitReady;
   } catch (error) {
     unlock();

@@ -13,7 +13,7 @@ import { runCli } from '../../src/cli/cli.js';
 import { exportLine, parseExportLine } from '../../src/cli/commands/inbox/export-line.js';
 import { formatAge } from '../../src/cli/format.js';
 import { connectionReason, databaseTarget, isMissingPackage, loadPeer, scrub } from '../../src/cli/open-database.js';
-import { LOCK_FILE } from '../../src/cli/pglite-lock.js';
+import { LOCK_FILE } from '../../src/inbox/database/pglite-lock.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
 import { CLI, killChildren, run, startListener, tempDir, removeTempDirs } from './helpers.js';
@@ -643,7 +643,10 @@ describe('inbox on a PGlite directory', () => {
     expect(refused).toEqual({
       code: 1,
       out: '',
-      err: `rack-webhooks inbox stats: the PGlite database in ${dir} is open in another process (pid ${listener.child.pid}): PGlite serves one process at a time; stop that one first, or use PostgreSQL to share an inbox\n`,
+      err:
+        `rack-webhooks inbox stats: the PGlite database in ${dir} is open in another process (pid ${listener.child.pid}: node cli.js listen); ` +
+        'PGlite serves one process at a time: stop that process first, run the operation inside it (inbox.list(), inbox.retry(), inbox.replay()), ' +
+        'or use PostgreSQL to share an inbox between processes\n',
     });
     expect(await listener.stop()).toBe(0);
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);

@@ -212,6 +212,103 @@ describe('inbox across processes', () => {
     },
   );
 
+  it(
+    'drain() waits for a delivery whose worker was killed mid-handler: it resolves once the lease ran out and that delivery is done',
+    { timeout: 40_000 },
+    async () => {
+      const setup = await setUp();
+      const [id] = await storeDeliveries(setup, 1);
+      const connections = `rwt-drain-${randomBytes(6).toString('hex')}`;
+      const doomed = startChild('work.mjs', {
+        ...setup.env,
+        RWT_APP_NAME: connections,
+        RWT_WORK: JSON.stringify({ leaseSeconds: 4, pollIntervalMs: 50 }),
+        RWT_HANDLER: 'effect',
+        RWT_HANDLER_MS: '60000-60000',
+      });
+      await doomed.message('working');
+      // Its handler has begun: the transaction is open (the effect written, not committed), waiting.
+      await waitFor(
+        async () =>
+          (await count(
+            setup.db,
+            `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'idle in transaction'`,
+            [connections],
+          )) === 1,
+        15_000,
+        () => `the child's handler to start\n${doomed.output()}`,
+      );
+      expect((await killChild(doomed)).signal).toBe('SIGKILL');
+      await waitFor(
+        async () => (await count(setup.db, `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1`, [connections])) === 0,
+        5_000,
+        () => "the killed worker's connections to end",
+      );
+      // Still running, its lease not run out: a drain that looked only at what is due would stop here.
+      const [before] = await setup.db.query<{ state: string; lease_left: boolean }>(
+        `SELECT state, locked_until > now() AS lease_left FROM ${setup.db.table} WHERE id = $1`,
+        [id],
+      );
+      expect(before).toEqual({ state: 'running', lease_left: true });
+
+      const inbox = createInbox({ database: setup.db.database, table: setup.db.table });
+      const receiver = createReceiver({ secrets: setup.secret, inbox });
+      receiver.onAny(async (_event, { delivery, transaction }) => {
+        await transaction.query(`INSERT INTO ${setup.effects} (delivery_id, worker) VALUES ($1::bigint, 'parent')`, [delivery.id]);
+      });
+      const worker = inbox.work(receiver, { pollIntervalMs: 5_000, listen: false });
+      const started = Date.now();
+      try {
+        await worker.drain();
+      } finally {
+        await worker.stop();
+      }
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(await statesOf(setup.db)).toEqual({ done: 1 });
+      expect(await setup.db.query(`SELECT worker FROM ${setup.effects}`)).toEqual([{ worker: 'parent' }]);
+      expect(
+        await setup.db.query(`SELECT attempt, outcome FROM ${setup.db.table}_attempts WHERE delivery_id = $1 ORDER BY attempt`, [id]),
+      ).toEqual([
+        { attempt: 1, outcome: 'crashed' },
+        { attempt: 2, outcome: 'succeeded' },
+      ]);
+    },
+  );
+
+  it('drain() waits for a delivery another live worker is running, and leaves it to that worker', { timeout: 30_000 }, async () => {
+    const setup = await setUp();
+    const [id] = await storeDeliveries(setup, 1);
+    const other = startChild('work.mjs', {
+      ...setup.env,
+      RWT_WORK: JSON.stringify({ leaseSeconds: 1, pollIntervalMs: 50 }), // a lease shorter than the handler: the row lock is what counts
+      RWT_HANDLER: 'effect',
+      RWT_HANDLER_MS: '2500-2500',
+    });
+    await other.message('working');
+    await waitFor(
+      async () => (await statesOf(setup.db))['running'] === 1,
+      15_000,
+      () => `the child to claim it\n${other.output()}`,
+    );
+
+    const inbox = createInbox({ database: setup.db.database, table: setup.db.table });
+    const receiver = createReceiver({ secrets: setup.secret, inbox });
+    receiver.onAny(async () => {
+      throw new Error('the parent must not run it');
+    });
+    const worker = inbox.work(receiver, { pollIntervalMs: 200, listen: false });
+    try {
+      await worker.drain();
+    } finally {
+      await worker.stop();
+    }
+    expect(await statesOf(setup.db)).toEqual({ done: 1 });
+    expect(await setup.db.query(`SELECT worker FROM ${setup.effects}`)).toEqual([{ worker: `pid-${other.process.pid}` }]);
+    expect(await setup.db.query(`SELECT attempt, outcome FROM ${setup.db.table}_attempts WHERE delivery_id = $1`, [id])).toEqual([
+      { attempt: 1, outcome: 'succeeded' },
+    ]);
+  });
+
   it('a handler that kills its process ends dead after maxAttempts, each attempt recorded as crashed', { timeout: 30_000 }, async () => {
     const setup = await setUp();
     const [id] = await storeDeliveries(setup, 1);

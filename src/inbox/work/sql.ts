@@ -17,6 +17,11 @@ export interface WorkerSql {
   readonly fail: string;
   /** Gives an unstarted claim back (stop() before a handler began). */
   readonly release: string;
+  /**
+   * For drain(): one delivery still to finish, if any: due and pending, or running on any worker
+   * (a dead one's too), with how many ms until its lease runs out; pending ones first.
+   */
+  readonly unfinished: string;
 }
 
 export function workerSql(names: TableNames): WorkerSql {
@@ -67,5 +72,9 @@ UPDATE ${a} SET outcome = 'failed', finished_at = now(), error = $6 WHERE delive
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
 )
 DELETE FROM ${a} WHERE delivery_id = (SELECT id FROM released) AND attempt = $3`,
+    // No FOR UPDATE: a row a live handler holds locked is still running, and must be seen.
+    unfinished: `SELECT state, greatest(0, extract(epoch FROM coalesce(locked_until, now()) - now()) * 1000)::float8 AS lease_ms
+  FROM ${t} WHERE (state = 'pending' AND run_at <= now()) OR state = 'running'
+ ORDER BY state = 'running', lease_ms LIMIT 1`,
   };
 }

@@ -71,7 +71,12 @@ export interface Worker {
   readonly id: string;
   /** Stops claiming, lets in-flight handlers finish, releases nothing held. */
   stop(): Promise<void>;
-  /** Resolves when nothing is due and nothing is running (tests, scripts, one-off catch-up runs). */
+  /**
+   * Resolves when no delivery is due and none is running, on any worker (tests, scripts, one-off
+   * catch-up runs). A delivery whose worker died is waited for: once its lease runs out this
+   * worker runs it. Retries scheduled for later are not due yet and are not waited for. Rejects
+   * with a `WebhookInboxError` when the database cannot be read; resolves at once after `stop()`.
+   */
   drain(): Promise<void>;
 }
 
@@ -363,23 +368,23 @@ export function startWorker(
         // Deliveries whose worker died count as due once their lease ran out: a catch-up run takes them too.
         await recover();
         await fill();
-        if (inFlight.size === 0 && !filling) {
-          // Nothing running: is anything still due?
-          let due: Row[];
-          try {
-            due = await driver.query(
-              // SKIP LOCKED: a row another worker's live handler holds is not due, whatever its lease says.
-              `SELECT 1 FROM ${names.deliveries} WHERE (state = 'pending' AND run_at <= now()) OR (state = 'running' AND locked_until <= now()) LIMIT 1 FOR UPDATE SKIP LOCKED`,
-            );
-          } catch (error) {
-            throw inboxError(error, names.display, 'draining');
-          }
-          if (due.length === 0 || stopping) return;
-          // Due, yet nothing was claimed (another worker got there first): look again shortly, not in a hot loop.
-          await new Promise((resolve) => setTimeout(resolve, 10));
+        if (inFlight.size > 0 || filling) {
+          await new Promise<void>((resolve) => idleWaiters.push(resolve));
           continue;
         }
-        await new Promise<void>((resolve) => idleWaiters.push(resolve));
+        // Nothing running here: is anything due, or running elsewhere (a live worker, or a dead one whose lease has not run out)?
+        let unfinished: Row[];
+        try {
+          unfinished = await driver.query(sql.unfinished);
+        } catch (error) {
+          throw inboxError(error, names.display, 'draining');
+        }
+        if (unfinished.length === 0 || stopping) return;
+        // Due, yet not claimed (another worker got there first): look again shortly. Running: when
+        // its lease runs out (recovered then), or sooner if its worker finishes it; never a hot loop.
+        const [row] = unfinished;
+        const waitMs = row!['state'] === 'pending' ? 10 : Math.max(50, Math.ceil(Number(row!['lease_ms'])));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pollIntervalMs, waitMs)));
       }
     },
   };
