@@ -38,7 +38,11 @@ const on = (table: string) => ['--database', POSTGRES_URL, '--table', table];
 /** A fresh table in this file's schema, migrated by the CLI and seeded through the SDK. */
 async function seeded(): Promise<string> {
   const table = newTable();
-  expect(await cli('inbox', 'migrate', ...on(table))).toEqual({ code: 0, out: `${table}: applied version 1; schema version 1\n`, err: '' });
+  expect(await cli('inbox', 'migrate', ...on(table))).toEqual({
+    code: 0,
+    out: `${table}: applied versions 1, 2; schema version 2\n`,
+    err: '',
+  });
   await seedDeliveries(db.database, table);
   return table;
 }
@@ -69,7 +73,7 @@ describe('inbox on PostgreSQL', () => {
     const table = await seeded();
     expect(await cli('inbox', 'migrate', ...on(table))).toEqual({
       code: 0,
-      out: `${table}: nothing to apply; schema version 1\n`,
+      out: `${table}: nothing to apply; schema version 2\n`,
       err: '',
     });
     expect(await cli('inbox', 'list', ...on(table))).toEqual({
@@ -127,7 +131,7 @@ describe('inbox on PostgreSQL', () => {
 
     usage(
       await cli('inbox', 'list', ...on(table), '--state', 'finished'),
-      /^rack-webhooks inbox list: --state must be one of pending, running, done, dead, ignored, got "finished"\n$/,
+      /^rack-webhooks inbox list: --state must be one of pending, running, done, dead, ignored, duplicate, got "finished"\n$/,
     );
     usage(await cli('inbox', 'list', ...on(table), '--action', 'app*'), /--action must be an action or a prefix pattern/);
     usage(await cli('inbox', 'list', ...on(table), '--from', 'yesterday'), /--from must be an RFC 3339 time .* got "yesterday"/);
@@ -203,7 +207,7 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'stats', ...on(table))).toEqual({
       code: 0,
       err: '',
-      out: 'pending  0\nrunning  0\ndone     1\ndead     2\nignored  1\ntotal    4\noldest pending: none\n',
+      out: 'pending    0\nrunning    0\ndone       1\ndead       2\nignored    1\nduplicate  0\ntotal      4\noldest pending: none\n',
     });
 
     usage(
@@ -212,7 +216,7 @@ describe('inbox on PostgreSQL', () => {
     );
     usage(
       await cli('inbox', 'retry', ...on(table), '--state', 'done'),
-      /retry moves dead deliveries only: leave out --state, or pass --state dead/,
+      /retry moves dead and duplicate deliveries only: leave out --state, or pass --state dead or duplicate/,
     );
     usage(await cli('inbox', 'retry', '3', ...on(table), '--all'), /pass an id or filter flags, not both/);
 
@@ -544,7 +548,7 @@ describe('listen --inbox', () => {
     const listening = runCli(['listen', '--port', '0', '--key', KEY, '--inbox', POSTGRES_URL, '--table', table]);
     await vi.waitFor(() => expect(writtenSoFar().stdout).toMatch(/listening on /), { timeout: 10_000 });
     const url = /listening on (\S+)/.exec(writtenSoFar().stdout)![1]!;
-    expect(writtenSoFar().stdout).toContain(`storing deliveries in ${table} at ${POSTGRES_URL} (schema version 1); no handlers run here\n`);
+    expect(writtenSoFar().stdout).toContain(`storing deliveries in ${table} at ${POSTGRES_URL} (schema version 2); no handlers run here\n`);
     const post = async (request: ReturnType<typeof createSignedRequestSync>) => {
       const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
       return [response.status, await response.text()];
@@ -596,7 +600,7 @@ describe('inbox on a PGlite directory', () => {
     expect(existsSync(dir)).toBe(false);
     expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({
       code: 0,
-      out: 'rack_webhooks_inbox: applied version 1; schema version 1\n',
+      out: 'rack_webhooks_inbox: applied versions 1, 2; schema version 2\n',
       err: '',
     });
 
@@ -658,7 +662,7 @@ describe('inbox on a PGlite directory', () => {
       code: 0,
       err: '',
       out: expect.stringMatching(
-        /^pending {2}4\nrunning {2}0\ndone {5}0\ndead {5}0\nignored {2}1\ntotal {4}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\n$/,
+        /^pending {4}4\nrunning {4}0\ndone {7}0\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\n$/,
       ),
     });
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);

@@ -79,6 +79,7 @@ describe('the delivery log', () => {
         'runAt',
         'lastError',
         'doneAt',
+        'duplicateOf',
         'replayedAt',
       ].sort(),
     );
@@ -118,7 +119,7 @@ describe('the delivery log', () => {
   });
 
   it.each([
-    ['state=lost', 'state must be one of pending, running, done, dead, ignored, got "lost"'],
+    ['state=lost', 'state must be one of pending, running, done, dead, ignored, duplicate, got "lost"'],
     ['action=app:*:cap', 'action must be an action or a prefix:* pattern'],
     ['from=yesterday', 'from must be an RFC 3339 timestamp'],
     ['limit=0', 'limit must be a whole number from 1 to 200'],
@@ -180,7 +181,9 @@ describe('actions', () => {
     await eventually(async () => (await fixture.inbox.get(id))?.state === 'done', 'the retried delivery to be done');
     const again = await post(`/api/deliveries/${id}/retry`);
     expect(again.status).toBe(409);
-    expect(again.body).toEqual({ error: { code: 'not_dead', message: `delivery ${id} is done: retry moves dead deliveries only` } });
+    expect(again.body).toEqual({
+      error: { code: 'not_dead', message: `delivery ${id} is done: retry moves dead and duplicate deliveries only` },
+    });
   });
 
   it('replay moves a done delivery back to pending; 409 not_done otherwise; 404 when missing', async () => {

@@ -88,7 +88,7 @@ describe('examples/oncall-pager.mjs', () => {
     const send = (body: string, t?: number) => post(running.url, body, signature(body, key, t));
 
     expect(await send(FIRED.body)).toMatchObject({ status: 200, json: { status: 'processed' } });
-    // Re-signed with a new t: the receiver's (action, tick_id) dedup key catches it before the state.
+    // Re-signed with a new t: the receiver's body key catches it before the state.
     expect(await send(FIRED.body, earlier())).toMatchObject({ status: 200, json: { status: 'duplicate' } });
     // Its :armed, late (it sorts before :fired): the state re-folds, the phase stays shut down.
     expect(await send(ARMED.body)).toMatchObject({ status: 200, json: { status: 'processed' } });
@@ -131,15 +131,16 @@ describe('examples/oncall-pager.mjs', () => {
     expect(await send(FAILED.body, earlier())).toMatchObject({ status: 200, json: { status: 'duplicate' } });
     expect(pages()).toEqual([['app:budget:auto-shutdown:failed', FAILED.event.data['tick_id']]]);
 
-    // The dedup keys are (t, sha256(body)) and (action, tick_id): every copy of an event with a
-    // tick_id is a duplicate before the state sees it. An event without a tick_id, re-sent with a
-    // new t and re-serialised, passes both keys; only the state's idempotence stops a second page.
+    // The dedup keys are sha256(body) and, with a tick_id, what the event says apart from time:
+    // every copy of an event with a tick_id is a duplicate before the state sees it. An event
+    // without a tick_id, re-serialised, passes both keys; only the state's idempotence stops a
+    // second page. Its exact bytes again, with a new t, are a dedup duplicate.
     const event = JSON.parse(variant(FIRED.event, { data: { app: 'search-api', tick_id: undefined } })) as typeof FIRED.event;
     const compact = JSON.stringify(event);
     const pretty = JSON.stringify(event, null, 2);
     expect(await send(compact)).toMatchObject({ status: 200, json: { status: 'processed' } });
     expect(await send(pretty, earlier())).toMatchObject({ status: 200, json: { status: 'processed' } }); // not a dedup duplicate
-    expect(await send(compact, earlier() - 1)).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(await send(compact, earlier() - 1)).toMatchObject({ status: 200, json: { status: 'duplicate' } });
     expect(pages()).toEqual([
       ['app:budget:auto-shutdown:failed', FAILED.event.data['tick_id']],
       ['app:budget:auto-shutdown:fired', `app:budget:auto-shutdown:fired:example-rack:search-api:${FIRED.event.timestamp}`],
