@@ -23,4 +23,4 @@ export type {
   StoredDelivery,
   StoredDeliveryDetail,
 } from './inbox/types.js';
-export type { DeliveryInbox, DeliveryToStore, InboxHandlerContext, StoreDeliveryOptions } from './receiver/inbox-contract.js';
+export type { DeliveryInbox, DeliveryToStore, InboxHandlerContext, StoreDeliveryOptions, StoredRow } from './receiver/inbox-contract.js';

@@ -44,7 +44,11 @@ export interface StoredRow {
 
 /** What the receiver hands the inbox with each delivery to store. */
 export interface StoreDeliveryOptions {
-  /** The receiver's logger, for the records of an outage (its start and its end). */
+  /**
+   * The receiver's logger, for the records of an outage (its start and its end).
+   *
+   * @defaultValue none: the outage is not logged
+   */
   readonly log?: ((record: import('./types.js').ReceiverLogRecord) => void) | undefined;
 }
 

@@ -5,4 +5,4 @@ export { getHeader } from './headers.js';
 export type { HeadersInput } from './headers.js';
 export type { ActionPattern, EventForPattern, EventHandler } from './patterns.js';
 export type { Delivery, ReceiveOutcome, ReceiveResult, ReceiverLogEvent, ReceiverLogRecord, ReceiverOptions } from './types.js';
-export type { DeliveryInbox, DeliveryToStore, HandlerContext, InboxHandlerContext } from './inbox-contract.js';
+export type { DeliveryInbox, DeliveryToStore, HandlerContext, InboxHandlerContext, StoredRow } from './inbox-contract.js';
