@@ -1,125 +1,163 @@
 // npm run bench:outage: what a database blip costs a rack that never retries (issue 18, point 4).
-// A receiver (node:http, the SDK's node adapter, an inbox on a pg Pool) whose PostgreSQL is reached
-// through a TCP proxy this script controls (test/inbox/fixtures/tcp-proxy.mjs): the shared server
-// is never touched. Like a rack: 100 deliveries a second, each sent 3 times (0, 20 and 60 ms apart),
-// 5,000 deliveries over real HTTP, each request given up after 30 s (the rack's dispatch timeout);
-// in the middle the database "stops" for 5 s (nothing listens, every open connection is reset).
-// Prints, per configuration: deliveries offered, answers 200 / 503 / other / timed out, rows
-// stored, lost (offered minus stored), doubled, and the p50 / p99 / max time to a 200.
-// BENCH_OUTAGE_DELIVERIES, BENCH_OUTAGE_RATE, BENCH_OUTAGE_STOP_MS change the load; BENCH_OUTAGE_BASELINE=1
-// also runs with storeRetry: false (503 at once, as before issue 18) for comparison.
+// Three processes, as in production: this one (the database side and the fault), a receiver
+// (bench/outage/receiver.mjs: node:http, the node adapter, an inbox on a pg Pool of 10) and a rack
+// (bench/outage/load.mjs: 100 deliveries/s on a fixed schedule, each sent 3 times, 30 s timeout).
+// In the middle of 5,000 deliveries the database goes away for 5 s, in two scenarios:
+// - proxy: the shared server behind a TCP proxy this process controls, which refuses connections
+//   and resets the open ones (test/inbox/fixtures/tcp-proxy.mjs); the server itself is untouched;
+// - restart: a PostgreSQL cluster of the bench's own (initdb into a temporary directory, its own
+//   port), `pg_ctl stop -m fast`, then `pg_ctl start` 5 s later.
+// Each with the defaults and with `storeRetry: false` (503 at once, as before issue 18).
+// BENCH_OUTAGE_SCENARIOS (proxy,restart,none), BENCH_OUTAGE_CONFIGS (retry,off), BENCH_OUTAGE_DELIVERIES,
+// BENCH_OUTAGE_RATE, BENCH_OUTAGE_STOP_MS change the run.
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { once } from 'node:events';
 import pg from 'pg';
-import { createReceiver } from '../dist/index.js';
-import { createInbox } from '../dist/inbox.js';
-import { createNodeHandler } from '../dist/node.js';
-import { createSignedRequestSync, createTestEvent } from '../dist/testing.js';
 import { startTcpProxy } from '../test/inbox/fixtures/tcp-proxy.mjs';
+import { startOwnCluster } from './outage/cluster.mjs';
 
-const DATABASE_URL = process.env.RACK_WEBHOOKS_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SHARED_URL = process.env.RACK_WEBHOOKS_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DELIVERIES = Number(process.env.BENCH_OUTAGE_DELIVERIES ?? 5000);
 const RATE = Number(process.env.BENCH_OUTAGE_RATE ?? 100);
 const STOP_MS = Number(process.env.BENCH_OUTAGE_STOP_MS ?? 5000);
-const RACK_TIMEOUT_MS = 30_000;
-const COPY_DELAYS_MS = [0, 20, 60];
-const ACTION = 'app:budget:auto-shutdown:fired';
-const secret = randomBytes(32).toString('hex');
+const SCENARIOS = (process.env.BENCH_OUTAGE_SCENARIOS ?? 'proxy,restart').split(',');
+const CONFIGS = {
+  retry: { label: 'storeRetry default (maxWaitMs 20000)', storeRetry: undefined },
+  off: { label: 'storeRetry: false (503 at once)', storeRetry: false },
+};
+const configs = (process.env.BENCH_OUTAGE_CONFIGS ?? 'retry,off').split(',');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const children = new Set();
 
-async function run(label, storeRetry) {
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
-  // Not rwt_: the test suites sweep those schemas.
-  const schema = `rack_webhooks_bench_${randomBytes(6).toString('hex')}`;
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const table = `${schema}.deliveries`;
-  const target = new URL(DATABASE_URL);
-  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-  const pool = new pg.Pool({ connectionString: proxy.url(DATABASE_URL), max: 10, connectionTimeoutMillis: 2000 });
-  pool.on('error', () => {});
-  const inbox = createInbox({ database: pool, table, storeRetry });
-  await inbox.migrate();
-  const outage = [];
-  const receiver = createReceiver({
-    secrets: secret,
-    inbox,
-    logger: (record) => {
-      if (record.event.startsWith('inbox_outage')) outage.push(record);
-    },
-  });
-  const server = createServer(createNodeHandler(receiver));
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${server.address().port}/webhooks`;
+function child(script, config) {
+  const process_ = fork(new URL(script, import.meta.url), [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(process_);
+  process_.on('exit', () => children.delete(process_));
+  return process_;
+}
+const nextMessage = async (process_) => (await once(process_, 'message'))[0];
 
-  const answers = { 200: 0, 503: 0, other: 0, timeout: 0 };
-  const latencies = [];
-  const send = async (request) => {
-    const started = performance.now();
-    try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: request.headers,
-        body: request.body,
-        signal: AbortSignal.timeout(RACK_TIMEOUT_MS),
-      });
-      await response.arrayBuffer();
-      if (response.status === 200) latencies.push(performance.now() - started);
-      answers[response.status === 200 || response.status === 503 ? response.status : 'other']++;
-    } catch {
-      answers.timeout++;
-    }
-  };
-
-  const stopAt = (DELIVERIES / RATE / 2) * 1000 - STOP_MS / 2;
-  const fault = (async () => {
-    await sleep(stopAt);
-    proxy.stop();
-    await sleep(STOP_MS);
-    await proxy.resume();
-  })();
-  const inFlight = [];
-  const start = Date.now();
-  for (let i = 0; i < DELIVERIES; i++) {
-    const wait = start + (i * 1000) / RATE - Date.now();
-    if (wait > 0) await sleep(wait);
-    const event = createTestEvent(ACTION, { data: { tick_id: `bench-${i}` } });
-    const request = createSignedRequestSync(event, { secrets: secret });
-    for (const delay of COPY_DELAYS_MS) inFlight.push(sleep(delay).then(() => send(request)));
+/** A short-lived client: a restart ends any session open across it. */
+async function admin(url, fn) {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => {});
   }
-  await fault;
-  await Promise.all(inFlight);
-
-  const { rows } = await admin.query(`SELECT count(*)::int AS n, count(DISTINCT tick_id)::int AS distinct FROM ${table}`);
-  latencies.sort((a, b) => a - b);
-  const at = (q) => (latencies.length === 0 ? NaN : latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]);
-  const result = {
-    configuration: label,
-    offered: DELIVERIES,
-    requests: DELIVERIES * COPY_DELAYS_MS.length,
-    answered200: answers[200],
-    answered503: answers[503],
-    answeredOther: answers.other,
-    timedOut: answers.timeout,
-    rowsStored: rows[0].n,
-    lost: DELIVERIES - rows[0].distinct,
-    doubled: rows[0].n - rows[0].distinct,
-    acceptP50Ms: Math.round(at(0.5)),
-    acceptP99Ms: Math.round(at(0.99)),
-    acceptMaxMs: Math.round(latencies.at(-1) ?? NaN),
-    outageRecords: outage.map(({ event, code, waited, refused, durationMs }) => ({ event, code, waited, refused, durationMs })),
-  };
-  await new Promise((resolve) => server.close(resolve));
-  await pool.end();
-  await proxy.close();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
-  return result;
 }
 
-console.log(
-  `${DELIVERIES} deliveries at ${RATE}/s, each sent ${COPY_DELAYS_MS.length} times over HTTP; PostgreSQL stopped for ${STOP_MS} ms in the middle`,
-);
-const results = [await run('storeRetry default (maxWaitMs 20000, maxBufferedBytes 64 MiB)', undefined)];
-if (process.env.BENCH_OUTAGE_BASELINE === '1') results.push(await run('storeRetry: false (503 at once, before issue 18)', false));
-for (const result of results) console.log(JSON.stringify(result, null, 2));
+/** One run: a fresh table, a receiver, a rack, the fault in the middle; then the rows are counted. */
+async function run(scenario, configName, database) {
+  const { label, storeRetry } = CONFIGS[configName];
+  // Not rwt_: the test suites sweep those schemas.
+  const schema = `rack_webhooks_bench_${randomBytes(6).toString('hex')}`;
+  const table = `${schema}.deliveries`;
+  const { createInbox } = await import('../dist/inbox.js');
+  // The receiver's createInbox does not migrate; the bench does, once, as a deploy step would.
+  await admin(database.adminUrl, async (client) => {
+    await client.query(`CREATE SCHEMA ${schema}`);
+    await createInbox({ database: client, table }).migrate();
+  });
+  const secret = randomBytes(32).toString('hex');
+  const receiver = child('./outage/receiver.mjs', { databaseUrl: database.receiverUrl, table, secret, storeRetry, poolMax: 10 });
+  const { url } = await nextMessage(receiver);
+
+  const rack = child('./outage/load.mjs', { url, secret, deliveries: DELIVERIES, rate: RATE, runId: schema });
+  const rackDone = nextMessage(rack);
+  const stopAt = (DELIVERIES / RATE / 2) * 1000 - STOP_MS / 2;
+  if (scenario !== 'none') {
+    await sleep(stopAt);
+    await database.stop();
+    await sleep(STOP_MS);
+    await database.start();
+  }
+  const load = await rackDone;
+  receiver.send('report');
+  const seen = await nextMessage(receiver);
+  const rows = await admin(database.adminUrl, async (client) => {
+    const { rows: counted } = await client.query(
+      `SELECT count(*)::int AS rows,
+            count(DISTINCT tick_id)::int AS distinct,
+            (SELECT count(*)::int FROM (SELECT tick_id FROM ${table} WHERE state <> 'duplicate'
+                                        GROUP BY tick_id HAVING count(*) > 1) AS d) AS doubled
+       FROM ${table}`,
+    );
+    await client.query(`DROP SCHEMA ${schema} CASCADE`);
+    return counted;
+  });
+  return {
+    scenario,
+    configuration: label,
+    offered: DELIVERIES,
+    requests: load.requests,
+    answered200: load.answers[200],
+    answered503: load.answers[503],
+    answeredOther: load.answers.other,
+    clientTimeout: load.answers.timeout,
+    rowsStored: rows[0].rows,
+    lost: DELIVERIES - rows[0].distinct,
+    doubled: rows[0].doubled,
+    acceptP50Ms: load.acceptP50Ms,
+    acceptP99Ms: load.acceptP99Ms,
+    acceptMaxMs: load.acceptMaxMs,
+    rackLateDispatchMaxMs: load.lateDispatchMaxMs,
+    receiver: {
+      loopDelayP99Ms: seen.loopDelayP99Ms,
+      loopDelayMaxMs: seen.loopDelayMaxMs,
+      poolWaitingMax: seen.poolWaitingMax,
+      poolTimeouts: seen.poolTimeouts,
+      cpuShare: seen.cpuShare,
+    },
+    outageRecords: seen.outageRecords,
+  };
+}
+
+async function proxied() {
+  const target = new URL(SHARED_URL);
+  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  return {
+    adminUrl: SHARED_URL,
+    receiverUrl: proxy.url(SHARED_URL),
+    stop: () => proxy.stop(),
+    start: () => proxy.resume(),
+    close: () => proxy.close(),
+  };
+}
+
+async function ownCluster() {
+  const cluster = await startOwnCluster();
+  return {
+    adminUrl: cluster.url,
+    receiverUrl: cluster.url,
+    stop: () => cluster.stop(),
+    start: () => cluster.start(),
+    close: () => cluster.destroy(),
+  };
+}
+
+const cleanups = new Set();
+const cleanUp = async () => {
+  for (const process_ of children) process_.kill('SIGKILL');
+  for (const close of cleanups) await close();
+};
+process.on('SIGINT', () => cleanUp().finally(() => process.exit(130)));
+
+console.log(`${DELIVERIES} deliveries at ${RATE}/s, each sent 3 times over HTTP; the database away for ${STOP_MS} ms in the middle`);
+try {
+  for (const scenario of SCENARIOS) {
+    const database = scenario === 'restart' ? await ownCluster() : await proxied();
+    cleanups.add(database.close);
+    try {
+      for (const configName of configs) console.log(JSON.stringify(await run(scenario, configName, database)));
+    } finally {
+      cleanups.delete(database.close);
+      await database.close();
+    }
+  }
+} finally {
+  await cleanUp();
+}

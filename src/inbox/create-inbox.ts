@@ -5,6 +5,7 @@ import { driverFor } from './database/detect.js';
 import { inboxError } from './errors.js';
 import { replayDeliveries, retryDeliveries, pruneDeliveries } from './operate/change.js';
 import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
+import { Circuit } from './outage/circuit.js';
 import { createFindStored } from './outage/find-stored.js';
 import { resolveStoreRetry, type StoreRetryOptions } from './outage/options.js';
 import { Outage } from './outage/outage.js';
@@ -146,7 +147,10 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   const findStored = createFindStored(driver, names, (pending) => {
     if (pending) wake.stored();
   });
-  const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry));
+  // Waiting deliveries go 4 per pool connection at a time (pg's default of 10 when unknown): the
+  // pool stays busy between them, and its queue stays far from pg's checkout timeout.
+  const circuit = new Circuit(4 * (driver.maxConnections ?? 10));
+  const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry), circuit);
 
   return {
     table: names.display,

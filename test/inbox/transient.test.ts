@@ -12,7 +12,7 @@ describe('transientCause', () => {
     ['a refused connection', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'), 'ECONNREFUSED'],
     ['a reset connection', withCode('read ECONNRESET', 'ECONNRESET'), 'ECONNRESET'],
     ['pg: a connection cut', new Error('Connection terminated unexpectedly'), 'connection_terminated'],
-    ['pg-pool: connect timeout', new Error('timeout exceeded when trying to connect'), 'connect_timeout'],
+    ['pg-pool: every connection busy (saturation)', new Error('timeout exceeded when trying to connect'), 'pool_timeout'],
     [
       'postgres.js: a connection closed under a query',
       withCode('write CONNECTION_CLOSED 127.0.0.1:5432', 'CONNECTION_CLOSED'),

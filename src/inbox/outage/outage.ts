@@ -29,6 +29,11 @@ export class Outage {
     this.#now = now;
   }
 
+  /** The cause of the outage under way, if one is. */
+  get cause(): string | undefined {
+    return this.#current?.cause;
+  }
+
   get bufferedBytes(): number {
     return this.#bufferedBytes;
   }

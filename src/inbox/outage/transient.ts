@@ -45,7 +45,10 @@ const TRANSIENT_CLIENT_CODES = new Set(['CONNECTION_CLOSED', 'CONNECT_TIMEOUT', 
 const PG_TRANSIENT_MESSAGES: readonly [RegExp, string][] = [
   [/^Connection terminated unexpectedly$/, 'connection_terminated'],
   [/^Connection terminated due to connection timeout$/, 'connect_timeout'],
-  [/^timeout exceeded when trying to connect$/, 'connect_timeout'],
+  // pg-pool: every connection busy for connectionTimeoutMillis. The database answers, the pool is
+  // full: retried all the same (a 503 loses the delivery), through the same one-probe-at-a-time
+  // circuit, so that waiting deliveries queue in order instead of adding to the pool's queue.
+  [/^timeout exceeded when trying to connect$/, 'pool_timeout'],
   [/^timeout expired$/, 'connect_timeout'],
   [/^Query read timeout$/, 'query_timeout'],
 ];
