@@ -121,7 +121,7 @@ function accept(prepared: PreparedVerification, key: SigningKey): VerifiedSignat
 
 function mismatch(prepared: PreparedVerification, matched: MismatchCandidate | undefined): WebhookVerificationError {
   const { keys, header, encoding } = prepared;
-  return mismatchError(keys, header.signatureOffsets.length, encoding, header.timestamp, matched, prepared.alternates !== undefined);
+  return mismatchError(keys, header.signatureOffsets.length, encoding, header.timestamp, matched, triedAlternates(prepared).length > 0);
 }
 
 function verifyPreparedSync(
