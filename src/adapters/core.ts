@@ -5,6 +5,7 @@ import type { ReceiveOutcome } from '../receiver/types.js';
 import type { HeadersInput } from '../receiver/headers.js';
 import { getHeader } from '../receiver/headers.js';
 import { WebhookError } from '../shared/webhook-error.js';
+import { WebhookVerificationError } from '../signature/errors.js';
 import { WebhookMountError } from './errors.js';
 
 /**
@@ -89,6 +90,23 @@ export function respond(
     headers: headers === undefined ? { 'content-type': JSON_CONTENT_TYPE } : { 'content-type': JSON_CONTENT_TYPE, ...headers },
     body,
     result: payload,
+  };
+}
+
+/**
+ * What a refusal's log record says beyond its code: for a verification error, its message (which
+ * names the headers seen, the encoding that would have matched, every cause of an unsigned
+ * delivery, and never a secret, a signature or the body) and its structured facts. Other errors'
+ * messages may quote the body, so they add nothing.
+ */
+export function refusalLogFields(cause: unknown): Record<string, unknown> {
+  if (!(cause instanceof WebhookVerificationError)) return {};
+  return {
+    reason: cause.message,
+    ...(cause.headerName === undefined ? {} : { headerName: cause.headerName }),
+    ...(cause.headerNames === undefined ? {} : { headerNames: cause.headerNames }),
+    ...(cause.suggestedHeaderName === undefined ? {} : { suggestedHeaderName: cause.suggestedHeaderName }),
+    ...(cause.suggestedSecretEncoding === undefined ? {} : { suggestedSecretEncoding: cause.suggestedSecretEncoding }),
   };
 }
 
