@@ -6,6 +6,7 @@ import type { HeadersInput } from '../receiver/headers.js';
 import { getHeader } from '../receiver/headers.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { WebhookVerificationError } from '../signature/errors.js';
+import { REFUSAL_FACTS, definedFields } from '../receiver/log.js';
 import { WebhookMountError } from './errors.js';
 
 /**
@@ -100,14 +101,7 @@ export function respond(
  * messages may quote the body, so they add nothing.
  */
 export function refusalLogFields(cause: unknown): Record<string, unknown> {
-  if (!(cause instanceof WebhookVerificationError)) return {};
-  return {
-    reason: cause.message,
-    ...(cause.headerName === undefined ? {} : { headerName: cause.headerName }),
-    ...(cause.headerNames === undefined ? {} : { headerNames: cause.headerNames }),
-    ...(cause.suggestedHeaderName === undefined ? {} : { suggestedHeaderName: cause.suggestedHeaderName }),
-    ...(cause.suggestedSecretEncoding === undefined ? {} : { suggestedSecretEncoding: cause.suggestedSecretEncoding }),
-  };
+  return cause instanceof WebhookVerificationError ? { reason: cause.message, ...definedFields(cause, REFUSAL_FACTS) } : {};
 }
 
 /** `application/json` or any `application/*+json`, with parameters such as `charset` allowed. */

@@ -9,8 +9,7 @@ import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
 import { RECEIVER_RUNTIME, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
 import { describeRejection, errorCode, rejectionFacts } from './log.js';
-import { WebhookVerificationError } from '../signature/errors.js';
-import { WebhookPayloadError } from '../events/errors.js';
+import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
 import { createReporting } from './reporting.js';
 import { handlerFailureSummary } from './run-handlers.js';
@@ -32,10 +31,6 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
     throw new RangeError(`${name} must be a finite number of seconds > 0, got ${String(value)}`);
   }
   return value;
-}
-
-function isRefusal(error: unknown): error is WebhookVerificationError | WebhookPayloadError {
-  return error instanceof WebhookVerificationError || error instanceof WebhookPayloadError;
 }
 
 function isInbox(value: unknown): value is DeliveryInbox<unknown> {
@@ -116,8 +111,9 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
         ...rejectionFacts(error),
       });
     }
-    if (reporting.errorHandlers.size === 0 || !isRefusal(error)) return Promise.reject(error);
-    return reporting.reportError(error, started).then(() => Promise.reject(error));
+    if (reporting.errorHandlers.size === 0 || !(error instanceof WebhookError)) return Promise.reject(error);
+    // Only verification and payload errors come here: the refusals.
+    return reporting.reportError(error as Parameters<ErrorHandler>[0], started).then(() => Promise.reject(error));
   };
 
   // Each step returns its result directly when it could finish in this tick (the common case on

@@ -60,11 +60,7 @@ export function eachHeader(
   visit: (name: string, value: string | readonly string[]) => void,
 ): void {
   if (headers === null || headers === undefined || typeof headers !== 'object') return;
-  const HeadersClass = (globalThis as { Headers?: abstract new () => unknown }).Headers;
-  if (HeadersClass !== undefined && headers instanceof HeadersClass) {
-    (headers as unknown as { forEach(each: (value: string, name: string) => void): void }).forEach((value, name) => visit(name, value));
-    return;
-  }
+  // Fetch Headers, Maps and entry arrays are all iterables of [name, value].
   if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
     for (const entry of headers as Iterable<unknown>) {
       if (Array.isArray(entry) && typeof entry[0] === 'string' && (typeof entry[1] === 'string' || Array.isArray(entry[1]))) {
@@ -81,17 +77,10 @@ export function eachHeader(
   }
 }
 
-/** The names of the request's headers, never their values, each once, as the request gave them. */
+/** The names of the request's headers, never their values, as the request gave them. */
 export function headerNamesOf(headers: HeadersInput | null | undefined): string[] {
   const names: string[] = [];
-  const seen = new Set<string>();
-  eachHeader(headers, (name) => {
-    const lower = name.toLowerCase();
-    if (!seen.has(lower)) {
-      seen.add(lower);
-      names.push(name);
-    }
-  });
+  eachHeader(headers, (name) => names.push(name));
   return names;
 }
 
@@ -111,13 +100,9 @@ function looksLikeRackSignature(value: string | readonly string[]): boolean {
 export function rackSignatureHeaders(headers: HeadersInput | null | undefined, except: string): NamedHeader[] {
   const found: NamedHeader[] = [];
   eachHeader(headers, (name, value) => {
-    if (name.length <= SIGNATURE_SUFFIX.length) return;
     const lower = name.toLowerCase();
-    if (lower === except || !lower.endsWith(SIGNATURE_SUFFIX) || !looksLikeRackSignature(value)) return;
-    const same = found.find((header) => header.name.toLowerCase() === lower);
-    // A repeated header given as entry pairs is one header, joined as the parser joins arrays.
-    if (same === undefined) found.push({ name, value });
-    else found[found.indexOf(same)] = { name: same.name, value: [...[same.value].flat(), ...[value].flat()] };
+    if (lower === except || lower === SIGNATURE_SUFFIX || !lower.endsWith(SIGNATURE_SUFFIX) || !looksLikeRackSignature(value)) return;
+    found.push({ name, value });
   });
   return found;
 }

@@ -1,6 +1,7 @@
 import type { AnyWebhookEvent } from '../events/types.js';
 import { WebhookVerificationError } from '../signature/errors.js';
 import type { VerifiedSignature } from '../signature/verify.js';
+import type { ReceiverLogRecord } from './types.js';
 
 /** Log helpers: codes and sentences about an error, never its payload. */
 export function errorCode(error: unknown): string {
@@ -23,34 +24,33 @@ export function describeRejection(error: unknown): string {
   return `delivery rejected: ${code}`;
 }
 
-/** The structured facts of a refusal for the log record: names and choices, never values. */
-export function rejectionFacts(error: unknown) {
-  if (!(error instanceof WebhookVerificationError)) return {};
-  return {
-    ...(error.timestamp === undefined ? {} : { timestamp: error.timestamp }),
-    ...(error.headerName === undefined ? {} : { headerName: error.headerName }),
-    ...(error.headerNames === undefined ? {} : { headerNames: error.headerNames }),
-    ...(error.suggestedHeaderName === undefined ? {} : { suggestedHeaderName: error.suggestedHeaderName }),
-    ...(error.suggestedSecretEncoding === undefined ? {} : { suggestedSecretEncoding: error.suggestedSecretEncoding }),
-  };
+/** The fields of `source` named in `keys` that are set: a log record holds no `undefined`. */
+export function definedFields(source: object, keys: readonly string[]): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const key of keys)
+    if ((source as Record<string, unknown>)[key] !== undefined) fields[key] = (source as Record<string, unknown>)[key];
+  return fields;
+}
+
+/** A verification error's facts that a log record carries: names and choices, never values. */
+export const REFUSAL_FACTS = ['timestamp', 'headerName', 'headerNames', 'suggestedHeaderName', 'suggestedSecretEncoding'] as const;
+
+const SIGNATURE_FACTS = ['secretEncoding', 'headerName'] as const;
+
+/** The structured facts of a refusal for the log record. */
+export function rejectionFacts(error: unknown): Pick<ReceiverLogRecord, (typeof REFUSAL_FACTS)[number]> {
+  return error instanceof WebhookVerificationError ? definedFields(error, REFUSAL_FACTS) : {};
 }
 
 /** What a record says about an accepted delivery: never the body, never the signature. */
 export function logContext(event: AnyWebhookEvent, verified: VerifiedSignature) {
-  const headerName = headerNameOf(verified);
   const tickId = (event.data as Record<string, unknown>)['tick_id'];
   return {
     action: event.action,
     timestamp: verified.timestamp,
     secretIndex: verified.secretIndex,
-    secretEncoding: verified.secretEncoding,
-    ...(headerName === undefined ? {} : { headerName }),
+    // A receiver's verified facts also name the header (ReceivedSignature); a one-off verify's do not.
+    ...(definedFields(verified, SIGNATURE_FACTS) as Pick<ReceiverLogRecord, 'secretEncoding' | 'headerName'>),
     ...(typeof tickId === 'string' ? { tickId } : {}),
   };
-}
-
-/** A receiver's verified facts also name the header (ReceivedSignature); a one-off verify's do not. */
-function headerNameOf(verified: VerifiedSignature): string | undefined {
-  const name = (verified as VerifiedSignature & { headerName?: unknown }).headerName;
-  return typeof name === 'string' ? name : undefined;
 }

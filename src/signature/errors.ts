@@ -94,18 +94,3 @@ export class WebhookVerificationError extends WebhookError {
 export function isWebhookVerificationError(value: unknown): value is WebhookVerificationError {
   return value instanceof WebhookVerificationError;
 }
-
-/** The structured facts of an error, for a copy with more of them (a receiver adds what it saw). */
-export function verificationDetails(error: WebhookVerificationError): WebhookVerificationErrorDetails {
-  return {
-    ...(error.timestamp === undefined ? {} : { timestamp: error.timestamp }),
-    ...(error.skewSeconds === undefined ? {} : { skewSeconds: error.skewSeconds }),
-    ...(error.tolerance === undefined ? {} : { tolerance: error.tolerance }),
-    ...(error.suggestedSecretEncoding === undefined ? {} : { suggestedSecretEncoding: error.suggestedSecretEncoding }),
-    ...(error.headerName === undefined ? {} : { headerName: error.headerName }),
-    ...(error.headerNames === undefined ? {} : { headerNames: error.headerNames }),
-    ...(error.suggestedHeaderName === undefined ? {} : { suggestedHeaderName: error.suggestedHeaderName }),
-    ...(error.unsignedCauses === undefined ? {} : { unsignedCauses: error.unsignedCauses }),
-    ...(error.rackKeyProblems === undefined ? {} : { rackKeyProblems: error.rackKeyProblems }),
-  };
-}

@@ -6,25 +6,21 @@
  * unsigned exactly when a deployed rack would).
  */
 
+import { RACK_MAX_KEY_LENGTH, RACK_MIN_KEY_LENGTH, isLowercaseHex } from './rack-key-shape.js';
+
 /** Keys a deployed rack signs with at once. */
 export const RACK_MAX_KEYS = 4;
-/** Longest key a deployed rack accepts, in characters. */
-export const RACK_MAX_KEY_LENGTH = 4096;
-/** Shortest key a deployed rack accepts: 64 hex characters, 32 bytes. */
-export const RACK_MIN_KEY_LENGTH = 64;
 /** Bits of Shannon entropy per decoded byte a deployed rack requires of a key. */
 export const RACK_MIN_ENTROPY_BITS_PER_BYTE = 3.5;
 
 /**
  * Placeholder values the rack refuses. The field notes do not list the rack's own set; these are
- * the documentation and sample values that pass every other check (most placeholders, such as a
- * repeated `deadbeef`, already fail the entropy check).
+ * sample values that pass every other check (most placeholders, such as a repeated `deadbeef` or
+ * `0123456789abcdef`, already fail the entropy check).
  */
 const KNOWN_PLACEHOLDERS: ReadonlySet<string> = new Set([
-  '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
-  '0123456789abcdeffedcba98765432100123456789abcdeffedcba9876543210',
-  '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
-  'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', // SHA-256 of nothing
+  '0123456789abcdeffedcba9876543210'.repeat(2),
+  '00112233445566778899aabbccddeeff'.repeat(2),
 ]);
 
 /** Which check a key failed, in the order the rack runs them. */
@@ -60,7 +56,7 @@ export function rackKeyProblems(keys: string | readonly string[]): RackKeyProble
   if (list.length > RACK_MAX_KEYS) {
     problems.push({
       check: 'too_many_keys',
-      message: `${list.length} keys are set; the rack signs with at most ${RACK_MAX_KEYS}`,
+      message: `${list.length} keys; the rack signs with at most ${RACK_MAX_KEYS}`,
     });
   }
   list.forEach((key, keyIndex) => {
@@ -72,44 +68,26 @@ export function rackKeyProblems(keys: string | readonly string[]): RackKeyProble
 
 function keyProblem(key: string): { check: RackKeyCheck; message: string } | undefined {
   const length = key.length;
-  if (length === 0) return { check: 'empty_entry', message: 'is empty (a trailing or doubled comma counts)' };
-  if (length > RACK_MAX_KEY_LENGTH)
-    return { check: 'too_long', message: `is ${length} characters; the rack takes at most ${RACK_MAX_KEY_LENGTH}` };
-  if (length % 2 !== 0) return { check: 'odd_length', message: `is ${length} characters, an odd number; the rack needs whole hex bytes` };
-  if (length < RACK_MIN_KEY_LENGTH) {
-    return { check: 'too_short', message: `is ${length} characters; the rack needs at least ${RACK_MIN_KEY_LENGTH}` };
-  }
-  if (!isLowercaseHex(key)) return { check: 'not_lowercase_hex', message: 'is not lowercase hex; the rack takes only [0-9a-f]' };
-  if (KNOWN_PLACEHOLDERS.has(key)) return { check: 'placeholder', message: 'is a known placeholder value' };
-  const bytes = decodeLowercaseHex(key);
-  if (bytes.every((byte) => byte === 0)) return { check: 'all_zero', message: 'decodes to bytes that are all zero' };
-  if (bytes.every((byte) => byte === bytes[0])) return { check: 'repeated_byte', message: 'decodes to one byte repeated' };
+  const bytes = isLowercaseHex(key) ? decodeLowercaseHex(key) : [];
   const entropy = entropyBitsPerByte(bytes);
-  if (entropy < RACK_MIN_ENTROPY_BITS_PER_BYTE) {
-    return {
-      check: 'low_entropy',
-      message: `has ${entropy.toFixed(2)} bits of entropy per byte; the rack needs at least ${RACK_MIN_ENTROPY_BITS_PER_BYTE}`,
-    };
-  }
-  return undefined;
-}
-
-/** `[0-9a-f]` only, by char code: a RegExp would keep the key in `RegExp.input`. */
-export function isLowercaseHex(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (!((code >= 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
-  }
-  return value.length > 0;
-}
-
-/**
- * A key a deployed rack could sign with, by its shape: even-length lowercase hex of at least 64
- * characters. Only such a key is also tried hex-decoded when `secretEncoding` is not set: a
- * deployed rack sends shorter keys unsigned, so a hex candidate for one could never match.
- */
-export function isRackShapedKey(key: string): boolean {
-  return key.length >= RACK_MIN_KEY_LENGTH && key.length <= RACK_MAX_KEY_LENGTH && key.length % 2 === 0 && isLowercaseHex(key);
+  // In the rack's order; each message follows "key #n".
+  const failed: Array<[boolean, RackKeyCheck, string]> = [
+    [length === 0, 'empty_entry', 'is empty (a trailing comma counts)'],
+    [length > RACK_MAX_KEY_LENGTH, 'too_long', `is ${length} characters; the rack takes at most ${RACK_MAX_KEY_LENGTH}`],
+    [length % 2 !== 0, 'odd_length', `is ${length} characters, an odd number`],
+    [length < RACK_MIN_KEY_LENGTH, 'too_short', `is ${length} characters; the rack needs at least ${RACK_MIN_KEY_LENGTH}`],
+    [bytes.length === 0, 'not_lowercase_hex', 'is not lowercase hex [0-9a-f]'],
+    [KNOWN_PLACEHOLDERS.has(key), 'placeholder', 'is a known placeholder value'],
+    [bytes.every((byte) => byte === 0), 'all_zero', 'decodes to bytes that are all zero'],
+    [bytes.every((byte) => byte === bytes[0]), 'repeated_byte', 'decodes to one byte repeated'],
+    [
+      entropy < RACK_MIN_ENTROPY_BITS_PER_BYTE,
+      'low_entropy',
+      `has ${entropy.toFixed(2)} bits of entropy per byte; the rack needs at least ${RACK_MIN_ENTROPY_BITS_PER_BYTE}`,
+    ],
+  ];
+  const first = failed.find(([fails]) => fails);
+  return first === undefined ? undefined : { check: first[1], message: first[2] };
 }
 
 function decodeLowercaseHex(hex: string): number[] {

@@ -1,7 +1,7 @@
 import type { HmacKey } from '../crypto/backend.js';
 import { WebhookVerificationError } from './errors.js';
 import { hexToBytes, isHex } from '../shared/hex.js';
-import { isRackShapedKey } from './rack-key-checks.js';
+import { isRackShapedKey } from './rack-key-shape.js';
 
 /** How a configured key becomes HMAC key bytes: its UTF-8 text (the spec), or hex-decoded. */
 export type SecretEncoding = 'utf8' | 'hex';

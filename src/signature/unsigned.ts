@@ -11,8 +11,8 @@ export interface UnsignedContext {
 }
 
 const RACK_CHECKS =
-  'at most 4 keys, no empty entry (a trailing comma counts), at most 4,096 characters, even length, at least 64 characters, ' +
-  'lowercase [0-9a-f] only, not a known placeholder, decoded bytes not all zero nor one repeated byte, at least 3.5 bits of entropy per byte';
+  'at most 4 keys, no empty entry, each 64 to 4,096 lowercase [0-9a-f] characters of even length, ' +
+  'not a placeholder, not all zero nor one byte repeated, 3.5+ bits of entropy per byte';
 
 /**
  * `missing_header` with every cause a rack has for sending unsigned (spec: no key, a rack older
@@ -24,22 +24,21 @@ export function unsignedError(sources: readonly string[], context: UnsignedConte
   const causes: string[] = [];
   if (context.suggestedHeaderName !== undefined) {
     causes.push(
-      `the signature is under another name: a ${context.suggestedHeaderName} header carries a t=…,v1=… value; ` +
-        `set headerName: '${context.suggestedHeaderName}', or leave headerName unset to accept it`,
+      `a ${context.suggestedHeaderName} header carries a t=…,v1=… value; set headerName: '${context.suggestedHeaderName}', or leave headerName unset`,
     );
   }
   for (const problem of problems) {
     causes.push(
       problem.keyIndex === undefined
-        ? `your secrets list ${problem.message.replace(' keys are set', ' keys')}, and the rack sends unsigned with that many`
+        ? `your secrets hold ${problem.message}, and the rack sends unsigned with that many`
         : `your ${problem.message}, and the rack sends unsigned with such a key`,
     );
   }
   causes.push(
     'the rack has no webhook_signing_key set',
-    'the rack is older than 3.24.6 (or was downgraded below it)',
-    `the rack has more than 4 keys, or a key that fails its own checks, which turns signing off for every delivery (the checks: ${RACK_CHECKS})`,
-    'a proxy between the rack and this receiver dropped the header',
+    'the rack is older than 3.24.6',
+    `the rack has more than 4 keys, or a key that fails its own checks, which turns signing off (the checks: ${RACK_CHECKS})`,
+    'a proxy dropped the header',
   );
   const where = context.lookedFor === undefined ? 'no signature header' : `no ${context.lookedFor}`;
   const seen = context.headerNames === undefined ? '' : ` (headers present: ${context.headerNames.join(', ') || 'none'})`;
@@ -47,11 +46,7 @@ export function unsignedError(sources: readonly string[], context: UnsignedConte
     context.suggestedHeaderName === undefined
       ? `it was sent unsigned. Possible causes: ${causes.join('; ')}.`
       : `but it is signed: ${causes[0]!}.`;
-  const details: WebhookVerificationErrorDetails = {
-    unsignedCauses: causes,
-    rackKeyProblems: problems,
-    ...(context.headerNames === undefined ? {} : { headerNames: context.headerNames }),
-    ...(context.suggestedHeaderName === undefined ? {} : { suggestedHeaderName: context.suggestedHeaderName }),
-  };
+  // Unset context fields stay undefined on the error, as its other unset facts are.
+  const details = { unsignedCauses: causes, rackKeyProblems: problems, ...context } as WebhookVerificationErrorDetails;
   return new WebhookVerificationError('missing_header', `The delivery carries ${where}${seen}: ${verdict}`, details);
 }

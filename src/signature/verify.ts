@@ -7,8 +7,7 @@ import { toRawPayload, type RawPayload } from './payload.js';
 import { alternatesOf, keysOf } from './keyring.js';
 import { assertSecretEncoding, type SecretEncoding, type SecretsInput, type SigningKey } from './secrets.js';
 import { assertInsideWindow, resolveNow, resolveTolerance } from './timestamp.js';
-import { unsignedError } from './unsigned.js';
-import { WebhookVerificationError } from './errors.js';
+import type { WebhookVerificationError } from './errors.js';
 
 /** Options of {@link verify} and {@link verifySync}. */
 export interface VerifyOptions {
@@ -81,26 +80,7 @@ function prepare(payload: unknown, header: SignatureHeaderInput, options: Verify
   const keys = keysOf(options, encoding);
   const body = toRawPayload(payload);
   const alternates = explicit === undefined ? () => alternatesOf(keys) : undefined;
-  return { keys, alternates, body, header: parseHeader(header, keys), encoding, tolerance, now };
-}
-
-/** The header, or for an unsigned delivery the error that names every cause, this caller's keys first. */
-export function parseHeader(header: SignatureHeaderInput, keys: readonly SigningKey[]): ParsedHeaderInternal {
-  try {
-    return parseHeaderInternal(header);
-  } catch (error) {
-    if (error instanceof WebhookVerificationError && error.code === 'missing_header') throw unsignedError(keys.map((key) => key.source));
-    throw error;
-  }
-}
-
-/** The keys in the order to try them: the likelier form first; alternates made only when reached. */
-function* candidates(choice: KeyChoice): Generator<SigningKey> {
-  const alternates = (): readonly SigningKey[] =>
-    choice.alternates === undefined ? [] : typeof choice.alternates === 'function' ? choice.alternates() : choice.alternates;
-  if (choice.alternatesFirst === true) yield* alternates();
-  yield* choice.keys;
-  if (choice.alternatesFirst !== true) yield* alternates();
+  return { keys, alternates, body, header: parseHeaderInternal(header), encoding, tolerance, now };
 }
 
 function triedAlternates(choice: KeyChoice): readonly SigningKey[] {
@@ -124,26 +104,26 @@ function mismatch(prepared: PreparedVerification, matched: MismatchCandidate | u
   return mismatchError(keys, header.signatureOffsets.length, encoding, header.timestamp, matched, triedAlternates(prepared).length > 0);
 }
 
-function verifyPreparedSync(
-  backend: HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> },
-  prepared: PreparedVerification,
-): VerifiedSignature {
-  const { keys, header, body } = prepared;
-  // The common case first, without the generator: one key, in the form it is configured in.
-  if (prepared.alternatesFirst !== true) {
-    for (let i = 0; i < keys.length; i++) {
-      if (matchesAny(backend.hmacSync(keys[i]!, header.timestampText, body), header)) return accept(prepared, keys[i]!);
-    }
-    if (prepared.alternates !== undefined) {
-      for (const key of triedAlternates(prepared)) {
-        if (matchesAny(backend.hmacSync(key, header.timestampText, body), header)) return accept(prepared, key);
-      }
-    }
-  } else {
-    for (const key of candidates(prepared)) {
-      if (matchesAny(backend.hmacSync(key, header.timestampText, body), header)) return accept(prepared, key);
-    }
+type SyncBackend = HmacBackend & { hmacSync: NonNullable<HmacBackend['hmacSync']> };
+
+function findSync(backend: SyncBackend, candidates: readonly SigningKey[], header: ParsedHeaderInternal, body: Uint8Array | string) {
+  for (let i = 0; i < candidates.length; i++) {
+    if (matchesAny(backend.hmacSync(candidates[i]!, header.timestampText, body), header)) return candidates[i];
   }
+  return undefined;
+}
+
+/**
+ * The keys are tried in the likelier form first; the other form only when that did not match, so
+ * a one-off call that matches never makes the hex-decoded candidates.
+ */
+function verifyPreparedSync(backend: SyncBackend, prepared: PreparedVerification): VerifiedSignature {
+  const { keys, header, body } = prepared;
+  const deployedFirst = prepared.alternatesFirst === true;
+  const key =
+    findSync(backend, deployedFirst ? triedAlternates(prepared) : keys, header, body) ??
+    findSync(backend, deployedFirst ? keys : triedAlternates(prepared), header, body);
+  if (key !== undefined) return accept(prepared, key);
   const matched = mismatchCandidates(keys, prepared.encoding, triedAlternates(prepared)).find((candidate) =>
     matchesAny(backend.hmacSync(candidate.key, header.timestampText, body), header),
   );
@@ -152,10 +132,11 @@ function verifyPreparedSync(
 
 async function verifyPreparedAsync(backend: HmacBackend, prepared: PreparedVerification): Promise<VerifiedSignature> {
   const { keys, header, body } = prepared;
-  for (const key of candidates(prepared)) {
+  const alternates = triedAlternates(prepared);
+  for (const key of prepared.alternatesFirst === true ? [...alternates, ...keys] : [...keys, ...alternates]) {
     if (matchesAny(await backend.hmac(key, header.timestampText, body), header)) return accept(prepared, key);
   }
-  for (const candidate of mismatchCandidates(keys, prepared.encoding, triedAlternates(prepared))) {
+  for (const candidate of mismatchCandidates(keys, prepared.encoding, alternates)) {
     if (matchesAny(await backend.hmac(candidate.key, header.timestampText, body), header)) throw mismatch(prepared, candidate);
   }
   throw mismatch(prepared, undefined);

@@ -368,6 +368,7 @@ describe('a body parser mounted first', () => {
           ),
           headerName: 'Service-Signature',
           headerNames: expect.arrayContaining(['content-type', 'service-signature']),
+          timestamp: expect.any(Number),
         },
       ],
     ]);

@@ -1,5 +1,5 @@
 import { getDefaultBackend } from '../../crypto/index.js';
-import { WebhookVerificationError, verificationDetails } from '../../signature/errors.js';
+import { WebhookVerificationError, type WebhookVerificationErrorDetails } from '../../signature/errors.js';
 import { parseHeaderInternal, type ParsedHeaderInternal } from '../../signature/parse-header.js';
 import { toRawPayload } from '../../signature/payload.js';
 import type { SigningKey } from '../../signature/secrets.js';
@@ -45,7 +45,7 @@ interface FoundHeader {
 }
 
 function isAbsent(value: string | readonly string[] | undefined): value is undefined {
-  return value === undefined || (typeof value === 'string' ? value.trim() === '' : value.every((part) => part.trim() === ''));
+  return value === undefined || value.length === 0;
 }
 
 export function createVerifyStep(options: VerifyStepOptions): VerifyStep {
@@ -68,8 +68,8 @@ export function createVerifyStep(options: VerifyStepOptions): VerifyStep {
       const names = others.map((header) => header.name);
       throw new WebhookVerificationError(
         'malformed_header',
-        `The delivery carries no ${headerName} header but ${names.length} headers with a t=…,v1=… value: ${names.join(', ')}. ` +
-          `Refusing to guess which one the rack signed: set headerName to the one your rack sends (headers present: ${headerNames.join(', ')}).`,
+        `No ${headerName} header, and ${names.length} headers with a t=…,v1=… value (${names.join(', ')}): refusing to guess; ` +
+          `set headerName to the one your rack sends. Headers present: ${headerNames.join(', ')}.`,
         { headerNames },
       );
     }
@@ -86,7 +86,8 @@ export function createVerifyStep(options: VerifyStepOptions): VerifyStep {
     const headerNames = headerNamesOf(headers);
     const where = name === undefined ? '' : ` Signature read from ${name};`;
     return new WebhookVerificationError(error.code, `${error.message}${where} headers present: ${headerNames.join(', ') || 'none'}.`, {
-      ...verificationDetails(error),
+      // The same facts (an Error's own fields: code, timestamp, the suggestions), plus where it looked.
+      ...(error as WebhookVerificationErrorDetails),
       ...(name === undefined ? {} : { headerName: name }),
       headerNames,
     });
@@ -108,25 +109,24 @@ export function createVerifyStep(options: VerifyStepOptions): VerifyStep {
   };
 
   // On Node the HMAC runs synchronously: no promise for the common case.
-  if (getDefaultBackend().hmacSync === undefined) {
-    return ({ body, headers }, nowSeconds) => {
-      const raw = toRawPayload(body);
-      const { found, parsed } = parse(headers);
-      return verifyResolved(found.choice, tolerance, resolveNow(nowSeconds), raw, parsed).then(
-        (verified) => ({ raw, verified: received(verified, found.name), header: found.value }),
-        (error: unknown) => Promise.reject(withHeaderFacts(error, headers, found.name)),
-      );
-    };
-  }
+  const verifyNow = getDefaultBackend().hmacSync === undefined ? verifyResolved : verifyResolvedSync;
   return ({ body, headers }, nowSeconds) => {
     const raw = toRawPayload(body);
     const { found, parsed } = parse(headers);
-    let verified: VerifiedSignature;
-    try {
-      verified = verifyResolvedSync(found.choice, tolerance, resolveNow(nowSeconds), raw, parsed);
-    } catch (error) {
+    const done = (verified: VerifiedSignature): VerifiedDelivery => ({
+      raw,
+      verified: received(verified, found.name),
+      header: found.value,
+    });
+    const failed = (error: unknown): never => {
       throw withHeaderFacts(error, headers, found.name);
+    };
+    let verified: VerifiedSignature | Promise<VerifiedSignature>;
+    try {
+      verified = verifyNow(found.choice, tolerance, resolveNow(nowSeconds), raw, parsed);
+    } catch (error) {
+      return failed(error);
     }
-    return { raw, verified: received(verified, found.name), header: found.value };
+    return verified instanceof Promise ? verified.then(done, failed) : done(verified);
   };
 }
