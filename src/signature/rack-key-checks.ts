@@ -38,6 +38,7 @@ export type RackKeyCheck =
 
 /** One reason the rack would turn signing off. Never holds the key itself. */
 export interface RackKeyProblem {
+  /** Which check failed, in the rack's order: the first failing check of a key is reported. */
   readonly check: RackKeyCheck;
   /** 0-based position of the key in the list; absent for `too_many_keys`. */
   readonly keyIndex?: number;
