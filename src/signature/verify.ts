@@ -80,7 +80,7 @@ function prepare(payload: unknown, header: SignatureHeaderInput, options: Verify
   const keys = keysOf(options, encoding);
   const body = toRawPayload(payload);
   const alternates = explicit === undefined ? () => alternatesOf(keys) : undefined;
-  return { keys, alternates, body, header: parseHeaderInternal(header), encoding, tolerance, now };
+  return { keys, encoding, alternates, alternatesFirst: false, body, header: parseHeaderInternal(header), tolerance, now };
 }
 
 function triedAlternates(choice: KeyChoice): readonly SigningKey[] {
@@ -216,6 +216,29 @@ export function verifySync(payload: RawPayload, header: SignatureHeaderInput, op
  * has been through `toRawPayload`, and the header was found (and parsed, so that an unsigned
  * delivery is reported with what the receiver saw).
  */
+/**
+ * The fields one by one, with one shape for every call: spreading `choice` and adding to the copy
+ * cost a quarter of a receive() in V8.
+ */
+function prepared(
+  choice: KeyChoice,
+  body: Uint8Array | string,
+  header: ParsedHeaderInternal,
+  tolerance: number,
+  now: number,
+): PreparedVerification {
+  return {
+    keys: choice.keys,
+    encoding: choice.encoding,
+    alternates: choice.alternates,
+    alternatesFirst: choice.alternatesFirst === true,
+    body,
+    header,
+    tolerance,
+    now,
+  };
+}
+
 export function verifyResolvedSync(
   choice: KeyChoice,
   tolerance: number,
@@ -224,7 +247,7 @@ export function verifyResolvedSync(
   header: ParsedHeaderInternal,
 ): VerifiedSignature {
   const backend = requireSyncBackend('verifySync');
-  return verifyPreparedSync(backend, { ...choice, body, header, tolerance, now });
+  return verifyPreparedSync(backend, prepared(choice, body, header, tolerance, now));
 }
 
 /** `verifyResolvedSync` where only the async backend exists (Web Crypto): the receiver's path there. */
@@ -236,7 +259,7 @@ export function verifyResolved(
   header: ParsedHeaderInternal,
 ): Promise<VerifiedSignature> {
   try {
-    return verifyPreparedAsync(getDefaultBackend(), { ...choice, body, header, tolerance, now });
+    return verifyPreparedAsync(getDefaultBackend(), prepared(choice, body, header, tolerance, now));
   } catch (error) {
     return Promise.reject(error);
   }
