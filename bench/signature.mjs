@@ -7,6 +7,39 @@ const { createHmac, createSecretKey, randomBytes, timingSafeEqual } = crypto;
 const stripe = new Stripe('sk_test_bench_only');
 const SECRET = 'whsec_' + randomBytes(24).toString('hex');
 const OTHER_KEYS = ['k2', 'k3', 'k4'].map((k) => k + randomBytes(16).toString('hex'));
+// A key a deployed rack accepts (64 lowercase hex): with secretEncoding not set it is tried as
+// UTF-8 (the spec) and, only when that misses, hex-decoded (a deployed rack).
+const RACK_KEY = randomBytes(32).toString('hex');
+
+/**
+ * What the second candidate costs (issue 18): a spec delivery (UTF-8 matches first), a deployed
+ * delivery (hex-decoded, after UTF-8 missed), and a forgery (both forms, then the diagnosis), each
+ * against its one-form control. One-off calls with one options object, as the floors are.
+ */
+function rackKeyCases(body, t) {
+  const specHeader = signSync(body, { secrets: RACK_KEY, timestamp: t });
+  const deployedHeader = signSync(body, { secrets: RACK_KEY, secretEncoding: 'hex', timestamp: t });
+  const forged = `t=${t},v1=${randomBytes(32).toString('hex')}`;
+  const unset = { secrets: RACK_KEY };
+  const utf8 = { secrets: RACK_KEY, secretEncoding: 'utf8' };
+  const hex = { secrets: RACK_KEY, secretEncoding: 'hex' };
+  const refused = (options) => () => {
+    try {
+      verifySync(body, forged, options);
+    } catch {
+      return;
+    }
+    throw new Error('a forgery verified');
+  };
+  return [
+    { name: 'rack key, encoding not set: spec delivery (UTF-8, first try)', fn: () => verifySync(body, specHeader, unset) },
+    { name: 'control: rack key, secretEncoding utf8: spec delivery', fn: () => verifySync(body, specHeader, utf8) },
+    { name: 'rack key, encoding not set: deployed delivery (hex, second try)', fn: () => verifySync(body, deployedHeader, unset) },
+    { name: 'control: rack key, secretEncoding hex: deployed delivery', fn: () => verifySync(body, deployedHeader, hex) },
+    { name: 'rack key, encoding not set: forged (both forms, then the diagnosis)', fn: refused(unset) },
+    { name: 'control: rack key, secretEncoding utf8: forged', fn: refused(utf8) },
+  ];
+}
 
 function bodyOf(size) {
   const base = {
@@ -92,6 +125,7 @@ export async function benchSignature() {
       const expected = createHmac('sha256', SECRET).update(`${t}.`).update(body).digest();
       const options = { secrets: SECRET };
       const hmacs = (await hmacCandidates(t, body)).map((c) => ({ ...c, name: `HMAC-SHA256: ${c.name}` }));
+      const extras = size === 1024 && keys === 1 ? rackKeyCases(body, t) : [];
       const cases = [
         {
           name: 'floor 1: createHmac + timingSafeEqual',
@@ -100,6 +134,7 @@ export async function benchSignature() {
         { name: 'verifySync', fn: () => verifySync(body, header, options) },
         { name: 'verify (async)', fn: () => verify(body, header, options), async: true },
         { name: 'stripe verifyHeader', fn: () => stripe.webhooks.signature.verifyHeader(body, header, SECRET, 300) },
+        ...extras,
         ...hmacs,
       ];
       // On the CPU clock, so a preemption costs no case anything; at 1 KiB, where the bars are,
@@ -112,7 +147,7 @@ export async function benchSignature() {
       const title = `${size / 1024} KiB body, ${keys} v1 segment${keys === 1 ? '' : 's'} (CPU time per op)`;
       const sync = rows[1];
       // Floor 2: the fastest HMAC-SHA256 of this runtime, in this run.
-      const hmacRows = rows.slice(4);
+      const hmacRows = rows.slice(4 + extras.length);
       const fastest = hmacRows.reduce((best, row) => (row.nsPerOp < best.nsPerOp ? row : best));
       const fastestName = fastest.name.replace('HMAC-SHA256: ', '');
       fastest.name = `floor 2 (the fastest HMAC-SHA256 here): ${fastestName}`;
@@ -126,6 +161,16 @@ export async function benchSignature() {
         ok = checkBar('verifySync / floor 1 (createHmac + timingSafeEqual) at 1 KiB', sync.ratio, 1.2) && ok;
         ok = checkBar('stripe verifyHeader / verifySync at 1 KiB', rows[3].nsPerOp / sync.nsPerOp, 1.6, '>=') && ok;
         ok = checkBar('verify / verifySync at 1 KiB', rows[2].nsPerOp / sync.nsPerOp, 1.1) && ok;
+        // Information, not a bar: what the hex-decoded candidate costs each kind of delivery.
+        for (const [row, control] of [
+          [rows[4], rows[5]],
+          [rows[6], rows[7]],
+          [rows[8], rows[9]],
+        ]) {
+          console.log(
+            `information: ${row.name}: ${row.ratio.toFixed(2)}x floor 1, ${(row.nsPerOp / control.nsPerOp).toFixed(2)}x its control`,
+          );
+        }
       }
       console.log(`information: verifySync / floor 2 (${fastestName}): ${(sync.nsPerOp / fastest.nsPerOp).toFixed(2)}`);
     }

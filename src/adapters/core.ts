@@ -5,6 +5,8 @@ import type { ReceiveOutcome } from '../receiver/types.js';
 import type { HeadersInput } from '../receiver/headers.js';
 import { getHeader } from '../receiver/headers.js';
 import { WebhookError } from '../shared/webhook-error.js';
+import { WebhookVerificationError } from '../signature/errors.js';
+import { REFUSAL_FACTS, definedFields } from '../receiver/log.js';
 import { WebhookMountError } from './errors.js';
 
 /**
@@ -90,6 +92,16 @@ export function respond(
     body,
     result: payload,
   };
+}
+
+/**
+ * What a refusal's log record says beyond its code: for a verification error, its message (which
+ * names the headers seen, the encoding that would have matched, every cause of an unsigned
+ * delivery, and never a secret, a signature or the body) and its structured facts. Other errors'
+ * messages may quote the body, so they add nothing.
+ */
+export function refusalLogFields(cause: unknown): Record<string, unknown> {
+  return cause instanceof WebhookVerificationError ? { reason: cause.message, ...definedFields(cause, REFUSAL_FACTS) } : {};
 }
 
 /** `application/json` or any `application/*+json`, with parameters such as `charset` allowed. */

@@ -5,7 +5,15 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyReceiver as Receiver } from '../receiver/types.js';
-import { DEFAULT_MAX_BODY_BYTES, errorResponse, handleWebhookRequest, respond, type AdapterOptions, type WebhookResponse } from './core.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  errorResponse,
+  handleWebhookRequest,
+  refusalLogFields,
+  respond,
+  type AdapterOptions,
+  type WebhookResponse,
+} from './core.js';
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 
@@ -37,7 +45,7 @@ function fastifyClientError(statusCode: number | undefined): WebhookResponse | u
 
 function send(request: FastifyRequest, reply: FastifyReply, response: WebhookResponse): FastifyReply {
   const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info';
-  request.log[level]({ webhook: { status: response.status, ...response.result } }, 'rack webhook');
+  request.log[level]({ webhook: { status: response.status, ...response.result, ...refusalLogFields(response.cause) } }, 'rack webhook');
   return reply.code(response.status).headers(response.headers).send(response.body);
 }
 

@@ -24,7 +24,9 @@ export const FILE_FLAG = { file: { type: 'string' } } as const satisfies FlagSpe
 export const KEY_HELP = `  --key K                 a signing key; repeat it, or write "new,old", for several
   --key-file F            read the key(s) from F (comma- or newline-separated, trimmed; at most 64 KiB)
                           (without either: $RACK_WEBHOOK_SECRETS, comma-separated)
-  --secret-encoding E     utf8 (the spec, default) or hex (racks that hex-decode the key)`;
+  --secret-encoding E     utf8 (the spec) or hex (deployed racks, which hex-decode the key); sign and send
+                          default to utf8; verify and listen, without it, try a key of 64+ lowercase hex
+                          characters both ways`;
 
 export function stringFlag(flags: Flags, name: string): string | undefined {
   const value = flags[name];
@@ -73,6 +75,11 @@ export function secretEncoding(flags: Flags): SecretEncoding {
   const value = stringFlag(flags, 'secret-encoding') ?? 'utf8';
   if (value !== 'utf8' && value !== 'hex') throw new UsageError(`--secret-encoding must be utf8 or hex, got ${JSON.stringify(value)}`);
   return value;
+}
+
+/** `--secret-encoding` when given; undefined lets verification try both forms of a rack-shaped key. */
+export function optionalSecretEncoding(flags: Flags): SecretEncoding | undefined {
+  return stringFlag(flags, 'secret-encoding') === undefined ? undefined : secretEncoding(flags);
 }
 
 /** Whole seconds >= 0; `Infinity` only where a tolerance may be switched off. */

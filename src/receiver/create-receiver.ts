@@ -4,11 +4,12 @@ import { parseEventWith } from '../events/parse-event.js';
 import { isKnownEvent } from '../events/known.js';
 import type { AnyWebhookEvent } from '../events/types.js';
 import { resolveValidators } from '../events/validation.js';
-import { assertSecretEncoding, toSigningKeys } from '../signature/secrets.js';
+import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
 import { RECEIVER_RUNTIME, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
-import { describeRejection, errorCode } from './log.js';
+import { describeRejection, errorCode, rejectionFacts } from './log.js';
+import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
 import { createReporting } from './reporting.js';
 import { handlerFailureSummary } from './run-handlers.js';
@@ -64,12 +65,15 @@ function isInbox(value: unknown): value is DeliveryInbox<unknown> {
  * ```
  */
 export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Receiver<Tx> {
+  if (options.secretEncoding !== undefined) assertSecretEncoding(options.secretEncoding);
   const encoding = options.secretEncoding ?? 'utf8';
-  assertSecretEncoding(encoding);
   // Prepared once and owned by this receiver: no_secrets / invalid_secret now, not on the first
-  // delivery, and no module-wide cache of secrets shared with other receivers.
+  // delivery, and no module-wide cache of secrets shared with other receivers. Without
+  // secretEncoding, rack-shaped keys are also prepared hex-decoded, as deployed racks use them.
   const keys = toSigningKeys(options.secrets, encoding);
+  const alternates = options.secretEncoding === undefined ? hexAlternates(keys) : undefined;
   const tolerance = resolveTolerance(options.tolerance);
+  const headerNameSet = options.headerName !== undefined;
   const headerName = options.headerName ?? DEFAULT_HEADER_NAME;
   if (typeof headerName !== 'string' || headerName.trim() === '') throw new TypeError('headerName must be a non-empty string');
   const eventKeyTtl = positiveSeconds('eventKeyTtl', options.eventKeyTtl, 86_400);
@@ -92,16 +96,26 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const clock = options.now ?? Date.now;
   const reporting = createReporting(options.logger, clock);
   const registry = new HandlerRegistry();
-  const verifyStep = createVerifyStep({ keys, encoding, tolerance, headerKey: headerName.toLowerCase() });
+  const verifyStep = createVerifyStep({ keys, alternates, encoding, tolerance, headerName, headerNameSet });
   const parseStep = createParseStep(validators, ignore);
   const claimStep = store === undefined ? undefined : createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting });
   const persistStep = inbox === undefined ? undefined : createPersistStep(inbox, reporting, options.now !== undefined);
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
-  const rejected = (error: unknown, started: number): never => {
-    if (reporting.logging)
-      reporting.log(started, { level: 'warn', event: 'rejected', message: describeRejection(error, headerName), code: errorCode(error) });
-    throw error;
+  // A refusal is logged with what was really there, and onError hears it before receive() rejects.
+  const rejected = (error: unknown, started: number): Promise<never> => {
+    if (reporting.logging) {
+      reporting.log(started, {
+        level: 'warn',
+        event: 'rejected',
+        message: describeRejection(error),
+        code: errorCode(error),
+        ...rejectionFacts(error),
+      });
+    }
+    if (reporting.errorHandlers.size === 0 || !(error instanceof WebhookError)) return Promise.reject(error);
+    // Only verification and payload errors come here: the refusals.
+    return reporting.reportError(error as Parameters<ErrorHandler>[0], started).then(() => Promise.reject(error));
   };
 
   // Each step returns its result directly when it could finish in this tick (the common case on

@@ -43,3 +43,66 @@ export function getLowerCasedHeader(headers: HeadersInput | null | undefined, lo
   for (const key of Object.keys(record)) if (key.toLowerCase() === lower) return record[key];
   return undefined;
 }
+
+/** One header as the request named it. */
+export interface NamedHeader {
+  readonly name: string;
+  readonly value: string | readonly string[];
+}
+
+/**
+ * Every header of the request, in whatever shape it came, with its name as given. A lookup-only
+ * object (`get` and nothing to enumerate) yields nothing. Only refusals and a signature under a
+ * vendor name come here: the common path is the direct read of `getLowerCasedHeader`.
+ */
+export function eachHeader(
+  headers: HeadersInput | null | undefined,
+  visit: (name: string, value: string | readonly string[]) => void,
+): void {
+  if (headers === null || headers === undefined || typeof headers !== 'object') return;
+  // Fetch Headers, Maps and entry arrays are all iterables of [name, value].
+  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    for (const entry of headers as Iterable<unknown>) {
+      if (Array.isArray(entry) && typeof entry[0] === 'string' && (typeof entry[1] === 'string' || Array.isArray(entry[1]))) {
+        visit(entry[0], entry[1] as string | readonly string[]);
+      }
+    }
+    return;
+  }
+  if (typeof (headers as { get?: unknown }).get === 'function') return;
+  const record = headers as Readonly<Record<string, unknown>>;
+  for (const name of Object.keys(record)) {
+    const value = record[name];
+    if (typeof value === 'string' || Array.isArray(value)) visit(name, value as string | readonly string[]);
+  }
+}
+
+/** The names of the request's headers, never their values, as the request gave them. */
+export function headerNamesOf(headers: HeadersInput | null | undefined): string[] {
+  const names: string[] = [];
+  eachHeader(headers, (name) => names.push(name));
+  return names;
+}
+
+const SIGNATURE_SUFFIX = '-signature';
+
+/** `t=…` and `v1=…` segments, whatever their order and spacing: the shape of the rack's header. */
+function looksLikeRackSignature(value: string | readonly string[]): boolean {
+  const text = typeof value === 'string' ? value : value.join(',');
+  return /(?:^|,)\s*t\s*=/.test(text) && /(?:^|,)\s*v1\s*=/.test(text);
+}
+
+/**
+ * Headers named `*-Signature` (any case) other than `except` whose value has the rack's
+ * `t=…,v1=…` shape: where a deployed rack puts its signature (`<Vendor>-Signature`). Other
+ * schemes under such names (`X-Hub-Signature: sha256=…`) are not candidates.
+ */
+export function rackSignatureHeaders(headers: HeadersInput | null | undefined, except: string): NamedHeader[] {
+  const found: NamedHeader[] = [];
+  eachHeader(headers, (name, value) => {
+    const lower = name.toLowerCase();
+    if (lower === except || lower === SIGNATURE_SUFFIX || !lower.endsWith(SIGNATURE_SUFFIX) || !looksLikeRackSignature(value)) return;
+    found.push({ name, value });
+  });
+  return found;
+}

@@ -1,5 +1,3 @@
-import type { WebhookDedupError } from '../dedup/errors.js';
-import type { WebhookHandlerError } from './errors.js';
 import { errorCode } from './log.js';
 import type { ErrorHandler, ReceiverLogRecord } from './types.js';
 
@@ -8,7 +6,7 @@ export interface Reporting {
   /** False when no logger was given: steps skip building records. */
   readonly logging: boolean;
   log(started: number, record: Omit<ReceiverLogRecord, 'durationMs'>): void;
-  reportError(error: WebhookHandlerError | WebhookDedupError, started: number): Promise<void>;
+  reportError(error: Parameters<ErrorHandler>[0], started: number): Promise<void>;
   readonly errorHandlers: Set<ErrorHandler>;
   readonly clock: () => number;
 }

@@ -5,6 +5,8 @@ import type { ValidateOption } from '../events/validation.js';
 import type { RawPayload } from '../signature/payload.js';
 import type { SecretEncoding, SecretsInput } from '../signature/secrets.js';
 import type { WebhookHandlerError } from './errors.js';
+import type { WebhookVerificationError } from '../signature/errors.js';
+import type { WebhookPayloadError } from '../events/errors.js';
 import type { HeadersInput } from './headers.js';
 import type { ActionPattern, EventForPattern, EventHandler } from './patterns.js';
 import type { DeliveryInbox, HandlerContext } from './inbox-contract.js';
@@ -33,15 +35,18 @@ export interface ReceiverOptions<Tx = undefined> {
    */
   tolerance?: number;
   /**
-   * How each key becomes HMAC key bytes: `'utf8'` (the spec) or `'hex'` (some deployed racks).
+   * How each key becomes HMAC key bytes: `'utf8'` (the spec) or `'hex'` (deployed racks). Set, it
+   * means exactly that.
    *
-   * @defaultValue `'utf8'`
+   * @defaultValue not set: UTF-8, and a key of 64+ lowercase hex characters also hex-decoded
    */
   secretEncoding?: SecretEncoding;
   /**
-   * The signature header; deployed racks use a vendor-prefixed name. Case-insensitive.
+   * The signature header; deployed racks use a vendor-prefixed name. Case-insensitive. Set, only
+   * that header is read.
    *
-   * @defaultValue `'Service-Signature'` ({@link DEFAULT_HEADER_NAME})
+   * @defaultValue not set: `'Service-Signature'` ({@link DEFAULT_HEADER_NAME}), or when it is absent
+   * the one `*-Signature` header whose value has the `t=…,v1=…` shape (several: refused, naming them)
    */
   headerName?: string;
   /**
@@ -162,6 +167,16 @@ export interface ReceiverLogRecord {
   timestamp?: number;
   /** Which configured secret matched. */
   secretIndex?: number;
+  /** How that secret was used: `'utf8'` (the spec) or `'hex'` (a deployed rack). */
+  secretEncoding?: 'utf8' | 'hex';
+  /** The header the signature was read from, as the request named it. */
+  headerName?: string;
+  /** On a refusal: the names (never the values) of the headers the request carried. */
+  headerNames?: readonly string[];
+  /** On a refusal: the header name a `t=…,v1=…` value was found under instead of the configured one. */
+  suggestedHeaderName?: string;
+  /** On a refusal: the `secretEncoding` under which the signature would have verified. */
+  suggestedSecretEncoding?: 'utf8' | 'hex';
   /** The error code, for rejections and failures. */
   code?: string;
   /** With an inbox: the delivery's id, and the attempt a worker record is about. */
@@ -181,8 +196,11 @@ export interface ReceiverLogRecord {
   durationMs: number;
 }
 
-/** An `onError` handler: gets handler failures, and store failures when dedup fails open. */
-export type ErrorHandler = (error: WebhookHandlerError | WebhookDedupError) => unknown;
+/**
+ * An `onError` handler: gets handler failures, store failures when dedup fails open, and every
+ * refused delivery (`WebhookVerificationError`, `WebhookPayloadError`) before `receive()` rejects.
+ */
+export type ErrorHandler = (error: WebhookHandlerError | WebhookDedupError | WebhookVerificationError | WebhookPayloadError) => unknown;
 
 /**
  * What {@link createReceiver} returns: register typed handlers, then pass each delivery to

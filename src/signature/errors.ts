@@ -1,4 +1,5 @@
 import { WebhookError } from '../shared/webhook-error.js';
+import type { RackKeyProblem } from './rack-key-checks.js';
 
 /**
  * Every way a delivery can fail verification, as fixed by the public contract.
@@ -30,6 +31,16 @@ export interface WebhookVerificationErrorDetails {
   readonly tolerance?: number;
   /** Set on `signature_mismatch` when the other key encoding would have matched. */
   readonly suggestedSecretEncoding?: 'utf8' | 'hex';
+  /** The header the signature was read from (a receiver's refusal), as the request named it. */
+  readonly headerName?: string;
+  /** The names (never the values) of every header the request carried (a receiver's refusal). */
+  readonly headerNames?: readonly string[];
+  /** Set when the signature was under another name than the configured `headerName`. */
+  readonly suggestedHeaderName?: string;
+  /** For `missing_header`: every reason a rack sends a delivery unsigned, most specific first. */
+  readonly unsignedCauses?: readonly string[];
+  /** For `missing_header`: the receiver's own keys that a deployed rack would refuse, turning signing off. */
+  readonly rackKeyProblems?: readonly RackKeyProblem[];
 }
 
 /**
@@ -52,6 +63,16 @@ export class WebhookVerificationError extends WebhookError {
   readonly tolerance: number | undefined;
   /** Set on `signature_mismatch` when the other `secretEncoding` would have matched. */
   readonly suggestedSecretEncoding: 'utf8' | 'hex' | undefined;
+  /** The header the signature was read from, as the request named it (refusals by a receiver). */
+  readonly headerName: string | undefined;
+  /** The names of every header the request carried, never their values (refusals by a receiver). */
+  readonly headerNames: readonly string[] | undefined;
+  /** Set when a `t=…,v1=…` header was present under another name than the configured `headerName`. */
+  readonly suggestedHeaderName: string | undefined;
+  /** For `missing_header`: every reason a rack sends unsigned, the receiver's own key problems first. */
+  readonly unsignedCauses: readonly string[] | undefined;
+  /** For `missing_header`: which of the receiver's keys a deployed rack would refuse (which turns its signing off). */
+  readonly rackKeyProblems: readonly RackKeyProblem[] | undefined;
 
   constructor(code: WebhookVerificationErrorCode, message: string, details: WebhookVerificationErrorDetails = {}) {
     super(message);
@@ -61,6 +82,11 @@ export class WebhookVerificationError extends WebhookError {
     this.skewSeconds = details.skewSeconds;
     this.tolerance = details.tolerance;
     this.suggestedSecretEncoding = details.suggestedSecretEncoding;
+    this.headerName = details.headerName;
+    this.headerNames = details.headerNames;
+    this.suggestedHeaderName = details.suggestedHeaderName;
+    this.unsignedCauses = details.unsignedCauses;
+    this.rackKeyProblems = details.rackKeyProblems;
   }
 }
 

@@ -9,3 +9,4 @@ export type { SignOptions } from './sign.js';
 export type { RawPayload } from './payload.js';
 export type { SecretEncoding, SecretsInput } from './secrets.js';
 export { DEFAULT_TOLERANCE_SECONDS, MAX_HEADER_LENGTH, MAX_SIGNING_SECRETS, MAX_V1_SIGNATURES } from './limits.js';
+export type { RackKeyCheck, RackKeyProblem } from './rack-key-checks.js';

@@ -1,4 +1,4 @@
-import { toSigningKeys, type SecretEncoding, type SigningKey } from './secrets.js';
+import { hexAlternates, toSigningKeys, type SecretEncoding, type SigningKey } from './secrets.js';
 
 /**
  * The keys of a one-off `verify` or `sign` call. Nothing is cached module-wide: keys are
@@ -38,4 +38,19 @@ function sameElements(a: readonly unknown[], b: readonly unknown[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+const alternatesByKeys = new WeakMap<readonly SigningKey[], SigningKey[]>();
+
+/**
+ * The hex-decoded candidates of keys used as UTF-8 (secretEncoding not set), made on the first
+ * mismatch and then kept as long as the keys are: a caller reusing one options object pays once.
+ */
+export function alternatesOf(keys: readonly SigningKey[]): SigningKey[] {
+  let alternates = alternatesByKeys.get(keys);
+  if (alternates === undefined) {
+    alternates = hexAlternates(keys);
+    alternatesByKeys.set(keys, alternates);
+  }
+  return alternates;
 }

@@ -12,19 +12,28 @@ export interface MismatchCandidate {
   readonly slip: 'other_encoding' | 'whitespace';
 }
 
-export function mismatchCandidates(keys: readonly SigningKey[], encoding: SecretEncoding): MismatchCandidate[] {
+/** `tried`: the alternates already tried (secretEncoding not set); they are not tried again. */
+export function mismatchCandidates(
+  keys: readonly SigningKey[],
+  encoding: SecretEncoding,
+  tried: readonly SigningKey[],
+): MismatchCandidate[] {
   const candidates: MismatchCandidate[] = [];
   const other: SecretEncoding = encoding === 'utf8' ? 'hex' : 'utf8';
   keys.forEach((key, secretIndex) => {
-    const otherBytes = encodeSecret(key.source, other);
+    const otherBytes = tried.some((alternate) => alternate.index === key.index) ? undefined : encodeSecret(key.source, other);
     if (otherBytes !== undefined && otherBytes.length > 0) {
-      candidates.push({ key: { source: key.source, bytes: otherBytes }, secretIndex, slip: 'other_encoding' });
+      candidates.push({
+        key: { source: key.source, bytes: otherBytes, index: key.index, encoding: other },
+        secretIndex,
+        slip: 'other_encoding',
+      });
     }
     const trimmed = key.source.trim();
     if (trimmed !== key.source && trimmed !== '') {
       const trimmedBytes = encodeSecret(trimmed, encoding);
       if (trimmedBytes !== undefined) {
-        candidates.push({ key: { source: trimmed, bytes: trimmedBytes }, secretIndex, slip: 'whitespace' });
+        candidates.push({ key: { source: trimmed, bytes: trimmedBytes, index: key.index, encoding }, secretIndex, slip: 'whitespace' });
       }
     }
   });
@@ -37,9 +46,11 @@ export function mismatchError(
   encoding: SecretEncoding,
   timestamp: number,
   matched: MismatchCandidate | undefined,
+  bothEncodings = false,
 ): WebhookVerificationError {
   const base =
-    `No v1 signature (of ${signatureCount}) matches any of the ${keys.length} configured ` + `secret${keys.length === 1 ? '' : 's'}.`;
+    `No v1 signature (of ${signatureCount}) matches any of the ${keys.length} configured secret${keys.length === 1 ? '' : 's'}` +
+    (bothEncodings ? ' (tried as UTF-8 text and, where a key is 64+ lowercase hex characters, hex-decoded).' : '.');
   if (matched?.slip === 'other_encoding') {
     const other = encoding === 'utf8' ? 'hex' : 'utf8';
     return new WebhookVerificationError(

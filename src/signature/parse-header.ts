@@ -195,8 +195,8 @@ export function parseHeaderInternal(header: SignatureHeaderInput): ParsedHeaderI
     throw new WebhookVerificationError(
       'missing_header',
       'The delivery carries no signature header. Either the rack has no webhook_signing_key set, ' +
-        'the rack is older than 3.24.6, the rack has more than 4 keys (it then sends unsigned), ' +
-        'or a proxy dropped the header; check the headerName option if your rack uses a vendor prefix.',
+        'the rack is older than 3.24.6, the rack has more than 4 keys or a key that fails its own checks ' +
+        '(at least 64 lowercase hex characters with enough entropy; it then sends unsigned), or a proxy dropped the header.',
     );
   }
   if (timestampText === undefined) throw malformed('it has no "t" segment');

@@ -1,6 +1,7 @@
 import type { HmacKey } from '../crypto/backend.js';
 import { WebhookVerificationError } from './errors.js';
 import { hexToBytes, isHex } from '../shared/hex.js';
+import { isRackShapedKey } from './rack-key-shape.js';
 
 /** How a configured key becomes HMAC key bytes: its UTF-8 text (the spec), or hex-decoded. */
 export type SecretEncoding = 'utf8' | 'hex';
@@ -8,10 +9,14 @@ export type SecretEncoding = 'utf8' | 'hex';
 /** One key, several, or the rack parameter's own `"new,old"` form. */
 export type SecretsInput = string | readonly string[];
 
-/** An HMAC key (its bytes under the chosen encoding) with the text it was configured as. */
+/** An HMAC key (its bytes under one encoding) with the text it was configured as. */
 export interface SigningKey extends HmacKey {
   /** The key as configured (after comma-splitting), kept for diagnostics only. */
   readonly source: string;
+  /** Its position among the configured secrets: the `secretIndex` a match reports. */
+  readonly index: number;
+  /** How `bytes` were made from `source`. */
+  readonly encoding: SecretEncoding;
 }
 
 const utf8 = new TextEncoder();
@@ -66,8 +71,23 @@ export function toSigningKeys(secrets: unknown, encoding: SecretEncoding): Signi
           `Use secretEncoding: 'utf8' if the rack uses the parameter value as text.`,
       );
     }
-    return { source, bytes };
+    return { source, bytes, index, encoding };
   });
+}
+
+/**
+ * With `secretEncoding` not set, a key shaped like a deployed rack's (even-length lowercase hex,
+ * 64 characters or more) is also tried hex-decoded, as those racks use it. It is the same secret:
+ * whoever lacks it can produce a MAC under neither form. Shorter hex keys get no such candidate: a
+ * deployed rack refuses them and sends unsigned, so it could never match.
+ */
+export function hexAlternates(keys: readonly SigningKey[]): SigningKey[] {
+  const alternates: SigningKey[] = [];
+  for (const key of keys) {
+    if (isRackShapedKey(key.source))
+      alternates.push({ source: key.source, bytes: hexToBytes(key.source), index: key.index, encoding: 'hex' });
+  }
+  return alternates;
 }
 
 function noSecrets(): WebhookVerificationError {

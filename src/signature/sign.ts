@@ -99,7 +99,7 @@ export function sign(payload: RawPayload, options: SignOptions): Promise<string>
  *
  * const body = '{"action":"app:create","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{}}';
  * const header = signSync(body, { secrets: ['new-key', 'old-key'], timestamp: 1_777_285_800 });
- * verifySync(body, header, { secrets: 'old-key', now: 1_777_285_800 }); // { timestamp: 1777285800, secretIndex: 0 }
+ * verifySync(body, header, { secrets: 'old-key', now: 1_777_285_800 }); // { timestamp: 1777285800, secretIndex: 0, secretEncoding: 'utf8' }
  * ```
  */
 export function signSync(payload: RawPayload, options: SignOptions): string {

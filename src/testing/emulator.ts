@@ -1,59 +1,41 @@
 import { DEFAULT_HEADER_NAME } from '../receiver/create-receiver.js';
 import { MAX_SIGNING_SECRETS } from '../signature/limits.js';
+import { rackKeyProblems } from '../signature/rack-key-checks.js';
 import { sign } from '../signature/sign.js';
 import { MAX_TIMER_MS } from '../shared/timers.js';
-import { parseDuration } from './duration.js';
-import type { DispatchResult, RackEmulator, RackEmulatorOptions, SkipReason, WebhooksConfig } from './types.js';
+import { deployedJson } from './deployed-json.js';
+import { DEFAULT_DISPATCH_TIMEOUT_MS, parseReceiverEntry } from './receiver-config.js';
+import type { DispatchResult, RackEmulator, RackEmulatorOptions, WebhooksConfig } from './types.js';
 
-/** The rack's default and fallback dispatch timeout. */
-export const DEFAULT_DISPATCH_TIMEOUT_MS = 30_000;
-
-/**
- * One `webhooks` entry as the rack parses it.
- *
- * @inline
- */
-type ParsedEntry =
-  | {
-      /** The URL to POST to. */
-      url: string;
-      /** Its timeout, after the 30 s fallback. */
-      timeoutMs: number;
-    }
-  | {
-      /** Why the rack skips it. */
-      skipped: SkipReason;
-    };
+export { DEFAULT_DISPATCH_TIMEOUT_MS, parseReceiverEntry };
 
 /**
- * One value of the `webhooks` map, parsed the way the rack parses it at dispatch time. A value
- * starting with `{` is JSON and never a URL, even without a `url`.
+ * The keys the rack would sign with, or why it sends unsigned. Split as the rack splits its
+ * parameter (comma-separated, each trimmed); more than 4, or (with `keyChecks`) any key failing a
+ * deployed rack's checks, turns signing off for every delivery instead of failing.
  */
-export function parseReceiverEntry(value: string): ParsedEntry {
-  const trimmed = value.trim();
-  if (trimmed === '') return { skipped: 'empty_value' };
-  if (!trimmed.startsWith('{')) return { url: trimmed, timeoutMs: DEFAULT_DISPATCH_TIMEOUT_MS };
-  let parsed: { url?: unknown; timeout?: unknown };
-  try {
-    parsed = JSON.parse(trimmed) as { url?: unknown; timeout?: unknown };
-  } catch {
-    return { skipped: 'invalid_json' };
-  }
-  const url = typeof parsed.url === 'string' ? parsed.url.trim() : '';
-  if (url === '') return { skipped: 'empty_url_in_json' };
-  // An invalid, missing, zero or negative timeout falls back to 30 s, silently (field notes).
-  const timeout = typeof parsed.timeout === 'string' ? parseDuration(parsed.timeout) : undefined;
-  return { url, timeoutMs: timeout !== undefined && timeout > 0 ? timeout : DEFAULT_DISPATCH_TIMEOUT_MS };
+interface Signing {
+  readonly keys: string[];
+  /** The rack's log line when signing was turned off. */
+  readonly disabled?: string;
 }
 
-function splitKeys(keys: string | readonly string[] | undefined): string[] {
-  if (keys === undefined) return [];
-  const list = typeof keys === 'string' ? keys.split(',') : [...keys];
-  const trimmed = list.map((key) => key.trim()).filter((key) => key !== '');
-  if (trimmed.length > MAX_SIGNING_SECRETS) {
-    throw new RangeError(`The rack accepts at most ${MAX_SIGNING_SECRETS} webhook signing keys; got ${trimmed.length}.`);
-  }
-  return trimmed;
+function signingOf(keys: string | readonly string[] | undefined, keyChecks: boolean): Signing {
+  if (keys === undefined || (typeof keys === 'string' && keys.trim() === '')) return { keys: [] };
+  const list = (typeof keys === 'string' ? keys.split(',') : [...keys]).map((key) => key.trim());
+  if (list.length === 0) return { keys: [] };
+  const problems = keyChecks
+    ? rackKeyProblems(list)
+    : list.length > MAX_SIGNING_SECRETS
+      ? rackKeyProblems(list).filter((problem) => problem.check === 'too_many_keys')
+      : [];
+  if (problems.length === 0) return { keys: keyChecks ? list : list.filter((key) => key !== '') };
+  const first = problems[0]!;
+  const key = first.keyIndex === undefined ? '' : ` key=${first.keyIndex + 1}`;
+  return {
+    keys: [],
+    disabled: `ns=k8s at=webhook_signing_key result=invalid reason=${first.check}${key} count=${list.length} signing=disabled`,
+  };
 }
 
 /**
@@ -92,14 +74,15 @@ async function deliver(
 }
 
 /**
- * A rack's sending side, as the spec describes it: reads the `webhooks` map at every dispatch,
- * skips bad entries with the rack's log line, signs with up to 4 keys (or sends unsigned with
- * none), POSTs JSON to every receiver at once with its own timeout, never retries, and reports each
- * receiver's status (which the rack itself ignores).
+ * A rack's sending side, as the spec and the field notes describe it: reads the `webhooks` map at
+ * every dispatch, parsing each value as a deployed rack does and skipping bad entries with its log
+ * line; signs with up to 4 keys (more, or a key failing a deployed rack's checks under
+ * `keyChecks`, sends unsigned and says so, as a deployed rack does); serialises events as the
+ * deployed sender does; POSTs to every receiver at once with its own timeout, never retries, and
+ * reports each receiver's status (which the rack itself ignores).
  *
- * @param options - The `webhooks` map, the signing keys, where log lines go.
+ * @param options - The `webhooks` map, the signing keys and how they are used, where log lines go.
  * @returns The emulator: `dispatch(event)` sends to every configured receiver.
- * @throws `RangeError` for more than 4 signing keys.
  *
  * @example
  * ```ts
@@ -115,21 +98,29 @@ async function deliver(
  */
 export function createRackEmulator(options: RackEmulatorOptions = {}): RackEmulator {
   let webhooks: WebhooksConfig | (() => WebhooksConfig) = options.webhooks ?? {};
-  let keys = splitKeys(options.signingKeys);
   const log = options.log ?? ((line: string) => console.log(line));
   const headerName = options.headerName ?? DEFAULT_HEADER_NAME;
   const secretEncoding = options.secretEncoding ?? 'utf8';
+  const keyChecks = options.keyChecks ?? secretEncoding === 'hex';
+  const serialize = options.json === 'plain' ? (event: object) => JSON.stringify(event) : deployedJson;
+  const setKeys = (next: string | readonly string[] | undefined): Signing => {
+    const result = signingOf(next, keyChecks);
+    if (result.disabled !== undefined) log(result.disabled);
+    return result;
+  };
+  let signing = setKeys(options.signingKeys);
 
   return {
     setWebhooks(next) {
       webhooks = next;
     },
     setSigningKeys(next) {
-      keys = splitKeys(next);
+      signing = setKeys(next);
     },
     async dispatch(event, dispatchOptions = {}) {
-      const body = typeof event === 'string' ? event : JSON.stringify(event);
+      const body = typeof event === 'string' ? event : serialize(event);
       const headers: Record<string, string> = { 'content-type': 'application/json' };
+      const { keys, disabled } = signing;
       if (keys.length > 0) {
         headers[headerName] = await sign(body, {
           secrets: keys,
@@ -137,15 +128,16 @@ export function createRackEmulator(options: RackEmulatorOptions = {}): RackEmula
           ...(dispatchOptions.timestamp === undefined ? {} : { timestamp: dispatchOptions.timestamp }),
         });
       }
+      const unsigned = disabled === undefined ? {} : { signingDisabled: disabled };
       const config = typeof webhooks === 'function' ? webhooks() : webhooks;
       return Promise.all(
-        Object.entries(config).map(([name, value]) => {
+        Object.entries(config).map(async ([name, value]): Promise<DispatchResult> => {
           const entry = parseReceiverEntry(value);
           if ('skipped' in entry) {
             log(`ns=webhook_parse at=skip reason=${entry.skipped} name=${name}`);
             return { name, skipped: entry.skipped, timeoutMs: DEFAULT_DISPATCH_TIMEOUT_MS, durationMs: 0 };
           }
-          return deliver(name, entry.url, entry.timeoutMs, body, headers);
+          return { ...(await deliver(name, entry.url, entry.timeoutMs, body, headers)), signed: keys.length > 0, ...unsigned };
         }),
       );
     },

@@ -9,4 +9,5 @@ export { createSignedRequest, createSignedRequestSync, toFetchRequest } from './
 export type { SignedRequest, SignedRequestOptions } from './signed-request.js';
 export { createRackEmulator, parseReceiverEntry, DEFAULT_DISPATCH_TIMEOUT_MS } from './emulator.js';
 export { parseDuration } from './duration.js';
+export { deployedJson } from './deployed-json.js';
 export type { DispatchResult, RackEmulator, RackEmulatorOptions, SkipReason, WebhooksConfig } from './types.js';

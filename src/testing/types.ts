@@ -18,6 +18,14 @@ export interface DispatchResult {
   error?: string;
   /** True when the receiver did not answer within its timeout. */
   timedOut?: boolean;
+  /** Whether the delivery carried a signature header; absent when the entry was skipped. */
+  signed?: boolean;
+  /**
+   * Set when keys are configured but the rack turned signing off (more than 4, or with `keyChecks`
+   * a key failing a deployed rack's checks): the rack's log line, which the emulator also logs when
+   * the keys are set (`ns=k8s at=webhook_signing_key result=invalid reason=too_short key=1 count=1 signing=disabled`).
+   */
+  signingDisabled?: string;
   /** The timeout this entry was dispatched with, after the 30 s fallback. */
   timeoutMs: number;
   /** Milliseconds from the dispatch to the receiver's answer (or the error). */
@@ -33,12 +41,30 @@ export interface RackEmulatorOptions {
    */
   webhooks?: WebhooksConfig | (() => WebhooksConfig);
   /**
-   * `webhook_signing_key`: one key, the rack's comma-separated form, or an array; at most 4
-   * (more is a `RangeError`, as the rack rejects them).
+   * `webhook_signing_key`: one key, the rack's comma-separated form, or an array. With more than 4,
+   * or (under `keyChecks`) any key failing a deployed rack's checks, the emulator sends unsigned,
+   * as a deployed rack does, logs the rack's `ns=k8s at=webhook_signing_key result=invalid …
+   * signing=disabled` line and reports `signingDisabled` in each result.
    *
    * @defaultValue none: deliveries are sent unsigned, as by a rack without a key
    */
   signingKeys?: string | readonly string[];
+  /**
+   * Check each key as a deployed rack does (no empty entry, at most 4,096 characters, even length,
+   * at least 64 characters, lowercase hex, not a placeholder, enough entropy) and send unsigned when
+   * one fails.
+   *
+   * @defaultValue `true` with `secretEncoding: 'hex'` (a deployed rack), `false` otherwise (the spec takes any key)
+   */
+  keyChecks?: boolean;
+  /**
+   * How an event object is serialised. `'deployed'`: as a deployed rack's sender writes it, compact,
+   * `data` keys sorted, `<`, `>`, `&` escaped as `\u003c`, `\u003e`, `\u0026`. `'plain'`:
+   * `JSON.stringify`. A string event is always sent as is.
+   *
+   * @defaultValue `'deployed'`
+   */
+  json?: 'deployed' | 'plain';
   /**
    * Where the rack's log lines go (`ns=webhook_parse at=skip reason=... name=...`).
    *
@@ -46,13 +72,14 @@ export interface RackEmulatorOptions {
    */
   log?: (line: string) => void;
   /**
-   * The signature header's name.
+   * The signature header's name. A deployed rack uses `<Vendor>-Signature` (`'Acme-Signature'`).
    *
-   * @defaultValue `'Service-Signature'`
+   * @defaultValue `'Service-Signature'` (the spec's)
    */
   headerName?: string;
   /**
-   * How the rack turns its key text into HMAC key bytes (see field notes).
+   * How the rack turns its key text into HMAC key bytes: `'utf8'` as the spec says, `'hex'` as a
+   * deployed rack does (which also turns `keyChecks` on).
    *
    * @defaultValue `'utf8'`
    */
@@ -63,7 +90,7 @@ export interface RackEmulatorOptions {
 export interface RackEmulator {
   /** Replaces the `webhooks` map (or the function that returns it). */
   setWebhooks(webhooks: WebhooksConfig | (() => WebhooksConfig)): void;
-  /** Throws RangeError for more than 4 keys, as the rack rejects them. `undefined` or `[]`: unsigned. */
+  /** Replaces the keys. More than 4, or a key failing `keyChecks`: unsigned, as a deployed rack does. `undefined` or `[]`: unsigned. */
   setSigningKeys(keys: string | readonly string[] | undefined): void;
   /**
    * Sends one event (an object, serialised once, or a raw JSON string sent as is) to every

@@ -47,6 +47,23 @@ describe.each(Object.entries(adapters))('%s', (_name, start) => {
     expect(calls).toEqual(['fired']);
   });
 
+  it("accepts a deployed rack's delivery (Acme-Signature, hex-decoded key) with nothing configured but the key", async () => {
+    const key = '8f3a1c9e5b7d2f4a6c8e0b1d3f5a7c9e2b4d6f8a0c1e3f5a7b9d1c3e5f7a9b2d';
+    const calls: string[] = [];
+    const url = await serve(createReceiver({ secrets: key }).on('app:budget:auto-shutdown:fired', () => void calls.push('fired')));
+    const t = Math.floor(Date.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'Acme-Signature': signSync(fired, { secrets: key, secretEncoding: 'hex', timestamp: t }),
+    };
+    expect(await send(url, { body: fired, headers })).toMatchObject({ status: 200, json: { status: 'processed' } });
+    expect(calls).toEqual(['fired']);
+    expect(await send(url, { body: fired, headers: { 'content-type': 'application/json' } })).toMatchObject({
+      status: 401,
+      json: { error: 'missing_header' },
+    });
+  });
+
   it('405 with Allow: POST for other methods', async () => {
     const url = await serve(receiverWith());
     for (const method of ['GET', 'PUT', 'DELETE']) {
@@ -341,8 +358,22 @@ describe('a body parser mounted first', () => {
     expect(lines.filter((line) => line.msg === 'rack webhook').map((line) => [line.level, line.webhook])).toEqual([
       [30, { status: 'processed' }],
       [30, { status: 'duplicate' }],
-      [40, { status: 401, error: 'signature_mismatch' }],
+      [
+        40,
+        {
+          status: 401,
+          error: 'signature_mismatch',
+          reason: expect.stringMatching(
+            /^No v1 signature \(of 1\) matches .* Signature read from Service-Signature; headers present: .*service-signature/,
+          ),
+          headerName: 'Service-Signature',
+          headerNames: expect.arrayContaining(['content-type', 'service-signature']),
+          timestamp: expect.any(Number),
+        },
+      ],
     ]);
+    expect(JSON.stringify(lines)).not.toContain(SECRET);
+    expect(JSON.stringify(lines)).not.toContain(headers['service-signature'].slice(-64));
   });
 
   it('fastify: the app keeps its JSON parsing on other routes while the webhook route gets raw bytes', async () => {

@@ -115,6 +115,23 @@ describe('send to listen over HTTP', () => {
     expect(await listener.stop()).toBe(0);
   });
 
+  it('listen with only the key accepts a deployed rack (vendor header, hex key); send says when a deployed rack would send unsigned', async () => {
+    const hexKey = (await run(['keygen'])).stdout.trim();
+    const listener = await startListener(['--key', hexKey]);
+    const deployed = ['--key', hexKey, '--secret-encoding', 'hex', '--header-name', 'Acme-Signature', '--action', 'app:budget:cap'];
+    expect((await run(['send', '--url', listener.url, ...deployed])).code).toBe(0);
+    await listener.waitForLine(/processed {2}app:budget:cap/);
+    const weak = 'ab'.repeat(32);
+    const unsigned = await run(['send', '--url', listener.url, '--key', weak, '--secret-encoding', 'hex', '--action', 'app:budget:cap']);
+    expect(unsigned.code).toBe(1);
+    expect(unsigned.stderr).toContain(
+      'note: sent unsigned, as a deployed rack does with such keys (ns=k8s at=webhook_signing_key result=invalid reason=repeated_byte key=1 count=1 signing=disabled)',
+    );
+    expect(unsigned.stdout + unsigned.stderr).not.toContain(weak);
+    await listener.waitForLine(/401 missing_header/);
+    expect(await listener.stop()).toBe(0);
+  });
+
   it('dispatches a config map to every receiver, reporting the entries the rack would skip', async () => {
     const dir = tempDir();
     const listener = await startListener(['--key', KEY]);

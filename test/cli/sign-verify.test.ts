@@ -65,7 +65,7 @@ describe('sign and verify', () => {
   it('tells the operator when the key is meant to be hex-decoded, or carries whitespace', async () => {
     const hexKey = (await run(['keygen'])).stdout.trim();
     const header = await signBody(['--key', hexKey, '--secret-encoding', 'hex']);
-    const failed = await run(['verify', '--key', hexKey, '--header', header], { stdin: BODY });
+    const failed = await run(['verify', '--key', hexKey, '--secret-encoding', 'utf8', '--header', header], { stdin: BODY });
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain(
       'It would verify with secret #1 decoded as hex: pass --secret-encoding hex (this rack hex-decodes webhook_signing_key).',
@@ -73,6 +73,13 @@ describe('sign and verify', () => {
     expect(failed.stdout).not.toContain(hexKey);
     const fixed = await run(['verify', '--key', hexKey, '--secret-encoding', 'hex', '--header', header], { stdin: BODY });
     expect(fixed.code).toBe(0);
+    // Without --secret-encoding, a key of a deployed rack's shape is tried both ways, and the line says which matched.
+    const unset = await run(['verify', '--key', hexKey, '--header', header], { stdin: BODY });
+    expect(unset).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^ok: signature verified with key #1 \(of 1\) \(hex-decoded, as a deployed rack uses it\); /),
+    });
+    expect(unset.stdout).not.toContain(hexKey);
 
     const padded = await run(['verify', '--key', `${KEY} `, '--header', await signBody(['--key', KEY])], { stdin: BODY });
     expect(padded.stdout).toMatch(/^signature_mismatch: .*Secret #1 has whitespace at its start or end/);
@@ -98,5 +105,29 @@ describe('sign and verify', () => {
     const header = (await run(['sign', '--key', KEY, '--file', bodyFile])).stdout.trim();
     const verified = await run(['verify', '--key', KEY, '--header', `Service-Signature: ${header}`], { stdin: bytes });
     expect(verified.code).toBe(0);
+  });
+
+  it('accepts a pasted header line of any name, as a deployed rack names it, and still a bare value', async () => {
+    const hexKey = (await run(['keygen'])).stdout.trim();
+    const header = await signBody(['--key', hexKey, '--secret-encoding', 'hex']);
+    for (const pasted of [`Acme-Signature: ${header}`, `acme-signature:${header}`, `  X-Rack-Signature :  ${header}  `, header]) {
+      const verified = await run(['verify', '--key', hexKey, '--header', pasted], { stdin: BODY });
+      expect(verified, pasted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: signature verified with key #1/) });
+      expect(verified.stdout + verified.stderr).not.toContain(hexKey);
+    }
+    const named = await run(['verify', '--key', hexKey, '--header-name', 'Acme-Signature', '--header', `Acme-Signature: ${header}`], {
+      stdin: BODY,
+    });
+    expect(named.code).toBe(0);
+    const otherName = await run(
+      ['verify', '--key', hexKey, '--header-name', 'Service-Signature', '--header', `Acme-Signature: ${header}`],
+      {
+        stdin: BODY,
+      },
+    );
+    expect(otherName.code).toBe(2);
+    expect(otherName.stderr).toMatch(/--header is a Acme-Signature line but --header-name is Service-Signature/);
+    expect(otherName.stdout + otherName.stderr).not.toContain(hexKey);
+    expect(otherName.stdout + otherName.stderr).not.toContain(header.slice(header.indexOf('v1=') + 3));
   });
 });

@@ -14,7 +14,7 @@ export interface SignatureVector {
   secretEncoding?: 'utf8' | 'hex';
   tolerance?: number | 'Infinity';
   now: number;
-  expect: { timestamp: number; secretIndex: number } | { error: string; suggestedSecretEncoding?: string };
+  expect: { timestamp: number; secretIndex: number; secretEncoding: 'utf8' | 'hex' } | { error: string; suggestedSecretEncoding?: string };
 }
 
 export const vectors = vectorsFile.vectors as SignatureVector[];

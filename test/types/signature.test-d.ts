@@ -17,7 +17,7 @@ describe('signature types', () => {
     expectTypeOf(verifySync).returns.toEqualTypeOf<VerifiedSignature>();
     expectTypeOf(sign).returns.toEqualTypeOf<Promise<string>>();
     expectTypeOf(signSync).returns.toEqualTypeOf<string>();
-    expectTypeOf<VerifiedSignature>().toEqualTypeOf<{ timestamp: number; secretIndex: number }>();
+    expectTypeOf<VerifiedSignature>().toEqualTypeOf<{ timestamp: number; secretIndex: number; secretEncoding: 'utf8' | 'hex' }>();
     expectTypeOf(parseSignatureHeader).returns.toEqualTypeOf<{ timestamp: number; signatures: string[] }>();
   });
 

@@ -13,6 +13,7 @@ import {
   KEY_HELP,
   UsageError,
   headerNameFlag,
+  optionalSecretEncoding,
   requireKeys,
   secondsFlag,
   secretEncoding,
@@ -78,7 +79,7 @@ ${KEY_HELP}
     const headerName = headerNameFlag(flags);
     const receiverOptions = {
       secrets: requireKeys(flags, process.env),
-      secretEncoding: secretEncoding(flags),
+      ...(optionalSecretEncoding(flags) === undefined ? {} : { secretEncoding: secretEncoding(flags) }),
       ...(tolerance === undefined ? {} : { tolerance }),
       ...(headerName === undefined ? {} : { headerName }),
     };

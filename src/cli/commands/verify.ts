@@ -12,23 +12,32 @@ import {
   readBody,
   requireKeys,
   secondsFlag,
-  secretEncoding,
+  optionalSecretEncoding,
   stringFlag,
   type Flags,
 } from '../args.js';
 import type { Command } from '../command.js';
 import { inFlagTerms, oneLine, verifiedLine } from '../format.js';
 
+/** `Name:` at the start of a pasted header line: an HTTP token (RFC 9110), then a colon. */
+const HEADER_LINE = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:/;
+
 /**
- * The header as pasted: a whole `Service-Signature: t=...` line from a log works too, so the
- * operator does not have to cut the name off first.
+ * The header as pasted: a whole header line from a log works too, whatever its name
+ * (`Service-Signature: t=...`, a deployed rack's `Acme-Signature: t=...`), so the operator does
+ * not have to cut the name off first. A bare value has no colon, so it is never mistaken for one.
  */
-function headerValue(flags: Flags): string {
+export function headerValue(flags: Flags): string {
   const header = stringFlag(flags, 'header');
-  if (header === undefined) throw new UsageError('no signature: pass --header "t=...,v1=..." (the Service-Signature value)');
-  const name = headerNameFlag(flags) ?? DEFAULT_HEADER_NAME;
-  const prefix = `${name.toLowerCase()}:`;
-  return header.toLowerCase().startsWith(prefix) ? header.slice(prefix.length).trim() : header;
+  if (header === undefined)
+    throw new UsageError('no signature: pass --header "t=...,v1=..." (the signature header\'s value or whole line)');
+  const name = headerNameFlag(flags);
+  const line = HEADER_LINE.exec(header);
+  if (line === null) return header;
+  if (name !== undefined && line[1]!.toLowerCase() !== name.toLowerCase()) {
+    throw new UsageError(`--header is a ${line[1]!} line but --header-name is ${name}: paste the ${name} header, or drop --header-name`);
+  }
+  return header.slice(line[0].length).trim();
 }
 
 export const verify: Command = {
@@ -41,8 +50,9 @@ Prints one line, "ok: ..." (exit 0) or "<code>: <reason>" (exit 1); the reason s
 would match under the other --secret-encoding, or has stray whitespace.
 
 ${KEY_HELP}
-  --header H              the signature header value, t=...,v1=... ("Name: value" also accepted)
-  --header-name N         the header's name, to strip from a pasted "Name: value" (default ${DEFAULT_HEADER_NAME})
+  --header H              the signature header value, t=...,v1=..., or the whole pasted line of any
+                          name ("${DEFAULT_HEADER_NAME}: t=...", "Acme-Signature: t=...")
+  --header-name N         only accept a pasted line of this name
   --tolerance S           seconds either side of now (default 300; Infinity turns the check off)
   --now T                 unix seconds to judge the timestamp against (stored deliveries)
   --file F                read the body from F instead of stdin (at most 16 MiB, not empty)`,
@@ -59,17 +69,18 @@ ${KEY_HELP}
     const header = headerValue(flags);
     const tolerance = secondsFlag(flags, 'tolerance', true);
     const now = secondsFlag(flags, 'now') ?? Math.floor(Date.now() / 1000);
-    const encoding = secretEncoding(flags);
-    assertUsableKeys(secrets, encoding);
+    const encoding = optionalSecretEncoding(flags);
+    assertUsableKeys(secrets, encoding ?? 'utf8');
     const body = await readBody(stringFlag(flags, 'file'));
     try {
       const result = verifySync(body, header, {
         secrets,
         now,
-        secretEncoding: encoding,
+        ...(encoding === undefined ? {} : { secretEncoding: encoding }),
         ...(tolerance === undefined ? {} : { tolerance }),
       });
-      process.stdout.write(`${verifiedLine(result.secretIndex, secrets.length, result.timestamp, now)}\n`);
+      const how = encoding === undefined && result.secretEncoding === 'hex' ? ' (hex-decoded, as a deployed rack uses it)' : '';
+      process.stdout.write(`${verifiedLine(result.secretIndex, secrets.length, result.timestamp, now).replace(/\)/, `)${how}`)}\n`);
       return 0;
     } catch (error) {
       // The receiver's own configuration (no or an invalid key) is a usage error: main reports it.

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { WebhookInboxError } from '../../../inbox/errors.js';
 import { createReceiver } from '../../../receiver/create-receiver.js';
-import { KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, requireKeys, secondsFlag, secretEncoding } from '../../args.js';
+import { KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, requireKeys, secondsFlag, optionalSecretEncoding } from '../../args.js';
 import type { Command } from '../../command.js';
 import { inFlagTerms, oneLine } from '../../format.js';
 import { parseExportLine, type ExportedDelivery } from './export-line.js';
@@ -97,8 +97,8 @@ ${KEY_HELP}
     const file = positionals[0];
     if (file === undefined) throw new UsageError('no file: rack-webhooks inbox import <file | -> --database D --key K');
     const secrets = requireKeys(flags, process.env);
-    const encoding = secretEncoding(flags);
-    assertUsableKeys(secrets, encoding);
+    const encoding = optionalSecretEncoding(flags);
+    assertUsableKeys(secrets, encoding ?? 'utf8');
     const tolerance = secondsFlag(flags, 'tolerance', true);
     const input = openInput(file);
     let counts: Counts;
@@ -106,7 +106,7 @@ ${KEY_HELP}
       counts = await withInbox(flags, {}, async (session) => {
         const result = await importLines(session, input, {
           secrets,
-          secretEncoding: encoding,
+          ...(encoding === undefined ? {} : { secretEncoding: encoding }),
           ...(tolerance === undefined ? {} : { tolerance }),
         });
         if (result.accepted > 0) await notifyWorkers(session);
