@@ -1,5 +1,6 @@
 import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../receiver/inbox-contract.js';
-import { receiverRuntime } from '../receiver/inbox-contract.js';
+import { PERSIST_STEP, receiverRuntime } from '../receiver/inbox-contract.js';
+import { createPersistStep } from '../receiver/steps/persist.js';
 import type { Receiver } from '../receiver/types.js';
 import { driverFor } from './database/detect.js';
 import { inboxError } from './errors.js';
@@ -152,7 +153,7 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   const circuit = new Circuit(4 * (driver.maxConnections ?? 10));
   const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry), circuit);
 
-  return {
+  const inbox: Inbox<TransactionOf<Database>> = {
     table: names.display,
     migrate: () => migrate(driver, names),
     storeDelivery: (delivery: DeliveryToStore, storeOptions?: StoreDeliveryOptions) => storeDelivery(delivery, storeOptions),
@@ -195,4 +196,7 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
     stats: () => deliveryStats(driver, names),
     prune: (pruneOptions) => pruneDeliveries(driver, names, pruneOptions),
   };
+  // The receiver's store step ships here, with the inbox, not in every receiver's bundle.
+  Object.defineProperty(inbox, PERSIST_STEP, { value: createPersistStep, enumerable: false });
+  return inbox;
 }

@@ -7,7 +7,7 @@ import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
-import { RECEIVER_RUNTIME, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
+import { PERSIST_STEP, RECEIVER_RUNTIME, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
 import { describeRejection, errorCode, rejectionFacts } from './log.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
@@ -16,7 +16,7 @@ import { handlerFailureSummary } from './run-handlers.js';
 import { createClaimStep, type Claimed } from './steps/claim.js';
 import { createDispatcher } from './steps/dispatch.js';
 import { createParseStep, type ParsedDelivery } from './steps/parse.js';
-import { createPersistStep } from './steps/persist.js';
+import type { createPersistStep } from './steps/persist.js';
 import { createVerifyStep, type VerifiedDelivery } from './steps/verify.js';
 import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverOptions } from './types.js';
 
@@ -33,8 +33,10 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
-function isInbox(value: unknown): value is DeliveryInbox<unknown> {
-  return typeof (value as DeliveryInbox | null)?.storeDelivery === 'function';
+type InboxWithPersistStep = DeliveryInbox<unknown> & { readonly [PERSIST_STEP]: typeof createPersistStep };
+
+function isInbox(value: unknown): value is InboxWithPersistStep {
+  return typeof (value as InboxWithPersistStep | null)?.[PERSIST_STEP] === 'function';
 }
 
 /**
@@ -99,7 +101,8 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const verifyStep = createVerifyStep({ keys, alternates, encoding, tolerance, headerName, headerNameSet });
   const parseStep = createParseStep(validators, ignore);
   const claimStep = store === undefined ? undefined : createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting });
-  const persistStep = inbox === undefined ? undefined : createPersistStep(inbox, reporting, options.now !== undefined);
+  const persistStep =
+    inbox === undefined ? undefined : (inbox as InboxWithPersistStep)[PERSIST_STEP](inbox, reporting, options.now !== undefined);
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   // A refusal is logged with what was really there, and onError hears it before receive() rejects.

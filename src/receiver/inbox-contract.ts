@@ -102,6 +102,13 @@ export interface ReceiverRuntime {
   log(record: Omit<import('./types.js').ReceiverLogRecord, 'durationMs'>): void;
 }
 
+/**
+ * Where an inbox from `createInbox` keeps the receiver's store step, so that the code of that step
+ * ships with `rack-webhooks/inbox` and a receiver without an inbox (a Worker's bundle) carries none
+ * of it. Not enumerable, not public.
+ */
+export const PERSIST_STEP: unique symbol = Symbol.for('rack-webhooks.persist-step') as never;
+
 /** Where a receiver keeps its runtime for `inbox.work(receiver)`; not enumerable, not public. */
 export const RECEIVER_RUNTIME: unique symbol = Symbol.for('rack-webhooks.receiver-runtime') as never;
 
