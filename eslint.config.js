@@ -5,6 +5,8 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['dist/', 'coverage/', 'docs/', '.tmp/', 'scratch/', 'src/generated/', 'test/consumer/', 'bench/results/'] },
+  // The worker benchmark's peers, installed by bench/worker.mjs (ESLint skips node_modules anyway; said here for readers).
+  { ignores: ['bench/peers/node_modules/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

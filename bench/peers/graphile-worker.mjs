@@ -1,0 +1,74 @@
+// One graphile-worker case of the worker group (bench/worker.mjs starts it on Node 22): migrate a
+// fresh schema, warm up on a few jobs, store the events as jobs (untimed), then time a runner with a
+// no-op task from its start until its jobs table is empty (graphile-worker deletes a completed job).
+import { EventEmitter } from 'node:events';
+import { Logger, makeWorkerUtils, run } from 'graphile-worker';
+import pg from 'pg';
+import { handlerCounter, readCase, readEvents, report, timeUntilDone } from '../worker-shared.mjs';
+
+const { url, schema, eventsFile, warm, total, capSeconds, options } = readCase();
+const events = readEvents(eventsFile);
+// Silent: by default graphile-worker logs a line per completed job, and neither other system logs
+// per delivery. Nothing else of its defaults is changed.
+const logger = new Logger(() => () => {});
+// run() takes localQueue and completeJobBatchDelay only inside `preset.worker`; at the top level it
+// warns "Do not know how to convert config option" and ignores them. A case that misspells an
+// option fails instead of measuring the defaults under another name.
+const warn = console.warn;
+console.warn = (...args) => {
+  if (String(args[0]).includes('Do not know how to convert config option')) throw new Error(`graphile-worker: ${args.join(' ')}`);
+  warn(...args);
+};
+const workerEvents = new EventEmitter();
+let localQueues = 0;
+workerEvents.on('localQueue:init', () => localQueues++);
+const watcher = new pg.Client({ connectionString: url });
+await watcher.connect();
+const utils = await makeWorkerUtils({ connectionString: url, schema, logger });
+try {
+  await utils.migrate();
+  const jobsTable = `"${schema}"._private_jobs`;
+  const left = async () => (await watcher.query(`SELECT count(*)::int AS n FROM ${jobsTable}`)).rows[0].n;
+  const store = async (from, to) => {
+    await utils.addJobs(events.slice(from, to).map((payload) => ({ identifier: 'noop', payload })));
+    if ((await left()) !== to - from) throw new Error(`graphile-worker: expected ${to - from} jobs stored`);
+  };
+
+  const runOnce = async (count) => {
+    const counter = handlerCounter();
+    let runner;
+    const result = await timeUntilDone({
+      start: async () => {
+        // Its own pool, as by default (maxPoolSize 10), from the connection string.
+        runner = await run({
+          ...options,
+          connectionString: url,
+          schema,
+          logger,
+          events: workerEvents,
+          noHandleSignals: true,
+          taskList: { noop: async () => counter.hit() },
+        });
+      },
+      counter,
+      total: count,
+      doneCount: async () => count - (await left()),
+      capSeconds,
+    });
+    await runner.stop();
+    return result;
+  };
+
+  await store(0, warm);
+  await runOnce(warm); // warm-up: JIT, prepared statements, the pool's connections
+  await store(warm, warm + total);
+  const result = await runOnce(total);
+  if (Boolean(options.preset?.worker?.localQueue) !== localQueues > 0)
+    throw new Error(
+      `graphile-worker: localQueue asked for: ${Boolean(options.preset?.worker?.localQueue)}, local queues started: ${localQueues}`,
+    );
+  report({ ...result, localQueues });
+} finally {
+  await utils.release();
+  await watcher.end();
+}

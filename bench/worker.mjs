@@ -1,0 +1,281 @@
+// The worker group: the inbox worker against graphile-worker and pg-boss on the same PostgreSQL,
+// the same Node (22: the peers need it), the same concurrency, the same stored 1 KiB payloads and a
+// no-op handler, measured in one run, alternating, medians of the rounds. Every case runs in a
+// process of its own on a schema of its own, dropped after. The peers live in bench/peers/ with
+// their own package.json and lock file, installed here on first use; the project's own install
+// never holds them. A new worker mode is one more row of CASES.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createTestEvent } from 'rack-webhooks/testing';
+import { checkBar } from './harness.mjs';
+
+const DATABASE_URL = process.env.RACK_WEBHOOKS_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PEERS = fileURLToPath(new URL('./peers/', import.meta.url));
+const ROUNDS = Number(process.env.BENCH_WORKER_ROUNDS ?? 3);
+const TOTAL = 10_000; // stored deliveries (jobs) per case and round
+const WARM = 500; // run through the same worker first, in the same process: JIT, connections, prepared statements
+const CAP_SECONDS = Number(process.env.BENCH_WORKER_CAP_SECONDS ?? 20); // a case still running then reports what it did
+const CONCURRENCY = 8;
+const ACTION = 'app:budget:auto-shutdown:fired';
+
+/**
+ * The cases. `run`: which process runs it (bench/worker-inbox.mjs, bench/peers/<run>.mjs).
+ * `options`: handed to `inbox.work()`, graphile-worker's `run()` or pg-boss's `work()` as they are.
+ * `requires`: options a build of rack-webhooks must read for the row to count; a build that
+ * refuses them (RangeError, TypeError) or ignores them prints the row as skipped.
+ * `apps`: spread the deliveries over this many apps. `ratioTo`, `ratioLabel`: a case this row is read against.
+ */
+const CASES = [
+  {
+    id: 'ours',
+    run: 'inbox',
+    name: 'rack-webhooks `work(receiver, { concurrency: 8 })`: the attempt recorded at claim, then per delivery one transaction (lock, handlers, done-mark)',
+    options: { concurrency: CONCURRENCY },
+  },
+  {
+    id: 'ours-batched',
+    run: 'inbox',
+    name: "rack-webhooks `mode: 'batched'`: batched claims and completion, no `context.transaction`",
+    options: { concurrency: CONCURRENCY, mode: 'batched' },
+    requires: ['mode'],
+  },
+  ...[1, 10, 1000].map((apps) => ({
+    id: `ours-per-app-${apps}`,
+    run: 'inbox',
+    name: `rack-webhooks \`order: 'per-app'\`, the deliveries spread over ${apps.toLocaleString('en-US')} app${apps === 1 ? '' : 's'}`,
+    options: { concurrency: CONCURRENCY, order: 'per-app' },
+    requires: ['order'],
+    apps,
+    ratioTo: 'ours',
+    ratioLabel: `per-app order, ${apps.toLocaleString('en-US')} app${apps === 1 ? '' : 's'} / the unordered worker`,
+  })),
+  {
+    id: 'graphile-default',
+    run: 'graphile-worker',
+    name: 'graphile-worker 0.18, default settings, `concurrency: 8` (one claim statement, one DELETE per job)',
+    options: { concurrency: CONCURRENCY },
+  },
+  {
+    id: 'graphile-batched',
+    run: 'graphile-worker',
+    name: 'graphile-worker 0.18, `localQueue: { size: 500 }, completeJobBatchDelay: 0` (in `preset.worker`), `concurrency: 8`',
+    options: { concurrency: CONCURRENCY, preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0 } } },
+  },
+  {
+    id: 'pg-boss',
+    run: 'pg-boss',
+    name: 'pg-boss 12, one `work()`, `batchSize: 8, burstWhenBatchFull: true` (a fetch and a completion per batch of 8)',
+    options: { batchSize: CONCURRENCY, burstWhenBatchFull: true },
+  },
+  {
+    id: 'pg-boss-transactional',
+    run: 'pg-boss',
+    name: 'pg-boss 12, as above with `transactional: true` (handler and completion in one transaction per batch)',
+    options: { batchSize: CONCURRENCY, burstWhenBatchFull: true, transactional: true },
+  },
+  {
+    id: 'floor-pgbench',
+    run: 'inbox',
+    kind: 'pgbench-floor',
+    name: "reference: the worker's own statements from pgbench (bench/inbox-floors.mjs), 8 clients, a claim of 1 row, then BEGIN, lock, done, COMMIT",
+    options: { concurrency: CONCURRENCY },
+  },
+];
+
+/** `npm ci` in bench/peers/ when its node_modules is missing or holds other versions than package.json pins. Throws when it cannot. */
+function ensurePeers() {
+  const pinned = JSON.parse(readFileSync(join(PEERS, 'package.json'), 'utf8')).dependencies;
+  const installedVersion = (name) => {
+    const file = join(PEERS, 'node_modules', name, 'package.json');
+    return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : undefined;
+  };
+  const stale = () => Object.entries(pinned).filter(([name, version]) => installedVersion(name) !== version);
+  if (stale().length === 0) return;
+  console.log(`\nInstalling the worker group's peers into bench/peers/ (npm ci): ${Object.keys(pinned).join(', ')}`);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['ci', '--prefix', PEERS, '--no-audit', '--no-fund', '--loglevel=error', '--engine-strict=false'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const missing = stale();
+  if (result.status !== 0 || missing.length > 0) {
+    throw new Error(
+      `the worker group cannot run without its peers: \`npm ci --prefix bench/peers\` exited with ${result.status ?? result.signal ?? result.error?.message}` +
+        (missing.length ? `, and ${missing.map(([name, version]) => `${name}@${version}`).join(', ')} not installed` : ''),
+    );
+  }
+}
+
+/** The path of a Node 22 binary (`npx -y node@22`), checked against the peers' engines. Throws when there is none. */
+function node22() {
+  const result = spawnSync('npx', ['-y', 'node@22', '-p', 'process.execPath + " " + process.version'], { encoding: 'utf8' });
+  const [path, version] = (result.stdout ?? '').trim().split(/\s+/).slice(-2);
+  if (result.status !== 0 || !path || !existsSync(path))
+    throw new Error(`\`npx -y node@22\` failed (${result.status ?? result.error?.message}): ${String(result.stderr).trim().slice(-500)}`);
+  const [major, minor] = version.slice(1).split('.').map(Number);
+  for (const name of ['graphile-worker', 'pg-boss']) {
+    const engines = JSON.parse(readFileSync(join(PEERS, 'node_modules', name, 'package.json'), 'utf8')).engines?.node ?? '';
+    const [, needMajor, needMinor] = /(\d+)\.(\d+)/.exec(engines) ?? [];
+    if (needMajor && (major < Number(needMajor) || (major === Number(needMajor) && minor < Number(needMinor))))
+      throw new Error(`${name} needs Node ${engines}; \`npx -y node@22\` gave ${version}`);
+  }
+  return { path, version };
+}
+
+/** Distinct 1 KiB events (each a fresh tick_id), the same bytes for every system; a file each case reads. */
+async function writeEvents(dir) {
+  const events = new Array(WARM + TOTAL);
+  for (let i = 0; i < events.length; i++) {
+    const event = createTestEvent(ACTION);
+    event.data.note = '';
+    event.data.note = 'x'.repeat(1024 - Buffer.byteLength(JSON.stringify(event)));
+    events[i] = event;
+  }
+  const file = join(dir, 'events.json');
+  await writeFile(file, JSON.stringify(events));
+  return file;
+}
+
+/** Runs one case in a process of its own on `node`; resolves with its RESULT line. Throws when the process fails. */
+function runCase(node, testCase, settings) {
+  const script =
+    testCase.run === 'inbox' ? fileURLToPath(new URL('./worker-inbox.mjs', import.meta.url)) : join(PEERS, `${testCase.run}.mjs`);
+  const config = {
+    kind: testCase.kind ?? 'worker',
+    options: testCase.options,
+    requires: testCase.requires,
+    apps: testCase.apps,
+    ...settings,
+  };
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, [script, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+      const rest = out
+        .split('\n')
+        .filter((l) => l && !l.startsWith('RESULT '))
+        .join('\n');
+      if (rest) console.log(rest);
+      if (code !== 0 || !line)
+        reject(new Error(`worker case ${testCase.id} failed (exit ${code ?? signal})${line ? '' : ', no RESULT line'}`));
+      else resolve(JSON.parse(line.slice('RESULT '.length)));
+    });
+  });
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const perSecond = (n) => Math.round(n).toLocaleString('en-US');
+
+/** Rounds of every case, the order reversed every other round; a case found skipped is not run again. */
+async function measure(pool, node, eventsFile) {
+  const runId = randomBytes(3).toString('hex');
+  const results = new Map(CASES.map((c) => [c.id, { rates: [], capped: 0, skipped: undefined }]));
+  let n = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? CASES : [...CASES].reverse();
+    for (const testCase of order) {
+      const entry = results.get(testCase.id);
+      if (entry.skipped) continue;
+      const schema = `rack_webhooks_bench_${runId}_${n++}`;
+      if (testCase.run === 'inbox') await pool.query(`CREATE SCHEMA ${schema}`); // the peers create theirs
+      try {
+        const result = await runCase(node.path, testCase, {
+          url: DATABASE_URL,
+          schema,
+          eventsFile,
+          warm: WARM,
+          total: TOTAL,
+          capSeconds: CAP_SECONDS,
+        });
+        if (result.skipped) entry.skipped = result.skipped;
+        else {
+          entry.rates.push(result.perSecond);
+          if (result.capped) entry.capped++;
+        }
+      } finally {
+        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      }
+    }
+  }
+  return new Map([...results].map(([id, entry]) => [id, { ...entry, rate: entry.rates.length ? median(entry.rates) : undefined }]));
+}
+
+function printTable(results, node, serverVersion) {
+  const base = results.get('graphile-default').rate;
+  console.log(
+    `\n### Worker throughput: ${TOTAL.toLocaleString('en-US')} stored 1 KiB deliveries, a no-op handler, concurrency ${CONCURRENCY}, every system on Node ${node.version}, PostgreSQL ${serverVersion} (median of ${ROUNDS} alternating rounds; each case warmed up on ${WARM} first)\n`,
+  );
+  console.log('| case | deliveries/s | rounds | ratio to graphile-worker, default |');
+  console.log('|---|---:|---:|---:|');
+  for (const testCase of CASES) {
+    const { rate, rates, capped, skipped } = results.get(testCase.id);
+    if (skipped) console.log(`| ${testCase.name} | skipped: ${skipped} | | |`);
+    else
+      console.log(
+        `| ${testCase.name} | ${perSecond(rate)}${capped ? ` (${capped} round${capped > 1 ? 's' : ''} stopped at ${CAP_SECONDS} s)` : ''} | ${rates.map(perSecond).join(', ')} | ${(rate / base).toFixed(2)}x |`,
+      );
+  }
+}
+
+/** One bar: PASS/MISS from checkBar, or SKIP (not met) when a side was not measured. */
+function bar(results, label, id, against, value, comparison = '>=') {
+  const [a, b] = [results.get(id), results.get(against)];
+  if (a.rate === undefined || b.rate === undefined) {
+    console.log(`SKIP  ${label}: not measured (${a.skipped ?? b.skipped})`);
+    return false;
+  }
+  return checkBar(label, a.rate / b.rate, value, comparison);
+}
+
+function information(results, label, id, against) {
+  const [a, b] = [results.get(id), results.get(against)];
+  if (a.rate !== undefined && b.rate !== undefined) console.log(`information: ${label}: ${(a.rate / b.rate).toFixed(2)}x`);
+}
+
+export async function benchWorker() {
+  ensurePeers(); // a peer that cannot be installed fails the group: a comparison without it means nothing
+  const node = node22();
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+  pool.on('error', () => {});
+  let serverVersion;
+  try {
+    serverVersion = (await pool.query('SHOW server_version')).rows[0].server_version;
+  } catch (error) {
+    console.log(`\nPostgreSQL not reachable at ${DATABASE_URL} (${error.message}): worker benchmark skipped`);
+    await pool.end();
+    return { ok: false };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'rack-webhooks-bench-worker-'));
+  let results;
+  try {
+    results = await measure(pool, node, await writeEvents(dir));
+  } finally {
+    await pool.end();
+    await rm(dir, { recursive: true, force: true });
+  }
+  printTable(results, node, serverVersion);
+  console.log('');
+  let ok = bar(results, 'inbox worker / graphile-worker, default settings', 'ours', 'graphile-default', 1.0);
+  ok =
+    bar(
+      results,
+      "inbox worker, mode 'batched' / graphile-worker, localQueue + batched completion",
+      'ours-batched',
+      'graphile-batched',
+      0.5,
+    ) && ok;
+  information(results, 'inbox worker / pg-boss, batches of 8', 'ours', 'pg-boss');
+  information(results, "inbox worker, mode 'batched' / pg-boss, batches of 8", 'ours-batched', 'pg-boss');
+  information(results, 'inbox worker / pg-boss, batches of 8, transactional', 'ours', 'pg-boss-transactional');
+  information(results, "inbox worker / the pgbench replay of its own statements (the floor of today's design)", 'ours', 'floor-pgbench');
+  for (const testCase of CASES.filter((c) => c.ratioTo)) information(results, testCase.ratioLabel, testCase.id, testCase.ratioTo);
+  return { ok };
+}
