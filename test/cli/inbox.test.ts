@@ -236,10 +236,10 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({
       code: 1,
       out: '',
-      err: 'rack-webhooks inbox retry: delivery 2 is pending, not dead: retry moves dead deliveries only\n',
+      err: 'rack-webhooks inbox retry: delivery 2 is pending, not dead: retry moves dead and duplicate deliveries only\n',
     });
     expect((await cli('inbox', 'retry', '1', ...on(table))).err).toBe(
-      'rack-webhooks inbox retry: delivery 1 is done, not dead: retry moves dead deliveries only (replay runs done ones again)\n',
+      'rack-webhooks inbox retry: delivery 1 is done, not dead: retry moves dead and duplicate deliveries only (replay runs done ones again)\n',
     );
     expect(await cli('inbox', 'retry', '999999', ...on(table))).toEqual({
       code: 1,

@@ -25,7 +25,7 @@ await pool.end();
 const plain = createReceiver({ secrets });
 plain.on('app:budget:cap', () => { throw new Error('handler broke'); });
 const handler = web.createFetchHandler(plain);
-const withInbox = web.createFetchHandler(createReceiver({ secrets, inbox: createInbox({ database: new pg.Pool({ connectionString: '${DOWN_DATABASE}', connectionTimeoutMillis: 2000 }) }) }));
+const withInbox = web.createFetchHandler(createReceiver({ secrets, inbox: createInbox({ database: new pg.Pool({ connectionString: '${DOWN_DATABASE}', connectionTimeoutMillis: 2000 }), storeRetry: { maxWaitMs: 200 } }) }));
 
 console.log(JSON.stringify({
   inbox: [inboxError instanceof WebhookError, inboxError instanceof Error, isWebhookError(inboxError), inboxError.name, inboxError.code, inboxError.status],
