@@ -259,7 +259,7 @@ describe('inbox on PostgreSQL', () => {
 
     const stats = await cli('inbox', 'stats', ...on(table));
     expect(stats.out).toMatch(
-      /^pending {2}2\nrunning {2}0\ndone {5}1\ndead {5}0\nignored {2}1\ntotal {4}4\noldest pending: received \d+ (ms|s) ago\n$/,
+      /^pending {4}2\nrunning {4}0\ndone {7}1\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}4\noldest pending: received \d+ (ms|s) ago\n$/,
     );
     expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
       pending: 2,
@@ -267,6 +267,7 @@ describe('inbox on PostgreSQL', () => {
       done: 1,
       dead: 0,
       ignored: 1,
+      duplicate: 0,
       total: 4,
       oldestPendingAgeMs: expect.any(Number),
     });
