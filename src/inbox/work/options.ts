@@ -56,6 +56,24 @@ export interface WorkOptions {
    * @defaultValue `true`
    */
   listen?: boolean;
+  /**
+   * `'per-app'`: at most one delivery of an app runs at a time, across every worker process, in
+   * event-time order (to the nanosecond, then arrival); deliveries of different apps, and those
+   * without an app, still run side by side. Every worker of one table must use the same `order`:
+   * an unordered worker does not look at what the ordered ones run.
+   *
+   * @defaultValue `'none'`: due deliveries run concurrently, oldest event first
+   */
+  order?: 'none' | 'per-app';
+  /**
+   * With `order: 'per-app'`, what a failed attempt that will be retried does to its app's later
+   * deliveries. `'hold'`: they wait until it succeeds or goes dead (strict order; one stuck app
+   * holds only itself). `'skip'`: they run while it waits for its retry, which then runs after them.
+   * A dead delivery never holds its app.
+   *
+   * @defaultValue `'hold'`
+   */
+  onFailure?: 'hold' | 'skip';
 }
 
 /** The options with every default applied and every value checked. */
@@ -68,6 +86,8 @@ export interface ResolvedWorkOptions {
   readonly backoff: ResolvedBackoff;
   readonly workerId: string;
   readonly listen: boolean;
+  readonly order: 'none' | 'per-app';
+  readonly onFailure: 'hold' | 'skip';
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -114,5 +134,12 @@ export function resolveWorkOptions(driver: Driver, options: WorkOptions): Resolv
   const workerId = options.workerId ?? randomId();
   if (typeof workerId !== 'string' || workerId === '' || workerId.length > 200)
     throw new TypeError('workerId must be a non-empty string of at most 200 characters');
-  return { concurrency, batchSize, pollIntervalMs, leaseSeconds, maxAttempts, backoff, workerId, listen };
+  const order = options.order ?? 'none';
+  if (order !== 'none' && order !== 'per-app') throw new RangeError(`order must be 'none' or 'per-app', got ${JSON.stringify(order)}`);
+  const onFailure = options.onFailure ?? 'hold';
+  if (onFailure !== 'hold' && onFailure !== 'skip')
+    throw new RangeError(`onFailure must be 'hold' or 'skip', got ${JSON.stringify(onFailure)}`);
+  if (options.onFailure !== undefined && order !== 'per-app')
+    throw new RangeError("onFailure applies to order: 'per-app' only: without an order, a failed delivery never holds another");
+  return { concurrency, batchSize, pollIntervalMs, leaseSeconds, maxAttempts, backoff, workerId, listen, order, onFailure };
 }

@@ -7,6 +7,12 @@ import type { TableNames } from '../schema/table-name.js';
 export interface WorkerSql {
   /** Takes up to $1 due rows for worker $2 with a lease of $3 seconds; records the attempt. */
   readonly claim: string;
+  /**
+   * With `order: 'per-app'`, taken (in the claim's transaction, before it) so that ordered claims
+   * follow one another: each then sees every row the one before made running, which a claim's
+   * own snapshot, taken as it starts, would not. Held only while claiming, never while handling.
+   */
+  readonly orderLock: string;
   /** Rows whose worker stopped mid-attempt ($1: maxAttempts): pending again, or dead. */
   readonly recover: string;
   /** In the handler's transaction: lock the row, and check this worker still holds this attempt. */
@@ -24,12 +30,30 @@ export interface WorkerSql {
   readonly unfinished: string;
 }
 
-export function workerSql(names: TableNames): WorkerSql {
+export interface WorkerSqlOptions {
+  readonly order: 'none' | 'per-app';
+  readonly onFailure: 'hold' | 'skip';
+}
+
+/**
+ * Per app, only the first unfinished delivery in event order may start, and only while none of
+ * its app runs. 'hold': a pending one waiting for its retry is first too, so it holds the rest;
+ * 'skip': only a due one is. Dead and done rows never hold. Rows without an app are unordered.
+ */
+function appIsFree(t: string, onFailure: 'hold' | 'skip'): string {
+  const earlier = `(o.event_ns, o.id) < (d.event_ns, d.id)${onFailure === 'skip' ? ' AND o.run_at <= now()' : ''}`;
+  return `(d.app IS NULL OR NOT EXISTS (
+     SELECT 1 FROM ${t} AS o WHERE o.app = d.app AND o.state IN ('pending', 'running')
+        AND (o.state = 'running' OR (${earlier}))))`;
+}
+
+export function workerSql(names: TableNames, options: WorkerSqlOptions = { order: 'none', onFailure: 'hold' }): WorkerSql {
   const t = names.deliveries;
   const a = names.attempts;
+  const ordered = options.order === 'per-app' ? `\n   AND ${appIsFree(t, options.onFailure)}` : '';
   return {
     claim: `WITH due AS (
-  SELECT id FROM ${t} WHERE state = 'pending' AND run_at <= now()
+  SELECT id FROM ${t}${ordered === '' ? '' : ' AS d'} WHERE state = 'pending' AND run_at <= now()${ordered}
    -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
    ORDER BY event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
 ), claimed AS (
@@ -41,6 +65,7 @@ export function workerSql(names: TableNames): WorkerSql {
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
 SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY claimed.event_ns, claimed.id`,
+    orderLock: `SELECT pg_advisory_xact_lock(hashtext($1)) AS locked`,
     recover: `WITH expired AS (
   SELECT id FROM ${t} WHERE state = 'running' AND locked_until <= now()
    ORDER BY locked_until LIMIT 100 FOR UPDATE SKIP LOCKED

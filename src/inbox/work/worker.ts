@@ -90,7 +90,9 @@ export function startWorker(
   clock: Clock = systemClock,
 ): Worker {
   const options = resolveWorkOptions(driver, workOptions);
-  const sql = workerSql(names);
+  const sql = workerSql(names, options);
+  // Ordered claims follow one another, per table.
+  const orderKey = `rack-webhooks order ${names.display}`;
   const health = new DatabaseHealth(runtime, options, names.display);
   const env: RunEnvironment = {
     driver,
@@ -105,7 +107,14 @@ export function startWorker(
     {
       async claim(wanted) {
         try {
-          const rows = await driver.query(sql.claim, [wanted, options.workerId, options.leaseSeconds]);
+          const params = [wanted, options.workerId, options.leaseSeconds];
+          const rows =
+            options.order === 'per-app'
+              ? await driver.transaction(async (tx) => {
+                  await tx.query(sql.orderLock, [orderKey]);
+                  return tx.query(sql.claim, params);
+                })
+              : await driver.query(sql.claim, params);
           health.reachable();
           return rows;
         } catch (error) {
