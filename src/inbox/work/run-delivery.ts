@@ -31,7 +31,7 @@ export function claimedFromRow(row: Row): Claimed {
 
 /**
  * What came of one attempt, and so which statement of `work/sql.ts` records it:
- * - `succeeded`: `done`, inside the handlers' transaction (their writes and the mark commit together);
+ * - `succeeded`: `done`, the first statement of the handlers' transaction (their writes and the mark commit together);
  * - `failed`: `fail`, pending again in `retryInMs`;
  * - `dead`: `fail` with dead (no attempts left, or the stored body no longer parses);
  * - `lease-lost`: none: another worker took the delivery after this one's lease ran out;
@@ -84,11 +84,11 @@ export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promis
   const delivery = { id: claimed.id, attempt: claimed.attempt };
   try {
     await env.driver.transaction(async (tx) => {
-      const held = await tx.query(env.sql.lock, [claimed.id, env.options.workerId, claimed.attempt]);
+      // The mark first: it locks the row for the handlers; their failure rolls it back (see sql.ts).
+      const held = await tx.query(env.sql.done, [claimed.id, env.options.workerId, claimed.attempt]);
       if (held.length === 0) throw LEASE_LOST;
       const failures = await runtime.runHandlers(event, { delivery, transaction: tx.client });
       if (failures.length > 0) throw new HandlersFailed(failures);
-      await tx.query(env.sql.done, [claimed.id, claimed.attempt]);
     });
   } catch (error) {
     if (error === LEASE_LOST) {

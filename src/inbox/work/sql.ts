@@ -2,7 +2,7 @@ import type { TableNames } from '../schema/table-name.js';
 
 /**
  * The worker's statements. Each is one round trip and commits on its own (autocommit), except
- * `lock` and `done`, which run inside the handler's transaction.
+ * `done`, which runs inside the handlers' transaction.
  */
 export interface WorkerSql {
   /** Takes up to $1 due rows for worker $2 with a lease of $3 seconds; records the attempt. */
@@ -15,9 +15,13 @@ export interface WorkerSql {
   readonly orderLock: string;
   /** Rows whose worker stopped mid-attempt ($1: maxAttempts): pending again, or dead. */
   readonly recover: string;
-  /** In the handler's transaction: lock the row, and check this worker still holds this attempt. */
-  readonly lock: string;
-  /** In the handler's transaction: done. */
+  /**
+   * The first statement of the handlers' transaction: marks delivery $1 done and its attempt $3
+   * succeeded if worker $2 still holds that attempt (one row back), else nothing (the lease ran
+   * out and another worker took it). Sent before the handlers, it also locks the row for them, so
+   * that recovery skips it; a failing handler rolls the mark back with its own writes. One round
+   * trip fewer than a lock before the handlers and the mark after them.
+   */
   readonly done: string;
   /** After a failed attempt: pending again at $4 ms from now, or dead ($5). */
   readonly fail: string;
@@ -50,10 +54,9 @@ function appIsFree(t: string, onFailure: 'hold' | 'skip'): string {
 export function workerSql(names: TableNames, options: WorkerSqlOptions = { order: 'none', onFailure: 'hold' }): WorkerSql {
   const t = names.deliveries;
   const a = names.attempts;
-  const ordered = options.order === 'per-app' ? `\n   AND ${appIsFree(t, options.onFailure)}` : '';
-  return {
+  const statements: WorkerSql = {
     claim: `WITH due AS (
-  SELECT id FROM ${t}${ordered === '' ? '' : ' AS d'} WHERE state = 'pending' AND run_at <= now()${ordered}
+  SELECT id FROM ${t} WHERE state = 'pending' AND run_at <= now()
    -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
    ORDER BY event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
 ), claimed AS (
@@ -80,12 +83,13 @@ SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed OR
     FROM recovered r WHERE x.delivery_id = r.id AND x.attempt = r.attempts AND x.outcome IS NULL
 )
 SELECT id::text AS id, attempts, state, action FROM recovered`,
-    lock: `SELECT 1 AS held FROM ${t} WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 FOR UPDATE`,
     done: `WITH finished AS (
   UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
-   WHERE id = $1::bigint RETURNING id
+   WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
+), succeeded AS (
+  UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $3
 )
-UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $2`,
+SELECT id::text AS id FROM finished`,
     fail: `WITH failed AS (
   UPDATE ${t} SET state = CASE WHEN $5 THEN 'dead' ELSE 'pending' END,
          run_at = now() + make_interval(secs => $4::float8 / 1000), locked_by = NULL, locked_until = NULL, last_error = $6
@@ -101,5 +105,14 @@ DELETE FROM ${a} WHERE delivery_id = (SELECT id FROM released) AND attempt = $3`
     unfinished: `SELECT state, greatest(0, extract(epoch FROM coalesce(locked_until, now()) - now()) * 1000)::float8 AS lease_ms
   FROM ${t} WHERE (state = 'pending' AND run_at <= now()) OR state = 'running'
  ORDER BY state = 'running', lease_ms LIMIT 1`,
+  };
+  if (options.order === 'none') return statements;
+  const due = `FROM ${t} WHERE state = 'pending' AND run_at <= now()`;
+  return {
+    ...statements,
+    claim: statements.claim.replace(
+      due,
+      `FROM ${t} AS d WHERE state = 'pending' AND run_at <= now()\n   AND ${appIsFree(t, options.onFailure)}`,
+    ),
   };
 }
