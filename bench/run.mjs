@@ -12,6 +12,7 @@ const groups = {
   redis: ['benchRedis', './receiver.mjs'],
   inbox: ['benchInbox', './inbox.mjs'],
   state: ['benchState', './state.mjs'],
+  'worker-order': ['benchWorkerOrder', './worker-order.mjs'],
 };
 
 const [, , only, child] = process.argv;
