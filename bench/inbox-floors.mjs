@@ -128,7 +128,7 @@ export async function pgliteInsertFloor({ database, table, count = 2000, eventKe
 // Floors for the worker: its required statements with no SDK JavaScript around them.
 
 /**
- * The worker's claim, lock and done statements, copied from src/inbox/work/sql.ts (`workerSql`):
+ * The worker's claim and done statements, copied from src/inbox/work/sql.ts (`workerSql`):
  * `t` and `a` are the quoted deliveries and attempts tables. `checkWorkerStatements` holds these
  * copies to the built package, so an edit to either side fails the run instead of measuring a
  * statement the worker no longer sends.
@@ -148,12 +148,13 @@ export function workerStatements(t, a) {
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
 SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY claimed.event_ns, claimed.id`,
-    lock: `SELECT 1 AS held FROM ${t} WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 FOR UPDATE`,
     done: `WITH finished AS (
   UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
-   WHERE id = $1::bigint RETURNING id
+   WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
+), succeeded AS (
+  UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $3
 )
-UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $2`,
+SELECT id::text AS id FROM finished`,
   };
 }
 
@@ -201,7 +202,7 @@ export function checkWorkerStatements() {
 /**
  * The worker's required statements replayed from plain pg, as named (prepared once per
  * connection) statements, as the SDK sends them: `lanes` loops, each claiming up to `claimBatch`
- * rows (autocommit), then per row checking a pooled client out for BEGIN, lock, done, COMMIT. No
+ * rows (autocommit), then per row checking a pooled client out for BEGIN, done (which locks), COMMIT. No
  * receiver, no parse, no handler, no bookkeeping. Stops claiming after `seconds`, as the worker
  * rows do; resolves with rows done per second and claims per row.
  */
@@ -223,9 +224,8 @@ export async function replayWorkerStatements({ pool, table, lanes, claimBatch, s
         const client = await pool.connect();
         try {
           await client.query('BEGIN');
-          const held = await client.query({ name: name('lock'), text: sql.lock, values: [row.id, workerId, row.attempts] });
+          const held = await client.query({ name: name('done'), text: sql.done, values: [row.id, workerId, row.attempts] });
           if (held.rows.length !== 1) throw new Error(`the floor lost its own claim on row ${row.id}`);
-          await client.query({ name: name('done'), text: sql.done, values: [row.id, row.attempts] });
           await client.query('COMMIT');
         } finally {
           client.release();
@@ -243,7 +243,7 @@ export async function replayWorkerStatements({ pool, table, lanes, claimBatch, s
 /**
  * The same statements from pgbench (C, `-M prepared`), `clients` connections each running
  * `perClient` times: the claim (autocommit, one row: pgbench's `\gset` takes exactly one row, and
- * has no loops), then BEGIN, lock, done, COMMIT. `clients * perClient` must not exceed the pending
+ * has no loops), then BEGIN, done (which locks), COMMIT. `clients * perClient` must not exceed the pending
  * rows, so every claim finds one. `pool` checks the table afterwards. Resolves with rows done per second.
  */
 export async function pgbenchWorkerFloor({ pool, url, table, clients, perClient }) {
@@ -253,8 +253,7 @@ export async function pgbenchWorkerFloor({ pool, url, table, clients, perClient 
   const bind = (text, vars) => text.replace(/\$(\d)/g, (_, n) => `:${vars[Number(n) - 1]}`);
   const script = `${bind(sql.claim, ['batch', 'worker', 'lease'])} \\gset c_
 BEGIN;
-${bind(sql.lock, ['c_id', 'worker', 'c_attempts'])};
-${bind(sql.done, ['c_id', 'c_attempts'])};
+${bind(sql.done, ['c_id', 'worker', 'c_attempts'])};
 COMMIT;
 `;
   const args = ['-M', 'prepared', '-t', String(perClient), '-D', 'batch=1', '-D', 'worker=bench-pgbench-floor', '-D', 'lease=30'];

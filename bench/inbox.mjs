@@ -253,7 +253,7 @@ async function benchPostgres(pool, schema) {
   );
 
   // 2. Worker throughput with a no-op handler: claim (and record the attempt), then in one
-  // transaction per delivery: lock, run the handlers, mark done. Then the floors of what the
+  // transaction per delivery: mark done (which locks the row), run the handlers, commit. Then the floors of what the
   // worker must send: its own statements with no SDK around them, on tables of the same size.
   const settings = [
     // The default concurrency follows the pool's max (src/inbox/work/worker.ts): 16 on this pool of 34.
@@ -309,7 +309,7 @@ async function benchPostgres(pool, schema) {
     );
   row('floor: the same pgbench insert floor as above (the bar)', floor);
   row(
-    `floor (a): the worker's required statements, replayed through pg: ${IN_FLIGHT} lanes, each a claim of ${claimBatch} rows, then per row BEGIN, lock, done, COMMIT, all named`,
+    `floor (a): the worker's required statements, replayed through pg: ${IN_FLIGHT} lanes, each a claim of ${claimBatch} rows, then per row BEGIN, done (which locks), COMMIT, all named`,
     statementsFloor.perSecond,
     statementsFloor.claimsPerRow,
   );

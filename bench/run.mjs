@@ -13,6 +13,7 @@ const groups = {
   inbox: ['benchInbox', './inbox.mjs'],
   state: ['benchState', './state.mjs'],
   worker: ['benchWorker', './worker.mjs'],
+  'worker-order': ['benchWorkerOrder', './worker-order.mjs'],
 };
 
 const [, , only, child] = process.argv;

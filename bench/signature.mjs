@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import Stripe from 'stripe';
-import { signSync, verify, verifySync } from '../dist/index.js';
+import { constructEventSync, signSync, verify, verifySync } from '../dist/index.js';
 import { checkBar, compare, printTable } from './harness.mjs';
 
 const { createHmac, createSecretKey, randomBytes, timingSafeEqual } = crypto;
@@ -48,9 +48,9 @@ function bodyOf(size) {
     timestamp: '2026-04-27T10:30:00.106682533Z',
     data: { rack: 'example-rack', app: 'billing-api', actor: 'system' },
   };
-  const json = JSON.stringify(base);
-  const padding = 'x'.repeat(Math.max(0, size - json.length - 14));
-  return Buffer.from(JSON.stringify({ ...base, data: { ...base.data, pad: padding } }).slice(0, size - 1) + '}');
+  // Valid JSON of exactly `size` bytes: constructEvent parses it.
+  const withPad = (pad) => JSON.stringify({ ...base, data: { ...base.data, pad } });
+  return Buffer.from(withPad('x'.repeat(size - withPad('').length)));
 }
 
 /**
@@ -134,6 +134,15 @@ export async function benchSignature() {
         { name: 'verifySync', fn: () => verifySync(body, header, options) },
         { name: 'verify (async)', fn: () => verify(body, header, options), async: true },
         { name: 'stripe verifyHeader', fn: () => stripe.webhooks.signature.verifyHeader(body, header, SECRET, 300) },
+        // The quick start's pattern (issue 19): a new options object on every request.
+        { name: 'verifySync, a new options object per call', fn: () => verifySync(body, header, { secrets: SECRET }) },
+        { name: 'verify (async), a new options object per call', fn: () => verify(body, header, { secrets: SECRET }), async: true },
+        // constructEvent also parses: its floor is floor 1 plus JSON.parse of the same body.
+        {
+          name: "floor 1 + JSON.parse (constructEvent's floor)",
+          fn: () => timingSafeEqual(createHmac('sha256', SECRET).update(`${t}.`).update(body).digest(), expected) && JSON.parse(body),
+        },
+        { name: 'constructEventSync, a new options object per call', fn: () => constructEventSync(body, header, { secrets: SECRET }) },
         ...extras,
         ...hmacs,
       ];
@@ -147,7 +156,9 @@ export async function benchSignature() {
       const title = `${size / 1024} KiB body, ${keys} v1 segment${keys === 1 ? '' : 's'} (CPU time per op)`;
       const sync = rows[1];
       // Floor 2: the fastest HMAC-SHA256 of this runtime, in this run.
-      const hmacRows = rows.slice(4 + extras.length);
+      const [freshSync, freshAsync] = [rows[4], rows[5]];
+      const [parseFloor, freshConstruct] = [rows[6], rows[7]];
+      const hmacRows = rows.slice(8 + extras.length);
       const fastest = hmacRows.reduce((best, row) => (row.nsPerOp < best.nsPerOp ? row : best));
       const fastestName = fastest.name.replace('HMAC-SHA256: ', '');
       fastest.name = `floor 2 (the fastest HMAC-SHA256 here): ${fastestName}`;
@@ -161,11 +172,25 @@ export async function benchSignature() {
         ok = checkBar('verifySync / floor 1 (createHmac + timingSafeEqual) at 1 KiB', sync.ratio, 1.2) && ok;
         ok = checkBar('stripe verifyHeader / verifySync at 1 KiB', rows[3].nsPerOp / sync.nsPerOp, 1.6, '>=') && ok;
         ok = checkBar('verify / verifySync at 1 KiB', rows[2].nsPerOp / sync.nsPerOp, 1.1) && ok;
+        // Issue 19: the quick start's pattern, a new options object per call.
+        ok = checkBar('verifySync, new options object per call / floor 1 at 1 KiB', freshSync.ratio, 1.0) && ok;
+        ok = checkBar('verify (async), new options object per call / floor 1 at 1 KiB', freshAsync.ratio, 1.0) && ok;
+        ok =
+          checkBar(
+            'constructEventSync, new options object per call / floor 1 + JSON.parse',
+            freshConstruct.nsPerOp / parseFloor.nsPerOp,
+            1.0,
+          ) && ok;
+        ok = checkBar('stripe verifyHeader / verifySync, new options object per call', rows[3].nsPerOp / freshSync.nsPerOp, 2, '>=') && ok;
+        ok =
+          checkBar('stripe verifyHeader / verify (async), new options object per call', rows[3].nsPerOp / freshAsync.nsPerOp, 2, '>=') &&
+          ok;
         // Information, not a bar: what the hex-decoded candidate costs each kind of delivery.
+        const [a, b, c, d, e, f] = rows.slice(8, 14);
         for (const [row, control] of [
-          [rows[4], rows[5]],
-          [rows[6], rows[7]],
-          [rows[8], rows[9]],
+          [a, b],
+          [c, d],
+          [e, f],
         ]) {
           console.log(
             `information: ${row.name}: ${row.ratio.toFixed(2)}x floor 1, ${(row.nsPerOp / control.nsPerOp).toFixed(2)}x its control`,

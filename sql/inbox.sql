@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 2. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 3. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -76,4 +76,8 @@ COMMENT ON COLUMN "rack_webhooks_inbox".duplicate_of IS 'For state duplicate: th
 -- Deleting a row looks up the duplicates that point at it.
 CREATE INDEX "rack_webhooks_inbox_duplicates" ON "rack_webhooks_inbox" (duplicate_of) WHERE duplicate_of IS NOT NULL;
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (2, 'same-event duplicates kept as rows');
+-- 3: unfinished deliveries by app
+CREATE INDEX "rack_webhooks_inbox_app_unfinished" ON "rack_webhooks_inbox" (app, event_ns, id)
+  WHERE state IN ('pending', 'running') AND app IS NOT NULL;
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (3, 'unfinished deliveries by app');
 COMMIT;

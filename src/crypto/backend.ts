@@ -1,7 +1,8 @@
 /**
- * An HMAC key as the backends take it. Backends cache what they derive from a key (padded blocks,
- * a KeyObject, a CryptoKey) in WeakMaps keyed by this object, so the derived material lives exactly
- * as long as whoever owns the key: a receiver for its lifetime, a one-off `verify` for one call.
+ * An HMAC key as the backends take it. Node's derives nothing it keeps (the padded blocks are made
+ * per call and wiped); Web Crypto's caches its CryptoKey in a WeakMap keyed by this object, so it
+ * lives exactly as long as whoever owns the key: a receiver for its lifetime, a one-off `verify`
+ * for one call (or its options object's life, where keys are remembered against it).
  */
 export interface HmacKey {
   readonly bytes: Uint8Array;

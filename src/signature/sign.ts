@@ -34,10 +34,11 @@ interface PreparedSignature {
 /** The largest `t` a verifier takes: the header parser's digit bound. */
 const MAX_TIMESTAMP = 10 ** MAX_TIMESTAMP_DIGITS - 1;
 
-function prepare(payload: unknown, options: SignOptions | undefined): PreparedSignature {
+/** `rememberKeys` where deriving a key costs more than remembering it (Web Crypto; see keysOf). */
+function prepare(payload: unknown, options: SignOptions | undefined, rememberKeys: boolean): PreparedSignature {
   const encoding = options?.secretEncoding ?? 'utf8';
   assertSecretEncoding(encoding);
-  const keys = keysOf(options, encoding);
+  const keys = keysOf(options, encoding, rememberKeys);
   if (keys.length > MAX_SIGNING_SECRETS) {
     throw new RangeError(
       `sign takes at most ${MAX_SIGNING_SECRETS} secrets, got ${keys.length}: the rack rejects more than ${MAX_SIGNING_SECRETS} active keys.`,
@@ -56,7 +57,7 @@ function header(prepared: PreparedSignature, digests: readonly Digest[], backend
 }
 
 export async function signWithBackend(backend: HmacBackend, payload: RawPayload, options: SignOptions): Promise<string> {
-  const prepared = prepare(payload, options);
+  const prepared = prepare(payload, options, backend.hmacSync === undefined);
   const digests = await Promise.all(prepared.keys.map((key) => backend.hmac(key, prepared.timestampText, prepared.body)));
   return header(prepared, digests, backend);
 }
@@ -104,7 +105,7 @@ export function sign(payload: RawPayload, options: SignOptions): Promise<string>
  */
 export function signSync(payload: RawPayload, options: SignOptions): string {
   const backend = requireSyncBackend('signSync');
-  const prepared = prepare(payload, options);
+  const prepared = prepare(payload, options, false);
   return header(
     prepared,
     prepared.keys.map((key) => backend.hmacSync(key, prepared.timestampText, prepared.body)),

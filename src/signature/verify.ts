@@ -69,17 +69,25 @@ interface PreparedVerification extends KeyChoice {
   readonly now: number;
 }
 
-/** Everything that can fail before any HMAC is computed, in the order a user would fix it. */
-function prepare(payload: unknown, header: SignatureHeaderInput, options: VerifyOptions | undefined): PreparedVerification {
+/**
+ * Everything that can fail before any HMAC is computed, in the order a user would fix it.
+ * `rememberKeys` where deriving a key costs more than remembering it (Web Crypto; see keysOf).
+ */
+function prepare(
+  payload: unknown,
+  header: SignatureHeaderInput,
+  options: VerifyOptions | undefined,
+  rememberKeys: boolean,
+): PreparedVerification {
   // Untyped callers may leave the options out: that is "no secrets", not a TypeError.
   const explicit = options?.secretEncoding;
   if (explicit !== undefined) assertSecretEncoding(explicit);
   const encoding = explicit ?? 'utf8';
   const tolerance = resolveTolerance(options?.tolerance);
   const now = resolveNow(options?.now);
-  const keys = keysOf(options, encoding);
+  const keys = keysOf(options, encoding, rememberKeys);
   const body = toRawPayload(payload);
-  const alternates = explicit === undefined ? () => alternatesOf(keys) : undefined;
+  const alternates = explicit === undefined ? alternatesOf(keys, rememberKeys) : undefined;
   return { keys, encoding, alternates, alternatesFirst: false, body, header: parseHeaderInternal(header), tolerance, now };
 }
 
@@ -150,7 +158,7 @@ export function verifyWithBackend(
   options: VerifyOptions,
 ): Promise<VerifiedSignature> {
   try {
-    const prepared = prepare(payload, header, options);
+    const prepared = prepare(payload, header, options, backend.hmacSync === undefined);
     if (backend.hmacSync !== undefined) {
       // On Node the HMAC is synchronous, so the promise costs one allocation, not a thread hop.
       return Promise.resolve(verifyPreparedSync(backend as Parameters<typeof verifyPreparedSync>[0], prepared));
@@ -208,7 +216,7 @@ export function verify(payload: RawPayload, header: SignatureHeaderInput, option
  */
 export function verifySync(payload: RawPayload, header: SignatureHeaderInput, options: VerifyOptions): VerifiedSignature {
   const backend = requireSyncBackend('verifySync');
-  return verifyPreparedSync(backend, prepare(payload, header, options));
+  return verifyPreparedSync(backend, prepare(payload, header, options, false));
 }
 
 /**

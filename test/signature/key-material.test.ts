@@ -1,6 +1,7 @@
 // Where key material and bodies live. A receiver prepares its keys once and owns them; a one-off
-// verify or sign keeps them only against the caller's options object; the one-shot HMAC leaves no
-// body (and nothing derived from one) in its buffers; and nothing about a secret outlives its owner.
+// verify or sign on node:crypto makes its keys for the call and drops them (on Web Crypto alone it
+// keeps them against the caller's options object); the one-shot HMAC leaves no body, no padded key
+// and nothing derived from either in its buffers; and nothing about a secret outlives its owner.
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -19,9 +20,9 @@ const errorCodeOf = (fn: () => unknown): WebhookVerificationErrorCode | 'none' =
   }
 };
 
-describe('the one-shot HMAC leaves no body behind', () => {
-  it('its scratch buffer is all zeros after every call, bytes or text, small or at the limit, right or wrong key', () => {
-    const state: { scratch?: Uint8Array } = {};
+describe('the one-shot HMAC leaves no body and no key material behind', () => {
+  it('its buffers (the padded key, the body, the inner digest) are all zeros after every call, bytes or text, small or at the limit', () => {
+    const state: { scratch?: Uint8Array; outer?: Uint8Array } = {};
     const hmac = createOneShotHmac(loadNodeCrypto()!, Buffer, state)!;
     const key = { bytes: new TextEncoder().encode('a key of the receiver') };
     const longKey = { bytes: randomBytes(100) };
@@ -35,6 +36,8 @@ describe('the one-shot HMAC leaves no body behind', () => {
         expect(hmac(k, String(T0), body)).toBe(createHmac('sha256', k.bytes).update(`${T0}.`).update(body).digest('hex'));
         expect(state.scratch!.length).toBeGreaterThan(ONE_SHOT_MAX_BODY_BYTES);
         expect(state.scratch!.every((byte) => byte === 0)).toBe(true);
+        expect(state.outer!.length).toBe(96);
+        expect(state.outer!.every((byte) => byte === 0)).toBe(true);
       }
     }
   });

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WebhookVerificationError, parseSignatureHeader, signSync, verifySync } from '../../src/index.js';
@@ -18,6 +19,25 @@ describe('sign then verify', () => {
         const result = verifySync(bytes, header, { secrets: keys, now: t });
         expect(result.timestamp).toBe(t);
         expect(keys[result.secretIndex]).toBe(signer);
+      }),
+    );
+  });
+
+  it('a key of any text, ASCII or not, short or past a block, is its UTF-8 bytes, as createHmac takes a text key', () => {
+    // A one-off call encodes one printable ASCII key by a loop and anything else by TextEncoder: both must give
+    // the bytes createHmac hashes, lone surrogates included (both replace them with U+FFFD).
+    const anyKey = fc
+      .oneof(
+        fc.string({ minLength: 1, maxLength: 64 }),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
+        fc.string({ minLength: 200, maxLength: 300 }),
+      )
+      .filter((s) => !s.includes(',') && s.trim() === s && s !== '');
+    fc.assert(
+      fc.property(body, anyKey, timestamp, (bytes, key, t) => {
+        const header = `t=${t},v1=${createHmac('sha256', key).update(`${t}.`).update(bytes).digest('hex')}`;
+        expect(verifySync(bytes, header, { secrets: key, now: t, secretEncoding: 'utf8' }).secretIndex).toBe(0);
+        expect(verifySync(bytes, header, { secrets: [key], now: t, secretEncoding: 'utf8' }).secretIndex).toBe(0);
       }),
     );
   });

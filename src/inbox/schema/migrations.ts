@@ -90,6 +90,14 @@ COMMENT ON COLUMN ${names.deliveries}.duplicate_of IS 'For state duplicate: the 
 -- Deleting a row looks up the duplicates that point at it.
 CREATE INDEX ${index(names, 'duplicates')} ON ${names.deliveries} (duplicate_of) WHERE duplicate_of IS NOT NULL;`,
   },
+  {
+    version: 3,
+    name: 'unfinished deliveries by app',
+    // A worker with order: 'per-app' asks, of each due delivery, whether its app has one running
+    // or an earlier one unfinished: a few rows here, where by_app holds every row the app ever had.
+    sql: (names) => `CREATE INDEX ${index(names, 'app_unfinished')} ON ${names.deliveries} (app, event_ns, id)
+  WHERE state IN ('pending', 'running') AND app IS NOT NULL;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -2,16 +2,26 @@ import type { TableNames } from '../schema/table-name.js';
 
 /**
  * The worker's statements. Each is one round trip and commits on its own (autocommit), except
- * `lock` and `done`, which run inside the handler's transaction.
+ * `done`, which runs inside the handlers' transaction.
  */
 export interface WorkerSql {
   /** Takes up to $1 due rows for worker $2 with a lease of $3 seconds; records the attempt. */
   readonly claim: string;
+  /**
+   * With `order: 'per-app'`, taken (in the claim's transaction, before it) so that ordered claims
+   * follow one another: each then sees every row the one before made running, which a claim's
+   * own snapshot, taken as it starts, would not. Held only while claiming, never while handling.
+   */
+  readonly orderLock: string;
   /** Rows whose worker stopped mid-attempt ($1: maxAttempts): pending again, or dead. */
   readonly recover: string;
-  /** In the handler's transaction: lock the row, and check this worker still holds this attempt. */
-  readonly lock: string;
-  /** In the handler's transaction: done. */
+  /**
+   * The first statement of the handlers' transaction: marks delivery $1 done and its attempt $3
+   * succeeded if worker $2 still holds that attempt (one row back), else nothing (the lease ran
+   * out and another worker took it). Sent before the handlers, it also locks the row for them, so
+   * that recovery skips it; a failing handler rolls the mark back with its own writes. One round
+   * trip fewer than a lock before the handlers and the mark after them.
+   */
   readonly done: string;
   /** After a failed attempt: pending again at $4 ms from now, or dead ($5). */
   readonly fail: string;
@@ -24,10 +34,27 @@ export interface WorkerSql {
   readonly unfinished: string;
 }
 
-export function workerSql(names: TableNames): WorkerSql {
+export interface WorkerSqlOptions {
+  readonly order: 'none' | 'per-app';
+  readonly onFailure: 'hold' | 'skip';
+}
+
+/**
+ * Per app, only the first unfinished delivery in event order may start, and only while none of
+ * its app runs. 'hold': a pending one waiting for its retry is first too, so it holds the rest;
+ * 'skip': only a due one is. Dead and done rows never hold. Rows without an app are unordered.
+ */
+function appIsFree(t: string, onFailure: 'hold' | 'skip'): string {
+  const earlier = `(o.event_ns, o.id) < (d.event_ns, d.id)${onFailure === 'skip' ? ' AND o.run_at <= now()' : ''}`;
+  return `(d.app IS NULL OR NOT EXISTS (
+     SELECT 1 FROM ${t} AS o WHERE o.app = d.app AND o.state IN ('pending', 'running')
+        AND (o.state = 'running' OR (${earlier}))))`;
+}
+
+export function workerSql(names: TableNames, options: WorkerSqlOptions = { order: 'none', onFailure: 'hold' }): WorkerSql {
   const t = names.deliveries;
   const a = names.attempts;
-  return {
+  const statements: WorkerSql = {
     claim: `WITH due AS (
   SELECT id FROM ${t} WHERE state = 'pending' AND run_at <= now()
    -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
@@ -41,6 +68,7 @@ export function workerSql(names: TableNames): WorkerSql {
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
 SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY claimed.event_ns, claimed.id`,
+    orderLock: `SELECT pg_advisory_xact_lock(hashtext($1)) AS locked`,
     recover: `WITH expired AS (
   SELECT id FROM ${t} WHERE state = 'running' AND locked_until <= now()
    ORDER BY locked_until LIMIT 100 FOR UPDATE SKIP LOCKED
@@ -55,12 +83,13 @@ SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed OR
     FROM recovered r WHERE x.delivery_id = r.id AND x.attempt = r.attempts AND x.outcome IS NULL
 )
 SELECT id::text AS id, attempts, state, action FROM recovered`,
-    lock: `SELECT 1 AS held FROM ${t} WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 FOR UPDATE`,
     done: `WITH finished AS (
   UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
-   WHERE id = $1::bigint RETURNING id
+   WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
+), succeeded AS (
+  UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $3
 )
-UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $2`,
+SELECT id::text AS id FROM finished`,
     fail: `WITH failed AS (
   UPDATE ${t} SET state = CASE WHEN $5 THEN 'dead' ELSE 'pending' END,
          run_at = now() + make_interval(secs => $4::float8 / 1000), locked_by = NULL, locked_until = NULL, last_error = $6
@@ -76,5 +105,14 @@ DELETE FROM ${a} WHERE delivery_id = (SELECT id FROM released) AND attempt = $3`
     unfinished: `SELECT state, greatest(0, extract(epoch FROM coalesce(locked_until, now()) - now()) * 1000)::float8 AS lease_ms
   FROM ${t} WHERE (state = 'pending' AND run_at <= now()) OR state = 'running'
  ORDER BY state = 'running', lease_ms LIMIT 1`,
+  };
+  if (options.order === 'none') return statements;
+  const due = `FROM ${t} WHERE state = 'pending' AND run_at <= now()`;
+  return {
+    ...statements,
+    claim: statements.claim.replace(
+      due,
+      `FROM ${t} AS d WHERE state = 'pending' AND run_at <= now()\n   AND ${appIsFree(t, options.onFailure)}`,
+    ),
   };
 }

@@ -1,0 +1,187 @@
+import { MAX_TIMER_MS } from '../../shared/timers.js';
+import type { Row } from '../database/driver.js';
+import type { Outcome } from './run-delivery.js';
+
+/** Timers, injectable so that a test can fire them one by one. */
+export interface Clock {
+  /**
+   * Calls `fn` after `ms`; returns what cancels it. `keepAlive`: the timer holds the process open
+   * (the poll: a worker keeps its process alive until stop(), as a listening server does).
+   */
+  after(ms: number, fn: () => void, keepAlive: boolean): () => void;
+}
+
+export const systemClock: Clock = {
+  after(ms, fn, keepAlive) {
+    const timer = setTimeout(fn, Math.min(ms, MAX_TIMER_MS)); // a longer wait would fire after 1 ms
+    if (!keepAlive) (timer as { unref?: () => void }).unref?.();
+    return () => clearTimeout(timer);
+  },
+};
+
+/** What the loop asks of the database; each step handles (logs) its own database errors. */
+export interface LoopSteps {
+  /** Claims up to `wanted` due rows; undefined when the database failed. */
+  claim(wanted: number): Promise<Row[] | undefined>;
+  /** Runs one claimed row and records its outcome; never rejects. */
+  run(row: Row): Promise<Outcome>;
+  /** Gives back a row claimed while stop() came: its handlers never started. */
+  release(row: Row): Promise<void>;
+  /** Rows whose worker stopped mid-attempt: pending again, or dead. */
+  recover(): Promise<void>;
+  /** Before each poll (re-LISTEN if the listening connection was lost). */
+  beforePoll(): void;
+}
+
+export interface LoopSettings {
+  readonly concurrency: number;
+  readonly batchSize: number;
+  readonly pollIntervalMs: number;
+}
+
+/**
+ * `running`: claims whenever a slot is free and woken (a notification, a finished delivery, a
+ * retry coming due, the poll); `stopping`: claims nothing more, waits for the claim under way and
+ * the handlers running; `stopped`: nothing under way, no timer left.
+ */
+export type LoopState = 'running' | 'stopping' | 'stopped';
+
+/** A RETRY_SLACK_MS after a retry is due, look for it (its run_at is now() + delay, set a moment later). */
+const RETRY_SLACK_MS = 5;
+
+/**
+ * The worker's loop: owns the slots (handlers running), the one claim pass at a time, the poll
+ * and the retry timers. One claim pass runs at a time; a wake-up during it runs another after it.
+ */
+export class WorkerLoop {
+  #state: LoopState = 'running';
+  readonly #slots = new Set<Promise<void>>();
+  readonly #timers = new Set<() => void>();
+  #claiming: Promise<void> | undefined;
+  #claimAgain = false;
+  #polling: Promise<void> | undefined;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly steps: LoopSteps,
+    private readonly settings: LoopSettings,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  get state(): LoopState {
+    return this.#state;
+  }
+
+  /** Handlers running in this worker now. */
+  get running(): number {
+    return this.#slots.size;
+  }
+
+  /** Starts polling (recover, then claim), every `pollIntervalMs`. */
+  start(): void {
+    this.#poll();
+  }
+
+  /** Claims now if a slot is free; after the pass under way if there is one. Resolves when this pass ends. */
+  wake(): Promise<void> {
+    if (this.#state !== 'running') return Promise.resolve();
+    if (this.#claiming !== undefined) {
+      this.#claimAgain = true;
+      return this.#claiming;
+    }
+    const pass = this.#claimWhileFree().finally(() => {
+      this.#claiming = undefined;
+      if (this.#claimAgain) {
+        this.#claimAgain = false;
+        void this.wake();
+      } else this.#settleIdle();
+    });
+    this.#claiming = pass;
+    return pass;
+  }
+
+  /** Resolves once no claim is under way and no handler runs in this worker. */
+  whenIdle(): Promise<void> {
+    if (this.#idle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Claims no more, cancels the timers, and resolves once the claim under way and every handler have finished. */
+  async stop(): Promise<void> {
+    if (this.#state === 'running') {
+      this.#state = 'stopping';
+      for (const cancel of this.#timers) cancel();
+      this.#timers.clear();
+    }
+    // A claim pass under way gives back what it takes from now on; slots only end from here.
+    await Promise.allSettled([this.#claiming, this.#polling]);
+    await Promise.allSettled([...this.#slots]);
+    this.#state = 'stopped';
+    this.#settleIdle();
+  }
+
+  async #claimWhileFree(): Promise<void> {
+    const { concurrency, batchSize } = this.settings;
+    while (this.#state === 'running' && this.#slots.size < concurrency) {
+      const wanted = Math.min(batchSize, concurrency - this.#slots.size);
+      const rows = await this.steps.claim(wanted);
+      if (rows === undefined) {
+        this.#claimAgain = false; // the database failed: the poll tries again, not a hot loop
+        return;
+      }
+      for (const row of rows) {
+        if (this.#state === 'running') this.#startSlot(row);
+        else await this.steps.release(row); // stop() came while claiming
+      }
+      if (rows.length < wanted) return;
+    }
+  }
+
+  #startSlot(row: Row): void {
+    const slot: Promise<void> = this.steps
+      .run(row)
+      .then((outcome) => {
+        if (outcome.kind === 'failed') this.#after(outcome.retryInMs + RETRY_SLACK_MS, () => void this.wake());
+      })
+      .finally(() => {
+        this.#slots.delete(slot);
+        void this.wake();
+        this.#settleIdle();
+      });
+    this.#slots.add(slot);
+  }
+
+  #poll(): void {
+    if (this.#state !== 'running') return;
+    this.steps.beforePoll();
+    this.#polling = this.steps
+      .recover()
+      .then(() => this.wake())
+      .finally(() => {
+        this.#polling = undefined;
+        this.#after(this.settings.pollIntervalMs, () => this.#poll(), true);
+      });
+  }
+
+  /** Retry timers need not keep the process alive: the poll picks those rows up too. */
+  #after(ms: number, fn: () => void, keepAlive = false): void {
+    if (this.#state !== 'running') return;
+    const cancel = this.clock.after(
+      ms,
+      () => {
+        this.#timers.delete(cancel);
+        fn();
+      },
+      keepAlive,
+    );
+    this.#timers.add(cancel);
+  }
+
+  #idle(): boolean {
+    return this.#slots.size === 0 && this.#claiming === undefined;
+  }
+
+  #settleIdle(): void {
+    if (this.#idle()) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+}

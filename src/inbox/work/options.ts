@@ -1,0 +1,145 @@
+import { MAX_TIMER_MS } from '../../shared/timers.js';
+import type { Driver } from '../database/driver.js';
+import { resolveBackoff, type BackoffOptions, type ResolvedBackoff } from './backoff.js';
+
+/**
+ * Options of `inbox.work(receiver, options)`. A pg or postgres.js pool whose `max` is below
+ * `concurrency` + 2 is a `RangeError` at once.
+ */
+export interface WorkOptions {
+  /**
+   * Handlers running at once in this worker.
+   *
+   * @defaultValue half the pool's max, at most 16 (4 for a pg Pool's default max of 10); 1 on a single connection (a pg Client, PGlite)
+   */
+  concurrency?: number;
+  /**
+   * Rows claimed per round trip.
+   *
+   * @defaultValue the free slots, so no claimed row waits
+   */
+  batchSize?: number;
+  /**
+   * How often to look for due rows when no notification came, in ms.
+   *
+   * @defaultValue `1000`
+   */
+  pollIntervalMs?: number;
+  /**
+   * How long a claim is held before another worker may take the delivery again, in seconds. A
+   * running handler keeps its row locked, so only a worker that stopped loses it.
+   *
+   * @defaultValue `30`
+   */
+  leaseSeconds?: number;
+  /**
+   * Attempts before a delivery is `'dead'` (a retry or replay grants this many again).
+   *
+   * @defaultValue `5`
+   */
+  maxAttempts?: number;
+  /**
+   * How long to wait before each retry.
+   *
+   * @defaultValue `{ baseMs: 1000, maxMs: 3_600_000, jitter: 'full' }`
+   */
+  backoff?: BackoffOptions;
+  /**
+   * Names this worker in attempts and logs.
+   *
+   * @defaultValue a random id, `worker-` and 8 characters
+   */
+  workerId?: string;
+  /**
+   * Wake on NOTIFY when a delivery is stored; `false` polls alone.
+   *
+   * @defaultValue `true`
+   */
+  listen?: boolean;
+  /**
+   * `'per-app'`: at most one delivery of an app runs at a time, across every worker process, in
+   * event-time order (to the nanosecond, then arrival); deliveries of different apps, and those
+   * without an app, still run side by side. Every worker of one table must use the same `order`:
+   * an unordered worker does not look at what the ordered ones run.
+   *
+   * @defaultValue `'none'`: due deliveries run concurrently, oldest event first
+   */
+  order?: 'none' | 'per-app';
+  /**
+   * With `order: 'per-app'`, what a failed attempt that will be retried does to its app's later
+   * deliveries. `'hold'`: they wait until it succeeds or goes dead (strict order; one stuck app
+   * holds only itself). `'skip'`: they run while it waits for its retry, which then runs after them.
+   * A dead delivery never holds its app.
+   *
+   * @defaultValue `'hold'`
+   */
+  onFailure?: 'hold' | 'skip';
+}
+
+/** The options with every default applied and every value checked. */
+export interface ResolvedWorkOptions {
+  readonly concurrency: number;
+  readonly batchSize: number;
+  readonly pollIntervalMs: number;
+  readonly leaseSeconds: number;
+  readonly maxAttempts: number;
+  readonly backoff: ResolvedBackoff;
+  readonly workerId: string;
+  readonly listen: boolean;
+  readonly order: 'none' | 'per-app';
+  readonly onFailure: 'hold' | 'skip';
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  const resolved = value ?? fallback;
+  if (!Number.isSafeInteger(resolved) || resolved < 1) throw new RangeError(`${name} must be a whole number >= 1, got ${String(value)}`);
+  return resolved;
+}
+
+/**
+ * One connection: 1. A pool of known size: half of it, at most 16, so that receive() keeps the
+ * other half (a pg Pool's default max of 10 gives 4). Unknown: 4.
+ */
+function defaultConcurrency(driver: Driver): number {
+  if (!driver.parallel) return 1;
+  if (driver.maxConnections === undefined) return 4;
+  return Math.max(1, Math.min(16, Math.floor((driver.maxConnections - 1) / 2)));
+}
+
+function randomId(): string {
+  return `worker-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** Checks `options` against the driver; throws a `RangeError` or `TypeError` naming the option. */
+export function resolveWorkOptions(driver: Driver, options: WorkOptions): ResolvedWorkOptions {
+  const concurrency = positiveInteger('concurrency', options.concurrency, defaultConcurrency(driver));
+  const batchSize = positiveInteger('batchSize', options.batchSize, concurrency);
+  const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
+  if (pollIntervalMs > MAX_TIMER_MS)
+    throw new RangeError(`pollIntervalMs must be at most ${MAX_TIMER_MS} (the longest a timer waits), got ${pollIntervalMs}`);
+  const listen = options.listen !== false;
+  // Each running handler holds a connection, LISTEN holds one, and receive() needs one: fewer is a silent hang.
+  const needed = concurrency + (listen ? 1 : 0) + 1;
+  if (driver.maxConnections !== undefined && driver.parallel && driver.maxConnections < needed) {
+    throw new RangeError(
+      `the pool's max (${driver.maxConnections}) must be at least ${needed}: one connection per handler (concurrency ${concurrency}), ` +
+        `${listen ? 'one for LISTEN, ' : ''}and one for receive(). Raise max or lower concurrency.`,
+    );
+  }
+  const leaseSeconds = options.leaseSeconds ?? 30;
+  if (!(leaseSeconds > 0) || !Number.isFinite(leaseSeconds))
+    throw new RangeError(`leaseSeconds must be a finite number > 0, got ${String(leaseSeconds)}`);
+  const maxAttempts = positiveInteger('maxAttempts', options.maxAttempts, 5);
+  const backoff = resolveBackoff(options.backoff);
+  const workerId = options.workerId ?? randomId();
+  if (typeof workerId !== 'string' || workerId === '' || workerId.length > 200)
+    throw new TypeError('workerId must be a non-empty string of at most 200 characters');
+  const order = options.order ?? 'none';
+  if (order !== 'none' && order !== 'per-app') throw new RangeError(`order must be 'none' or 'per-app', got ${JSON.stringify(order)}`);
+  const onFailure = options.onFailure ?? 'hold';
+  if (onFailure !== 'hold' && onFailure !== 'skip')
+    throw new RangeError(`onFailure must be 'hold' or 'skip', got ${JSON.stringify(onFailure)}`);
+  if (options.onFailure !== undefined && order !== 'per-app')
+    throw new RangeError("onFailure applies to order: 'per-app' only: without an order, a failed delivery never holds another");
+  return { concurrency, batchSize, pollIntervalMs, leaseSeconds, maxAttempts, backoff, workerId, listen, order, onFailure };
+}

@@ -1,0 +1,135 @@
+import type { AnyWebhookEvent } from '../../events/types.js';
+import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
+import { describeThrown } from '../../shared/thrown.js';
+import type { Driver, Row } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import { boundError, toBytes } from '../rows.js';
+import { retryDelayMs } from './backoff.js';
+import type { ResolvedWorkOptions } from './options.js';
+import type { WorkerSql } from './sql.js';
+
+/** A delivery this worker claimed: the claim already recorded the attempt. */
+export interface Claimed {
+  readonly id: string;
+  readonly body: Uint8Array;
+  readonly attempt: number;
+  /** Attempts counted against maxAttempts, this one included. */
+  readonly budgetUsed: number;
+  readonly replayed: boolean;
+}
+
+export function claimedFromRow(row: Row): Claimed {
+  const attempt = Number(row['attempts']);
+  return {
+    id: String(row['id']),
+    body: toBytes(row['body']),
+    attempt,
+    budgetUsed: attempt - Number(row['attempt_base']),
+    replayed: row['replayed_at'] !== null && row['replayed_at'] !== undefined,
+  };
+}
+
+/**
+ * What came of one attempt, and so which statement of `work/sql.ts` records it:
+ * - `succeeded`: `done`, the first statement of the handlers' transaction (their writes and the mark commit together);
+ * - `failed`: `fail`, pending again in `retryInMs`;
+ * - `dead`: `fail` with dead (no attempts left, or the stored body no longer parses);
+ * - `lease-lost`: none: another worker took the delivery after this one's lease ran out;
+ * - `unrecorded`: `fail` itself failed (the database went away): none now; the row stays running
+ *   and `recover` counts the attempt as crashed when its lease runs out.
+ * A worker that stops mid-attempt records nothing: `recover` (another worker, or this one's drain) does.
+ */
+export type Outcome =
+  | { readonly kind: 'succeeded' }
+  | { readonly kind: 'failed'; readonly retryInMs: number }
+  | { readonly kind: 'dead' }
+  | { readonly kind: 'lease-lost' }
+  | { readonly kind: 'unrecorded' };
+
+export interface RunEnvironment {
+  readonly driver: Driver;
+  readonly sql: WorkerSql;
+  readonly runtime: ReceiverRuntime;
+  readonly options: ResolvedWorkOptions;
+  /** The table's name for error messages. */
+  readonly table: string;
+  /** The database failed while `doing`: logged once per outage by the loop. */
+  readonly databaseFailed: (error: unknown, doing: string) => void;
+}
+
+/** Thrown inside the handler's transaction to roll it back. */
+class HandlersFailed {
+  constructor(readonly failures: readonly unknown[]) {}
+}
+const LEASE_LOST = Symbol('lease lost');
+
+/** Runs one claimed delivery's handlers and records the outcome; never rejects. */
+export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promise<Outcome> {
+  const { runtime } = env;
+  let event: AnyWebhookEvent;
+  try {
+    event = runtime.parseStored(claimed.body);
+  } catch (error) {
+    // It parsed when it was accepted; a stricter SDK version (validate) may refuse it now. No retry helps.
+    const recorded = await recordFailure(env, claimed, `the stored body no longer parses: ${describeThrown(error)}`, true, 0);
+    runtime.log({
+      level: 'error',
+      event: 'dead',
+      message: 'the stored body no longer parses: the delivery is dead',
+      deliveryId: claimed.id,
+      attempt: claimed.attempt,
+    });
+    return recorded ? { kind: 'dead' } : { kind: 'unrecorded' };
+  }
+  const delivery = { id: claimed.id, attempt: claimed.attempt };
+  try {
+    await env.driver.transaction(async (tx) => {
+      // The mark first: it locks the row for the handlers; their failure rolls it back (see sql.ts).
+      const held = await tx.query(env.sql.done, [claimed.id, env.options.workerId, claimed.attempt]);
+      if (held.length === 0) throw LEASE_LOST;
+      const failures = await runtime.runHandlers(event, { delivery, transaction: tx.client });
+      if (failures.length > 0) throw new HandlersFailed(failures);
+    });
+  } catch (error) {
+    if (error === LEASE_LOST) {
+      runtime.log({
+        level: 'warn',
+        event: 'retried',
+        message: 'the lease ran out before the handlers started; another worker has the delivery',
+        action: event.action,
+        deliveryId: claimed.id,
+        attempt: claimed.attempt,
+      });
+      return { kind: 'lease-lost' };
+    }
+    const failures = error instanceof HandlersFailed ? error.failures : [inboxError(error, env.table, 'running handlers')];
+    const dead = claimed.budgetUsed >= env.options.maxAttempts;
+    const retryInMs = dead ? 0 : retryDelayMs(env.options.backoff, claimed.budgetUsed);
+    const recorded = await recordFailure(env, claimed, failures.map(describeThrown).join('; '), dead, retryInMs);
+    await runtime.reportFailure(event, failures, { ...delivery, willRetry: !dead });
+    if (!recorded) return { kind: 'unrecorded' };
+    return dead ? { kind: 'dead' } : { kind: 'failed', retryInMs };
+  }
+  const replayed = claimed.replayed && claimed.budgetUsed === 1;
+  runtime.log({
+    level: 'info',
+    event: replayed ? 'replayed' : 'processed',
+    message: replayed ? 'replayed delivery processed' : 'delivery processed',
+    action: event.action,
+    deliveryId: claimed.id,
+    attempt: claimed.attempt,
+  });
+  return { kind: 'succeeded' };
+}
+
+/** `fail`: pending again in `delayMs`, or dead. False when the database did not take it. */
+async function recordFailure(env: RunEnvironment, claimed: Claimed, message: string, dead: boolean, delayMs: number): Promise<boolean> {
+  try {
+    await env.driver.query(env.sql.fail, [claimed.id, env.options.workerId, claimed.attempt, delayMs, dead, boundError(message)]);
+    return true;
+  } catch (error) {
+    // The row stays running; when its lease runs out, recovery counts the attempt.
+    env.databaseFailed(error, 'recording a failed attempt');
+    return false;
+  }
+}

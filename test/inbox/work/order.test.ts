@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { at, budgetEvent, inboxSuiteSetup, openInbox, sleep, type InboxHarness } from '../helpers.js';
+
+/**
+ * order: 'per-app' in one process on PostgreSQL: what a user relies on is the order handlers saw
+ * and the rows left behind. Across processes: test/inbox/order-processes.test.ts.
+ */
+inboxSuiteSetup();
+
+const event = (app: string, fraction: string) => budgetEvent('app:budget:cap', at(fraction), { app });
+
+/** Records which app's handlers run at once, and the order each app's events were seen in. */
+function recorder() {
+  const running = new Map<string, number>();
+  const seen = new Map<string, string[]>();
+  let overlaps = 0;
+  return {
+    async enter(app: string, timestamp: string, ms: number) {
+      const now = (running.get(app) ?? 0) + 1;
+      if (now > 1) overlaps++;
+      running.set(app, now);
+      seen.set(app, [...(seen.get(app) ?? []), timestamp]);
+      await sleep(ms);
+      running.set(app, running.get(app)! - 1);
+    },
+    seen,
+    get overlaps() {
+      return overlaps;
+    },
+  };
+}
+
+async function stateOf(harness: InboxHarness, app: string) {
+  return harness.db.query(`SELECT state, attempts FROM ${harness.table} WHERE app = $1 ORDER BY event_ns`, [app]);
+}
+
+describe("order: 'per-app' (pg)", () => {
+  it('runs each app one delivery at a time in event order, though they arrived reversed, and apps side by side', async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    const record = recorder();
+    receiver.on('app:budget:cap', (e) => record.enter(e.data.app, e.timestamp, 15));
+    for (const fraction of ['.5', '.4', '.3', '.2', '.1']) {
+      for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, event(app, fraction));
+    }
+    await harness.work(receiver, { order: 'per-app', concurrency: 4 }).drain();
+    expect(record.overlaps).toBe(0);
+    for (const app of ['one', 'two', 'three']) expect(record.seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
+  });
+
+  it('events of an app stored while one of it runs wait for it, then run oldest first', async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    receiver.on('app:budget:cap', async (e) => {
+      seen.push(e.timestamp);
+      if (e.timestamp === at('.9')) await gate;
+    });
+    await harness.deliver(receiver, event('one', '.9'));
+    const worker = harness.work(receiver, { order: 'per-app', concurrency: 4 });
+    while (seen.length === 0) await sleep(5);
+    for (const fraction of ['.3', '.1', '.2']) await harness.deliver(receiver, event('one', fraction));
+    await sleep(100); // three free slots, three due rows: none may start
+    expect(seen).toEqual([at('.9')]);
+    release();
+    await worker.drain();
+    expect(seen).toEqual(['.9', '.1', '.2', '.3'].map(at));
+  });
+
+  it("'hold': an app whose delivery keeps failing holds only its own later events; 100 other apps flow; dead releases it", async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    const record = recorder();
+    receiver.on('app:budget:cap', async (e) => {
+      if (e.data.app === 'stuck' && e.timestamp === at('.1')) throw new Error('the chat service refuses this one');
+      await record.enter(e.data.app, e.timestamp, 0);
+    });
+    await harness.deliver(receiver, event('stuck', '.1'));
+    await harness.deliver(receiver, event('stuck', '.2'));
+    for (let i = 0; i < 100; i++) {
+      await harness.deliver(receiver, event(`app-${i}`, '.3'));
+      await harness.deliver(receiver, event(`app-${i}`, '.4'));
+    }
+    const worker = harness.work(receiver, { order: 'per-app', concurrency: 6, maxAttempts: 4, backoff: { baseMs: 150, jitter: 'none' } });
+    const started = Date.now();
+    while ((await harness.count(`state = 'done'`)) < 200) {
+      expect(Date.now() - started, 'the other apps did not finish while stuck retried').toBeLessThan(10_000);
+      await sleep(10);
+    }
+    // 200 deliveries done while the stuck one waited for a retry (150, 300, 600 ms apart).
+    const [first, second] = await stateOf(harness, 'stuck');
+    expect(first!['state']).toBe('pending');
+    expect(second).toEqual({ state: 'pending', attempts: 0 });
+    expect(record.seen.get('stuck')).toBeUndefined();
+    expect(record.overlaps).toBe(0);
+    // Dead after its fourth attempt: the app is released and its later event runs.
+    await harness.settle();
+    await worker.stop();
+    expect(await stateOf(harness, 'stuck')).toEqual([
+      { state: 'dead', attempts: 4 },
+      { state: 'done', attempts: 1 },
+    ]);
+    expect(record.seen.get('stuck')).toEqual([at('.2')]);
+  });
+
+  it("'skip': later events of the app run while the failed one waits for its retry, which runs after them", async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    const seen: string[] = [];
+    let failures = 0;
+    receiver.on('app:budget:cap', (e) => {
+      seen.push(e.timestamp);
+      if (e.timestamp === at('.1') && failures++ === 0) throw new Error('once');
+    });
+    for (const fraction of ['.1', '.2', '.3']) await harness.deliver(receiver, event('one', fraction));
+    harness.work(receiver, { order: 'per-app', onFailure: 'skip', concurrency: 4, backoff: { baseMs: 300, jitter: 'none' } });
+    await harness.settle();
+    expect(seen).toEqual(['.1', '.2', '.3', '.1'].map(at));
+    expect(await stateOf(harness, 'one')).toEqual([
+      { state: 'done', attempts: 2 },
+      { state: 'done', attempts: 1 },
+      { state: 'done', attempts: 1 },
+    ]);
+  });
+
+  it('refuses an unknown order or onFailure, and onFailure without per-app order, with a RangeError', async () => {
+    const harness = await openInbox('pg');
+    const { inbox } = harness;
+    const receiver = harness.receiver();
+    expect(() => inbox.work(receiver, { order: 'per-tenant' as never })).toThrow(
+      new RangeError(`order must be 'none' or 'per-app', got "per-tenant"`),
+    );
+    expect(() => inbox.work(receiver, { order: 'per-app', onFailure: 'drop' as never })).toThrow(
+      new RangeError(`onFailure must be 'hold' or 'skip', got "drop"`),
+    );
+    expect(() => inbox.work(receiver, { onFailure: 'skip' })).toThrow(
+      new RangeError("onFailure applies to order: 'per-app' only: without an order, a failed delivery never holds another"),
+    );
+  });
+});
