@@ -73,7 +73,14 @@ export function assertUsableKeys(keys: readonly string[], encoding: SecretEncodi
 
 export function secretEncoding(flags: Flags): SecretEncoding {
   const value = stringFlag(flags, 'secret-encoding') ?? 'utf8';
-  if (value !== 'utf8' && value !== 'hex') throw new UsageError(`--secret-encoding must be utf8 or hex, got ${JSON.stringify(value)}`);
+  if (value !== 'utf8' && value !== 'hex') {
+    // A key pasted into the wrong flag must not end up in a terminal or a CI log: only a short
+    // word (base64, latin1) is echoed back.
+    const shown = /^[A-Za-z0-9-]{1,10}$/.test(value)
+      ? JSON.stringify(value)
+      : `a value of ${value.length} characters (not shown: it may be a key)`;
+    throw new UsageError(`--secret-encoding must be utf8 or hex, got ${shown}`);
+  }
   return value;
 }
 

@@ -60,7 +60,14 @@ describe('usage errors', () => {
       await run(['verify', '--key', 'k', '--header', 'x', '--tolerance=-5']),
       /--tolerance must be a whole number of seconds/,
     );
-    expectUsageError(await run(['sign', '--key', 'k', '--secret-encoding', 'base64']), /--secret-encoding must be utf8 or hex/);
+    expectUsageError(
+      await run(['sign', '--key', 'k', '--secret-encoding', 'base64']),
+      /--secret-encoding must be utf8 or hex, got "base64"$/m,
+    );
+    // A key pasted into the wrong flag is never echoed.
+    const pasted = await run(['sign', '--key', 'k', '--secret-encoding', `KEYMARKER${'ab'.repeat(28)}`]);
+    expectUsageError(pasted, /--secret-encoding must be utf8 or hex, got a value of 65 characters \(not shown: it may be a key\)/);
+    expect(pasted.stderr).not.toContain('KEYMARKER');
     const stray = await run(['sign', 'KEYMARKER']);
     expectUsageError(stray, /^rack-webhooks sign: unexpected argument/);
     expect(stray.stderr).not.toContain('KEYMARKER');
