@@ -1,71 +1,20 @@
-// What a Worker ships: the BUILT package (dist/, via package.json "exports" and "sideEffects")
-// bundled by esbuild as a user bundles it (minified ESM, platform neutral, as wrangler does).
+// What a Worker ships: the BUILT package bundled by esbuild as a user bundles it (bundle-sizes.mjs).
 // Fails when a bundle passes its limit, when esbuild warns (a bare chunk import it has to drop,
 // say), when `import 'rack-webhooks/validate'` does not survive bundling, or when the root entry
 // is more than two files for Node to load.
 import { build } from 'esbuild';
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { gzipSync } from 'node:zlib';
-import { root, tmp } from './lib.mjs';
-
-const KB = 1000; // the limits are in kB of 1,000 bytes: the stricter reading of "40 KB"
-
-const bundles = [
-  {
-    label: 'createReceiver + createFetchHandler',
-    limit: 40 * KB,
-    source: `import { createReceiver } from 'rack-webhooks';
-import { createFetchHandler } from 'rack-webhooks/web';
-export default { fetch: createFetchHandler(createReceiver({ secrets: globalThis.SECRET })) };`,
-  },
-  {
-    label: 'verify',
-    limit: 20 * KB,
-    source: `import { verify } from 'rack-webhooks';
-export default { async fetch(request) { await verify(await request.text(), request.headers.get('service-signature'), { secrets: globalThis.SECRET }); return new Response('ok'); } };`,
-  },
-  {
-    // No limit: the validators are the price of validating. Run below, to prove that the bare
-    // import is kept (package.json lists dist/validate.* under "sideEffects").
-    label: "the receiver + import 'rack-webhooks/validate'",
-    limit: undefined,
-    source: `import { createReceiver, signSync } from 'rack-webhooks';
-import { createFetchHandler } from 'rack-webhooks/web';
-import 'rack-webhooks/validate';
-export const fetch = createFetchHandler(createReceiver({ secrets: 'k', validate: true }));
-export { signSync };`,
-  },
-];
-
-// A scratch project that depends on the package the way `npm link` does: a symlink to this one.
-const project = join(tmp, 'size');
-rmSync(project, { recursive: true, force: true });
-mkdirSync(join(project, 'node_modules'), { recursive: true });
-symlinkSync(root, join(project, 'node_modules', 'rack-webhooks'), 'dir');
+import { KB, measureBundles } from './bundle-sizes.mjs';
+import { root } from './lib.mjs';
 
 const problems = [];
-const results = [];
-for (const [index, bundle] of bundles.entries()) {
-  const entry = join(project, `entry-${index}.mjs`);
-  writeFileSync(entry, bundle.source);
-  const result = await build({
-    entryPoints: [entry],
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    platform: 'neutral',
-    write: false,
-    logLevel: 'silent',
-    absWorkingDir: project,
-  });
-  for (const warning of result.warnings) problems.push(`${bundle.label}: esbuild warns: ${warning.text}`);
-  const code = result.outputFiles[0].contents;
-  const gzip = gzipSync(code, { level: 9 }).length;
-  results.push({ ...bundle, bytes: code.length, gzip, code });
-  if (bundle.limit !== undefined && code.length > bundle.limit) {
-    problems.push(`${bundle.label}: ${code.length} bytes minified, over the limit of ${bundle.limit}`);
+const { project, results } = await measureBundles();
+for (const bundle of results) {
+  for (const warning of bundle.warnings) problems.push(`${bundle.label}: esbuild warns: ${warning.text}`);
+  if (bundle.limit !== undefined && bundle.bytes > bundle.limit) {
+    problems.push(`${bundle.label}: ${bundle.bytes} bytes minified, over the limit of ${bundle.limit}`);
   }
 }
 

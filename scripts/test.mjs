@@ -21,7 +21,11 @@ const steps = [
     'bundle sizes: the receiver at most 40 kB, verify at most 20 kB (esbuild, minified, from dist)',
     () => run('node', ['scripts/check-size.mjs']),
   ],
-  ["README's TypeScript snippets compile against the built package", () => run('node', ['scripts/check-readme-snippets.mjs'])],
+  ['the sizes docs/ quotes are current (npm run docs:figures --check)', () => run('node', ['scripts/docs-figures.mjs', '--check'])],
+  [
+    'the TypeScript snippets of README.md and docs/*.md compile against the built package',
+    () => run('node', ['scripts/check-readme-snippets.mjs']),
+  ],
   ['API reference (TypeDoc, warnings as errors; @example blocks compiled)', () => run('node', ['scripts/docs.mjs'])],
   [
     'unit, property, type, adapter and example tests (vitest, with coverage)',

@@ -35,7 +35,7 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** What an adapter sends back: always JSON, `{ status }` or `{ error }`. */
 export interface WebhookResponse {
-  /** The HTTP status (see the status table in the README). */
+  /** The HTTP status (see the status table in docs/errors.md). */
   status: number;
   /** The response headers: `content-type`, and `allow` on a 405. */
   headers: Record<string, string>;

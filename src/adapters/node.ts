@@ -24,7 +24,7 @@ export function writeNodeResponse(res: ServerResponse, response: WebhookResponse
 
 /**
  * `(req, res) => Promise<void>` for `http.createServer`. It reads the body itself (up to
- * `maxBodyBytes`) and answers with the status table of the README: 200 `{"status":"processed"}`
+ * `maxBodyBytes`) and answers with the status table of docs/errors.md: 200 `{"status":"processed"}`
  * (or `duplicate`, `ignored`, `accepted`), 401 for a bad signature, 400, 405, 413, 415, 500, 503.
  *
  * @param receiver - A receiver from `createReceiver`, with or without an inbox.

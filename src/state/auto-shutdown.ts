@@ -3,7 +3,7 @@ import type { AutoShutdownPhase, AutoShutdownState } from './types.js';
 import { field } from './read-field.js';
 
 /**
- * The auto-shutdown lifecycle as a state machine over the spec's events (README: "Rack state"
+ * The auto-shutdown lifecycle as a state machine over the spec's events (docs/rack-state.md
  * has the table). Each row: from which phases an action moves, and where to.
  */
 const PREFIX = 'app:budget:auto-shutdown:';

@@ -2,7 +2,7 @@
  * The console end to end, as on-call uses it: the printed URL opened in a real Chromium, the
  * rack emulator's deliveries appearing without a reload, filters, one delivery, a dead one retried
  * and turning done, a replay, an app's timeline, and "retry all dead". Saves the screenshots the
- * README shows (docs/console-*.png).
+ * docs/console.md shows (docs/console-*.png).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -26,14 +26,14 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** A client of `kind` through the proxy; connect timeouts short, as the README advises. */
+/** A client of `kind` through the proxy; connect timeouts short, as docs/operating.md advises. */
 function clientThrough(kind: Kind, url: string, max: number) {
   if (kind === 'pg') {
     const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000 });
     pool.on('error', () => {}); // idle clients cut by the proxy
     return { database: pool as unknown, end: () => pool.end() };
   }
-  // postgres.js waits between reconnects (up to 20 s by default) and a query waits with it: short here, as the README advises.
+  // postgres.js waits between reconnects (up to 20 s by default) and a query waits with it: short here, as docs/operating.md advises.
   const sql = postgres(url, {
     max,
     connect_timeout: 2,

@@ -1,4 +1,4 @@
-// "The same event" (README, src/receiver/same-event.ts), as properties: for events with a tick_id,
+// "The same event" (docs/receiver.md, src/receiver/same-event.ts), as properties: for events with a tick_id,
 // any change to a non-time data field, the action or the status gives a distinct event; any change
 // to t, the envelope timestamp or *_at / timestamp data fields alone does not. Checked on the key
 // itself with many runs, and end to end through receivers on the memory store, Redis and an inbox.

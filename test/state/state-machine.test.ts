@@ -3,7 +3,7 @@ import { createRackState, type AnyWebhookEvent, type AutoShutdownPhase, type Aut
 import { APP, CANCEL_REASONS, HOUR, MINUTE, at, event, shutdown, tickId, type CancelReason, type ShutdownKind } from './events.js';
 
 /**
- * Every row of the auto-shutdown table (src/state/auto-shutdown.ts, README "Rack state"), the
+ * Every row of the auto-shutdown table (src/state/auto-shutdown.ts, docs/rack-state.md), the
  * breaker, the budget, the overrides, promotes and the last build and release, each asserted as
  * the exact state a dashboard would read.
  */
