@@ -90,8 +90,8 @@ export interface Running {
   origin: string;
   stdout: () => string;
   stderr: () => string;
-  /** SIGTERM, then SIGKILL after 5 s; resolves with how it ended. */
-  stop: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM, then SIGKILL after 5 s (or `killAfterMs`); resolves with how it ended. */
+  stop: (killAfterMs?: number) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 const children = new Set<ChildProcess>();
@@ -99,7 +99,8 @@ const children = new Set<ChildProcess>();
 /** Environment for a child: ours without any of the examples' variables, plus `env`. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const result: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['RACK_WEBHOOK_SECRETS', 'PORT', 'HOST', 'PAGER_URL', 'CHAT_WEBHOOK_URL']) delete result[name];
+  for (const name of ['RACK_WEBHOOK_SECRETS', 'PORT', 'HOST', 'PAGER_URL', 'CHAT_WEBHOOK_URL', 'DATABASE_URL', 'INBOX_DIR', 'INBOX_TABLE'])
+    delete result[name];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete result[name];
     else result[name] = value;
@@ -107,21 +108,21 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   return result;
 }
 
-function stopChild(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+function stopChild(child: ChildProcess, killAfterMs = 5000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
     else child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   return exited.finally(() => {
     clearTimeout(timer);
     children.delete(child);
   });
 }
 
-/** Starts `node examples/<file>` and waits (10 s at most) for its `listening on` line. */
-export function startExample(file: string, env: Record<string, string | undefined>): Promise<Running> {
+/** Starts `node examples/<file>` and waits (10 s, or `startTimeoutMs`, at most) for its `listening on` line. */
+export function startExample(file: string, env: Record<string, string | undefined>, startTimeoutMs = 10_000): Promise<Running> {
   assertBuilt();
   const child = spawn(process.execPath, [`examples/${file}`], {
     cwd: ROOT,
@@ -139,7 +140,7 @@ export function startExample(file: string, env: Record<string, string | undefine
       void stopChild(child);
       reject(new Error(`examples/${file} ${why}.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
     };
-    const timer = setTimeout(() => giveUp('printed no "listening on" line within 10 s'), 10_000);
+    const timer = setTimeout(() => giveUp(`printed no "listening on" line within ${startTimeoutMs / 1000} s`), startTimeoutMs);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
       giveUp(`exited (code ${code}, signal ${signal}) before listening`);
     child.once('exit', onExit);
@@ -150,7 +151,13 @@ export function startExample(file: string, env: Record<string, string | undefine
       child.off('exit', onExit);
       child.stdout!.off('data', onData);
       const url = match[1]!;
-      resolve({ url, origin: new URL(url).origin, stdout: () => stdout, stderr: () => stderr, stop: () => stopChild(child) });
+      resolve({
+        url,
+        origin: new URL(url).origin,
+        stdout: () => stdout,
+        stderr: () => stderr,
+        stop: (killAfterMs?: number) => stopChild(child, killAfterMs),
+      });
     };
     child.stdout!.on('data', onData);
   });
@@ -158,7 +165,7 @@ export function startExample(file: string, env: Record<string, string | undefine
 
 /** Kills every example still running (afterEach). */
 export async function stopAllExamples(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
+  await Promise.all([...children].map((child) => stopChild(child)));
 }
 
 /** Runs a script to completion (it must exit within `timeoutMs`). */
