@@ -179,28 +179,33 @@ describe('a PGlite directory an app has open', () => {
         writeFileSync(join(dir, LOCK_FILE), `${gone.stdout}\n`);
       }
       const startAt = String(Date.now() + 1_500);
+      const releaseFile = join(tempDir(), 'release');
       const racers = Array.from({ length: 6 }, () =>
-        startChild('lock-race.mjs', { RWT_PGLITE_DIR: dir, RWT_START_AT: startAt, RWT_HOLD_MS: '2000' }),
+        startChild('lock-race.mjs', { RWT_PGLITE_DIR: dir, RWT_START_AT: startAt, RWT_RELEASE_FILE: releaseFile }),
       );
-      const outcomes = await Promise.all(
-        racers.map(async (racer) => {
-          await waitFor(
-            () => racer.messages.length > 0,
-            15_000,
-            () => racer.output(),
-          );
-          return racer.messages[0]!;
-        }),
-      );
-      const winners = outcomes.filter((outcome) => 'won' in outcome);
-      expect(winners, JSON.stringify(outcomes)).toHaveLength(1);
-      const winner = winners[0]!['won'] as number;
-      for (const outcome of outcomes.filter((o) => 'refused' in o)) {
-        expect(outcome['refused']).toMatch(
-          new RegExp(`^createInbox: the PGlite database in .* is open in another process \\(pid ${winner}: node lock-race\\.mjs\\);`),
+      try {
+        const outcomes = await Promise.all(
+          racers.map(async (racer) => {
+            await waitFor(
+              () => racer.messages.length > 0,
+              15_000,
+              () => racer.output(),
+            );
+            return racer.messages[0]!;
+          }),
         );
+        const winners = outcomes.filter((outcome) => 'won' in outcome);
+        expect(winners, JSON.stringify(outcomes)).toHaveLength(1);
+        const winner = winners[0]!['won'] as number;
+        for (const outcome of outcomes.filter((o) => 'refused' in o)) {
+          expect(outcome['refused']).toMatch(
+            new RegExp(`^createInbox: the PGlite database in .* is open in another process \\(pid ${winner}: node lock-race\\.mjs\\);`),
+          );
+        }
+        expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toBe(`${winner}\n`);
+      } finally {
+        writeFileSync(releaseFile, '');
       }
-      expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toBe(`${winner}\n`);
       await Promise.all(racers.map((racer) => racer.exited));
       expect(existsSync(join(dir, LOCK_FILE))).toBe(false); // the winner's normal exit gave it back
     }

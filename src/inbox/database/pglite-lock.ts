@@ -7,10 +7,11 @@
  *
  * The lock file holds the pid alone (as every version has written it). It is created complete
  * (written aside, then hard-linked into place), so a reader never sees it half-written; exactly
- * one of two processes starting at once links it. A stale lock is taken over by renaming it away
- * and checking that what was renamed is the stale file judged, so two processes taking over the
- * same stale lock cannot both win. A pid the system has given to a new process since the lock was
- * written (the process started after the file's time, read from /proc on Linux) counts as gone.
+ * one of two processes starting at once links it. A stale lock is removed only under a second,
+ * short-lived guard file and after being judged again there, so two processes taking over the same
+ * stale lock can never remove each other's fresh one: exactly one of them links the next lock. A
+ * pid the system has given to a new process since the lock was written (the process started after
+ * the file's time, read from /proc on Linux) counts as gone.
  *
  * Node only, and loaded only there: the functions take `node:fs` from their caller.
  */
@@ -181,23 +182,56 @@ function createLockFile(fs: LockFs, path: string): boolean {
   }
 }
 
-/** Removes the stale lock judged, and only it: a fresh one another process linked meanwhile is put back. */
-function takeOver(fs: LockFs, path: string, stale: Holder): void {
-  const tomb = `${path}.stale.${host().pid}.${Math.random().toString(36).slice(2, 10)}`;
+/** Waits `ms` without giving the event loop back: the lock is taken synchronously, and the wait is a few ms. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Takes the take-over guard, a second lock file held only while a stale lock is removed, or says
+ * another process holds it. A guard left by a process killed in those few microseconds is removed
+ * once its process is gone: renamed away first, and put back when what was renamed is not the
+ * guard judged (another process replaced it meanwhile).
+ */
+function takeGuard(fs: LockFs, guard: string): boolean {
+  if (createLockFile(fs, guard)) return true;
+  const holder = readHolder(fs, guard);
+  if (holder === undefined || holder.pid === undefined || isAlive(fs, holder) || Date.now() - holder.mtimeMs < 2_000) return false;
+  const tomb = `${guard}.stale.${host().pid}.${Math.random().toString(36).slice(2, 10)}`;
   try {
-    fs.renameSync(path, tomb);
+    fs.renameSync(guard, tomb);
   } catch (error) {
-    if (code(error) === 'ENOENT') return; // another process took it over first
+    if (code(error) === 'ENOENT') return false;
     throw error;
   }
-  if (fs.statSync(tomb).ino !== stale.ino) {
+  if (readHolder(fs, tomb)?.pid !== holder.pid) {
     try {
-      fs.linkSync(tomb, path);
+      fs.linkSync(tomb, guard);
     } catch {
-      // a third process linked its own meanwhile: it holds the directory
+      // its holder finished meanwhile
     }
   }
   fs.unlinkSync(tomb);
+  return false; // look again, with the guard free
+}
+
+/**
+ * Removes the stale lock judged, and only it. Under the guard nothing else removes a lock, and a
+ * new one cannot be linked while the stale one is there, so the lock read under the guard stays
+ * put until it is removed. Judged again under the guard: another process may have taken the stale
+ * lock over and linked its own before this one got the guard (with the same inode, even, as file
+ * systems reuse them), which its pid tells apart.
+ */
+function takeOver(fs: LockFs, path: string, stale: Holder): boolean {
+  const guard = `${path}.takeover`;
+  if (!takeGuard(fs, guard)) return false;
+  try {
+    const now = readHolder(fs, path);
+    if (now !== undefined && now.ino === stale.ino && now.pid === stale.pid && !isAlive(fs, now)) fs.unlinkSync(path);
+    return true;
+  } finally {
+    fs.unlinkSync(guard);
+  }
 }
 
 /**
@@ -215,7 +249,7 @@ export function lockDirectory(fs: LockFs, dir: string, shown: string, remedy: Lo
   }
   const path = `${key}/${LOCK_FILE}`;
   let taken = false;
-  for (let attempt = 0; attempt < 5 && !taken; attempt++) {
+  for (let attempt = 0; attempt < 200 && !taken; attempt++) {
     try {
       taken = createLockFile(fs, path);
     } catch (error) {
@@ -225,7 +259,7 @@ export function lockDirectory(fs: LockFs, dir: string, shown: string, remedy: Lo
     const holder = readHolder(fs, path);
     if (holder === undefined) continue; // released meanwhile
     if (isAlive(fs, holder)) throw heldError(fs, shown, holder.pid, remedy);
-    takeOver(fs, path, holder);
+    if (!takeOver(fs, path, holder)) pause(1 + (attempt % 10)); // another process is taking it over
   }
   if (!taken) throw new Error(`cannot lock the PGlite directory ${shown}: other processes keep taking it`);
   const ino = fs.statSync(path).ino;
