@@ -64,7 +64,7 @@ export class RefusalRecorder {
     const r = names.refusals;
     // Aggregated in memory already, so one key appears once per statement (ON CONFLICT needs that).
     this.#sql = `INSERT INTO ${r} (minute, code, count)
-SELECT to_timestamp(m / 1000.0), c, n FROM json_to_recordset($1::json) AS x(m bigint, c text, n bigint)
+SELECT to_timestamp(m / 1000.0), c, n FROM json_to_recordset($1::text::json) AS x(m bigint, c text, n bigint)
 ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   }
 
