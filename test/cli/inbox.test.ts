@@ -207,7 +207,7 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'stats', ...on(table))).toEqual({
       code: 0,
       err: '',
-      out: 'pending    0\nrunning    0\ndone       1\ndead       2\nignored    1\nduplicate  0\ntotal      4\noldest pending: none\n',
+      out: 'pending    0\nrunning    0\ndone       1\ndead       2\nignored    1\nduplicate  0\ntotal      4\noldest pending: none\nrefused (last hour): none\n',
     });
 
     usage(
@@ -259,7 +259,7 @@ describe('inbox on PostgreSQL', () => {
 
     const stats = await cli('inbox', 'stats', ...on(table));
     expect(stats.out).toMatch(
-      /^pending {4}2\nrunning {4}0\ndone {7}1\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}4\noldest pending: received \d+ (ms|s) ago\n$/,
+      /^pending {4}2\nrunning {4}0\ndone {7}1\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}4\noldest pending: received \d+ (ms|s) ago\nrefused \(last hour\): none\n$/,
     );
     expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
       pending: 2,
@@ -270,6 +270,7 @@ describe('inbox on PostgreSQL', () => {
       duplicate: 0,
       total: 4,
       oldestPendingAgeMs: expect.any(Number),
+      refusedLastHour: [],
     });
 
     usage(
@@ -663,7 +664,7 @@ describe('inbox on a PGlite directory', () => {
       code: 0,
       err: '',
       out: expect.stringMatching(
-        /^pending {4}4\nrunning {4}0\ndone {7}0\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\n$/,
+        /^pending {4}4\nrunning {4}0\ndone {7}0\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\nrefused \(last hour\): none\n$/,
       ),
     });
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
@@ -689,7 +690,7 @@ describe('inbox on a PGlite directory', () => {
 describe('inbox usage', () => {
   it('lists the subcommands, helps with each, and suggests the nearest name', async () => {
     expect((await cli('--help')).out).toMatch(
-      /\n {2}inbox {4}operate a durable inbox: list, show, stats, retry, replay, prune, export, import, migrate\n/,
+      /\n {2}inbox {4}operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate\n/,
     );
     const bare = await cli('inbox');
     expect(bare.code).toBe(2);
