@@ -40,7 +40,7 @@ async function seeded(): Promise<string> {
   const table = newTable();
   expect(await cli('inbox', 'migrate', ...on(table))).toEqual({
     code: 0,
-    out: `${table}: applied versions 1, 2, 3; schema version 3\n`,
+    out: `${table}: applied versions 1, 2, 3, 4; schema version 4\n`,
     err: '',
   });
   await seedDeliveries(db.database, table);
@@ -73,7 +73,7 @@ describe('inbox on PostgreSQL', () => {
     const table = await seeded();
     expect(await cli('inbox', 'migrate', ...on(table))).toEqual({
       code: 0,
-      out: `${table}: nothing to apply; schema version 3\n`,
+      out: `${table}: nothing to apply; schema version 4\n`,
       err: '',
     });
     expect(await cli('inbox', 'list', ...on(table))).toEqual({
@@ -550,7 +550,7 @@ describe('listen --inbox', () => {
     const listening = runCli(['listen', '--port', '0', '--key', KEY, '--inbox', POSTGRES_URL, '--table', table]);
     await vi.waitFor(() => expect(writtenSoFar().stdout).toMatch(/listening on /), { timeout: 10_000 });
     const url = /listening on (\S+)/.exec(writtenSoFar().stdout)![1]!;
-    expect(writtenSoFar().stdout).toContain(`storing deliveries in ${table} at ${POSTGRES_URL} (schema version 3); no handlers run here\n`);
+    expect(writtenSoFar().stdout).toContain(`storing deliveries in ${table} at ${POSTGRES_URL} (schema version 4); no handlers run here\n`);
     const post = async (request: ReturnType<typeof createSignedRequestSync>) => {
       const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
       return [response.status, await response.text()];
@@ -602,7 +602,7 @@ describe('inbox on a PGlite directory', () => {
     expect(existsSync(dir)).toBe(false);
     expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({
       code: 0,
-      out: 'rack_webhooks_inbox: applied versions 1, 2, 3; schema version 3\n',
+      out: 'rack_webhooks_inbox: applied versions 1, 2, 3, 4; schema version 4\n',
       err: '',
     });
 
