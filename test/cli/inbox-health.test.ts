@@ -132,7 +132,11 @@ describe('healthHandler', () => {
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const get = async (path: string) => {
       const response = await fetch(`${origin}${path}`);
-      return { status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as Record<string, unknown> };
+      return {
+        status: response.status,
+        type: response.headers.get('content-type'),
+        body: (await response.json()) as Record<string, unknown>,
+      };
     };
     try {
       expect(await get('/livez')).toEqual({ status: 200, type: 'application/json; charset=utf-8', body: { status: 'live' } });

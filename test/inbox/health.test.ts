@@ -55,7 +55,11 @@ describe.each(CLIENT_KINDS)('worker heartbeats (%s)', (kind) => {
   it('a worker that missed 3 beats is listed as gone; health() counts it so', async () => {
     const harness = await openInbox(kind);
     harness.work(harness.receiver(), { workerId: 'live-1' });
-    await waitFor(async () => (await harness.inbox.workers()).length === 1, 10_000, () => 'the live worker');
+    await waitFor(
+      async () => (await harness.inbox.workers()).length === 1,
+      10_000,
+      () => 'the live worker',
+    );
     // What a killed worker leaves: a row nobody moves (its own beat is 5 s, last seen a minute ago).
     await harness.db.query(
       `INSERT INTO ${harness.table}_workers (id, host, pid, beat_ms, concurrency, mode, last_seen_at, started_at)
@@ -135,7 +139,11 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
     });
     harness.work(receiver, { maxAttempts: 1 });
     await harness.settle();
-    await waitFor(async () => (await harness.inbox.workers()).length === 1, 10_000, () => 'the worker row');
+    await waitFor(
+      async () => (await harness.inbox.workers()).length === 1,
+      10_000,
+      () => 'the worker row',
+    );
     const forged = sign(budgetEvent(FIRED, at('.3')), { secrets: 'not-a-configured-secret' });
     await expect(receiver.receive({ body: forged.bytes, headers: forged.headers })).rejects.toMatchObject({ code: 'signature_mismatch' });
     await harness.inbox.close(); // writes the counted refusal now
@@ -157,7 +165,11 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
   it('a schema newer than the package is a warning, and ready; an older one is unhealthy, and not ready', async () => {
     const harness = await openInbox(kind);
     harness.work(harness.receiver());
-    await waitFor(async () => (await harness.inbox.workers()).length === 1, 10_000, () => 'the worker row');
+    await waitFor(
+      async () => (await harness.inbox.workers()).length === 1,
+      10_000,
+      () => 'the worker row',
+    );
     const newer = LATEST_VERSION + 2;
     await harness.db.query(`INSERT INTO ${harness.table}_migrations (version, name) VALUES ($1, 'from a newer package')`, [newer]);
     let health = await harness.inbox.health();

@@ -65,7 +65,13 @@ describe.each(CLIENT_KINDS)('refusals recorded (%s)', (kind) => {
 
       // Nothing written yet: the flush is an hour away.
       expect(await recorded(db)).toEqual({ counts: {}, writes: 0 });
-      const expected = { signature_mismatch: 120, timestamp_too_old: 40, invalid_json: 30, payload_too_large: 6, unsupported_media_type: 4 };
+      const expected = {
+        signature_mismatch: 120,
+        timestamp_too_old: 40,
+        invalid_json: 30,
+        payload_too_large: 6,
+        unsupported_media_type: 4,
+      };
       expect(Object.fromEntries(inbox.refusalTotals())).toEqual(expected);
       expect(heard).toHaveLength(200);
 
@@ -101,7 +107,9 @@ describe.each(CLIENT_KINDS)('refusals recorded (%s)', (kind) => {
       const receiver = createReceiver({ secrets: SECRETS, inbox });
       const forged = sign(budgetEvent(FIRED, at('.1')), { secrets: 'forged-key' });
       for (let i = 0; i < 3; i++)
-        await expect(receiver.receive({ body: forged.bytes, headers: forged.headers })).rejects.toMatchObject({ code: 'signature_mismatch' });
+        await expect(receiver.receive({ body: forged.bytes, headers: forged.headers })).rejects.toMatchObject({
+          code: 'signature_mismatch',
+        });
       // Not migrated yet: the timed writes fail, and the counts wait in memory.
       await new Promise((resolve) => setTimeout(resolve, 100));
       await inbox.migrate();

@@ -95,7 +95,8 @@ export function healthHandler(inbox: HealthSource, options: HealthHandlerOptions
   if (typeof inbox?.health !== 'function' || typeof inbox.readiness !== 'function')
     throw new TypeError('healthHandler expects an inbox from createInbox()');
   const cacheMs = options.cacheMs ?? 1000;
-  if (!(cacheMs >= 0) || !Number.isFinite(cacheMs)) throw new RangeError(`cacheMs must be a finite number of ms >= 0, got ${String(cacheMs)}`);
+  if (!(cacheMs >= 0) || !Number.isFinite(cacheMs))
+    throw new RangeError(`cacheMs must be a finite number of ms >= 0, got ${String(cacheMs)}`);
   const { cacheMs: _unused, ...healthOptions } = options;
   const ready = cached(cacheMs, async () => {
     const { ready: isReady, reasons } = await inbox.readiness().catch((error: unknown) => ({

@@ -108,7 +108,12 @@ interface Reason {
 
 function schemaReasons(names: TableNames, version: number | null): Reason[] {
   if (version === null)
-    return [{ severity: 'unhealthy', text: `the inbox table ${names.display} was never migrated: run inbox.migrate() or rack-webhooks inbox migrate` }];
+    return [
+      {
+        severity: 'unhealthy',
+        text: `the inbox table ${names.display} was never migrated: run inbox.migrate() or rack-webhooks inbox migrate`,
+      },
+    ];
   if (version < LATEST_VERSION)
     return [
       {
@@ -187,7 +192,10 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
   if (live === 0 && waiting === 0)
     reasons.push({ severity: 'warning', text: 'no worker is running: new deliveries will wait until one starts' });
   if (stats.dead > 0)
-    reasons.push({ severity: 'warning', text: `${plural(stats.dead, 'dead delivery', 'dead deliveries')}: retry with inbox.retry() once fixed` });
+    reasons.push({
+      severity: 'warning',
+      text: `${plural(stats.dead, 'dead delivery', 'dead deliveries')}: retry with inbox.retry() once fixed`,
+    });
   if (total > 0)
     reasons.push({
       severity: 'warning',

@@ -150,6 +150,7 @@ export function resolveWorkOptions(driver: Driver, options: WorkOptions): Resolv
   if (options.onFailure !== undefined && order !== 'per-app')
     throw new RangeError("onFailure applies to order: 'per-app' only: without an order, a failed delivery never holds another");
   const heartbeatMs = positiveInteger('heartbeatMs', options.heartbeatMs, 5000);
-  if (heartbeatMs > MAX_TIMER_MS / 3) throw new RangeError(`heartbeatMs must be at most ${Math.floor(MAX_TIMER_MS / 3)}, got ${heartbeatMs}`);
+  if (heartbeatMs > MAX_TIMER_MS / 3)
+    throw new RangeError(`heartbeatMs must be at most ${Math.floor(MAX_TIMER_MS / 3)}, got ${heartbeatMs}`);
   return { concurrency, batchSize, pollIntervalMs, leaseSeconds, maxAttempts, backoff, workerId, listen, order, onFailure, heartbeatMs };
 }

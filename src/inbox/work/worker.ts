@@ -137,7 +137,13 @@ export function startWorker(
   );
   // Wake-ups: notifications from the database and this process's own receivers; the poll as the floor.
   const unsubscribe = options.listen ? subscribe(() => void loop.wake()) : async () => {};
-  const heartbeat = new Heartbeat(driver, names, options, () => loop.running, (ms, fn) => clock.after(ms, fn, false));
+  const heartbeat = new Heartbeat(
+    driver,
+    names,
+    options,
+    () => loop.running,
+    (ms, fn) => clock.after(ms, fn, false),
+  );
   loop.start();
   heartbeat.start();
 

@@ -38,7 +38,13 @@ function refusalList(refusals: Overview['refusals']): HTMLElement {
     'ul',
     { class: 'refusal-list' },
     refusals.byCode.map(({ code, count }) =>
-      h('li', { 'data-testid': 'refusal', 'data-code': code }, h('span', { class: 'mono' }, code), ' ', h('strong', undefined, String(count))),
+      h(
+        'li',
+        { 'data-testid': 'refusal', 'data-code': code },
+        h('span', { class: 'mono' }, code),
+        ' ',
+        h('strong', undefined, String(count)),
+      ),
     ),
   );
 }
@@ -94,7 +100,9 @@ export function statsView(): View {
       setWorkers(overview.workers);
       replaceChildren(
         workers,
-        overview.workers === null ? h('p', { class: 'muted' }, 'No heartbeats in this schema: run rack-webhooks inbox migrate.') : workerList(overview.workers),
+        overview.workers === null
+          ? h('p', { class: 'muted' }, 'No heartbeats in this schema: run rack-webhooks inbox migrate.')
+          : workerList(overview.workers),
       );
       replaceChildren(refused, refusalList(overview.refusals));
       const stats = overview.stats;
