@@ -20,6 +20,8 @@ import { CLI, killChildren, run, startListener, tempDir, removeTempDirs } from '
 import { BODIES, HANDLER_ERROR, KEY, captureOutput, cli, exportLineFor, seedDeliveries, writtenSoFar } from './inbox-helpers.js';
 
 captureOutput();
+// Each test runs a dozen commands, each opening its own pool: seconds on a busy machine.
+vi.setConfig({ testTimeout: 20_000 });
 afterEach(killChildren);
 afterAll(removeTempDirs);
 
