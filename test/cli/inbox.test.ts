@@ -20,6 +20,8 @@ import { CLI, killChildren, run, startListener, tempDir, removeTempDirs } from '
 import { BODIES, HANDLER_ERROR, KEY, captureOutput, cli, exportLineFor, seedDeliveries, writtenSoFar } from './inbox-helpers.js';
 
 captureOutput();
+// Each test runs a dozen commands, each opening its own pool: seconds on a busy machine.
+vi.setConfig({ testTimeout: 20_000 });
 afterEach(killChildren);
 afterAll(removeTempDirs);
 
@@ -40,7 +42,7 @@ async function seeded(): Promise<string> {
   const table = newTable();
   expect(await cli('inbox', 'migrate', ...on(table))).toEqual({
     code: 0,
-    out: `${table}: applied versions 1, 2, 3; schema version 3\n`,
+    out: `${table}: applied versions 1, 2, 3, 4; schema version 4\n`,
     err: '',
   });
   await seedDeliveries(db.database, table);
@@ -73,7 +75,7 @@ describe('inbox on PostgreSQL', () => {
     const table = await seeded();
     expect(await cli('inbox', 'migrate', ...on(table))).toEqual({
       code: 0,
-      out: `${table}: nothing to apply; schema version 3\n`,
+      out: `${table}: nothing to apply; schema version 4\n`,
       err: '',
     });
     expect(await cli('inbox', 'list', ...on(table))).toEqual({
@@ -207,7 +209,7 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'stats', ...on(table))).toEqual({
       code: 0,
       err: '',
-      out: 'pending    0\nrunning    0\ndone       1\ndead       2\nignored    1\nduplicate  0\ntotal      4\noldest pending: none\n',
+      out: 'pending    0\nrunning    0\ndone       1\ndead       2\nignored    1\nduplicate  0\ntotal      4\noldest pending: none\nrefused (last hour): none\n',
     });
 
     usage(
@@ -259,7 +261,7 @@ describe('inbox on PostgreSQL', () => {
 
     const stats = await cli('inbox', 'stats', ...on(table));
     expect(stats.out).toMatch(
-      /^pending {4}2\nrunning {4}0\ndone {7}1\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}4\noldest pending: received \d+ (ms|s) ago\n$/,
+      /^pending {4}2\nrunning {4}0\ndone {7}1\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}4\noldest pending: received \d+ (ms|s) ago\nrefused \(last hour\): none\n$/,
     );
     expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
       pending: 2,
@@ -270,6 +272,7 @@ describe('inbox on PostgreSQL', () => {
       duplicate: 0,
       total: 4,
       oldestPendingAgeMs: expect.any(Number),
+      refusedLastHour: [],
     });
 
     usage(
@@ -549,7 +552,7 @@ describe('listen --inbox', () => {
     const listening = runCli(['listen', '--port', '0', '--key', KEY, '--inbox', POSTGRES_URL, '--table', table]);
     await vi.waitFor(() => expect(writtenSoFar().stdout).toMatch(/listening on /), { timeout: 10_000 });
     const url = /listening on (\S+)/.exec(writtenSoFar().stdout)![1]!;
-    expect(writtenSoFar().stdout).toContain(`storing deliveries in ${table} at ${POSTGRES_URL} (schema version 3); no handlers run here\n`);
+    expect(writtenSoFar().stdout).toContain(`storing deliveries in ${table} at ${POSTGRES_URL} (schema version 4); no handlers run here\n`);
     const post = async (request: ReturnType<typeof createSignedRequestSync>) => {
       const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
       return [response.status, await response.text()];
@@ -601,7 +604,7 @@ describe('inbox on a PGlite directory', () => {
     expect(existsSync(dir)).toBe(false);
     expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({
       code: 0,
-      out: 'rack_webhooks_inbox: applied versions 1, 2, 3; schema version 3\n',
+      out: 'rack_webhooks_inbox: applied versions 1, 2, 3, 4; schema version 4\n',
       err: '',
     });
 
@@ -663,7 +666,7 @@ describe('inbox on a PGlite directory', () => {
       code: 0,
       err: '',
       out: expect.stringMatching(
-        /^pending {4}4\nrunning {4}0\ndone {7}0\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\n$/,
+        /^pending {4}4\nrunning {4}0\ndone {7}0\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\nrefused \(last hour\): none\n$/,
       ),
     });
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
@@ -689,7 +692,7 @@ describe('inbox on a PGlite directory', () => {
 describe('inbox usage', () => {
   it('lists the subcommands, helps with each, and suggests the nearest name', async () => {
     expect((await cli('--help')).out).toMatch(
-      /\n {2}inbox {4}operate a durable inbox: list, show, stats, retry, replay, prune, export, import, migrate\n/,
+      /\n {2}inbox {4}operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate\n/,
     );
     const bare = await cli('inbox');
     expect(bare.code).toBe(2);

@@ -177,7 +177,7 @@ describe('actions', () => {
   it('retry moves a dead delivery back to pending and the worker runs it; a second retry is 409 not_dead', async () => {
     const id = await idOf(FAILING_ACTION, 'billing-api');
     fixture.failing.delete(FAILING_ACTION);
-    expect(await post(`/api/deliveries/${id}/retry`)).toEqual({ status: 200, body: { moved: 1 } });
+    expect(await post(`/api/deliveries/${id}/retry`)).toEqual({ status: 200, body: { moved: 1, liveWorkers: 1 } });
     await eventually(async () => (await fixture.inbox.get(id))?.state === 'done', 'the retried delivery to be done');
     const again = await post(`/api/deliveries/${id}/retry`);
     expect(again.status).toBe(409);
@@ -188,7 +188,7 @@ describe('actions', () => {
 
   it('replay moves a done delivery back to pending; 409 not_done otherwise; 404 when missing', async () => {
     const id = await idOf('app:budget:cap', 'billing-api');
-    expect(await post(`/api/deliveries/${id}/replay`)).toEqual({ status: 200, body: { moved: 1 } });
+    expect(await post(`/api/deliveries/${id}/replay`)).toEqual({ status: 200, body: { moved: 1, liveWorkers: 1 } });
     const replayed = await eventually(async () => {
       const delivery = await fixture.inbox.get(id);
       return delivery?.state === 'done' && delivery.replayedAt !== null ? delivery : undefined;
@@ -210,7 +210,7 @@ describe('actions', () => {
     await fixture.send(createTestEvent('app:budget:clear', { data: { app: 'orders-api' } }));
     await eventually(async () => (await fixture.inbox.stats()).dead === 2, 'two dead deliveries');
     fixture.failing.clear();
-    expect(await post('/api/retry-dead')).toEqual({ status: 200, body: { moved: 2 } });
+    expect(await post('/api/retry-dead')).toEqual({ status: 200, body: { moved: 2, liveWorkers: 1 } });
     await eventually(async () => (await fixture.inbox.stats()).done === (await fixture.inbox.stats()).total, 'every delivery to be done');
   });
 });
@@ -335,5 +335,34 @@ describe('awkward inputs', () => {
     expect(await response.text()).toBe('');
     const stream = await fetch(`${fixture.console.origin}/api/stream`, { method: 'HEAD', headers: { cookie } });
     expect(stream.status).toBe(200);
+  });
+});
+
+describe('workers and refusals', () => {
+  it('the overview lists the live worker and the refusals of the last hour; a move with no worker running says liveWorkers 0', async () => {
+    const forged = await fetch(fixture.receiverUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` },
+      body: JSON.stringify(createTestEvent('app:budget:cap')),
+    });
+    expect(forged.status).toBe(401);
+    await fixture.inbox.close(); // writes the counted refusal now, not in 5 s
+    const { body } = await api<{
+      workers: { live: number; gone: number; list: { id: string; live: boolean; pid: number }[] };
+      refusals: { total: number; byCode: { code: string; count: number }[] };
+    }>('/api/overview');
+    expect(body.workers).toMatchObject({ live: 1, gone: 0, list: [{ live: true, pid: process.pid }] });
+    expect(body.refusals).toEqual({ total: 1, byCode: [{ code: 'signature_mismatch', count: 1 }] });
+
+    fixture.failing.add('app:budget:clear');
+    await fixture.send(createTestEvent('app:budget:clear', { data: { app: 'gamma-api' } }));
+    await eventually(async () => (await fixture.inbox.stats()).dead === 1, 'a dead delivery');
+    fixture.failing.clear();
+    await fixture.stopWorkers();
+    expect((await api<{ workers: { live: number } }>('/api/overview')).body.workers.live).toBe(0);
+    expect(await post('/api/retry-dead')).toEqual({ status: 200, body: { moved: 1, liveWorkers: 0 } });
+    expect((await fixture.inbox.stats()).pending).toBe(1);
+    fixture.startWorker();
+    await eventually(async () => (await fixture.inbox.stats()).pending === 0, 'the retried delivery to run once a worker started');
   });
 });

@@ -71,8 +71,12 @@ describe('the console in Chromium', () => {
     expect(page.url()).toBe(`${consoleProcess.origin}/`);
     await expect.poll(() => page.getByText(/live/i).first().isVisible()).toBe(true);
     expect(await rows().count()).toBe(0);
+    // No worker yet: the header says so plainly.
+    await expect.poll(() => page.getByTestId('header-workers').textContent()).toBe('no worker');
     await dispatchScenario();
     fixture.startWorker();
+    // The header looks at the heartbeats every 5 s.
+    await expect.poll(() => page.getByTestId('header-workers').textContent(), { timeout: 15_000 }).toBe('1 worker');
     // No reload: the stream tells the page, which fetches the rows.
     await expect.poll(() => rows().count(), { timeout: 15_000 }).toBe(10);
     await eventually(async () => (await fixture.inbox.stats()).dead === 1, 'the failing delivery to be dead');
@@ -109,6 +113,8 @@ describe('the console in Chromium', () => {
     expect(await page.getByTestId('attempt-row').first().textContent()).toContain(`pager unreachable for ${FAILING_ACTION}`);
     expect(await page.getByTestId('delivery-state').textContent()).toMatch(/dead/);
     expect(await page.getByRole('button', { name: 'Replay' }).isDisabled()).toBe(true);
+    // A worker is attached: no warning next to the buttons.
+    expect(await page.getByTestId('no-worker').isHidden()).toBe(true);
     await page.screenshot({ path: join(SCREENSHOTS, 'console-delivery.png'), fullPage: true });
   });
 
@@ -145,12 +151,29 @@ describe('the console in Chromium', () => {
     await eventually(async () => (await fixture.inbox.stats()).dead === 1, 'a dead delivery');
     fixture.failing.clear();
     await page.goto(`${consoleProcess.origin}/#/stats`);
+    await expect.poll(() => page.getByTestId('worker').count()).toBe(1);
+    expect(await page.getByTestId('worker').first().getAttribute('data-live')).toBe('true');
+    // With no worker attached, the page says so next to the button, and after the move.
+    await fixture.stopWorkers();
+    await expect.poll(() => page.getByTestId('header-workers').textContent(), { timeout: 15_000 }).toBe('no worker');
+    await expect.poll(() => page.getByTestId('no-worker').isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await page.getByTestId('no-worker').textContent()).toBe(
+      'No worker is running: a retried or replayed delivery waits until one starts.',
+    );
     await clickWithConfirm(page, 'Retry all dead');
+    await expect
+      .poll(() => page.getByTestId('action-status').textContent())
+      .toBe('moved 1 delivery; no worker is running, it will run when one starts');
+    expect((await fixture.inbox.stats()).pending).toBe(1);
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-stats.png'), fullPage: true });
+    fixture.startWorker();
     await eventually(
       async () => (await fixture.inbox.stats()).dead === 0 && (await fixture.inbox.stats()).pending === 0,
       'no dead delivery left',
     );
-  });
+    await expect.poll(() => page.getByTestId('header-workers').textContent(), { timeout: 15_000 }).toBe('1 worker');
+    await expect.poll(() => page.getByTestId('no-worker').isHidden()).toBe(true);
+  }, 60_000);
 
   it('made no request to another host and logged no error', () => {
     expect(foreignRequests).toEqual([]);

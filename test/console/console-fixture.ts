@@ -42,6 +42,8 @@ export interface ConsoleFixture {
   /** Signs and POSTs one event; resolves with the receiver's status and JSON answer. */
   send(event: object, options?: { timestamp?: number }): Promise<{ status: number; body: Record<string, unknown> }>;
   startWorker(): Worker;
+  /** Stops every worker started so far (their heartbeat rows go). */
+  stopWorkers(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,6 +100,9 @@ export async function openConsoleFixture(options: FixtureOptions = {}): Promise<
       });
       workers.push(worker);
       return worker;
+    },
+    async stopWorkers() {
+      await Promise.all(workers.splice(0).map((worker) => worker.stop()));
     },
     async close() {
       await Promise.all(workers.map((worker) => worker.stop().catch(() => {})));

@@ -26,7 +26,7 @@ export const FAST: WorkOptions = { pollIntervalMs: 20, backoff: { baseMs: 10, ji
  */
 export function inboxSuiteSetup(): void {
   vi.setConfig({ testTimeout: 15_000 });
-  beforeAll(warmUp, 30_000);
+  beforeAll(warmUp, 120_000); // PGlite boots in 3 to 5 s alone, far longer on a machine shared by several suites
 }
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);

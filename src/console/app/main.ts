@@ -15,12 +15,16 @@ import { deliveriesView } from './views/deliveries.js';
 import { deliveryView } from './views/delivery.js';
 import { statsView } from './views/stats.js';
 import type { View } from './views/view.js';
+import { setWorkers, workersBadge } from './workers.js';
 
 const NAV = [
   ['deliveries', 'Deliveries', href.deliveries()],
   ['apps', 'Apps', href.apps()],
   ['stats', 'Stats', href.stats()],
 ] as const;
+
+/** How often the header looks at the workers again (a worker beats every 5 s by default). */
+const WORKERS_POLL_MS = 5000;
 
 const navLinks = NAV.map(([name, text, link]) => h('a', { href: link, 'data-nav': name }, text));
 const counts = h('nav', { class: 'counts', 'aria-label': 'Deliveries by state', 'data-testid': 'header-stats' });
@@ -156,6 +160,7 @@ function start(): void {
       ),
       h('nav', { class: 'nav', 'aria-label': 'Views' }, navLinks),
       counts,
+      workersBadge,
       startLive(),
     ),
   );
@@ -176,6 +181,7 @@ function start(): void {
       .then((overview) => {
         syncClock(overview.now);
         renderCounts(overview.stats);
+        setWorkers(overview.workers);
         source.textContent = `inbox table ${overview.table} on ${overview.database}`;
       })
       .catch(showError);
@@ -185,6 +191,8 @@ function start(): void {
     refreshView();
   });
   void loadOverview();
+  // Heartbeats change no delivery, so the stream says nothing of them: the header asks again.
+  setInterval(() => void loadOverview(), WORKERS_POLL_MS);
   startTicker();
   show(currentRoute());
 }

@@ -14,10 +14,26 @@ export interface Stats {
   oldestPendingAgeMs: number | null;
 }
 
+export interface WorkerRow {
+  id: string;
+  host: string;
+  pid: number;
+  /** False once it missed 3 heartbeats (killed, crashed, cut off). */
+  live: boolean;
+  startedAt: string;
+  lastSeenAt: string;
+  running: number;
+  concurrency: number;
+}
+
 export interface Overview {
   table: string;
   database: string;
   stats: Stats;
+  /** Null on a schema from before heartbeats. */
+  workers: { live: number; gone: number; list: WorkerRow[] } | null;
+  /** Refusals in the last hour, most frequent code first; null on a schema from before they were recorded. */
+  refusals: { total: number; byCode: { code: string; count: number }[] } | null;
   now: string;
 }
 
@@ -87,6 +103,8 @@ export interface DeliveryResponse {
 
 export interface Moved {
   moved: number;
+  /** Live workers when it moved; 0: nothing will run what moved until one starts. */
+  liveWorkers: number | null;
 }
 
 export type Phase = 'idle' | 'armed' | 'shut-down' | 'shutdown-failed' | 'restored';

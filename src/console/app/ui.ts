@@ -106,7 +106,7 @@ export interface ConfirmOptions {
   /** What the confirm step says will happen. */
   question: string;
   run: () => Promise<Moved>;
-  done: (moved: number) => void;
+  done: (moved: Moved) => void;
 }
 
 /**
@@ -156,7 +156,7 @@ export function confirmButton(options: ConfirmOptions): HTMLElement {
     confirm.disabled = cancel.disabled = true;
     options
       .run()
-      .then(({ moved }) => {
+      .then((moved) => {
         clearError();
         options.done(moved);
       })
@@ -169,8 +169,11 @@ export function confirmButton(options: ConfirmOptions): HTMLElement {
   return wrapper;
 }
 
-export function movedMessage(moved: number): string {
-  return `moved ${plural(moved, 'delivery', 'deliveries')}`;
+/** "moved 2 deliveries", and when no worker is live, that they wait for one. */
+export function movedMessage({ moved, liveWorkers }: Moved): string {
+  const text = `moved ${plural(moved, 'delivery', 'deliveries')}`;
+  if (moved === 0 || liveWorkers !== 0) return text;
+  return `${text}; no worker is running, ${moved === 1 ? 'it' : 'they'} will run when one starts`;
 }
 
 /** A table whose header row is built from the column names; `numeric` columns align right. */

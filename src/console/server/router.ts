@@ -9,6 +9,7 @@ import type { ChangeFeed } from './api/changes.js';
 import { deliveryDetail, listPage, moveOne, retryAllDead } from './api/deliveries.js';
 import { ConsoleRequestError, readSmallBody, sendError, sendFailure, sendJson } from './api/http.js';
 import type { FieldDescriber } from './api/schema-fields.js';
+import { workersAndRefusals } from './api/workers.js';
 import { PAGE_CSP, type Asset } from './assets.js';
 import { hostAllowed, presentedToken, sameOrigin, sessionCookie, tokenMatches, type ConsoleAccess } from './auth.js';
 
@@ -131,8 +132,10 @@ async function api(context: ConsoleContext, req: IncomingMessage, res: ServerRes
       return void res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' }).end();
     return context.changes.subscribe(res);
   }
-  if (path === '/api/overview')
-    return sendJson(res, 200, { ...context.overview(), stats: await context.inbox.stats(), now: new Date().toISOString() });
+  if (path === '/api/overview') {
+    const [stats, health] = await Promise.all([context.inbox.stats(), workersAndRefusals(context.inbox)]);
+    return sendJson(res, 200, { ...context.overview(), stats, ...health, now: new Date().toISOString() });
+  }
   if (path === '/api/deliveries') return sendJson(res, 200, await listPage(context.inbox, url.searchParams));
   if (path === '/api/apps') return sendJson(res, 200, await context.apps.summaries());
   // By query parameter: an app named `.` or `..` cannot be a path segment (browsers resolve it).

@@ -6,6 +6,7 @@ import { duration, skew, utc } from '../format.js';
 import { jsonPre } from '../json-view.js';
 import { href } from '../router.js';
 import type { Attempt, DeliveryDetail, DeliveryResponse, Moved } from '../types.js';
+import { noWorkerNote } from '../workers.js';
 import { clearError, confirmButton, movedMessage, showError, stateBadge, table, timeAgo, timeUtc } from '../ui.js';
 import type { View } from './view.js';
 
@@ -109,7 +110,7 @@ export function deliveryView(id: string): View {
   let shown = '';
 
   const act = (verb: 'retry' | 'replay') => (): Promise<Moved> => postJson<Moved>(`/api/deliveries/${encodeURIComponent(id)}/${verb}`);
-  const done = (moved: number): void => {
+  const done = (moved: Moved): void => {
     status.textContent = movedMessage(moved);
     void refresh();
   };
@@ -154,6 +155,7 @@ export function deliveryView(id: string): View {
           }),
         ),
       ),
+      noWorkerNote(),
       h(
         'div',
         { class: 'grid-2' },

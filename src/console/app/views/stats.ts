@@ -1,4 +1,5 @@
-// Counts by state, how long the oldest pending delivery has waited, and the dead ones to retry.
+// Counts by state, how long the oldest pending delivery has waited, the workers and what was
+// refused in the last hour, and the dead ones to retry.
 
 import { getJson, postJson } from '../api.js';
 import { now, syncClock } from '../clock.js';
@@ -6,8 +7,47 @@ import { h, keepFocus, replaceChildren } from '../dom.js';
 import { deliveryTable, reconcileRows } from '../rows.js';
 import { href } from '../router.js';
 import { DELIVERY_STATES, type DeliveryPage, type Moved, type Overview } from '../types.js';
-import { ageEl, clearError, confirmButton, movedMessage, showError } from '../ui.js';
+import { ageEl, clearError, confirmButton, movedMessage, showError, timeAgo } from '../ui.js';
+import { noWorkerNote, setWorkers } from '../workers.js';
 import type { View } from './view.js';
+
+/** One line per worker: id, where it runs, what it runs, when it last beat; gone ones say so. */
+function workerList(workers: NonNullable<Overview['workers']>): HTMLElement {
+  if (workers.list.length === 0) return h('p', { class: 'empty-state' }, 'No worker has a heartbeat: nothing runs deliveries.');
+  return h(
+    'ul',
+    { class: 'worker-list' },
+    workers.list.map((worker) =>
+      h(
+        'li',
+        { 'data-testid': 'worker', 'data-live': String(worker.live), class: worker.live ? 'worker' : 'worker gone' },
+        h('span', { class: 'mono' }, worker.id),
+        h('span', { class: 'badge' }, worker.live ? 'live' : 'gone'),
+        h('span', { class: 'muted mono' }, `${worker.host} pid ${worker.pid}`),
+        h('span', { class: 'muted' }, `running ${worker.running} of ${worker.concurrency}`),
+        h('span', { class: 'muted' }, 'last seen ', timeAgo(worker.lastSeenAt)),
+      ),
+    ),
+  );
+}
+
+function refusalList(refusals: Overview['refusals']): HTMLElement {
+  if (refusals === null) return h('p', { class: 'muted' }, 'Not recorded by this schema: run rack-webhooks inbox migrate.');
+  if (refusals.total === 0) return h('p', { class: 'empty-state' }, 'No delivery was refused in the last hour.');
+  return h(
+    'ul',
+    { class: 'refusal-list' },
+    refusals.byCode.map(({ code, count }) =>
+      h(
+        'li',
+        { 'data-testid': 'refusal', 'data-code': code },
+        h('span', { class: 'mono' }, code),
+        ' ',
+        h('strong', undefined, String(count)),
+      ),
+    ),
+  );
+}
 
 export function statsView(): View {
   const counts = h('div', { class: 'stat-grid' });
@@ -16,6 +56,8 @@ export function statsView(): View {
   const { element: deadTable, body } = deliveryTable();
   const deadSummary = h('p', { class: 'summary' });
   const actions = h('div', { class: 'actions' });
+  const workers = h('div', { 'data-testid': 'workers' });
+  const refused = h('div', { 'data-testid': 'refusals' });
   const element = h(
     'section',
     { class: 'view' },
@@ -23,9 +65,21 @@ export function statsView(): View {
     counts,
     oldest,
     h(
+      'div',
+      { class: 'grid-2' },
+      h('section', { class: 'card', 'aria-labelledby': 'workers-title' }, h('h2', { id: 'workers-title' }, 'Workers'), workers),
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'refused-title' },
+        h('h2', { id: 'refused-title' }, 'Refused in the last hour'),
+        refused,
+      ),
+    ),
+    h(
       'section',
       { class: 'card', 'aria-labelledby': 'dead-title' },
       h('div', { class: 'card-head' }, h('h2', { id: 'dead-title' }, 'Dead deliveries'), actions),
+      noWorkerNote(),
       status,
       deadSummary,
       deadTable,
@@ -43,6 +97,14 @@ export function statsView(): View {
       ]);
       syncClock(overview.now);
       clearError();
+      setWorkers(overview.workers);
+      replaceChildren(
+        workers,
+        overview.workers === null
+          ? h('p', { class: 'muted' }, 'No heartbeats in this schema: run rack-webhooks inbox migrate.')
+          : workerList(overview.workers),
+      );
+      replaceChildren(refused, refusalList(overview.refusals));
       const stats = overview.stats;
       keepFocus(counts, () =>
         replaceChildren(

@@ -4,6 +4,7 @@ import { attemptJson, deliveryJson } from '../../../inbox/json.js';
 import { DELIVERY_STATES, type DeliveryState, type ListOptions, type StoredDeliveryDetail } from '../../../inbox/types.js';
 import { ConsoleRequestError } from './http.js';
 import type { FieldDescriber } from './schema-fields.js';
+import { liveWorkers } from './workers.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
@@ -105,10 +106,10 @@ export async function deliveryDetail(inbox: Inbox, id: string, describe: FieldDe
 }
 
 /** Retry (dead or duplicate -> pending) or replay (done -> pending) one delivery; 404 or 409 say why nothing moved. */
-export async function moveOne(inbox: Inbox, id: string, action: 'retry' | 'replay'): Promise<{ moved: number }> {
+export async function moveOne(inbox: Inbox, id: string, action: 'retry' | 'replay'): Promise<Moved> {
   checkedId(id);
   const moved = action === 'retry' ? await inbox.retry(id) : await inbox.replay({ ids: [id] });
-  if (moved > 0) return { moved };
+  if (moved > 0) return { moved, liveWorkers: await liveWorkers(inbox) };
   const delivery = await inbox.get(id);
   if (delivery === undefined) throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id)}`);
   const from = action === 'retry' ? 'dead' : 'done';
@@ -116,6 +117,13 @@ export async function moveOne(inbox: Inbox, id: string, action: 'retry' | 'repla
   throw new ConsoleRequestError(409, `not_${from}`, `delivery ${id} is ${delivery.state}: ${action} moves ${moves} deliveries only`);
 }
 
-export async function retryAllDead(inbox: Inbox): Promise<{ moved: number }> {
-  return { moved: await inbox.retry({ state: 'dead' }) };
+export async function retryAllDead(inbox: Inbox): Promise<Moved> {
+  const moved = await inbox.retry({ state: 'dead' });
+  return { moved, liveWorkers: await liveWorkers(inbox) };
+}
+
+/** What a move answers: how many moved, and how many workers are live to run them (null: no heartbeats in this schema). */
+export interface Moved {
+  readonly moved: number;
+  readonly liveWorkers: number | null;
 }

@@ -1,0 +1,100 @@
+import type { InboxHealth } from '../../../inbox/health/health.js';
+import type { WorkerInfo } from '../../../inbox/health/workers.js';
+import { secondsFlag, UsageError } from '../../args.js';
+import type { Command } from '../../command.js';
+import { formatAge, oneLine } from '../../format.js';
+import { jsonLine } from './render.js';
+import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+
+/** The exit codes a probe reads. */
+const EXIT = { ok: 0, warning: 0, unhealthy: 1, unreachable: 2 } as const;
+
+export const health: Command = {
+  name: 'health',
+  summary: 'is the inbox healthy: database, schema, live workers, backlog, dead, refusals (exit code for probes)',
+  help: `Usage: rack-webhooks inbox health --database D [--max-pending-age SECONDS] [--json]
+
+Checks the inbox as inbox.health() does: the database answers, the schema is the one this package
+needs, which workers are live (a worker that missed 3 heartbeats is gone), how long the oldest
+pending delivery has waited, how many are dead, and what was refused in the last hour.
+
+Exit codes (for a probe or a cron job):
+  0  ok, or warning (dead deliveries, refusals, no worker while nothing waits): still running
+  1  unhealthy: schema missing or behind, deliveries waiting with no live worker, or the oldest
+     pending delivery older than --max-pending-age
+  2  could not check: the database cannot be reached (or is open in another process, for a
+     PGlite directory), or a usage error
+
+${DATABASE_HELP}
+  --max-pending-age S     unhealthy when the oldest pending delivery was received more than S
+                          seconds ago (default 900)
+  --json                  one JSON object: the fields of inbox.health()`,
+  flags: { ...DATABASE_FLAGS, json: { type: 'boolean' }, 'max-pending-age': { type: 'string' } },
+  async run(flags) {
+    const maxAge = secondsFlag(flags, 'max-pending-age');
+    if (maxAge === 0) throw new UsageError('--max-pending-age must be at least 1 second');
+    let report: InboxHealth;
+    try {
+      report = await withInbox(flags, {}, ({ inbox }) => inbox.health(maxAge === undefined ? {} : { maxPendingAgeMs: maxAge * 1000 }));
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      // Opening failed: the server, the URL's database, or a PGlite directory another process holds.
+      report = unreachable(error instanceof Error ? error.message : String(error));
+    }
+    const lines = flags['json'] === true ? [jsonLine(report)] : healthLines(report);
+    process.stdout.write(lines.map((line) => `${line}\n`).join(''));
+    return EXIT[report.status];
+  },
+};
+
+function unreachable(message: string): InboxHealth {
+  return {
+    status: 'unreachable',
+    ok: false,
+    reasons: [message],
+    checkedAt: new Date(),
+    database: { reachable: false, error: message },
+    schema: { version: null, expected: 0, current: false, newerThanPackage: false },
+    workers: { live: 0, gone: 0, list: [] },
+    stats: null,
+    oldestPendingAgeMs: null,
+    dead: 0,
+    refusalsLastHour: { total: 0, byCode: [] },
+  };
+}
+
+function workerLine(worker: WorkerInfo, now: number): string {
+  const seen = formatAge(Math.max(0, now - worker.lastSeenAt.getTime()));
+  return (
+    `  ${oneLine(worker.id)}  ${worker.live ? 'live' : 'GONE'}  ${oneLine(worker.host)} pid ${worker.pid}  ` +
+    `running ${worker.running}/${worker.concurrency}${worker.order === 'per-app' ? ' per-app' : ''}  last seen ${seen} ago`
+  );
+}
+
+/** For people: the verdict and its reasons first, then one fact per line. */
+export function healthLines(report: InboxHealth): string[] {
+  const lines = [`status: ${report.status}`, ...report.reasons.map((reason) => `  - ${oneLine(reason)}`)];
+  if (!report.database.reachable) return lines;
+  const { schema, workers } = report;
+  const schemaText =
+    schema.version === null
+      ? `not migrated (this package needs version ${schema.expected})`
+      : `version ${schema.version}${schema.current ? ' (current)' : schema.newerThanPackage ? ` (newer than this package's ${schema.expected})` : ` (this package needs ${schema.expected})`}`;
+  const refused = report.refusalsLastHour;
+  const now = report.checkedAt.getTime();
+  lines.push(
+    `database        reachable`,
+    `schema          ${schemaText}`,
+    `workers         ${workers.live} live${workers.gone > 0 ? `, ${workers.gone} gone` : ''}`,
+    ...workers.list.map((worker) => workerLine(worker, now)),
+    `oldest pending  ${report.oldestPendingAgeMs === null ? 'none' : `received ${formatAge(report.oldestPendingAgeMs)} ago`}`,
+    `dead            ${report.dead}`,
+    `refused (1 h)   ${refusalSummary(refused.total, refused.byCode)}`,
+  );
+  return lines;
+}
+
+/** `none`, or `41: signature_mismatch 40, invalid_json 1`. */
+export function refusalSummary(total: number, byCode: readonly { code: string; count: number }[]): string {
+  return total === 0 ? 'none' : `${total}: ${byCode.map((refusal) => `${oneLine(refusal.code)} ${refusal.count}`).join(', ')}`;
+}
