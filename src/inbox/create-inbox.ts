@@ -1,5 +1,5 @@
 import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../receiver/inbox-contract.js';
-import { PERSIST_STEP, receiverRuntime } from '../receiver/inbox-contract.js';
+import { OBSERVE_RECEIVER, PERSIST_STEP, receiverRuntime } from '../receiver/inbox-contract.js';
 import { createPersistStep } from '../receiver/steps/persist.js';
 import type { Receiver } from '../receiver/types.js';
 import { driverFor } from './database/detect.js';
@@ -17,6 +17,9 @@ import { createStoreDelivery } from './store-delivery.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
 import { Wake } from './work/wake.js';
 import { startWorker, type Worker, type WorkOptions } from './work/worker.js';
+import { workerStarted } from '../telemetry/inbox-probes.js';
+import { instrumentReceiver } from '../telemetry/receive.js';
+import { activeTraceparent } from '../telemetry/trace-context.js';
 
 /**
  * Options of {@link createInbox}.
@@ -56,6 +59,15 @@ export interface InboxOptions<Database> {
    * @defaultValue `{ maxWaitMs: 20000, maxBufferedBytes: 67108864 }`
    */
   storeRetry?: StoreRetryOptions | false;
+  /**
+   * OpenTelemetry spans and metrics as soon as the application registers an SDK
+   * (`@opentelemetry/api` 1.x, an optional peer): received deliveries, handler attempts linked to
+   * them (the receiving span's context is stored with the row), durations, depth by state, oldest
+   * pending age, live workers. `false` turns off all of it for this inbox, its receivers and workers.
+   *
+   * @defaultValue `true`
+   */
+  telemetry?: boolean;
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
@@ -141,9 +153,15 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   const driver = driverFor(options.database, options.preparedStatements ?? true);
   const names = resolveTableNames(options.table);
   const wake = new Wake(driver, names.channel, options.notify ?? true);
-  const storeOnce = createStoreDelivery(driver, names, (pending) => {
-    if (pending) wake.stored();
-  });
+  const telemetry = options.telemetry !== false;
+  const storeOnce = createStoreDelivery(
+    driver,
+    names,
+    (pending) => {
+      if (pending) wake.stored();
+    },
+    telemetry ? activeTraceparent : undefined,
+  );
   const retry = resolveStoreRetry(options.storeRetry);
   const findStored = createFindStored(driver, names, (pending) => {
     if (pending) wake.stored();
@@ -169,7 +187,8 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
           code: wrapped.code,
         });
       };
-      return startWorker(
+      const observed = telemetry && runtime.telemetry !== false && workOptions.telemetry !== false;
+      const worker = startWorker(
         driver,
         names,
         runtime,
@@ -179,7 +198,13 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
           return unsubscribe;
         },
         () => wake.relisten(onListenError),
+        undefined,
+        observed,
       );
+      if (!observed) return worker;
+      // The gauges (depth by state, oldest pending age, live workers) read this table while it has a worker here.
+      const stopped = workerStarted(inbox, names.display, () => deliveryStats(driver, names));
+      return { ...worker, stop: () => worker.stop().finally(stopped) };
     },
     list: (listOptions) => listDeliveries(driver, names, listOptions),
     get: (id) => getDelivery(driver, names, id),
@@ -198,5 +223,7 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   };
   // The receiver's store step ships here, with the inbox, not in every receiver's bundle.
   Object.defineProperty(inbox, PERSIST_STEP, { value: createPersistStep, enumerable: false });
+  // And the receiver's spans and metrics, applied by createReceiver({ inbox }).
+  if (telemetry) Object.defineProperty(inbox, OBSERVE_RECEIVER, { value: instrumentReceiver, enumerable: false });
   return inbox;
 }

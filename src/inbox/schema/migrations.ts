@@ -98,6 +98,13 @@ CREATE INDEX ${index(names, 'duplicates')} ON ${names.deliveries} (duplicate_of)
     sql: (names) => `CREATE INDEX ${index(names, 'app_unfinished')} ON ${names.deliveries} (app, event_ns, id)
   WHERE state IN ('pending', 'running') AND app IS NOT NULL;`,
   },
+  {
+    version: 5,
+    name: 'trace context of the receiving span',
+    // The worker's OpenTelemetry `process` span links to the span that received the delivery.
+    sql: (names) => `ALTER TABLE ${names.deliveries} ADD COLUMN trace_context text;
+COMMENT ON COLUMN ${names.deliveries}.trace_context IS 'The W3C traceparent of the span that received the delivery (OpenTelemetry), NULL when none was active';`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
