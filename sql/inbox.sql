@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 3. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 5. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -80,4 +80,8 @@ INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (2, 'same-ev
 CREATE INDEX "rack_webhooks_inbox_app_unfinished" ON "rack_webhooks_inbox" (app, event_ns, id)
   WHERE state IN ('pending', 'running') AND app IS NOT NULL;
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (3, 'unfinished deliveries by app');
+-- 5: trace context of the receiving span
+ALTER TABLE "rack_webhooks_inbox" ADD COLUMN trace_context text;
+COMMENT ON COLUMN "rack_webhooks_inbox".trace_context IS 'The W3C traceparent of the span that received the delivery (OpenTelemetry), NULL when none was active';
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (5, 'trace context of the receiving span');
 COMMIT;
