@@ -61,15 +61,18 @@ export function workerStarted(inbox: object, table: string, read: () => Promise<
 
 function snapshot(probe: Probe, now: number): Promise<InboxCounts | undefined> {
   if (probe.cached !== undefined && now - probe.cached.at < SNAPSHOT_MAX_AGE_MS) return Promise.resolve(probe.cached.counts);
-  probe.reading ??= probe.read().then(
-    (counts) => counts,
-    // The database is away: no value rather than a stale one (the worker logs the outage).
-    () => undefined,
-  ).then((counts) => {
-    probe.cached = { at: Date.now(), counts };
-    probe.reading = undefined;
-    return counts;
-  });
+  probe.reading ??= probe
+    .read()
+    .then(
+      (counts) => counts,
+      // The database is away: no value rather than a stale one (the worker logs the outage).
+      () => undefined,
+    )
+    .then((counts) => {
+      probe.cached = { at: Date.now(), counts };
+      probe.reading = undefined;
+      return counts;
+    });
   return probe.reading;
 }
 

@@ -76,7 +76,11 @@ export function workerTelemetry(enabled: boolean, table: string): WorkerTelemetr
       );
       const finish = (kind: AttemptOutcomeKind) => {
         const [outcome, errorType] = OUTCOMES[kind];
-        const measured: Attributes = { ...attributes, [ATTR.outcome]: outcome, ...(errorType === undefined ? {} : { [ATTR.errorType]: errorType }) };
+        const measured: Attributes = {
+          ...attributes,
+          [ATTR.outcome]: outcome,
+          ...(errorType === undefined ? {} : { [ATTR.errorType]: errorType }),
+        };
         instruments?.processDuration.record((performance.now() - started) / 1000, measured);
         if (kind === 'dead') instruments?.dead.add(1, { ...attributes, [ATTR.table]: table });
         if (span === undefined) return;

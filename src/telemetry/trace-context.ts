@@ -12,7 +12,8 @@ const INVALID_SPAN = '0'.repeat(16);
 
 export function formatTraceparent(context: SpanContext): string | undefined {
   const { traceId, spanId, traceFlags } = context;
-  if (!/^[0-9a-f]{32}$/.test(traceId) || !/^[0-9a-f]{16}$/.test(spanId) || traceId === INVALID_TRACE || spanId === INVALID_SPAN) return undefined;
+  if (!/^[0-9a-f]{32}$/.test(traceId) || !/^[0-9a-f]{16}$/.test(spanId) || traceId === INVALID_TRACE || spanId === INVALID_SPAN)
+    return undefined;
   return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
 

@@ -14,7 +14,12 @@ beforeAll(warmUp, 120_000);
 const FAST: WorkOptions = { pollIntervalMs: 20, backoff: { baseMs: 10, jitter: 'none' } };
 
 function event(action: string, tick: string, app = 'billing-api') {
-  return { action, status: 'success', timestamp: new Date().toISOString(), data: { app, rack: 'example-rack', actor: 'system', tick_id: tick } };
+  return {
+    action,
+    status: 'success',
+    timestamp: new Date().toISOString(),
+    data: { app, rack: 'example-rack', actor: 'system', tick_id: tick },
+  };
 }
 
 async function setup(kind: ClientKind, inboxOptions: Partial<InboxOptions<unknown>> = {}) {
@@ -73,7 +78,9 @@ describe.each(['pglite', 'pg'] as const)('inbox telemetry on %s', (kind) => {
     const worker = work(receiver);
     await worker.drain();
     const processes = sdk.spans().filter((span) => span.name.startsWith('process'));
-    expect(processes.map((span) => [span.name, span.attributes['rack_webhooks.delivery.attempt'], span.attributes['rack_webhooks.outcome']])).toEqual([
+    expect(
+      processes.map((span) => [span.name, span.attributes['rack_webhooks.delivery.attempt'], span.attributes['rack_webhooks.outcome']]),
+    ).toEqual([
       ['process app:budget:cap', 1, 'retry'],
       ['process app:budget:cap', 2, 'done'],
     ]);
@@ -125,10 +132,15 @@ describe.each(['pglite', 'pg'] as const)('inbox telemetry on %s', (kind) => {
     const table = inbox.table;
     const stateOf = (state: string) => points(byState, { 'rack_webhooks.state': state, 'rack_webhooks.inbox.table': table })[0]?.value;
     // The counts may be up to 5 s old: read them again until the drain shows (never a sleep in an assertion).
-    await expect.poll(async () => {
-      const fresh = (await sdk.collect()).get('rack_webhooks.inbox.deliveries');
-      return ['pending', 'done', 'dead', 'ignored'].map((state) => points(fresh, { 'rack_webhooks.state': state })[0]?.value);
-    }, { timeout: 15_000, interval: 500 }).toEqual([0, 1, 1, 1]);
+    await expect
+      .poll(
+        async () => {
+          const fresh = (await sdk.collect()).get('rack_webhooks.inbox.deliveries');
+          return ['pending', 'done', 'dead', 'ignored'].map((state) => points(fresh, { 'rack_webhooks.state': state })[0]?.value);
+        },
+        { timeout: 15_000, interval: 500 },
+      )
+      .toEqual([0, 1, 1, 1]);
     expect(stateOf('running')).toBeDefined();
     expect(points(metrics.get('rack_webhooks.inbox.oldest_pending.age'), { 'rack_webhooks.inbox.table': table })).toHaveLength(1);
     expect(metrics.get('rack_webhooks.inbox.oldest_pending.age')?.descriptor.unit).toBe('s');

@@ -39,7 +39,12 @@ describe('through the Prometheus exporter, scraped over HTTP', () => {
     const webhooks = await serve(createNodeHandler(receiver));
     const metricsUrl = await serve((req, res) => exporter.getMetricsRequestHandler(req, res));
 
-    const body = { action: 'app:budget:cap', status: 'success', timestamp: new Date().toISOString(), data: { app: 'billing-api', tick_id: 'p1' } };
+    const body = {
+      action: 'app:budget:cap',
+      status: 'success',
+      timestamp: new Date().toISOString(),
+      data: { app: 'billing-api', tick_id: 'p1' },
+    };
     const delivery = createSignedRequestSync(body, { secrets: SECRET, timestamp: Math.floor(Date.now() / 1000) });
     expect((await fetch(webhooks, { method: 'POST', headers: delivery.headers, body: delivery.body })).status).toBe(200);
     const forged = createSignedRequestSync(body, { secrets: 'forged', timestamp: Math.floor(Date.now() / 1000) });
@@ -54,11 +59,15 @@ describe('through the Prometheus exporter, scraped over HTTP', () => {
       return response.text();
     };
     // The inbox gauges' counts are cached for up to 5 s: scrape until the drained state shows.
-    await expect.poll(scrape, { timeout: 20_000, interval: 500 }).toMatch(/rack_webhooks_inbox_deliveries\{[^}]*rack_webhooks_state="dead"[^}]*\} 1/);
+    await expect
+      .poll(scrape, { timeout: 20_000, interval: 500 })
+      .toMatch(/rack_webhooks_inbox_deliveries\{[^}]*rack_webhooks_state="dead"[^}]*\} 1/);
     const text = await scrape();
     const line = (pattern: RegExp) => text.split('\n').find((one) => pattern.test(one));
     expect(line(/^messaging_client_consumed_messages_total\{.*rack_webhooks_outcome="accepted".*\} 1$/)).toBeDefined();
-    expect(line(/^messaging_client_consumed_messages_total\{(?=.*error_type="signature_mismatch")(?=.*rack_webhooks_outcome="refused").*\} 1$/)).toBeDefined();
+    expect(
+      line(/^messaging_client_consumed_messages_total\{(?=.*error_type="signature_mismatch")(?=.*rack_webhooks_outcome="refused").*\} 1$/),
+    ).toBeDefined();
     expect(line(/^messaging_client_operation_duration_count\{.*rack_webhooks_outcome="accepted".*\} 1$/)).toBeDefined();
     expect(line(/^messaging_process_duration_count\{.*rack_webhooks_outcome="dead".*\} 1$/)).toBeDefined();
     expect(line(/^messaging_process_duration_bucket\{.*le="0\.005".*\}/)).toBeDefined(); // seconds buckets

@@ -96,7 +96,11 @@ describe('receiver telemetry through the Node adapters', () => {
     expect((await fetch(url, { method: 'GET' })).status).toBe(405);
 
     const receives = sdk.spans().filter((span) => span.name === 'receive');
-    expect(receives.map((span) => span.attributes['error.type'])).toEqual(['signature_mismatch', 'payload_too_large', 'method_not_allowed']);
+    expect(receives.map((span) => span.attributes['error.type'])).toEqual([
+      'signature_mismatch',
+      'payload_too_large',
+      'method_not_allowed',
+    ]);
     for (const span of receives) {
       expect(span.status).toEqual({ code: 2, message: span.attributes['error.type'] });
       expect(span.attributes['rack_webhooks.outcome']).toBe('refused');
@@ -204,7 +208,9 @@ describe('the built package', () => {
     const dist = new URL('../../dist/', import.meta.url);
     const files = readdirSync(dist).filter((name) => /\.(c?js)$/.test(name));
     expect(files.length).toBeGreaterThan(5);
-    const importing = files.filter((name) => /(?:from|require\(|import\()\s*["']@opentelemetry\//.test(readFileSync(new URL(name, dist), 'utf8')));
+    const importing = files.filter((name) =>
+      /(?:from|require\(|import\()\s*["']@opentelemetry\//.test(readFileSync(new URL(name, dist), 'utf8')),
+    );
     expect(importing).toEqual([]);
     // ...and the telemetry is in it: the inbox and node adapter entries reach the global symbol.
     const all = files.map((name) => readFileSync(new URL(name, dist), 'utf8')).join('\n');
