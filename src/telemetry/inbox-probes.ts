@@ -59,6 +59,13 @@ export function workerStarted(inbox: object, table: string, read: () => Promise<
   };
 }
 
+/**
+ * How long a collection waits for the counts. On one connection (PGlite, a pg Client) the query
+ * queues behind a running handler's transaction: a scrape then gets the last counts (or none)
+ * instead of waiting for the handler, and the query, still running, refreshes them for the next.
+ */
+export const SNAPSHOT_WAIT_MS = 1_000;
+
 function snapshot(probe: Probe, now: number): Promise<InboxCounts | undefined> {
   if (probe.cached !== undefined && now - probe.cached.at < SNAPSHOT_MAX_AGE_MS) return Promise.resolve(probe.cached.counts);
   probe.reading ??= probe
@@ -73,7 +80,11 @@ function snapshot(probe: Probe, now: number): Promise<InboxCounts | undefined> {
       probe.reading = undefined;
       return counts;
     });
-  return probe.reading;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<InboxCounts | undefined>((resolve) => {
+    timer = setTimeout(() => resolve(probe.cached?.counts), SNAPSHOT_WAIT_MS);
+  });
+  return Promise.race([probe.reading, late]).finally(() => clearTimeout(timer));
 }
 
 export interface InboxObservations {
