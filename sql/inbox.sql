@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 4. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 5. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -104,4 +104,8 @@ CREATE TABLE "rack_webhooks_inbox_refusals" (
 );
 COMMENT ON TABLE "rack_webhooks_inbox_refusals" IS 'Deliveries the receiver refused, per minute (truncated) and refusal code; never a body or a header value';
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (4, 'worker heartbeats and refusal counts');
+-- 5: trace context of the receiving span
+ALTER TABLE "rack_webhooks_inbox" ADD COLUMN trace_context text;
+COMMENT ON COLUMN "rack_webhooks_inbox".trace_context IS 'The W3C traceparent of the span that received the delivery (OpenTelemetry), NULL when none was active';
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (5, 'trace context of the receiving span');
 COMMIT;

@@ -14,6 +14,7 @@ import {
   type AdapterOptions,
   type WebhookResponse,
 } from './core.js';
+import { instrumentReceiver, recordAdapterRefusal } from '../telemetry/receive.js';
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 
@@ -73,12 +74,14 @@ const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, 
   if (typeof receiver?.receive !== 'function') throw new TypeError('rack-webhooks/fastify: pass { receiver } from createReceiver()');
   const maxBodyBytes = options.maxBodyBytes ?? fastify.initialConfig.bodyLimit ?? DEFAULT_MAX_BODY_BYTES;
   const coreOptions = { ...options, maxBodyBytes };
+  instrumentReceiver(receiver);
 
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_request, body, done) => done(null, body));
   fastify.setErrorHandler(async (error: { statusCode?: number }, request, reply) => {
     const response = fastifyClientError(error.statusCode) ?? errorResponse(error);
     if (response.status >= 500) request.log.error({ err: error }, 'rack webhook failed');
+    recordAdapterRefusal(receiver, response.result, performance.now() - reply.elapsedTime);
     return reply.code(response.status).headers(response.headers).send(response.body);
   });
 
@@ -95,6 +98,7 @@ const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, 
         { method: request.method, headers: request.headers, readBody: () => ({ body: (request.body as Uint8Array | undefined) ?? '' }) },
         coreOptions,
       ).then((response) => {
+        recordAdapterRefusal(receiver, response.result, performance.now() - reply.elapsedTime);
         send(request, reply, response);
       }),
   });

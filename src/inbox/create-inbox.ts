@@ -1,5 +1,5 @@
 import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../receiver/inbox-contract.js';
-import { PERSIST_STEP, REFUSAL_COUNTER, receiverRuntime } from '../receiver/inbox-contract.js';
+import { OBSERVE_RECEIVER, PERSIST_STEP, REFUSAL_COUNTER, receiverRuntime } from '../receiver/inbox-contract.js';
 import { createPersistStep } from '../receiver/steps/persist.js';
 import type { Receiver } from '../receiver/types.js';
 import { driverFor } from './database/detect.js';
@@ -29,6 +29,9 @@ import { createStoreDelivery } from './store-delivery.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
 import { Wake } from './work/wake.js';
 import { startWorker, type Worker, type WorkOptions } from './work/worker.js';
+import { workerStarted } from '../telemetry/inbox-probes.js';
+import { instrumentReceiver } from '../telemetry/receive.js';
+import { activeTraceparent } from '../telemetry/trace-context.js';
 
 /**
  * Options of {@link createInbox}.
@@ -77,6 +80,15 @@ export interface InboxOptions<Database> {
    * @defaultValue `{ flushIntervalMs: 5000 }`
    */
   recordRefusals?: boolean | { flushIntervalMs?: number };
+  /**
+   * OpenTelemetry spans and metrics as soon as the application registers an SDK
+   * (`@opentelemetry/api` 1.x, an optional peer): received deliveries, handler attempts linked to
+   * them (the receiving span's context is stored with the row), durations, depth by state, oldest
+   * pending age, live workers. `false` turns off all of it for this inbox, its receivers and workers.
+   *
+   * @defaultValue `true`
+   */
+  telemetry?: boolean;
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
@@ -185,9 +197,15 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   const driver = driverFor(options.database, options.preparedStatements ?? true);
   const names = resolveTableNames(options.table);
   const wake = new Wake(driver, names.channel, options.notify ?? true);
-  const storeOnce = createStoreDelivery(driver, names, (pending) => {
-    if (pending) wake.stored();
-  });
+  const telemetry = options.telemetry !== false;
+  const storeOnce = createStoreDelivery(
+    driver,
+    names,
+    (pending) => {
+      if (pending) wake.stored();
+    },
+    telemetry ? activeTraceparent : undefined,
+  );
   const retry = resolveStoreRetry(options.storeRetry);
   const findStored = createFindStored(driver, names, (pending) => {
     if (pending) wake.stored();
@@ -219,7 +237,8 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
           code: wrapped.code,
         });
       };
-      return startWorker(
+      const observed = telemetry && runtime.telemetry !== false && workOptions.telemetry !== false;
+      const worker = startWorker(
         driver,
         names,
         runtime,
@@ -229,7 +248,13 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
           return unsubscribe;
         },
         () => wake.relisten(onListenError),
+        undefined,
+        observed,
       );
+      if (!observed) return worker;
+      // The gauges (depth by state, oldest pending age, live workers) read this table while it has a worker here.
+      const stopped = workerStarted(inbox, names.display, () => deliveryStats(driver, names));
+      return { ...worker, stop: () => worker.stop().finally(stopped) };
     },
     list: (listOptions) => listDeliveries(driver, names, listOptions),
     get: (id) => getDelivery(driver, names, id),
@@ -257,6 +282,8 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   Object.defineProperty(inbox, PERSIST_STEP, { value: createPersistStep, enumerable: false });
   if (refusals !== undefined)
     Object.defineProperty(inbox, REFUSAL_COUNTER, { value: (code: string) => refusals.count(code), enumerable: false });
+  // And the receiver's spans and metrics, applied by createReceiver({ inbox }).
+  if (telemetry) Object.defineProperty(inbox, OBSERVE_RECEIVER, { value: instrumentReceiver, enumerable: false });
   return inbox;
 }
 

@@ -9,9 +9,9 @@ const encoder = new TextEncoder();
 const COLUMNS = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, body_key';
 
 export function storeDeliverySql(names: TableNames): string {
-  return `INSERT INTO ${names.deliveries} (${COLUMNS}, event_key, state, run_at, received_at)
+  return `INSERT INTO ${names.deliveries} (${COLUMNS}, event_key, state, run_at, received_at, trace_context)
 VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END,
-        COALESCE($13::timestamptz, now()))
+        COALESCE($13::timestamptz, now()), $14)
 ON CONFLICT DO NOTHING
 RETURNING id::text AS id`;
 }
@@ -64,7 +64,13 @@ function eventNanos(timestamp: unknown): bigint {
  * One INSERT that is the claim: a copy already stored conflicts on a unique key and inserts
  * nothing. Only when it conflicts does a second statement tell a byte copy from the same event.
  */
-export function createStoreDelivery(driver: Driver, names: TableNames, afterInsert: (pending: boolean) => void) {
+export function createStoreDelivery(
+  driver: Driver,
+  names: TableNames,
+  afterInsert: (pending: boolean) => void,
+  /** The receiving span's `traceparent` (src/telemetry), kept for the worker's `process` span to link to. */
+  traceContext: () => string | undefined = () => undefined,
+) {
   const sql = storeDeliverySql(names);
   const duplicateSql = storeDuplicateSql(names);
   return async (delivery: DeliveryToStore): Promise<StoredRow | undefined> => {
@@ -87,10 +93,11 @@ export function createStoreDelivery(driver: Driver, names: TableNames, afterInse
     ];
     const eventKey = delivery.eventKey === undefined ? null : keyColumn(delivery.eventKey);
     const receivedAt = delivery.receivedAt ?? null;
+    const trace = state === 'pending' ? (traceContext() ?? null) : null;
     try {
       // A second round only when the row it repeats was pruned between the two statements.
       for (let round = 0; round < 2; round++) {
-        const id = (await driver.query(sql, [...values, eventKey, state, receivedAt]))[0]?.['id'];
+        const id = (await driver.query(sql, [...values, eventKey, state, receivedAt, trace]))[0]?.['id'];
         if (id !== undefined) {
           afterInsert(state === 'pending');
           return { id: String(id) };

@@ -7,7 +7,7 @@ import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
-import { PERSIST_STEP, RECEIVER_RUNTIME, REFUSAL_COUNTER, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
+import { OBSERVE_RECEIVER, PERSIST_STEP, RECEIVER_RUNTIME, REFUSAL_COUNTER, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
 import { describeRejection, errorCode, rejectionFacts } from './log.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
@@ -36,6 +36,7 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
 type InboxWithPersistStep = DeliveryInbox<unknown> & {
   readonly [PERSIST_STEP]: typeof createPersistStep;
   readonly [REFUSAL_COUNTER]?: (code: string) => void;
+  readonly [OBSERVE_RECEIVER]?: <R>(receiver: R) => R;
 };
 
 function isInbox(value: unknown): value is InboxWithPersistStep {
@@ -199,6 +200,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
       await reporting.reportError(error, started);
     },
     log: (record) => reporting.log(clock(), record),
+    telemetry: options.telemetry,
   };
 
   const receiver: Receiver<Tx> = {
@@ -243,5 +245,6 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   };
   Object.defineProperty(receiver, RECEIVER_RUNTIME, { value: runtime, enumerable: false });
   if (countRefusal) Object.defineProperty(receiver, REFUSAL_COUNTER, { value: countRefusal });
-  return receiver;
+  // With an inbox, its telemetry observes this receiver (the Node adapters do it otherwise).
+  return (inbox as InboxWithPersistStep | undefined)?.[OBSERVE_RECEIVER]?.(receiver) ?? receiver;
 }

@@ -100,6 +100,8 @@ export interface ReceiverRuntime {
     delivery: { id: string; attempt: number; willRetry: boolean },
   ): Promise<void>;
   log(record: Omit<import('./types.js').ReceiverLogRecord, 'durationMs'>): void;
+  /** The receiver's `telemetry` option: `false` turns its spans and metrics off. */
+  readonly telemetry?: boolean | undefined;
 }
 
 /**
@@ -115,6 +117,13 @@ export const PERSIST_STEP: unique symbol = Symbol.for('rack-webhooks.persist-ste
  * and writing live in the inbox; the receiver's part is one call. Not enumerable, not public.
  */
 export const REFUSAL_COUNTER: unique symbol = Symbol.for('rack-webhooks.refusal-counter') as never;
+
+/**
+ * Where an inbox keeps the function that observes a receiver's deliveries (OpenTelemetry spans and
+ * metrics, src/telemetry): applied by `createReceiver` to the receiver it returns, so that its
+ * code ships with `rack-webhooks/inbox` and not in a Worker's bundle. Not enumerable, not public.
+ */
+export const OBSERVE_RECEIVER: unique symbol = Symbol.for('rack-webhooks.observe-receiver') as never;
 
 /** Where a receiver keeps its runtime for `inbox.work(receiver)`; not enumerable, not public. */
 export const RECEIVER_RUNTIME: unique symbol = Symbol.for('rack-webhooks.receiver-runtime') as never;

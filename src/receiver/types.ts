@@ -96,6 +96,15 @@ export interface ReceiverOptions<Tx = undefined> {
    */
   logger?: (record: ReceiverLogRecord) => void;
   /**
+   * OpenTelemetry spans and metrics for this receiver's deliveries, emitted as soon as the
+   * application registers an SDK (`@opentelemetry/api` 1.x, an optional peer); `false` turns them
+   * off. Observed through an inbox or a Node adapter (`/node`, `/express`, `/fastify`); a bare
+   * fetch handler without an inbox carries no telemetry code (see the README).
+   *
+   * @defaultValue `true`
+   */
+  telemetry?: boolean;
+  /**
    * Clock in milliseconds (tests, re-processing stored deliveries).
    *
    * @defaultValue `Date.now`

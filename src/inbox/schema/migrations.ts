@@ -128,6 +128,13 @@ CREATE TABLE ${names.refusals} (
 );
 COMMENT ON TABLE ${names.refusals} IS 'Deliveries the receiver refused, per minute (truncated) and refusal code; never a body or a header value';`,
   },
+  {
+    version: 5,
+    name: 'trace context of the receiving span',
+    // The worker's OpenTelemetry `process` span links to the span that received the delivery.
+    sql: (names) => `ALTER TABLE ${names.deliveries} ADD COLUMN trace_context text;
+COMMENT ON COLUMN ${names.deliveries}.trace_context IS 'The W3C traceparent of the span that received the delivery (OpenTelemetry), NULL when none was active';`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -51,6 +51,13 @@ export interface WorkOptions {
    */
   workerId?: string;
   /**
+   * OpenTelemetry `process` spans and metrics for this worker's attempts (see the README); `false`
+   * turns them off.
+   *
+   * @defaultValue `true`, unless the inbox or the receiver was created with `telemetry: false`
+   */
+  telemetry?: boolean;
+  /**
    * Wake on NOTIFY when a delivery is stored; `false` polls alone.
    *
    * @defaultValue `true`

@@ -16,7 +16,13 @@ export interface Claimed {
   /** Attempts counted against maxAttempts, this one included. */
   readonly budgetUsed: number;
   readonly replayed: boolean;
+  /** For its `process` span: what the row says, and the receiving span's `traceparent`. */
+  readonly action: string | undefined;
+  readonly app: string | undefined;
+  readonly traceContext: string | undefined;
 }
+
+const optionalText = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
 export function claimedFromRow(row: Row): Claimed {
   const attempt = Number(row['attempts']);
@@ -26,6 +32,9 @@ export function claimedFromRow(row: Row): Claimed {
     attempt,
     budgetUsed: attempt - Number(row['attempt_base']),
     replayed: row['replayed_at'] !== null && row['replayed_at'] !== undefined,
+    action: optionalText(row['action']),
+    app: optionalText(row['app']),
+    traceContext: optionalText(row['trace_context']),
   };
 }
 

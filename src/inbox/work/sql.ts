@@ -63,11 +63,11 @@ export function workerSql(names: TableNames, options: WorkerSqlOptions = { order
   UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
          locked_until = now() + make_interval(secs => $3)
     FROM due WHERE d.id = due.id
-  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns
+  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
-SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY claimed.event_ns, claimed.id`,
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     orderLock: `SELECT pg_advisory_xact_lock(hashtext($1)) AS locked`,
     recover: `WITH expired AS (
   SELECT id FROM ${t} WHERE state = 'running' AND locked_until <= now()

@@ -7,6 +7,7 @@ import { systemClock, WorkerLoop, type Clock } from './loop.js';
 import { resolveWorkOptions, type ResolvedWorkOptions, type WorkOptions } from './options.js';
 import { claimedFromRow, runDelivery, type RunEnvironment } from './run-delivery.js';
 import { workerSql, type WorkerSql } from './sql.js';
+import { workerTelemetry, type WorkerTelemetry } from '../../telemetry/process.js';
 
 export type { WorkOptions } from './options.js';
 
@@ -58,7 +59,14 @@ class DatabaseHealth {
   }
 }
 
-async function recover(driver: Driver, sql: WorkerSql, options: ResolvedWorkOptions, runtime: ReceiverRuntime, health: DatabaseHealth) {
+async function recover(
+  driver: Driver,
+  sql: WorkerSql,
+  options: ResolvedWorkOptions,
+  runtime: ReceiverRuntime,
+  health: DatabaseHealth,
+  telemetry: WorkerTelemetry,
+) {
   let rows: Row[];
   try {
     rows = await driver.query(sql.recover, [options.maxAttempts]);
@@ -68,6 +76,7 @@ async function recover(driver: Driver, sql: WorkerSql, options: ResolvedWorkOpti
   }
   for (const row of rows) {
     const dead = row['state'] === 'dead';
+    if (dead) telemetry.wentDead(String(row['action']));
     runtime.log({
       level: dead ? 'error' : 'warn',
       event: dead ? 'dead' : 'retried',
@@ -89,6 +98,7 @@ export function startWorker(
   subscribe: (wake: () => void) => () => Promise<void>,
   relisten: () => void,
   clock: Clock = systemClock,
+  telemetryEnabled = true,
 ): Worker {
   const options = resolveWorkOptions(driver, workOptions);
   const sql = workerSql(names, options);
@@ -103,7 +113,8 @@ export function startWorker(
     table: names.display,
     databaseFailed: (error, doing) => health.failed(error, doing),
   };
-  const recoverExpired = () => recover(driver, sql, options, runtime, health);
+  const telemetry = workerTelemetry(telemetryEnabled, names.display);
+  const recoverExpired = () => recover(driver, sql, options, runtime, health, telemetry);
   const loop = new WorkerLoop(
     {
       async claim(wanted) {
@@ -123,7 +134,10 @@ export function startWorker(
           return undefined;
         }
       },
-      run: (row) => runDelivery(env, claimedFromRow(row)),
+      run: (row) => {
+        const claimed = claimedFromRow(row);
+        return telemetry.attempt(claimed, () => runDelivery(env, claimed));
+      },
       async release(row) {
         await driver.query(sql.release, [String(row['id']), options.workerId, Number(row['attempts'])]).catch(() => {});
       },
