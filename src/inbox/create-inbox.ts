@@ -15,6 +15,8 @@ import { migrate } from './schema/migrate.js';
 import { resolveTableNames } from './schema/table-name.js';
 import { createStoreDelivery } from './store-delivery.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
+import { startWatcher } from './watch/watcher.js';
+import type { WatchOptions, Watcher } from './watch/types.js';
 import { Wake } from './work/wake.js';
 import { startWorker, type Worker, type WorkOptions } from './work/worker.js';
 
@@ -106,6 +108,12 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
   stats(): Promise<InboxStats>;
   /** Deletes done, dead, ignored and duplicate deliveries received before `before`; never pending or running ones. */
   prune(options: { before: Date }): Promise<number>;
+  /**
+   * Starts the operations loop: alerts (`onAlert` once when an incident opens, once when it
+   * resolves) and retention (old rows pruned by state, in bounded batches). Run it on as many
+   * processes as you like: one at a time holds the lease and does the work.
+   */
+  watch(options?: WatchOptions): Watcher;
 }
 
 /**
@@ -194,7 +202,8 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
       return count;
     },
     stats: () => deliveryStats(driver, names),
-    prune: (pruneOptions) => pruneDeliveries(driver, names, pruneOptions),
+    watch: (watchOptions) => startWatcher(driver, names, watchOptions),
+    prune: (pruneOptions) => pruneDeliveries(driver, names, { before: (pruneOptions as { before: Date } | undefined)?.before as Date }),
   };
   // The receiver's store step ships here, with the inbox, not in every receiver's bundle.
   Object.defineProperty(inbox, PERSIST_STEP, { value: createPersistStep, enumerable: false });

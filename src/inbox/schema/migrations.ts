@@ -1,4 +1,4 @@
-import { quoteIdentifier, resolveTableNames, type TableNames } from './table-name.js';
+import { quoteIdentifier, resolveTableNames, watchTables, type TableNames } from './table-name.js';
 
 /**
  * The inbox schema as numbered migrations. `migrate()` applies the missing ones under an advisory
@@ -97,6 +97,35 @@ CREATE INDEX ${index(names, 'duplicates')} ON ${names.deliveries} (duplicate_of)
     // or an earlier one unfinished: a few rows here, where by_app holds every row the app ever had.
     sql: (names) => `CREATE INDEX ${index(names, 'app_unfinished')} ON ${names.deliveries} (app, event_ns, id)
   WHERE state IN ('pending', 'running') AND app IS NOT NULL;`,
+  },
+  {
+    version: 7,
+    name: 'alert incidents and leases',
+    // The watcher's incidents survive its restart: one open row per incident key (a partial unique
+    // index, so two evaluators can never open one twice), with whether its open and resolve alerts
+    // were handed to onAlert (at least once across a crash). A lease row names the one process that
+    // evaluates alerts and prunes at a time; it expires, so another takes over from a dead one.
+    sql: (names) => `CREATE TABLE ${watchTables(names).incidents} (
+  id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  rule          text        NOT NULL,
+  key           text        NOT NULL,
+  severity      text        NOT NULL,
+  since         timestamptz NOT NULL,
+  opened_at     timestamptz NOT NULL,
+  resolved_at   timestamptz,
+  summary       text        NOT NULL,
+  fields        text        NOT NULL,
+  open_sent     boolean     NOT NULL DEFAULT false,
+  resolve_sent  boolean     NOT NULL DEFAULT false
+);
+COMMENT ON COLUMN ${watchTables(names).incidents}.fields IS 'The alert''s structured fields as JSON text (counts, ids, codes); never a body, a header value or a secret';
+COMMENT ON COLUMN ${watchTables(names).incidents}.open_sent IS 'onAlert accepted the open alert; false after a crash: sent again';
+CREATE UNIQUE INDEX ${index(names, 'incidents_open')} ON ${watchTables(names).incidents} (key) WHERE resolved_at IS NULL;
+CREATE TABLE ${watchTables(names).leases} (
+  name          text        PRIMARY KEY,
+  holder        text        NOT NULL,
+  expires_at    timestamptz NOT NULL
+);`,
   },
 ];
 
