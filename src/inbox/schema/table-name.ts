@@ -58,12 +58,12 @@ export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): Ta
 }
 
 /**
- * The watcher's tables (`<table>_incidents`, `<table>_leases`), derived here rather than kept in
+ * The watcher's tables (`<table>_incidents`, `<table>_watch_lease`; `<table>_leases` is an index), derived here rather than kept in
  * {@link TableNames}, which every inbox statement carries.
  */
 export function watchTables(names: TableNames): { readonly incidents: string; readonly leases: string } {
   return {
     incidents: `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_incidents`)}`,
-    leases: `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_leases`)}`,
+    leases: `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_watch_lease`)}`,
   };
 }

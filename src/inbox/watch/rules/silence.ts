@@ -11,17 +11,19 @@ export function silenceRule(options: NonNullable<ResolvedRules['silence']>): Rul
   return {
     name: 'silence',
     async evaluate({ names, now, query }) {
-      const [latest] = await query(`SELECT max(received_at) AS last FROM ${names.deliveries}`, [], 'looking for silence');
+      // One statement: `last` read back into JavaScript would lose its microseconds.
+      const [latest] = await query(
+        `SELECT last, (SELECT count(*)::int FROM ${names.deliveries}
+                        WHERE received_at > last - make_interval(secs => $1::float8 / 1000)) AS before
+           FROM (SELECT max(received_at) AS last FROM ${names.deliveries}) newest`,
+        [options.lookbackMs],
+        'looking for silence',
+      );
       const last = dateOf(latest?.['last']);
       if (last === undefined) return [];
       const quietMs = now.getTime() - last.getTime();
       if (quietMs < options.afterMs) return [];
-      const [before] = await query(
-        `SELECT count(*)::int AS n FROM ${names.deliveries} WHERE received_at > $1 AND received_at <= $2`,
-        [new Date(last.getTime() - options.lookbackMs), last],
-        'looking for silence',
-      );
-      const sentBefore = Number(before?.['n'] ?? 0);
+      const sentBefore = Number(latest!['before'] ?? 0);
       if (sentBefore < options.minDeliveries) return [];
       return [
         {
