@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 3. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 4. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -80,4 +80,28 @@ INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (2, 'same-ev
 CREATE INDEX "rack_webhooks_inbox_app_unfinished" ON "rack_webhooks_inbox" (app, event_ns, id)
   WHERE state IN ('pending', 'running') AND app IS NOT NULL;
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (3, 'unfinished deliveries by app');
+-- 4: worker heartbeats and refusal counts
+CREATE TABLE "rack_webhooks_inbox_workers" (
+  id            text        PRIMARY KEY,
+  host          text        NOT NULL,
+  pid           integer     NOT NULL,
+  started_at    timestamptz NOT NULL DEFAULT now(),
+  last_seen_at  timestamptz NOT NULL DEFAULT now(),
+  beat_ms       integer     NOT NULL,
+  concurrency   integer     NOT NULL,
+  mode          text        NOT NULL,
+  running       integer     NOT NULL DEFAULT 0
+);
+COMMENT ON COLUMN "rack_webhooks_inbox_workers".last_seen_at IS 'The last heartbeat (the database''s clock); older than 3 beats: the worker is gone';
+COMMENT ON COLUMN "rack_webhooks_inbox_workers".beat_ms IS 'How often this worker beats, in ms';
+COMMENT ON COLUMN "rack_webhooks_inbox_workers".mode IS 'The worker''s order option: none or per-app';
+COMMENT ON COLUMN "rack_webhooks_inbox_workers".running IS 'Handlers running at the last heartbeat';
+CREATE TABLE "rack_webhooks_inbox_refusals" (
+  minute        timestamptz NOT NULL,
+  code          text        NOT NULL,
+  count         bigint      NOT NULL,
+  PRIMARY KEY (minute, code)
+);
+COMMENT ON TABLE "rack_webhooks_inbox_refusals" IS 'Deliveries the receiver refused, per minute (truncated) and refusal code; never a body or a header value';
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (4, 'worker heartbeats and refusal counts');
 COMMIT;

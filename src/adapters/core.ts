@@ -7,6 +7,7 @@ import { getHeader } from '../receiver/headers.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { WebhookVerificationError } from '../signature/errors.js';
 import { REFUSAL_FACTS, definedFields } from '../receiver/log.js';
+import { REFUSAL_COUNTER } from '../receiver/inbox-contract.js';
 import { WebhookMountError } from './errors.js';
 
 /**
@@ -172,19 +173,25 @@ export function handleWebhookRequest(
   request: AdapterRequest,
   options: AdapterOptions & { maxBodyBytes: number },
 ): Promise<WebhookResponse> {
+  // Refused before the receiver saw the delivery: counted here, in the receiver's inbox if it has one.
+  const early = (response: WebhookResponse): WebhookResponse => {
+    (receiver as { [REFUSAL_COUNTER]?: (code: string) => void })[REFUSAL_COUNTER]?.((response.result as { error: string }).error);
+    return response;
+  };
   const refused = refuseBeforeBody(request.method, request.headers, options.maxBodyBytes);
-  if (refused !== undefined) return Promise.resolve(refused);
+  if (refused !== undefined) return Promise.resolve(early(refused));
   const received = (read: BodyReadResult): Promise<WebhookResponse> =>
     'tooLarge' in read
-      ? Promise.resolve(respond(413, { error: 'payload_too_large' }))
+      ? Promise.resolve(early(respond(413, { error: 'payload_too_large' })))
       : receiveToResponse(receiver, read.body, request.headers, receiveOptionsOf(options));
+  const readFailed = (error: unknown) => early(bodyReadFailed(error));
   let read: BodyReadResult | Promise<BodyReadResult>;
   try {
     read = request.readBody(options.maxBodyBytes);
   } catch (error) {
-    return Promise.resolve(bodyReadFailed(error));
+    return Promise.resolve(readFailed(error));
   }
-  return read instanceof Promise ? read.then(received, bodyReadFailed) : received(read);
+  return read instanceof Promise ? read.then(received, readFailed) : received(read);
 }
 
 /**

@@ -1,9 +1,20 @@
 import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../receiver/inbox-contract.js';
-import { PERSIST_STEP, receiverRuntime } from '../receiver/inbox-contract.js';
+import { PERSIST_STEP, REFUSAL_COUNTER, receiverRuntime } from '../receiver/inbox-contract.js';
 import { createPersistStep } from '../receiver/steps/persist.js';
 import type { Receiver } from '../receiver/types.js';
 import { driverFor } from './database/detect.js';
 import { inboxError } from './errors.js';
+import { checkHealth, checkReadiness, type HealthOptions, type InboxHealth } from './health/health.js';
+import {
+  readRefusals,
+  REFUSAL_FLUSH_MS,
+  RefusalRecorder,
+  type RefusalCount,
+  type RefusalListener,
+  type RefusalMinute,
+  type RefusalQuery,
+} from './health/refusals.js';
+import { listWorkers, type WorkerInfo } from './health/workers.js';
 import { replayDeliveries, retryDeliveries, pruneDeliveries } from './operate/change.js';
 import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
 import { Circuit } from './outage/circuit.js';
@@ -12,7 +23,8 @@ import { resolveStoreRetry, type StoreRetryOptions } from './outage/options.js';
 import { Outage } from './outage/outage.js';
 import { storeWithRetry } from './outage/store-with-retry.js';
 import { migrate } from './schema/migrate.js';
-import { resolveTableNames } from './schema/table-name.js';
+import { resolveTableNames, type TableNames } from './schema/table-name.js';
+import type { Driver } from './database/driver.js';
 import { createStoreDelivery } from './store-delivery.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
 import { startWatcher } from './watch/watcher.js';
@@ -58,6 +70,15 @@ export interface InboxOptions<Database> {
    * @defaultValue `{ maxWaitMs: 20000, maxBufferedBytes: 67108864 }`
    */
   storeRetry?: StoreRetryOptions | false;
+  /**
+   * Count the receiver's refusals (bad signatures, unparsable bodies, too large, ...) per minute
+   * and code in `<table>_refusals`: aggregated in memory and written in one upsert every
+   * `flushIntervalMs` (and on `close()`), so that a flood of forged requests costs one small
+   * write every few seconds. Only the code is kept, never a body or a header.
+   *
+   * @defaultValue `{ flushIntervalMs: 5000 }`
+   */
+  recordRefusals?: boolean | { flushIntervalMs?: number };
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
@@ -108,6 +129,29 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
   stats(): Promise<InboxStats>;
   /** Deletes done, dead, ignored and duplicate deliveries received before `before`; never pending or running ones. */
   prune(options: { before: Date }): Promise<number>;
+  /**
+   * Database reachable, schema current, live workers, oldest pending age, dead count and refusals
+   * in the last hour, with a verdict (`ok`, `warning`, `unhealthy`, `unreachable`) and its reasons.
+   * Never rejects for the database being away: that is `status: 'unreachable'`.
+   */
+  health(options?: HealthOptions): Promise<InboxHealth>;
+  /** One cheap statement: the database answers and the schema is this package's (a readiness probe). */
+  readiness(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }>;
+  /** Workers with a heartbeat row, live ones first; `live: false` for one that stopped beating without `stop()`. */
+  workers(): Promise<WorkerInfo[]>;
+  /** Refusals recorded by every process since `since` (default: an hour ago), per code, most frequent first. */
+  refusals(query?: RefusalQuery & { perMinute?: false }): Promise<RefusalCount[]>;
+  /** The same per minute and code, oldest first. */
+  refusals(query: RefusalQuery & { perMinute: true }): Promise<RefusalMinute[]>;
+  /**
+   * Calls `listener(code)` for each delivery this process refuses (e.g. to add to an OpenTelemetry
+   * counter). Returns what unsubscribes.
+   */
+  onRefusal(listener: RefusalListener): () => void;
+  /** Refusals this process counted since it started, per code: monotonic, for an observable counter. */
+  refusalTotals(): ReadonlyMap<string, number>;
+  /** Writes the refusals counted in memory and stops their timer; the database client stays yours to end. */
+  close(): Promise<void>;
   /**
    * Starts the operations loop: alerts (`onAlert` once when an incident opens, once when it
    * resolves) and retention (old rows pruned by state, in bounded batches). Run it on as many
@@ -160,11 +204,17 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   // pool stays busy between them, and its queue stays far from pg's checkout timeout.
   const circuit = new Circuit(4 * (driver.maxConnections ?? 10));
   const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry), circuit);
+  const refusals = refusalRecorder(driver, names, options.recordRefusals);
 
   const inbox: Inbox<TransactionOf<Database>> = {
     table: names.display,
     migrate: () => migrate(driver, names),
-    storeDelivery: (delivery: DeliveryToStore, storeOptions?: StoreDeliveryOptions) => storeDelivery(delivery, storeOptions),
+    storeDelivery: (delivery: DeliveryToStore, storeOptions?: StoreDeliveryOptions) =>
+      storeDelivery(delivery, storeOptions).catch((error: unknown) => {
+        // A verified delivery the database could not take is refused too, and lost: counted (and written once it is back).
+        refusals?.count((error as { code?: string }).code ?? 'inbox_failed');
+        throw error;
+      }),
     work(receiver, workOptions = {}) {
       const runtime = typeof receiver === 'object' && receiver !== null ? receiverRuntime(receiver) : undefined;
       if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver()');
@@ -204,8 +254,26 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
     stats: () => deliveryStats(driver, names),
     watch: (watchOptions) => startWatcher(driver, names, watchOptions),
     prune: (pruneOptions) => pruneDeliveries(driver, names, { before: (pruneOptions as { before: Date } | undefined)?.before as Date }),
+    health: (healthOptions) => checkHealth(driver, names, healthOptions),
+    readiness: () => checkReadiness(driver, names),
+    workers: () => listWorkers(driver, names),
+    refusals: ((query?: RefusalQuery) => readRefusals(driver, names, query)) as Inbox['refusals'],
+    onRefusal: (listener) => refusals?.subscribe(listener) ?? (() => {}),
+    refusalTotals: () => refusals?.totals() ?? new Map(),
+    close: async () => refusals?.close(),
   };
   // The receiver's store step ships here, with the inbox, not in every receiver's bundle.
   Object.defineProperty(inbox, PERSIST_STEP, { value: createPersistStep, enumerable: false });
+  if (refusals !== undefined) Object.defineProperty(inbox, REFUSAL_COUNTER, { value: (code: string) => refusals.count(code), enumerable: false });
   return inbox;
+}
+
+function refusalRecorder(driver: Driver, names: TableNames, option: InboxOptions<unknown>['recordRefusals']): RefusalRecorder | undefined {
+  if (option === false) return undefined;
+  if (option !== undefined && option !== true && (typeof option !== 'object' || option === null))
+    throw new TypeError('recordRefusals must be true, false or { flushIntervalMs }');
+  const flushMs = option === undefined || option === true ? REFUSAL_FLUSH_MS : (option.flushIntervalMs ?? REFUSAL_FLUSH_MS);
+  if (!Number.isSafeInteger(flushMs) || flushMs < 1 || flushMs > 2 ** 31 - 1)
+    throw new RangeError(`recordRefusals.flushIntervalMs must be a whole number of ms from 1 to ${2 ** 31 - 1}, got ${String(flushMs)}`);
+  return new RefusalRecorder(driver, names, flushMs);
 }

@@ -7,7 +7,7 @@ import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
-import { PERSIST_STEP, RECEIVER_RUNTIME, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
+import { PERSIST_STEP, RECEIVER_RUNTIME, REFUSAL_COUNTER, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
 import { describeRejection, errorCode, rejectionFacts } from './log.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
@@ -33,7 +33,10 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
-type InboxWithPersistStep = DeliveryInbox<unknown> & { readonly [PERSIST_STEP]: typeof createPersistStep };
+type InboxWithPersistStep = DeliveryInbox<unknown> & {
+  readonly [PERSIST_STEP]: typeof createPersistStep;
+  readonly [REFUSAL_COUNTER]?: (code: string) => void;
+};
 
 function isInbox(value: unknown): value is InboxWithPersistStep {
   return typeof (value as InboxWithPersistStep | null)?.[PERSIST_STEP] === 'function';
@@ -103,10 +106,12 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const claimStep = store === undefined ? undefined : createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting });
   const persistStep =
     inbox === undefined ? undefined : (inbox as InboxWithPersistStep)[PERSIST_STEP](inbox, reporting, options.now !== undefined);
+  const countRefusal = (inbox as InboxWithPersistStep | undefined)?.[REFUSAL_COUNTER];
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   // A refusal is logged with what was really there, and onError hears it before receive() rejects.
   const rejected = (error: unknown, started: number): Promise<never> => {
+    countRefusal?.(errorCode(error));
     if (reporting.logging) {
       reporting.log(started, {
         level: 'warn',
@@ -237,5 +242,6 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
     },
   };
   Object.defineProperty(receiver, RECEIVER_RUNTIME, { value: runtime, enumerable: false });
+  if (countRefusal) Object.defineProperty(receiver, REFUSAL_COUNTER, { value: countRefusal });
   return receiver;
 }

@@ -109,6 +109,13 @@ export interface ReceiverRuntime {
  */
 export const PERSIST_STEP: unique symbol = Symbol.for('rack-webhooks.persist-step') as never;
 
+/**
+ * Where an inbox keeps its refusal counter (`(code) => void`), and a receiver with an inbox hands
+ * it on to the adapters, which refuse some requests before the receiver sees them. The counting
+ * and writing live in the inbox; the receiver's part is one call. Not enumerable, not public.
+ */
+export const REFUSAL_COUNTER: unique symbol = Symbol.for('rack-webhooks.refusal-counter') as never;
+
 /** Where a receiver keeps its runtime for `inbox.work(receiver)`; not enumerable, not public. */
 export const RECEIVER_RUNTIME: unique symbol = Symbol.for('rack-webhooks.receiver-runtime') as never;
 

@@ -99,6 +99,36 @@ CREATE INDEX ${index(names, 'duplicates')} ON ${names.deliveries} (duplicate_of)
   WHERE state IN ('pending', 'running') AND app IS NOT NULL;`,
   },
   {
+    version: 4,
+    name: 'worker heartbeats and refusal counts',
+    // Workers upsert their row every beat and delete it on stop(); a row whose last_seen_at is
+    // older than 3 of its own beats is a worker that stopped without saying so. Refusals are
+    // counted per minute and code in memory and added here in one upsert every few seconds per
+    // process, so a flood of forged requests costs one small write, never one per request.
+    sql: (names) => `CREATE TABLE ${names.workers} (
+  id            text        PRIMARY KEY,
+  host          text        NOT NULL,
+  pid           integer     NOT NULL,
+  started_at    timestamptz NOT NULL DEFAULT now(),
+  last_seen_at  timestamptz NOT NULL DEFAULT now(),
+  beat_ms       integer     NOT NULL,
+  concurrency   integer     NOT NULL,
+  mode          text        NOT NULL,
+  running       integer     NOT NULL DEFAULT 0
+);
+COMMENT ON COLUMN ${names.workers}.last_seen_at IS 'The last heartbeat (the database''s clock); older than 3 beats: the worker is gone';
+COMMENT ON COLUMN ${names.workers}.beat_ms IS 'How often this worker beats, in ms';
+COMMENT ON COLUMN ${names.workers}.mode IS 'The worker''s order option: none or per-app';
+COMMENT ON COLUMN ${names.workers}.running IS 'Handlers running at the last heartbeat';
+CREATE TABLE ${names.refusals} (
+  minute        timestamptz NOT NULL,
+  code          text        NOT NULL,
+  count         bigint      NOT NULL,
+  PRIMARY KEY (minute, code)
+);
+COMMENT ON TABLE ${names.refusals} IS 'Deliveries the receiver refused, per minute (truncated) and refusal code; never a body or a header value';`,
+  },
+  {
     version: 7,
     name: 'alert incidents and leases',
     // The watcher's incidents survive its restart: one open row per incident key (a partial unique

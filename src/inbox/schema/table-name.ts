@@ -12,6 +12,10 @@ export interface TableNames {
   readonly attempts: string;
   /** The migrations table. */
   readonly migrations: string;
+  /** The workers' heartbeat table (`<table>_workers`). */
+  readonly workers: string;
+  /** Refusals counted per minute and code (`<table>_refusals`). */
+  readonly refusals: string;
   /** The bare table name, for index and constraint names (which live in the table's schema). */
   readonly bare: string;
   /** Quoted schema prefix (`"ops".`) or '' for search_path. */
@@ -52,6 +56,8 @@ export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): Ta
     deliveries: `${schemaPrefix}${quoteIdentifier(bare)}`,
     attempts: `${schemaPrefix}${quoteIdentifier(`${bare}_attempts`)}`,
     migrations: `${schemaPrefix}${quoteIdentifier(`${bare}_migrations`)}`,
+    workers: `${schemaPrefix}${quoteIdentifier(`${bare}_workers`)}`,
+    refusals: `${schemaPrefix}${quoteIdentifier(`${bare}_refusals`)}`,
     channel: `${table.replace('.', '__')}_due`.slice(0, 63),
     lockKey: `rack-webhooks:inbox:${table}`,
   };

@@ -74,6 +74,13 @@ export interface WorkOptions {
    * @defaultValue `'hold'`
    */
   onFailure?: 'hold' | 'skip';
+  /**
+   * How often the worker's heartbeat row (`<table>_workers`) is refreshed, in ms. `inbox.health()`,
+   * `inbox workers` and the console show a worker that missed 3 beats as gone.
+   *
+   * @defaultValue `5000`
+   */
+  heartbeatMs?: number;
 }
 
 /** The options with every default applied and every value checked. */
@@ -88,6 +95,7 @@ export interface ResolvedWorkOptions {
   readonly listen: boolean;
   readonly order: 'none' | 'per-app';
   readonly onFailure: 'hold' | 'skip';
+  readonly heartbeatMs: number;
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -141,5 +149,7 @@ export function resolveWorkOptions(driver: Driver, options: WorkOptions): Resolv
     throw new RangeError(`onFailure must be 'hold' or 'skip', got ${JSON.stringify(onFailure)}`);
   if (options.onFailure !== undefined && order !== 'per-app')
     throw new RangeError("onFailure applies to order: 'per-app' only: without an order, a failed delivery never holds another");
-  return { concurrency, batchSize, pollIntervalMs, leaseSeconds, maxAttempts, backoff, workerId, listen, order, onFailure };
+  const heartbeatMs = positiveInteger('heartbeatMs', options.heartbeatMs, 5000);
+  if (heartbeatMs > MAX_TIMER_MS / 3) throw new RangeError(`heartbeatMs must be at most ${Math.floor(MAX_TIMER_MS / 3)}, got ${heartbeatMs}`);
+  return { concurrency, batchSize, pollIntervalMs, leaseSeconds, maxAttempts, backoff, workerId, listen, order, onFailure, heartbeatMs };
 }

@@ -1,6 +1,7 @@
 import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
 import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
+import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
 import { systemClock, WorkerLoop, type Clock } from './loop.js';
 import { resolveWorkOptions, type ResolvedWorkOptions, type WorkOptions } from './options.js';
@@ -136,7 +137,9 @@ export function startWorker(
   );
   // Wake-ups: notifications from the database and this process's own receivers; the poll as the floor.
   const unsubscribe = options.listen ? subscribe(() => void loop.wake()) : async () => {};
+  const heartbeat = new Heartbeat(driver, names, options, () => loop.running, (ms, fn) => clock.after(ms, fn, false));
   loop.start();
+  heartbeat.start();
 
   return {
     id: options.workerId,
@@ -144,6 +147,8 @@ export function startWorker(
       const unsubscribed = unsubscribe();
       await loop.stop();
       await unsubscribed;
+      // Last: the worker is there until its handlers have finished.
+      await heartbeat.stop();
     },
     async drain() {
       while (loop.state === 'running') {

@@ -1,0 +1,217 @@
+import type { Driver } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import { deliveryStats } from '../operate/read.js';
+import { LATEST_VERSION } from '../schema/migrations.js';
+import type { TableNames } from '../schema/table-name.js';
+import type { InboxStats } from '../types.js';
+import { readRefusals, type RefusalCount } from './refusals.js';
+import { listWorkers, type WorkerInfo } from './workers.js';
+
+/**
+ * `ok`: nothing to do. `warning`: something an operator should look at, but deliveries are
+ * received and run (dead deliveries, refusals, a schema newer than this package, no worker while
+ * nothing waits). `unhealthy`: deliveries are refused or are not running (schema missing or
+ * behind, deliveries pending and no live worker, the oldest pending one past `maxPendingAgeMs`).
+ * `unreachable`: the database did not answer.
+ */
+export type HealthStatus = 'ok' | 'warning' | 'unhealthy' | 'unreachable';
+
+/** Options of `inbox.health()`. */
+export interface HealthOptions {
+  /**
+   * A pending delivery received longer ago than this makes the inbox unhealthy (workers are not
+   * keeping up, or are stuck). With the default backoff a delivery finishes its 5 attempts in
+   * about 15 s; raise this with a longer backoff.
+   *
+   * @defaultValue `900000` (15 minutes)
+   */
+  maxPendingAgeMs?: number;
+}
+
+/** What `inbox.health()` found. */
+export interface InboxHealth {
+  /** The overall verdict; see {@link HealthStatus}. */
+  readonly status: HealthStatus;
+  /** `status` is `ok` or `warning`: what a readiness probe or `inbox health`'s exit code 0 means. */
+  readonly ok: boolean;
+  /** One sentence per finding that is not ok, worst first; empty when `status` is `ok`. */
+  readonly reasons: readonly string[];
+  /** When the check ran (this process's clock). */
+  readonly checkedAt: Date;
+  readonly database: {
+    /** Whether a statement went through. */
+    readonly reachable: boolean;
+    /** Why not, when it did not (never a password). */
+    readonly error?: string;
+  };
+  readonly schema: {
+    /** The highest version applied to the table; `null` when it was never migrated. */
+    readonly version: number | null;
+    /** The version this package's migrations reach. */
+    readonly expected: number;
+    /** `version === expected`. */
+    readonly current: boolean;
+    /** Applied by a newer rack-webhooks: upgrade this process's package. */
+    readonly newerThanPackage: boolean;
+  };
+  /** Workers with a heartbeat row: `live` beat recently, `gone` stopped beating without `stop()`. */
+  readonly workers: { readonly live: number; readonly gone: number; readonly list: readonly WorkerInfo[] };
+  /** `inbox.stats()`; `null` when the schema is missing or the database is away. */
+  readonly stats: InboxStats | null;
+  /** Milliseconds since the oldest pending delivery was received; `null` when none is pending. */
+  readonly oldestPendingAgeMs: number | null;
+  /** Dead deliveries: each waits for `retry`. */
+  readonly dead: number;
+  /** Refusals recorded in the last hour, by every process, most frequent code first (written every ~5 s). */
+  readonly refusalsLastHour: { readonly total: number; readonly byCode: readonly RefusalCount[] };
+}
+
+const DEFAULT_MAX_PENDING_AGE_MS = 15 * 60_000;
+
+function minutes(ms: number): string {
+  if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
+  if (ms < 7_200_000) return `${Math.round(ms / 60_000)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The schema version recorded in the migrations table; null when there is none. */
+async function schemaVersion(driver: Driver, names: TableNames): Promise<number | null> {
+  try {
+    const [row] = await driver.query(`SELECT max(version) AS version FROM ${names.migrations}`);
+    return row?.['version'] === null || row?.['version'] === undefined ? null : Number(row['version']);
+  } catch (error) {
+    if (inboxError(error, names.display, 'reading the schema version').code === 'inbox_not_migrated') return null;
+    throw error;
+  }
+}
+
+/** A cheap check for readiness probes: the database answers and the schema is this package's. */
+export async function checkReadiness(driver: Driver, names: TableNames): Promise<{ ready: boolean; reasons: string[] }> {
+  let version: number | null;
+  try {
+    version = await schemaVersion(driver, names);
+  } catch (error) {
+    return { ready: false, reasons: [inboxError(error, names.display, 'checking readiness').message] };
+  }
+  const reasons = schemaReasons(names, version).filter((reason) => reason.severity === 'unhealthy');
+  return { ready: reasons.length === 0, reasons: reasons.map((reason) => reason.text) };
+}
+
+interface Reason {
+  readonly severity: 'unhealthy' | 'warning';
+  readonly text: string;
+}
+
+function schemaReasons(names: TableNames, version: number | null): Reason[] {
+  if (version === null)
+    return [{ severity: 'unhealthy', text: `the inbox table ${names.display} was never migrated: run inbox.migrate() or rack-webhooks inbox migrate` }];
+  if (version < LATEST_VERSION)
+    return [
+      {
+        severity: 'unhealthy',
+        text: `the schema is at version ${version}, this package needs ${LATEST_VERSION}: run inbox.migrate() or rack-webhooks inbox migrate`,
+      },
+    ];
+  if (version > LATEST_VERSION)
+    return [
+      {
+        severity: 'warning',
+        text: `the schema is at version ${version}, newer than this package's ${LATEST_VERSION}: upgrade rack-webhooks in this process`,
+      },
+    ];
+  return [];
+}
+
+export async function checkHealth(driver: Driver, names: TableNames, options: HealthOptions = {}): Promise<InboxHealth> {
+  const maxPendingAgeMs = options.maxPendingAgeMs ?? DEFAULT_MAX_PENDING_AGE_MS;
+  if (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs))
+    throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(options.maxPendingAgeMs)}`);
+  const checkedAt = new Date();
+  const schema = { version: null as number | null, expected: LATEST_VERSION, current: false, newerThanPackage: false };
+  const empty = {
+    checkedAt,
+    schema,
+    workers: { live: 0, gone: 0, list: [] },
+    stats: null,
+    oldestPendingAgeMs: null,
+    dead: 0,
+    refusalsLastHour: { total: 0, byCode: [] },
+  };
+  // The database did not answer (unreachable), or refused a statement (unhealthy: permissions, say).
+  const failed = (error: unknown): InboxHealth => {
+    const wrapped = inboxError(error, names.display, 'checking health');
+    const reachable = wrapped.code !== 'inbox_unavailable';
+    return {
+      ...empty,
+      status: reachable ? 'unhealthy' : 'unreachable',
+      ok: false,
+      reasons: [wrapped.message],
+      database: { reachable, error: wrapped.message },
+    };
+  };
+  try {
+    schema.version = await schemaVersion(driver, names);
+  } catch (error) {
+    return failed(error);
+  }
+  schema.current = schema.version === LATEST_VERSION;
+  schema.newerThanPackage = schema.version !== null && schema.version > LATEST_VERSION;
+  const reasons = schemaReasons(names, schema.version);
+  // Version 4 brought the workers and refusals tables: below it (or unmigrated) there is nothing more to read.
+  if (schema.version === null || schema.version < 4) return verdict({ ...empty, database: { reachable: true } }, reasons);
+
+  let stats: InboxStats, list: WorkerInfo[], byCode: RefusalCount[];
+  try {
+    [stats, list, byCode] = await Promise.all([
+      deliveryStats(driver, names),
+      listWorkers(driver, names),
+      readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }) as Promise<RefusalCount[]>,
+    ]);
+  } catch (error) {
+    return failed(error);
+  }
+  const live = list.filter((worker) => worker.live).length;
+  const total = byCode.reduce((sum, refusal) => sum + refusal.count, 0);
+  const waiting = stats.pending + stats.running;
+  if (live === 0 && waiting > 0)
+    reasons.push({ severity: 'unhealthy', text: `${plural(waiting, 'delivery', 'deliveries')} waiting and no worker is running` });
+  if (stats.oldestPendingAgeMs !== null && stats.oldestPendingAgeMs > maxPendingAgeMs)
+    reasons.push({
+      severity: 'unhealthy',
+      text: `the oldest pending delivery has waited ${minutes(stats.oldestPendingAgeMs)} (more than ${minutes(maxPendingAgeMs)})`,
+    });
+  if (live === 0 && waiting === 0)
+    reasons.push({ severity: 'warning', text: 'no worker is running: new deliveries will wait until one starts' });
+  if (stats.dead > 0)
+    reasons.push({ severity: 'warning', text: `${plural(stats.dead, 'dead delivery', 'dead deliveries')}: retry with inbox.retry() once fixed` });
+  if (total > 0)
+    reasons.push({
+      severity: 'warning',
+      text: `${plural(total, 'refused delivery', 'refused deliveries')} in the last hour (${byCode.map((r) => `${r.code} ${r.count}`).join(', ')})`,
+    });
+  const gone = list.length - live;
+  return verdict(
+    {
+      checkedAt,
+      schema,
+      database: { reachable: true },
+      workers: { live, gone, list },
+      stats,
+      oldestPendingAgeMs: stats.oldestPendingAgeMs,
+      dead: stats.dead,
+      refusalsLastHour: { total, byCode },
+    },
+    reasons,
+  );
+}
+
+function verdict(found: Omit<InboxHealth, 'status' | 'ok' | 'reasons'>, reasons: Reason[]): InboxHealth {
+  const unhealthy = reasons.some((reason) => reason.severity === 'unhealthy');
+  const status: HealthStatus = unhealthy ? 'unhealthy' : reasons.length > 0 ? 'warning' : 'ok';
+  const ordered = [...reasons.filter((r) => r.severity === 'unhealthy'), ...reasons.filter((r) => r.severity === 'warning')];
+  return { status, ok: !unhealthy, reasons: ordered.map((reason) => reason.text), ...found };
+}
