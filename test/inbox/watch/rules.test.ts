@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { budgetEvent, openInbox } from '../helpers.js';
+import { budgetEvent, openInbox, sign } from '../helpers.js';
 import { MINUTE, only, TestClock, told, watch, watchSuiteSetup } from './helpers.js';
 
 /**
@@ -153,5 +153,73 @@ describe.each(['pg', 'pglite'] as const)('alert rules on %s', (kind) => {
     await h.deliver(receiver, event('app:budget:auto-shutdown:fired', 19, { tick_id: tick }));
     await watcher.check();
     expect(told(alerts)).toEqual([`overdue_lifecycle:billing-api:${tick} open`, `overdue_lifecycle:billing-api:${tick} resolved`]);
+  });
+
+  it('no worker: none live past the bound opens it, it survives a watcher restart, a worker starting resolves it', async () => {
+    const h = await openInbox(kind);
+    const clock = new TestClock();
+    const first = await watch(h, clock, { rules: only('noWorker', { afterMs: 2 * MINUTE }) });
+    const receiver = h.receiver();
+    receiver.on('app:budget:cap', () => {});
+    const worker = h.work(receiver);
+    await worker.drain();
+    await first.watcher.check();
+    expect(first.alerts).toEqual([]);
+    await worker.stop(); // leaves: its row goes
+    await h.deliver(receiver, event('app:budget:cap', 0));
+    await first.watcher.check();
+    clock.advance(MINUTE);
+    await first.watcher.check();
+    expect(first.alerts).toEqual([]);
+    clock.advance(MINUTE + 1000);
+    await first.watcher.check();
+    expect(told(first.alerts)).toEqual(['no_worker open']);
+    expect(first.alerts[0]).toMatchObject({ rule: 'no_worker', severity: 'critical', fields: { pending: 1, afterMs: 2 * MINUTE } });
+    expect(first.alerts[0]!.fields['lastWorkerSeenAt']).toBeNull();
+    expect(first.alerts[0]!.summary).toMatch(/^no live worker on \S+ for 2 min \(bound 2 min\): 1 pending delivery waits/);
+
+    // A new watcher (a restart) finds the incident open and neither re-opens nor resolves it.
+    await first.watcher.stop();
+    const second = await watch(h, clock, { rules: only('noWorker', { afterMs: 2 * MINUTE }) });
+    await second.watcher.check();
+    expect(second.alerts).toEqual([]);
+    expect((await second.watcher.incidents()).map((a) => a.key)).toEqual(['no_worker']);
+
+    clock.t = Date.now(); // the heartbeat is dated by the database's clock
+    await h.work(receiver).drain();
+    clock.t = Date.now();
+    await second.watcher.check();
+    expect(told(second.alerts)).toEqual(['no_worker resolved']);
+    expect(second.alerts[0]!.incidentId).toBe(first.alerts[0]!.incidentId);
+  });
+
+  it('refusals: above the bound in the window, one incident per code (a wrongly rotated key, an unsigned rack)', async () => {
+    const h = await openInbox(kind);
+    const clock = new TestClock();
+    const { watcher, alerts } = await watch(h, clock, { rules: only('refusals', { threshold: 10, byCode: { missing_header: 2 } }) });
+    const receiver = h.receiver();
+    const refuse = async (request: { body: Uint8Array | string; headers: Record<string, string> }) => {
+      await expect(receiver.receive(request)).rejects.toThrow();
+    };
+    for (let i = 0; i < 11; i++) {
+      const wrongKey = sign(event('app:budget:cap', 0, { tick_id: `t-${i}` }), { secrets: 'a-key-rotated-in-the-wrong-order' });
+      await refuse({ body: wrongKey.bytes, headers: wrongKey.headers });
+    }
+    for (let i = 0; i < 3; i++) await refuse({ body: JSON.stringify(event('app:budget:cap', 0)), headers: { 'content-type': 'application/json' } });
+    await h.inbox.close(); // writes the counts held in memory
+    expect(await h.db.query(`SELECT code, sum(count)::int AS n FROM ${h.table}_refusals GROUP BY code ORDER BY code`)).toEqual([
+      { code: 'missing_header', n: 3 },
+      { code: 'signature_mismatch', n: 11 },
+    ]);
+    await watcher.check();
+    expect(told(alerts)).toEqual(['refusals:missing_header open', 'refusals:signature_mismatch open']);
+    expect(alerts[1]).toMatchObject({ rule: 'refusals', severity: 'critical', fields: { code: 'signature_mismatch', count: 11, threshold: 10 } });
+    expect(alerts[1]!.summary).toMatch(/^11 deliveries refused with signature_mismatch in the last 5 min \(bound 10\) on \S+: the receiver's secrets do not match/);
+    expect(alerts[0]!.summary).toMatch(/^3 deliveries refused with missing_header .*\(bound 2\).*the rack stopped signing/);
+    await watcher.check();
+    expect(alerts).toHaveLength(2);
+    clock.advance(6 * MINUTE);
+    await watcher.check();
+    expect(told(alerts).slice(2).sort()).toEqual(['refusals:missing_header resolved', 'refusals:signature_mismatch resolved']);
   });
 });
