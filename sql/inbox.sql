@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 4. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 7. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -104,4 +104,27 @@ CREATE TABLE "rack_webhooks_inbox_refusals" (
 );
 COMMENT ON TABLE "rack_webhooks_inbox_refusals" IS 'Deliveries the receiver refused, per minute (truncated) and refusal code; never a body or a header value';
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (4, 'worker heartbeats and refusal counts');
+-- 7: alert incidents and leases
+CREATE TABLE "rack_webhooks_inbox_incidents" (
+  id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  rule          text        NOT NULL,
+  key           text        NOT NULL,
+  severity      text        NOT NULL,
+  since         timestamptz NOT NULL,
+  opened_at     timestamptz NOT NULL,
+  resolved_at   timestamptz,
+  summary       text        NOT NULL,
+  fields        text        NOT NULL,
+  open_sent     boolean     NOT NULL DEFAULT false,
+  resolve_sent  boolean     NOT NULL DEFAULT false
+);
+COMMENT ON COLUMN "rack_webhooks_inbox_incidents".fields IS 'The alert''s structured fields as JSON text (counts, ids, codes); never a body, a header value or a secret';
+COMMENT ON COLUMN "rack_webhooks_inbox_incidents".open_sent IS 'onAlert accepted the open alert; false after a crash: sent again';
+CREATE UNIQUE INDEX "rack_webhooks_inbox_incidents_open" ON "rack_webhooks_inbox_incidents" (key) WHERE resolved_at IS NULL;
+CREATE TABLE "rack_webhooks_inbox_watch_lease" (
+  name          text        PRIMARY KEY,
+  holder        text        NOT NULL,
+  expires_at    timestamptz NOT NULL
+);
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (7, 'alert incidents and leases');
 COMMIT;
