@@ -78,7 +78,8 @@ export async function benchRetention() {
     const baseline = quantiles(await window(BASELINE_SECONDS));
 
     // The watcher's loop starts its first pass at once: that pass is the one measured.
-    const old = async () => Number((await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE received_at < now() - interval '30 days'`)).rows[0].n);
+    const old = async () =>
+      Number((await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE received_at < now() - interval '30 days'`)).rows[0].n);
     started = performance.now();
     const watcher = inbox.watch({ retention: { done: 30 * DAY_MS, batchSize: 1000, pauseMs: 50 }, intervalMs: 3_600_000 });
     let finished = false;
@@ -91,11 +92,17 @@ export async function benchRetention() {
     const result = { total: OLD_ROWS - (await old()) };
     const load = quantiles(during);
 
-    console.log(`\n### Retention: ${OLD_ROWS.toLocaleString('en-US')} old done deliveries (and their attempts) pruned while accepting ${RATE}/s (pg Pool)\n`);
-    console.log(`seeded in ${seedSeconds.toFixed(0)} s; pass: ${result.total.toLocaleString('en-US')} rows in ${passSeconds.toFixed(0)} s (${Math.round(result.total / passSeconds).toLocaleString('en-US')} rows/s, batches of 1,000, 50 ms apart)\n`);
+    console.log(
+      `\n### Retention: ${OLD_ROWS.toLocaleString('en-US')} old done deliveries (and their attempts) pruned while accepting ${RATE}/s (pg Pool)\n`,
+    );
+    console.log(
+      `seeded in ${seedSeconds.toFixed(0)} s; pass: ${result.total.toLocaleString('en-US')} rows in ${passSeconds.toFixed(0)} s (${Math.round(result.total / passSeconds).toLocaleString('en-US')} rows/s, batches of 1,000, 50 ms apart)\n`,
+    );
     console.log('| case | accepts | p50 ms | p99 ms | max ms |');
     console.log('|---|---:|---:|---:|---:|');
-    console.log(`| receive() at ${RATE}/s, no pruning | ${baseline.count} | ${ms(baseline.p50)} | ${ms(baseline.p99)} | ${ms(baseline.max)} |`);
+    console.log(
+      `| receive() at ${RATE}/s, no pruning | ${baseline.count} | ${ms(baseline.p50)} | ${ms(baseline.p99)} | ${ms(baseline.max)} |`,
+    );
     console.log(`| receive() at ${RATE}/s while the pass runs | ${load.count} | ${ms(load.p50)} | ${ms(load.p99)} | ${ms(load.max)} |`);
     const ok = result.total === OLD_ROWS && load.count > 0;
     if (!ok) console.log(`MISS: the pass deleted ${result.total} of ${OLD_ROWS} rows, or no accept ran during it`);

@@ -264,7 +264,8 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   };
   // The receiver's store step ships here, with the inbox, not in every receiver's bundle.
   Object.defineProperty(inbox, PERSIST_STEP, { value: createPersistStep, enumerable: false });
-  if (refusals !== undefined) Object.defineProperty(inbox, REFUSAL_COUNTER, { value: (code: string) => refusals.count(code), enumerable: false });
+  if (refusals !== undefined)
+    Object.defineProperty(inbox, REFUSAL_COUNTER, { value: (code: string) => refusals.count(code), enumerable: false });
   return inbox;
 }
 

@@ -128,7 +128,11 @@ describe('examples/chat-notifier.mjs', () => {
       const body = fixture('app.budget.cap').body;
       for (let i = 0; i < 11; i++) expect((await post(running.url, body, undefined)).status).toBe(401);
       const lines = () => chat.requests.map((request) => (request.body as { text: string }).text);
-      await waitFor(() => lines().length === 1, () => `lines: ${JSON.stringify(lines())}`, 30_000);
+      await waitFor(
+        () => lines().length === 1,
+        () => `lines: ${JSON.stringify(lines())}`,
+        30_000,
+      );
       expect(lines()[0]).toMatch(
         /^\[rack-webhooks\] CRITICAL: 11 deliveries refused with missing_header in the last 5 min \(bound 10\) on \S+: requests arrive unsigned/,
       );

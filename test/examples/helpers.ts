@@ -99,7 +99,16 @@ const children = new Set<ChildProcess>();
 /** Environment for a child: ours without any of the examples' variables, plus `env`. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const result: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['RACK_WEBHOOK_SECRETS', 'PORT', 'HOST', 'PAGER_URL', 'CHAT_WEBHOOK_URL', 'DATABASE_URL', 'INBOX_TABLE', 'ALERT_INTERVAL_MS'])
+  for (const name of [
+    'RACK_WEBHOOK_SECRETS',
+    'PORT',
+    'HOST',
+    'PAGER_URL',
+    'CHAT_WEBHOOK_URL',
+    'DATABASE_URL',
+    'INBOX_TABLE',
+    'ALERT_INTERVAL_MS',
+  ])
     delete result[name];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete result[name];

@@ -240,7 +240,11 @@ describe('examples/oncall-pager.mjs', () => {
         ALERT_INTERVAL_MS: '200',
       });
       expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({ status: 200, json: { status: 'accepted' } });
-      await waitFor(() => pages().length === 1, () => `pages: ${JSON.stringify(pager.requests)}`, 20_000);
+      await waitFor(
+        () => pages().length === 1,
+        () => `pages: ${JSON.stringify(pager.requests)}`,
+        20_000,
+      );
       expect(pages()).toEqual([['app:budget:auto-shutdown:fired', FIRED.event.data['tick_id']]]);
 
       const wrongKey = newKey();
@@ -248,8 +252,13 @@ describe('examples/oncall-pager.mjs', () => {
         const body = JSON.stringify({ ...CAP.event, timestamp: new Date(Date.now() + i).toISOString() });
         expect((await post(running.url, body, signature(body, wrongKey))).status).toBe(401);
       }
-      const alerts = () => pager.requests.map((request) => request.body as Record<string, unknown>).filter((body) => body['rule'] !== undefined);
-      await waitFor(() => alerts().length === 1, () => `requests: ${JSON.stringify(pager.requests)}`, 30_000);
+      const alerts = () =>
+        pager.requests.map((request) => request.body as Record<string, unknown>).filter((body) => body['rule'] !== undefined);
+      await waitFor(
+        () => alerts().length === 1,
+        () => `requests: ${JSON.stringify(pager.requests)}`,
+        30_000,
+      );
       expect(alerts()[0]).toMatchObject({
         severity: 'critical',
         source: database.table,

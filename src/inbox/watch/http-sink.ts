@@ -56,14 +56,14 @@ export function httpAlertSink(url: string | URL, options: HttpAlertSinkOptions =
   } catch {
     throw new TypeError('httpAlertSink expects an http(s) URL');
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new TypeError(`httpAlertSink expects an http(s) URL, got ${target.protocol}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new TypeError(`httpAlertSink expects an http(s) URL, got ${target.protocol}`);
   const timeoutMs = nonNegative('timeoutMs', options.timeoutMs, 5000);
   const retries = Math.floor(nonNegative('retries', options.retries, 1));
   const retryDelayMs = nonNegative('retryDelayMs', options.retryDelayMs, 1000);
   const send = options.fetch ?? globalThis.fetch;
   const toBody = options.body ?? ((alert: Alert) => alert);
-  const onError =
-    options.onError ?? ((error: Error) => console.error(`[rack-webhooks] alert sink ${target.origin}: ${error.message}`));
+  const onError = options.onError ?? ((error: Error) => console.error(`[rack-webhooks] alert sink ${target.origin}: ${error.message}`));
   const headers = { 'content-type': 'application/json', ...options.headers };
 
   return async (alert) => {
@@ -79,7 +79,10 @@ export function httpAlertSink(url: string | URL, options: HttpAlertSinkOptions =
           failure = `answered HTTP ${response.status}`;
           if (!retryable(response.status)) break;
         } catch (error) {
-          failure = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `request failed (${error instanceof Error ? error.message : String(error)})`;
+          failure =
+            error instanceof Error && error.name === 'TimeoutError'
+              ? `no answer within ${timeoutMs} ms`
+              : `request failed (${error instanceof Error ? error.message : String(error)})`;
         }
       }
     } catch (error) {

@@ -41,7 +41,8 @@ function ruleOptions<T extends object>(rules: AlertRules, name: keyof AlertRules
 }
 
 function resolveRules(rules: AlertRules | undefined): ResolvedRules {
-  if (rules !== undefined && (typeof rules !== 'object' || rules === null)) throw new TypeError('rules must be an object such as { silence: false }');
+  if (rules !== undefined && (typeof rules !== 'object' || rules === null))
+    throw new TypeError('rules must be an object such as { silence: false }');
   const given = rules ?? {};
   const resolved: { -readonly [K in keyof ResolvedRules]: ResolvedRules[K] } = {};
   const dead = ruleOptions<{ windowMs: number }>(given, 'dead');

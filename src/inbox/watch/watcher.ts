@@ -16,7 +16,14 @@ const asError = (error: unknown) => (error instanceof Error ? error : new Error(
  * opens one, an open incident its rule no longer finds resolves. A rule that failed to evaluate
  * leaves its incidents as they are: an unreachable table is no resolution.
  */
-async function applyFindings(driver: Driver, names: TableNames, rules: readonly Rule[], incidents: Incidents, options: ResolvedWatchOptions, now: Date) {
+async function applyFindings(
+  driver: Driver,
+  names: TableNames,
+  rules: readonly Rule[],
+  incidents: Incidents,
+  options: ResolvedWatchOptions,
+  now: Date,
+) {
   const open = await incidents.open();
   const context = ruleContext(driver, names, now);
   for (const rule of rules) {
@@ -51,7 +58,11 @@ async function sendOwed(incidents: Incidents, options: ResolvedWatchOptions): Pr
       await options.onAlert!(alert);
     } catch (error) {
       failed.add(alert.incidentId);
-      options.onError(new Error(`onAlert threw for ${alert.key} (${alert.status}); it is offered again at the next evaluation: ${asError(error).message}`));
+      options.onError(
+        new Error(
+          `onAlert threw for ${alert.key} (${alert.status}); it is offered again at the next evaluation: ${asError(error).message}`,
+        ),
+      );
       continue;
     }
     await incidents.sent(alert);
@@ -96,7 +107,11 @@ export function startWatcher(driver: Driver, names: TableNames, watchOptions: Wa
       alerts = await sendOwed(incidents, options);
     }
     const retention = options.retention;
-    if (retention !== undefined && pruning === undefined && (lastPassAt === undefined || now.getTime() - lastPassAt >= retention.intervalMs)) {
+    if (
+      retention !== undefined &&
+      pruning === undefined &&
+      (lastPassAt === undefined || now.getTime() - lastPassAt >= retention.intervalMs)
+    ) {
       startPass().catch((error: unknown) => options.onError(asError(error)));
     }
     return { evaluated: true, alerts };

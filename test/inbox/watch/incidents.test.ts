@@ -118,13 +118,19 @@ describe('watch options', () => {
   it('refuses what it cannot use, naming the option', async () => {
     const h = await openInbox('pglite', { migrate: false });
     const watch = (options: object) => h.inbox.watch(options as never);
-    expect(() => watch({ retention: false })).toThrow(new TypeError('inbox.watch has nothing to do: pass onAlert (alerts), or keep retention on'));
+    expect(() => watch({ retention: false })).toThrow(
+      new TypeError('inbox.watch has nothing to do: pass onAlert (alerts), or keep retention on'),
+    );
     expect(() => watch({ onAlert: 'https://pager' })).toThrow(new TypeError('onAlert must be a function (alert) => void'));
-    expect(() => watch({ onAlert: () => {}, intervalMs: 0 })).toThrow(new RangeError('intervalMs must be a whole number from 1 to 2147483647, got 0'));
+    expect(() => watch({ onAlert: () => {}, intervalMs: 0 })).toThrow(
+      new RangeError('intervalMs must be a whole number from 1 to 2147483647, got 0'),
+    );
     expect(() => watch({ onAlert: () => {}, rules: { silence: { afterMs: -1 } } })).toThrow(
       new RangeError('rules.silence.afterMs must be a whole number from 1 to 9007199254740991, got -1'),
     );
-    expect(() => watch({ onAlert: () => {}, rules: { dead: true } })).toThrow(new TypeError('rules.dead must be an options object or false, got true'));
+    expect(() => watch({ onAlert: () => {}, rules: { dead: true } })).toThrow(
+      new TypeError('rules.dead must be an options object or false, got true'),
+    );
     expect(() => watch({ onAlert: () => {}, retention: { done: '30d' } })).toThrow(
       new RangeError('retention.done must be a whole number from 1 to 9007199254740991, got 30d'),
     );

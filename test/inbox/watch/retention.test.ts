@@ -22,7 +22,10 @@ async function oneOfEach(h: InboxHarness) {
   await h.deliver(receiver, budgetEvent('app:budget:auto-shutdown:failed', at, { tick_id: 'tick-dead' }));
   await h.deliver(receiver, budgetEvent('app:budget:threshold', at, { tick_id: 'tick-ignored' }));
   // The same event as the done one sent again with a new time: kept as a duplicate row.
-  const again = await h.deliver(receiver, budgetEvent('app:budget:cap', new Date(Date.now() + 1000).toISOString(), { tick_id: 'tick-done' }));
+  const again = await h.deliver(
+    receiver,
+    budgetEvent('app:budget:cap', new Date(Date.now() + 1000).toISOString(), { tick_id: 'tick-done' }),
+  );
   if (again.outcome !== 'duplicate') throw new Error(`expected a duplicate row, got ${again.outcome}`);
   const worker = h.work(receiver, { maxAttempts: 1 });
   await worker.drain();
@@ -46,7 +49,9 @@ describe.each(['pg', 'pglite'] as const)('retention on %s', (kind) => {
     clock.advance(DAY + 1000);
     expect(await watcher.prune()).toEqual({ ran: true, deleted: { done: 1, ignored: 1, duplicate: 1 }, total: 3 });
     expect(await states(h)).toEqual(['dead', 'pending']);
-    const attempts = await h.db.query<{ state: string }>(`SELECT d.state FROM ${h.attemptsTable} a JOIN ${h.table} d ON d.id = a.delivery_id`);
+    const attempts = await h.db.query<{ state: string }>(
+      `SELECT d.state FROM ${h.attemptsTable} a JOIN ${h.table} d ON d.id = a.delivery_id`,
+    );
     expect(attempts.map((row) => row.state)).toEqual(['dead']);
     expect(Number((await h.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${h.attemptsTable}`))[0]!.n)).toBe(1);
   });
@@ -54,7 +59,8 @@ describe.each(['pg', 'pglite'] as const)('retention on %s', (kind) => {
   it('takes an age per state, dead and pending included when asked, in batches of batchSize', async () => {
     const h = await openInbox(kind);
     const receiver = await oneOfEach(h);
-    for (let i = 0; i < 5; i++) await h.deliver(receiver, budgetEvent('app:budget:threshold', new Date().toISOString(), { tick_id: `t-${i}` }));
+    for (let i = 0; i < 5; i++)
+      await h.deliver(receiver, budgetEvent('app:budget:threshold', new Date().toISOString(), { tick_id: `t-${i}` }));
     const clock = new TestClock();
     const { watcher } = await watch(h, clock, {
       retention: { done: false, ignored: 2 * DAY, duplicate: false, dead: 2 * DAY, pending: 3 * DAY, batchSize: 2, pauseMs: 0 },
@@ -96,7 +102,8 @@ describe.each(['pg', 'pglite'] as const)('retention on %s', (kind) => {
       const deadline = Date.now() + 30_000;
       while ((await states(h)).length > 2 && Date.now() < deadline) await sleep(20);
       expect(await states(h)).toEqual(['dead', 'pending']);
-      while ((await h.db.query(`SELECT 1 FROM ${h.table}_incidents WHERE key = 'silence'`)).length > 0 && Date.now() < deadline) await sleep(20);
+      while ((await h.db.query(`SELECT 1 FROM ${h.table}_incidents WHERE key = 'silence'`)).length > 0 && Date.now() < deadline)
+        await sleep(20);
       expect(await h.db.query(`SELECT key FROM ${h.table}_incidents`)).toEqual([{ key: 'dead' }]);
     } finally {
       await watcher.stop();

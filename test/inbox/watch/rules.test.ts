@@ -64,7 +64,9 @@ describe.each(['pg', 'pglite'] as const)('alert rules on %s', (kind) => {
     await worker.drain();
     await watcher.check();
     // Eleven minutes pass for the data: the delivery went dead before the window.
-    await h.db.query(`UPDATE ${h.attemptsTable} SET started_at = started_at - interval '11 minutes', finished_at = finished_at - interval '11 minutes'`);
+    await h.db.query(
+      `UPDATE ${h.attemptsTable} SET started_at = started_at - interval '11 minutes', finished_at = finished_at - interval '11 minutes'`,
+    );
     await watcher.check();
     expect(told(alerts)).toEqual(['dead open', 'dead resolved']);
     await h.deliver(receiver, event('app:budget:cap', 0, { tick_id: 'tick-2' }));
@@ -117,7 +119,9 @@ describe.each(['pg', 'pglite'] as const)('alert rules on %s', (kind) => {
     await watcher.check();
     expect(told(alerts)).toEqual(['silence open']);
     expect(alerts[0]).toMatchObject({ rule: 'silence', severity: 'warning', fields: { deliveriesBefore: 3, afterMs: 15 * MINUTE } });
-    expect(alerts[0]!.summary).toMatch(/^no delivery accepted by \S+ for 16 min \(the last at \d\d:\d\d:\d\d UTC, 3 deliveries in the 60 min before\)/);
+    expect(alerts[0]!.summary).toMatch(
+      /^no delivery accepted by \S+ for 16 min \(the last at \d\d:\d\d:\d\d UTC, 3 deliveries in the 60 min before\)/,
+    );
     await watcher.check();
     expect(alerts).toHaveLength(1);
     await h.deliver(receiver, event('app:budget:auto-shutdown:noop', 0, { tick_id: 'tick-4' }));
@@ -136,8 +140,14 @@ describe.each(['pg', 'pglite'] as const)('alert rules on %s', (kind) => {
     await h.deliver(receiver, event('app:budget:auto-shutdown:armed', 25, { tick_id: tick, expected_shutdown_at: expected }));
     // Noise the rule must not read as an outcome, and another app's countdown that fired.
     await h.deliver(receiver, event('app:budget:auto-shutdown:noop', 1, { tick_id: 'tick-noop' }));
-    await h.deliver(receiver, { ...event('app:budget:auto-shutdown:armed', 25, { tick_id: 'tick-other', expected_shutdown_at: expected }), data: { app: 'other', rack: 'r', actor: 'system', tick_id: 'tick-other', expected_shutdown_at: expected } });
-    await h.deliver(receiver, { ...event('app:budget:auto-shutdown:fired', 19), data: { app: 'other', rack: 'r', actor: 'system', tick_id: 'tick-other' } });
+    await h.deliver(receiver, {
+      ...event('app:budget:auto-shutdown:armed', 25, { tick_id: 'tick-other', expected_shutdown_at: expected }),
+      data: { app: 'other', rack: 'r', actor: 'system', tick_id: 'tick-other', expected_shutdown_at: expected },
+    });
+    await h.deliver(receiver, {
+      ...event('app:budget:auto-shutdown:fired', 19),
+      data: { app: 'other', rack: 'r', actor: 'system', tick_id: 'tick-other' },
+    });
     await watcher.check();
     expect(alerts).toEqual([]); // 20 min late, grace 30
     clock.advance(11 * MINUTE);
@@ -146,9 +156,20 @@ describe.each(['pg', 'pglite'] as const)('alert rules on %s', (kind) => {
     expect(alerts[0]).toMatchObject({
       rule: 'overdue_lifecycle',
       since: new Date(expected),
-      fields: { app: 'billing-api', lifecycle: 'auto-shutdown', phase: 'armed', tickId: tick, expectedShutdownAt: expected, graceMs: 30 * MINUTE },
+      fields: {
+        app: 'billing-api',
+        lifecycle: 'auto-shutdown',
+        phase: 'armed',
+        tickId: tick,
+        expectedShutdownAt: expected,
+        graceMs: 30 * MINUTE,
+      },
     });
-    expect(alerts[0]!.summary).toMatch(new RegExp(`^billing-api: auto-shutdown armed \\(${tick}\\) was due to shut down at \\d\\d:\\d\\d:\\d\\d UTC; no fired, failed or cancelled 31 min later`));
+    expect(alerts[0]!.summary).toMatch(
+      new RegExp(
+        `^billing-api: auto-shutdown armed \\(${tick}\\) was due to shut down at \\d\\d:\\d\\d:\\d\\d UTC; no fired, failed or cancelled 31 min later`,
+      ),
+    );
     // The outcome arrives late (its event time before the check): the lifecycle ended.
     await h.deliver(receiver, event('app:budget:auto-shutdown:fired', 19, { tick_id: tick }));
     await watcher.check();
@@ -205,7 +226,8 @@ describe.each(['pg', 'pglite'] as const)('alert rules on %s', (kind) => {
       const wrongKey = sign(event('app:budget:cap', 0, { tick_id: `t-${i}` }), { secrets: 'a-key-rotated-in-the-wrong-order' });
       await refuse({ body: wrongKey.bytes, headers: wrongKey.headers });
     }
-    for (let i = 0; i < 3; i++) await refuse({ body: JSON.stringify(event('app:budget:cap', 0)), headers: { 'content-type': 'application/json' } });
+    for (let i = 0; i < 3; i++)
+      await refuse({ body: JSON.stringify(event('app:budget:cap', 0)), headers: { 'content-type': 'application/json' } });
     await h.inbox.close(); // writes the counts held in memory
     expect(await h.db.query(`SELECT code, sum(count)::int AS n FROM ${h.table}_refusals GROUP BY code ORDER BY code`)).toEqual([
       { code: 'missing_header', n: 3 },
@@ -213,8 +235,14 @@ describe.each(['pg', 'pglite'] as const)('alert rules on %s', (kind) => {
     ]);
     await watcher.check();
     expect(told(alerts)).toEqual(['refusals:missing_header open', 'refusals:signature_mismatch open']);
-    expect(alerts[1]).toMatchObject({ rule: 'refusals', severity: 'critical', fields: { code: 'signature_mismatch', count: 11, threshold: 10 } });
-    expect(alerts[1]!.summary).toMatch(/^11 deliveries refused with signature_mismatch in the last 5 min \(bound 10\) on \S+: the receiver's secrets do not match/);
+    expect(alerts[1]).toMatchObject({
+      rule: 'refusals',
+      severity: 'critical',
+      fields: { code: 'signature_mismatch', count: 11, threshold: 10 },
+    });
+    expect(alerts[1]!.summary).toMatch(
+      /^11 deliveries refused with signature_mismatch in the last 5 min \(bound 10\) on \S+: the receiver's secrets do not match/,
+    );
     expect(alerts[0]!.summary).toMatch(/^3 deliveries refused with missing_header .*\(bound 2\).*the rack stopped signing/);
     await watcher.check();
     expect(alerts).toHaveLength(2);

@@ -4,9 +4,9 @@ import { dateOf, plural, type Rule } from './rule.js';
 
 /** What a burst of one refusal code usually means, for the summary. */
 const LIKELY_CAUSE: Readonly<Record<string, string>> = {
-  signature_mismatch: "the receiver's secrets do not match the rack's key (rotate as \"new,old\"; check secretEncoding)",
+  signature_mismatch: 'the receiver\'s secrets do not match the rack\'s key (rotate as "new,old"; check secretEncoding)',
   missing_header: 'requests arrive unsigned: the rack stopped signing, or a proxy strips the signature header',
-  malformed_header: 'the signature header is not the rack\'s format: a proxy rewrites it, or another sender posts here',
+  malformed_header: "the signature header is not the rack's format: a proxy rewrites it, or another sender posts here",
   no_v1_signatures: 'the signature header carries no v1 signature: another sender, or a newer signing scheme',
   timestamp_too_old: 'requests arrive late or replayed, or the clocks disagree (check NTP on both sides)',
   timestamp_too_new: 'the clocks disagree (check NTP on both sides)',
