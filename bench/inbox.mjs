@@ -21,7 +21,7 @@ import {
 
 // The same variable the inbox tests read.
 const URL = process.env.RACK_WEBHOOKS_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SECRET = 'bench-' + randomBytes(16).toString('hex');
+export const SECRET = 'bench-' + randomBytes(16).toString('hex');
 const ACTION = 'app:budget:auto-shutdown:fired';
 const IN_FLIGHT = 32;
 const ROUNDS = 3; // the accept cases alternate with the floor, round after round; medians are kept
@@ -35,7 +35,7 @@ const LATENCY_FLOOR_SECONDS = 3; // information only: the bar is absolute
 const PGLITE_COUNT = 1_500; // per round
 
 /** Distinct 1 KiB signed deliveries of one action with a tick_id: each claims two fresh keys. */
-function deliveries(count) {
+export function deliveries(count) {
   const out = new Array(count);
   for (let i = 0; i < count; i++) {
     const event = createTestEvent(ACTION);
@@ -80,20 +80,20 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const perSecond = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => n.toFixed(1);
 
-function newReceiver(inbox) {
+export function newReceiver(inbox) {
   const receiver = createReceiver({ secrets: SECRET, inbox });
   receiver.on(ACTION, () => {}); // no-op: the worker rows time the inbox, not a handler
   return receiver;
 }
 
 /** `send(i)` for every delivery i: resolves when it is stored, throws when it was not accepted. */
-const receiving = (receiver, items) => async (i) => {
+export const receiving = (receiver, items) => async (i) => {
   const result = await receiver.receive(items[i]);
   if (result.outcome !== 'accepted') throw new Error(`expected accepted, got ${result.outcome}`);
 };
 
 /** Closed loop: `inFlight` lanes, each awaiting one send after another. Resolves with sends/s. */
-async function closedLoop(send, count, inFlight) {
+export async function closedLoop(send, count, inFlight) {
   let next = 0;
   const lane = async () => {
     while (next < count) await send(next++);
@@ -108,7 +108,7 @@ async function closedLoop(send, count, inFlight) {
  * latency counts from that scheduled start, so a stall shows up in every send it delays (a closed
  * loop would send fewer and hide it).
  */
-async function openLoop(send, count, rate) {
+export async function openLoop(send, count, rate) {
   const latencies = new Array(count);
   const pending = [];
   const started = performance.now();
@@ -125,7 +125,7 @@ async function openLoop(send, count, rate) {
   await Promise.all(pending);
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.ceil(q * count) - 1];
-  return { p50: at(0.5), p99: at(0.99), max: latencies[count - 1] };
+  return { p50: at(0.5), p99: at(0.99), max: latencies[count - 1], latencies };
 }
 
 /** Fills `table` with `count` pending rows copied from accepted deliveries (real bodies), in one statement. */

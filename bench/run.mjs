@@ -14,6 +14,7 @@ const groups = {
   state: ['benchState', './state.mjs'],
   worker: ['benchWorker', './worker.mjs'],
   'worker-order': ['benchWorkerOrder', './worker-order.mjs'],
+  retention: ['benchRetention', './retention.mjs'],
 };
 
 const [, , only, child] = process.argv;

@@ -7,6 +7,9 @@
 //       PAGER_URL             required; receives {summary, severity, source, dedup_key, action, app, timestamp}
 //       PORT                  default 3000 (0 = any free port)
 //       HOST                  default 127.0.0.1
+//       DATABASE_URL          optional; a postgres:// URL (needs `pg`): store deliveries in an inbox, run them
+//                             with a worker, and send the inbox's alerts to the same URL (see below)
+//       INBOX_TABLE           default rack_webhooks_inbox;  ALERT_INTERVAL_MS  default 30000
 // Point the rack at http://<host>:<port>/webhooks. Every other path answers 404.
 //
 // Every delivery is folded into a rack state (createRackState), which orders each app's events by
@@ -41,10 +44,29 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 const host = process.env.HOST || '127.0.0.1';
 
+// With DATABASE_URL, every delivery is committed to an inbox before the 200 and a worker runs the
+// handlers (retried when the endpoint fails), and inbox.watch() sends the operator alerts (deliveries
+// gone dead, a backlog, no live worker, refusals such as a wrongly rotated key, a silent rack, an
+// auto-shutdown countdown that never ended) once when each incident opens and once when it resolves.
+let inbox;
+if (process.env.DATABASE_URL) {
+  const [{ default: pg }, { createInbox }] = await Promise.all([import('pg'), import('rack-webhooks/inbox')]);
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+  pool.on('error', () => {}); // an idle connection's error; the next query reports it
+  inbox = createInbox({ database: pool, table: process.env.INBOX_TABLE || undefined });
+  try {
+    await inbox.migrate();
+  } catch (error) {
+    console.error(`DATABASE_URL: ${error.message}`);
+    process.exit(1);
+  }
+}
+
 let receiver;
 try {
   receiver = createReceiver({
     secrets,
+    ...(inbox === undefined ? {} : { inbox }),
     ignore: ROUTINE_ACTIONS,
     // Records never hold a body, a signature or a secret. Pages print their own line below.
     logger: (record) => {
@@ -124,6 +146,30 @@ receiver.onError((error) => {
   console.error(`[rack-webhooks] ${error.code}: ${error.message}`);
 });
 
+let worker;
+let watcher;
+if (inbox !== undefined) {
+  const { httpAlertSink } = await import('rack-webhooks/inbox');
+  worker = inbox.work(receiver);
+  watcher = inbox.watch({
+    intervalMs: Number(process.env.ALERT_INTERVAL_MS ?? 30_000),
+    onAlert: httpAlertSink(pagerUrl, {
+      timeoutMs: 10_000,
+      body: (alert) => ({
+        summary: `[rack-webhooks] ${alert.summary}`,
+        severity: alert.severity,
+        source: alert.table,
+        // One incident, one page: its resolve closes the page its open opened.
+        dedup_key: `rack-webhooks:${alert.table}:${alert.incidentId}`,
+        event_action: alert.status === 'open' ? 'trigger' : 'resolve',
+        rule: alert.rule,
+        since: alert.since,
+        fields: alert.fields,
+      }),
+    }),
+  });
+}
+
 const handleWebhook = createNodeHandler(receiver);
 const server = createServer((req, res) => {
   const { pathname } = new URL(req.url ?? '/', 'http://localhost');
@@ -149,7 +195,10 @@ server.listen(port, host, () => {
 });
 
 function shutdown() {
-  server.close(() => process.exit(0));
+  server.close(async () => {
+    await Promise.allSettled([watcher?.stop(), worker?.stop()]);
+    process.exit(0);
+  });
   server.closeIdleConnections();
   setTimeout(() => process.exit(1), 5000).unref(); // a request that never finishes
 }

@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 5. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 6. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -108,4 +108,27 @@ INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (4, 'worker 
 ALTER TABLE "rack_webhooks_inbox" ADD COLUMN trace_context text;
 COMMENT ON COLUMN "rack_webhooks_inbox".trace_context IS 'The W3C traceparent of the span that received the delivery (OpenTelemetry), NULL when none was active';
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (5, 'trace context of the receiving span');
+-- 6: alert incidents and leases
+CREATE TABLE "rack_webhooks_inbox_incidents" (
+  id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  rule          text        NOT NULL,
+  key           text        NOT NULL,
+  severity      text        NOT NULL,
+  since         timestamptz NOT NULL,
+  opened_at     timestamptz NOT NULL,
+  resolved_at   timestamptz,
+  summary       text        NOT NULL,
+  fields        text        NOT NULL,
+  open_sent     boolean     NOT NULL DEFAULT false,
+  resolve_sent  boolean     NOT NULL DEFAULT false
+);
+COMMENT ON COLUMN "rack_webhooks_inbox_incidents".fields IS 'The alert''s structured fields as JSON text (counts, ids, codes); never a body, a header value or a secret';
+COMMENT ON COLUMN "rack_webhooks_inbox_incidents".open_sent IS 'onAlert accepted the open alert; false after a crash: sent again';
+CREATE UNIQUE INDEX "rack_webhooks_inbox_incidents_open" ON "rack_webhooks_inbox_incidents" (key) WHERE resolved_at IS NULL;
+CREATE TABLE "rack_webhooks_inbox_watch_lease" (
+  name          text        PRIMARY KEY,
+  holder        text        NOT NULL,
+  expires_at    timestamptz NOT NULL
+);
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (6, 'alert incidents and leases');
 COMMIT;

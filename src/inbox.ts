@@ -11,6 +11,24 @@ export type { Worker } from './inbox/work/worker.js';
 export type { WorkOptions } from './inbox/work/options.js';
 export type { BackoffOptions } from './inbox/work/backoff.js';
 export type { StoreRetryOptions } from './inbox/outage/options.js';
+export { httpAlertSink } from './inbox/watch/http-sink.js';
+export type { HttpAlertSinkOptions } from './inbox/watch/http-sink.js';
+export type {
+  Alert,
+  AlertRule,
+  AlertRules,
+  AlertSeverity,
+  BacklogRuleOptions,
+  CheckResult,
+  DeadRuleOptions,
+  NoWorkerRuleOptions,
+  OverdueLifecycleRuleOptions,
+  RefusalsRuleOptions,
+  SilenceRuleOptions,
+  WatchOptions,
+  Watcher,
+} from './inbox/watch/types.js';
+export type { RetainedState, RetentionOptions, RetentionResult } from './inbox/retention/options.js';
 export { DEFAULT_TABLE } from './inbox/schema/table-name.js';
 export { healthHandler } from './inbox/health/handler.js';
 export type { HealthEndpoint, HealthEndpoints, HealthHandlerOptions, HealthSource } from './inbox/health/handler.js';

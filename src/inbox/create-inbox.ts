@@ -27,6 +27,8 @@ import { resolveTableNames, type TableNames } from './schema/table-name.js';
 import type { Driver } from './database/driver.js';
 import { createStoreDelivery } from './store-delivery.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
+import { startWatcher } from './watch/watcher.js';
+import type { WatchOptions, Watcher } from './watch/types.js';
 import { Wake } from './work/wake.js';
 import { startWorker, type Worker, type WorkOptions } from './work/worker.js';
 import { workerStarted } from '../telemetry/inbox-probes.js';
@@ -162,6 +164,12 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
   refusalTotals(): ReadonlyMap<string, number>;
   /** Writes the refusals counted in memory and stops their timer; the database client stays yours to end. */
   close(): Promise<void>;
+  /**
+   * Starts the operations loop: alerts (`onAlert` once when an incident opens, once when it
+   * resolves) and retention (old rows pruned by state, in bounded batches). Run it on as many
+   * processes as you like: one at a time holds the lease and does the work.
+   */
+  watch(options?: WatchOptions): Watcher;
 }
 
 /**
@@ -269,7 +277,8 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
       return count;
     },
     stats: () => deliveryStats(driver, names),
-    prune: (pruneOptions) => pruneDeliveries(driver, names, pruneOptions),
+    watch: (watchOptions) => startWatcher(driver, names, watchOptions),
+    prune: (pruneOptions) => pruneDeliveries(driver, names, { before: (pruneOptions as { before: Date } | undefined)?.before as Date }),
     health: (healthOptions) => checkHealth(driver, names, healthOptions),
     readiness: () => checkReadiness(driver, names),
     workers: () => listWorkers(driver, names),

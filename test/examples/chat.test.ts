@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   fixture,
   fixtureNames,
+  freshInboxTable,
   newKey,
   post,
   runToExit,
@@ -10,6 +11,7 @@ import {
   startExample,
   startRecorder,
   stopAllExamples,
+  waitFor,
   type Recorder,
 } from './helpers.js';
 
@@ -112,4 +114,32 @@ describe('examples/chat-notifier.mjs', () => {
     expect(noUrl.stderr.trim().split('\n')).toHaveLength(1);
     expect(noUrl.stderr).toMatch(/^CHAT_WEBHOOK_URL is not set/);
   });
+
+  it('with DATABASE_URL: posts the inbox alerts as lines (a rack that stopped signing)', async () => {
+    const database = await freshInboxTable();
+    try {
+      const running = await startExample('chat-notifier.mjs', {
+        RACK_WEBHOOK_SECRETS: newKey(),
+        CHAT_WEBHOOK_URL: chat.url,
+        DATABASE_URL: database.url,
+        INBOX_TABLE: database.table,
+        ALERT_INTERVAL_MS: '200',
+      });
+      const body = fixture('app.budget.cap').body;
+      for (let i = 0; i < 11; i++) expect((await post(running.url, body, undefined)).status).toBe(401);
+      const lines = () => chat.requests.map((request) => (request.body as { text: string }).text);
+      await waitFor(
+        () => lines().length === 1,
+        () => `lines: ${JSON.stringify(lines())}`,
+        30_000,
+      );
+      expect(lines()[0]).toMatch(
+        /^\[rack-webhooks\] CRITICAL: 11 deliveries refused with missing_header in the last 5 min \(bound 10\) on \S+: requests arrive unsigned/,
+      );
+      expect(await running.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      await stopAllExamples();
+      await database.drop();
+    }
+  }, 90_000);
 });

@@ -99,7 +99,17 @@ const children = new Set<ChildProcess>();
 /** Environment for a child: ours without any of the examples' variables, plus `env`. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const result: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['RACK_WEBHOOK_SECRETS', 'PORT', 'HOST', 'PAGER_URL', 'CHAT_WEBHOOK_URL', 'DATABASE_URL', 'INBOX_DIR', 'INBOX_TABLE'])
+  for (const name of [
+    'RACK_WEBHOOK_SECRETS',
+    'PORT',
+    'HOST',
+    'PAGER_URL',
+    'CHAT_WEBHOOK_URL',
+    'DATABASE_URL',
+    'INBOX_DIR',
+    'INBOX_TABLE',
+    'ALERT_INTERVAL_MS',
+  ])
     delete result[name];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete result[name];
@@ -246,4 +256,34 @@ export function startRecorder(): Promise<Recorder> {
       });
     });
   });
+}
+
+/**
+ * An inbox table in a fresh schema of the test PostgreSQL for an example run with DATABASE_URL;
+ * `drop()` removes it (after the example stopped).
+ */
+export async function freshInboxTable(): Promise<{ url: string; table: string; drop: () => Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const url = process.env['RACK_WEBHOOKS_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `rwt_example_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url,
+    table: `${schema}.deliveries`,
+    async drop() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
 }

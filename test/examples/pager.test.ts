@@ -1,7 +1,19 @@
 // examples/oncall-pager.mjs: pages when an app's auto-shutdown phase becomes shut down or shutdown
 // failed (transitions of the rack state, not raw events) and on cap crossings; a failed page can be retried.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, newKey, post, runToExit, signature, startExample, startRecorder, stopAllExamples, type Recorder } from './helpers.js';
+import {
+  fixture,
+  freshInboxTable,
+  newKey,
+  post,
+  runToExit,
+  signature,
+  startExample,
+  startRecorder,
+  stopAllExamples,
+  waitFor,
+  type Recorder,
+} from './helpers.js';
 
 let pager: Recorder;
 beforeAll(async () => {
@@ -215,4 +227,51 @@ describe('examples/oncall-pager.mjs', () => {
     expect(noUrl.stderr.trim().split('\n')).toHaveLength(1);
     expect(noUrl.stderr).toMatch(/^PAGER_URL is not set/);
   });
+
+  it('with DATABASE_URL: stores deliveries, pages from the worker, and pages the inbox alerts (a wrongly rotated key)', async () => {
+    const database = await freshInboxTable();
+    try {
+      const key = newKey();
+      const running = await startExample('oncall-pager.mjs', {
+        RACK_WEBHOOK_SECRETS: key,
+        PAGER_URL: pager.url,
+        DATABASE_URL: database.url,
+        INBOX_TABLE: database.table,
+        ALERT_INTERVAL_MS: '200',
+      });
+      expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({ status: 200, json: { status: 'accepted' } });
+      await waitFor(
+        () => pages().length === 1,
+        () => `pages: ${JSON.stringify(pager.requests)}`,
+        20_000,
+      );
+      expect(pages()).toEqual([['app:budget:auto-shutdown:fired', FIRED.event.data['tick_id']]]);
+
+      const wrongKey = newKey();
+      for (let i = 0; i < 11; i++) {
+        const body = JSON.stringify({ ...CAP.event, timestamp: new Date(Date.now() + i).toISOString() });
+        expect((await post(running.url, body, signature(body, wrongKey))).status).toBe(401);
+      }
+      const alerts = () =>
+        pager.requests.map((request) => request.body as Record<string, unknown>).filter((body) => body['rule'] !== undefined);
+      await waitFor(
+        () => alerts().length === 1,
+        () => `requests: ${JSON.stringify(pager.requests)}`,
+        30_000,
+      );
+      expect(alerts()[0]).toMatchObject({
+        severity: 'critical',
+        source: database.table,
+        event_action: 'trigger',
+        rule: 'refusals',
+        dedup_key: expect.stringMatching(new RegExp(`^rack-webhooks:${database.table.replace('.', '\\.')}:\\d+$`)),
+        fields: { code: 'signature_mismatch', count: 11, threshold: 10 },
+      });
+      expect(alerts()[0]!['summary']).toMatch(/^\[rack-webhooks\] 11 deliveries refused with signature_mismatch in the last 5 min/);
+      expect(await running.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      await stopAllExamples();
+      await database.drop();
+    }
+  }, 90_000);
 });

@@ -59,16 +59,34 @@ export function replayDeliveries(driver: Driver, names: TableNames, filter: Deli
   return requeue(driver, names, filter, ['done'], 'replaying deliveries');
 }
 
-export async function pruneDeliveries(driver: Driver, names: TableNames, options: { before: Date }): Promise<number> {
+const PRUNABLE = ['done', 'dead', 'ignored', 'duplicate'] as const;
+
+/**
+ * Deletes deliveries received before `before` in `states` (never a running one). With `limit`, at
+ * most that many, oldest first, skipping rows another transaction holds: retention's bounded batch.
+ */
+export async function pruneDeliveries(
+  driver: Driver,
+  names: TableNames,
+  options: { before: Date; states?: readonly string[]; limit?: number },
+): Promise<number> {
   const before = options?.before;
   if (!(before instanceof Date) || Number.isNaN(before.getTime())) throw new TypeError('prune takes { before: Date }');
+  const states = options.states ?? PRUNABLE;
+  const list = states.map((_, index) => `$${index + 2}`).join(', ');
+  const limit = options.limit;
+  const where = `received_at < $1 AND state IN (${list})`;
+  const target =
+    limit === undefined
+      ? where
+      : `id IN (SELECT id FROM ${names.deliveries} WHERE ${where} ORDER BY received_at LIMIT ${Math.floor(limit)} FOR UPDATE SKIP LOCKED)`;
   try {
     const rows = await driver.query(
       `WITH pruned AS (
-         DELETE FROM ${names.deliveries} WHERE received_at < $1 AND state IN ('done', 'dead', 'ignored', 'duplicate') RETURNING 1
+         DELETE FROM ${names.deliveries} WHERE ${target} RETURNING 1
        )
        SELECT count(*)::int AS n FROM pruned`,
-      [before],
+      [before, ...states],
     );
     return Number(rows[0]?.['n'] ?? 0);
   } catch (error) {

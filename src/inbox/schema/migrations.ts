@@ -1,4 +1,4 @@
-import { quoteIdentifier, resolveTableNames, type TableNames } from './table-name.js';
+import { quoteIdentifier, resolveTableNames, watchTables, type TableNames } from './table-name.js';
 
 /**
  * The inbox schema as numbered migrations. `migrate()` applies the missing ones under an advisory
@@ -134,6 +134,35 @@ COMMENT ON TABLE ${names.refusals} IS 'Deliveries the receiver refused, per minu
     // The worker's OpenTelemetry `process` span links to the span that received the delivery.
     sql: (names) => `ALTER TABLE ${names.deliveries} ADD COLUMN trace_context text;
 COMMENT ON COLUMN ${names.deliveries}.trace_context IS 'The W3C traceparent of the span that received the delivery (OpenTelemetry), NULL when none was active';`,
+  },
+  {
+    version: 6,
+    name: 'alert incidents and leases',
+    // The watcher's incidents survive its restart: one open row per incident key (a partial unique
+    // index, so two evaluators can never open one twice), with whether its open and resolve alerts
+    // were handed to onAlert (at least once across a crash). A lease row names the one process that
+    // evaluates alerts and prunes at a time; it expires, so another takes over from a dead one.
+    sql: (names) => `CREATE TABLE ${watchTables(names).incidents} (
+  id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  rule          text        NOT NULL,
+  key           text        NOT NULL,
+  severity      text        NOT NULL,
+  since         timestamptz NOT NULL,
+  opened_at     timestamptz NOT NULL,
+  resolved_at   timestamptz,
+  summary       text        NOT NULL,
+  fields        text        NOT NULL,
+  open_sent     boolean     NOT NULL DEFAULT false,
+  resolve_sent  boolean     NOT NULL DEFAULT false
+);
+COMMENT ON COLUMN ${watchTables(names).incidents}.fields IS 'The alert''s structured fields as JSON text (counts, ids, codes); never a body, a header value or a secret';
+COMMENT ON COLUMN ${watchTables(names).incidents}.open_sent IS 'onAlert accepted the open alert; false after a crash: sent again';
+CREATE UNIQUE INDEX ${index(names, 'incidents_open')} ON ${watchTables(names).incidents} (key) WHERE resolved_at IS NULL;
+CREATE TABLE ${watchTables(names).leases} (
+  name          text        PRIMARY KEY,
+  holder        text        NOT NULL,
+  expires_at    timestamptz NOT NULL
+);`,
   },
 ];
 

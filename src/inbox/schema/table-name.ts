@@ -62,3 +62,14 @@ export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): Ta
     lockKey: `rack-webhooks:inbox:${table}`,
   };
 }
+
+/**
+ * The watcher's tables (`<table>_incidents`, `<table>_watch_lease`; `<table>_leases` is an index), derived here rather than kept in
+ * {@link TableNames}, which every inbox statement carries.
+ */
+export function watchTables(names: TableNames): { readonly incidents: string; readonly leases: string } {
+  return {
+    incidents: `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_incidents`)}`,
+    leases: `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_watch_lease`)}`,
+  };
+}

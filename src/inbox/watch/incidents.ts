@@ -1,0 +1,135 @@
+import type { Driver, Row } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import { watchTables, type TableNames } from '../schema/table-name.js';
+import type { Alert, AlertRule, AlertSeverity } from './types.js';
+
+/** A condition a rule found holding now, past its bound. */
+export interface Finding {
+  readonly rule: AlertRule;
+  readonly severity: AlertSeverity;
+  /** The incident's identity: the same key on the next evaluation means the same incident. */
+  readonly key: string;
+  readonly since: Date;
+  readonly summary: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+const COLUMNS = 'id::text AS id, rule, key, severity, since, opened_at, resolved_at, summary, fields, open_sent, resolve_sent';
+
+function toDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+/** A duration for people: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 120) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 120) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h${minutes % 60 === 0 ? '' : ` ${minutes % 60} min`}`;
+  return `${Math.floor(hours / 24)} d${hours % 24 === 0 ? '' : ` ${hours % 24} h`}`;
+}
+
+/** `10:42:07 UTC` today or `2026-04-27 10:42 UTC` otherwise, against `now`. */
+export function formatTime(at: Date, now: Date): string {
+  const iso = at.toISOString();
+  return iso.slice(0, 10) === now.toISOString().slice(0, 10) ? `${iso.slice(11, 19)} UTC` : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/** The incidents table: open incidents, their resolution, and which alerts onAlert has accepted. */
+export class Incidents {
+  readonly #table: string;
+
+  constructor(
+    private readonly driver: Driver,
+    private readonly names: TableNames,
+  ) {
+    this.#table = watchTables(names).incidents;
+  }
+
+  toAlert(row: Row): Alert {
+    const resolvedAt = row['resolved_at'] === null || row['resolved_at'] === undefined ? null : toDate(row['resolved_at']);
+    const openedAt = toDate(row['opened_at']);
+    const summary = String(row['summary']);
+    return {
+      status: resolvedAt === null ? 'open' : 'resolved',
+      rule: String(row['rule']) as AlertRule,
+      severity: String(row['severity']) as AlertSeverity,
+      key: String(row['key']),
+      incidentId: String(row['id']),
+      summary: resolvedAt === null ? summary : `resolved after ${formatDuration(resolvedAt.getTime() - openedAt.getTime())}: ${summary}`,
+      since: toDate(row['since']),
+      openedAt,
+      resolvedAt,
+      table: this.names.display,
+      fields: JSON.parse(String(row['fields'])) as Record<string, unknown>,
+    };
+  }
+
+  async #query(text: string, params: readonly unknown[], doing: string): Promise<Row[]> {
+    try {
+      return await this.driver.query(text, params);
+    } catch (error) {
+      throw inboxError(error, this.names.display, doing);
+    }
+  }
+
+  /** Open incidents, oldest first. */
+  async open(): Promise<Row[]> {
+    return this.#query(`SELECT ${COLUMNS} FROM ${this.#table} WHERE resolved_at IS NULL ORDER BY id`, [], 'reading open incidents');
+  }
+
+  /** Alerts onAlert has not accepted yet (it threw, or the process stopped before it was called). */
+  async unsent(): Promise<Alert[]> {
+    const rows = await this.#query(
+      `SELECT ${COLUMNS} FROM ${this.#table} WHERE NOT open_sent OR (resolved_at IS NOT NULL AND NOT resolve_sent) ORDER BY id`,
+      [],
+      'reading unsent alerts',
+    );
+    // An incident opened and resolved before either alert went out still tells both, in order.
+    return rows.flatMap((row) => {
+      const alert = this.toAlert(row);
+      if (row['open_sent'] === true || alert.status === 'open') return [alert];
+      return [{ ...alert, status: 'open' as const, resolvedAt: null, summary: String(row['summary']) }, alert];
+    });
+  }
+
+  /** Opens an incident for `finding`; `undefined` when one with its key is open already. */
+  async openFor(finding: Finding, now: Date): Promise<Alert | undefined> {
+    const rows = await this.#query(
+      `INSERT INTO ${this.#table} (rule, key, severity, since, opened_at, summary, fields)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (key) WHERE resolved_at IS NULL DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [finding.rule, finding.key, finding.severity, finding.since, now, finding.summary, JSON.stringify(finding.fields)],
+      'opening an incident',
+    );
+    return rows[0] === undefined ? undefined : this.toAlert(rows[0]);
+  }
+
+  /** Keeps an open incident's summary and fields current (no alert). */
+  async refresh(id: string, finding: Finding): Promise<void> {
+    await this.#query(
+      `UPDATE ${this.#table} SET summary = $2, fields = $3 WHERE id = $1 AND resolved_at IS NULL`,
+      [id, finding.summary, JSON.stringify(finding.fields)],
+      'updating an incident',
+    );
+  }
+
+  /** Resolves an open incident; `undefined` when it was resolved already. */
+  async resolve(id: string, now: Date): Promise<Alert | undefined> {
+    const rows = await this.#query(
+      `UPDATE ${this.#table} SET resolved_at = $2 WHERE id = $1 AND resolved_at IS NULL RETURNING ${COLUMNS}`,
+      [id, now],
+      'resolving an incident',
+    );
+    return rows[0] === undefined ? undefined : this.toAlert(rows[0]);
+  }
+
+  /** Records that onAlert accepted this alert, so it is never sent again. */
+  async sent(alert: Alert): Promise<void> {
+    const column = alert.status === 'open' ? 'open_sent' : 'resolve_sent';
+    await this.#query(`UPDATE ${this.#table} SET ${column} = true WHERE id = $1`, [alert.incidentId], 'recording a sent alert');
+  }
+}

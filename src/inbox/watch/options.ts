@@ -1,0 +1,116 @@
+import { MAX_TIMER_MS } from '../../shared/timers.js';
+import { resolveRetention, type ResolvedRetention } from '../retention/options.js';
+import type { Alert, AlertRules, WatchOptions } from './types.js';
+
+const MINUTE = 60_000;
+
+export interface ResolvedRules {
+  readonly dead?: { readonly windowMs: number };
+  readonly backlog?: { readonly afterMs: number };
+  readonly noWorker?: { readonly afterMs: number };
+  readonly refusals?: { readonly threshold: number; readonly byCode: Readonly<Record<string, number>>; readonly windowMs: number };
+  readonly silence?: { readonly afterMs: number; readonly lookbackMs: number; readonly minDeliveries: number };
+  readonly overdueLifecycle?: { readonly graceMs: number; readonly lookbackMs: number };
+}
+
+export interface ResolvedWatchOptions {
+  readonly onAlert: ((alert: Alert) => void | Promise<void>) | undefined;
+  readonly rules: ResolvedRules;
+  readonly retention: ResolvedRetention | undefined;
+  readonly intervalMs: number;
+  readonly leaseMs: number;
+  readonly watcherId: string;
+  readonly onError: (error: Error) => void;
+  readonly now: () => Date;
+}
+
+function whole(name: string, value: unknown, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
+  const resolved = value ?? fallback;
+  if (typeof resolved !== 'number' || !Number.isSafeInteger(resolved) || resolved < min || resolved > max)
+    throw new RangeError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
+  return resolved;
+}
+
+/** A rule's options object, `undefined` when turned off (`false`). */
+function ruleOptions<T extends object>(rules: AlertRules, name: keyof AlertRules): Partial<T> | undefined {
+  const given = rules[name];
+  if (given === false) return undefined;
+  if (given !== undefined && (typeof given !== 'object' || given === null))
+    throw new TypeError(`rules.${name} must be an options object or false, got ${String(given)}`);
+  return (given ?? {}) as Partial<T>;
+}
+
+function resolveRules(rules: AlertRules | undefined): ResolvedRules {
+  if (rules !== undefined && (typeof rules !== 'object' || rules === null))
+    throw new TypeError('rules must be an object such as { silence: false }');
+  const given = rules ?? {};
+  const resolved: { -readonly [K in keyof ResolvedRules]: ResolvedRules[K] } = {};
+  const dead = ruleOptions<{ windowMs: number }>(given, 'dead');
+  if (dead) resolved.dead = { windowMs: whole('rules.dead.windowMs', dead.windowMs, 60 * MINUTE) };
+  const backlog = ruleOptions<{ afterMs: number }>(given, 'backlog');
+  if (backlog) resolved.backlog = { afterMs: whole('rules.backlog.afterMs', backlog.afterMs, 5 * MINUTE) };
+  const noWorker = ruleOptions<{ afterMs: number }>(given, 'noWorker');
+  if (noWorker) resolved.noWorker = { afterMs: whole('rules.noWorker.afterMs', noWorker.afterMs, 2 * MINUTE) };
+  const refusals = ruleOptions<{ threshold: number; byCode: Record<string, number>; windowMs: number }>(given, 'refusals');
+  if (refusals) {
+    const byCode: Record<string, number> = {};
+    for (const [code, value] of Object.entries(refusals.byCode ?? {})) byCode[code] = whole(`rules.refusals.byCode.${code}`, value, 0, 0);
+    resolved.refusals = {
+      threshold: whole('rules.refusals.threshold', refusals.threshold, 10, 0),
+      byCode,
+      windowMs: whole('rules.refusals.windowMs', refusals.windowMs, 5 * MINUTE, MINUTE),
+    };
+  }
+  const silence = ruleOptions<{ afterMs: number; lookbackMs: number; minDeliveries: number }>(given, 'silence');
+  if (silence)
+    resolved.silence = {
+      afterMs: whole('rules.silence.afterMs', silence.afterMs, 15 * MINUTE),
+      lookbackMs: whole('rules.silence.lookbackMs', silence.lookbackMs, 60 * MINUTE),
+      minDeliveries: whole('rules.silence.minDeliveries', silence.minDeliveries, 3),
+    };
+  const overdue = ruleOptions<{ graceMs: number; lookbackMs: number }>(given, 'overdueLifecycle');
+  if (overdue)
+    resolved.overdueLifecycle = {
+      graceMs: whole('rules.overdueLifecycle.graceMs', overdue.graceMs, 30 * MINUTE, 0),
+      lookbackMs: whole('rules.overdueLifecycle.lookbackMs', overdue.lookbackMs, 48 * 60 * MINUTE),
+    };
+  return resolved;
+}
+
+/** One line on stderr per distinct failure in a row: an outage is told once, not every interval. */
+function defaultOnError(): (error: Error) => void {
+  let last: string | undefined;
+  return (error) => {
+    if (error.message === last) return;
+    last = error.message;
+    console.error(`[rack-webhooks] watch: ${error.message}`);
+  };
+}
+
+/** Checks every option; throws a `TypeError` or `RangeError` naming the one that is wrong. */
+export function resolveWatchOptions(options: WatchOptions | undefined): ResolvedWatchOptions {
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError('inbox.watch expects options such as { onAlert: (alert) => ... }');
+  const given = options ?? {};
+  if (given.onAlert !== undefined && typeof given.onAlert !== 'function') throw new TypeError('onAlert must be a function (alert) => void');
+  if (given.onError !== undefined && typeof given.onError !== 'function') throw new TypeError('onError must be a function (error) => void');
+  if (given.now !== undefined && typeof given.now !== 'function') throw new TypeError('now must be a function returning a Date');
+  const retention = resolveRetention(given.retention);
+  if (given.onAlert === undefined && retention === undefined)
+    throw new TypeError('inbox.watch has nothing to do: pass onAlert (alerts), or keep retention on');
+  const intervalMs = whole('intervalMs', given.intervalMs, 30_000, 1, MAX_TIMER_MS);
+  const watcherId = given.watcherId ?? `watcher-${Math.random().toString(36).slice(2, 10)}`;
+  if (typeof watcherId !== 'string' || watcherId === '' || watcherId.length > 200)
+    throw new TypeError('watcherId must be a non-empty string of at most 200 characters');
+  return {
+    onAlert: given.onAlert,
+    rules: resolveRules(given.rules),
+    retention,
+    intervalMs,
+    // Three missed evaluations (at least 30 s) before another watcher takes over.
+    leaseMs: Math.max(3 * intervalMs, 30_000),
+    watcherId,
+    onError: given.onError ?? defaultOnError(),
+    now: given.now ?? (() => new Date()),
+  };
+}

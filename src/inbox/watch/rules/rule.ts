@@ -1,0 +1,52 @@
+import type { Driver, Row } from '../../database/driver.js';
+import { inboxError } from '../../errors.js';
+import type { TableNames } from '../../schema/table-name.js';
+import type { Finding } from '../incidents.js';
+import type { AlertRule } from '../types.js';
+
+/** What a rule reads through: the database, the table's names and the watcher's clock. */
+export interface RuleContext {
+  readonly driver: Driver;
+  readonly names: TableNames;
+  /** The evaluation's instant: every bound is measured against it, never against the database's clock. */
+  readonly now: Date;
+  query(text: string, params: readonly unknown[], doing: string): Promise<Row[]>;
+}
+
+/** One alert rule: the conditions that hold now, past their bounds (none: its incidents resolve). */
+export interface Rule {
+  readonly name: AlertRule;
+  evaluate(context: RuleContext): Promise<Finding[]>;
+}
+
+export function ruleContext(driver: Driver, names: TableNames, now: Date): RuleContext {
+  return {
+    driver,
+    names,
+    now,
+    async query(text, params, doing) {
+      try {
+        return await driver.query(text, params);
+      } catch (error) {
+        throw inboxError(error, names.display, doing);
+      }
+    },
+  };
+}
+
+export function dateOf(value: unknown): Date | undefined {
+  if (value === null || value === undefined) return undefined;
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+export const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+
+/** `{ a: 2, b: 1 }` as `a ×2, b`, most frequent first, at most `max` names. */
+export function tally(values: readonly string[], max = 3): { counts: Record<string, number>; text: string } {
+  const counts: Record<string, number> = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  const sorted = Object.entries(counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const shown = sorted.slice(0, max).map(([name, n]) => (n === 1 ? name : `${name} ×${n}`));
+  if (sorted.length > max) shown.push(`${sorted.length - max} more`);
+  return { counts, text: shown.join(', ') };
+}

@@ -1,0 +1,192 @@
+import type { RetentionOptions, RetentionResult } from '../retention/options.js';
+
+/** Which rule raised an alert. */
+export type AlertRule = 'dead' | 'backlog' | 'no_worker' | 'refusals' | 'silence' | 'overdue_lifecycle';
+
+/** `critical`: events are being lost or nothing runs them; `warning`: something is late. */
+export type AlertSeverity = 'critical' | 'warning';
+
+/**
+ * What `onAlert` receives: once when an incident opens, once when it resolves. Serialises to JSON
+ * as is (dates as ISO strings); never holds a body, a signature, a header value or a secret.
+ */
+export interface Alert {
+  /** `open` when the incident begins, `resolved` when its condition no longer holds. */
+  readonly status: 'open' | 'resolved';
+  /** The rule. */
+  readonly rule: AlertRule;
+  readonly severity: AlertSeverity;
+  /**
+   * The incident's identity, stable from open to resolve (`dead`, `refusals:signature_mismatch`,
+   * `overdue_lifecycle:billing-api:<tick_id>`): use it as the pager's dedup key.
+   */
+  readonly key: string;
+  /** The incident's row id: unique across incidents of this inbox, also across reopenings of one key. */
+  readonly incidentId: string;
+  /** One line for people, e.g. `3 deliveries went dead in rack_webhooks_inbox since 10:42:07 UTC (…)`. */
+  readonly summary: string;
+  /** When the condition began (the first dead delivery, the last delivery before a silence, …). */
+  readonly since: Date;
+  /** When the watcher opened the incident. */
+  readonly openedAt: Date;
+  /** When it resolved; `null` while open. */
+  readonly resolvedAt: Date | null;
+  /** The inbox's table, as configured (tells several inboxes apart). */
+  readonly table: string;
+  /** The rule's structured fields as of the last evaluation (counts, ids, code, app, bound, …). */
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/** Options of the `dead` rule. */
+export interface DeadRuleOptions {
+  /**
+   * A delivery that went dead in this window and is still dead keeps the incident open: deliveries
+   * going dead while it is open join it (one alert per burst); it resolves once they were retried
+   * or pruned, or this long after the last one went dead.
+   *
+   * @defaultValue `3_600_000` (1 hour)
+   */
+  windowMs?: number;
+}
+
+/** Options of the `backlog` rule. */
+export interface BacklogRuleOptions {
+  /**
+   * Alert when a pending delivery has been due (received, or its retry time come) this long
+   * without a worker taking it.
+   *
+   * @defaultValue `300_000` (5 minutes)
+   */
+  afterMs?: number;
+}
+
+/** Options of the `noWorker` rule. */
+export interface NoWorkerRuleOptions {
+  /**
+   * Alert when no worker has beaten for this long (a worker is live while its last heartbeat is
+   * within 3 of its beats).
+   *
+   * @defaultValue `120_000` (2 minutes)
+   */
+  afterMs?: number;
+}
+
+/** Options of the `refusals` rule. */
+export interface RefusalsRuleOptions {
+  /**
+   * Alert when more than this many deliveries were refused with one code in the window.
+   *
+   * @defaultValue `10`
+   */
+  threshold?: number;
+  /** Per-code thresholds (`{ timestamp_too_old: 50 }`), over `threshold`. */
+  byCode?: Readonly<Record<string, number>>;
+  /**
+   * The window, in ms (refusals are counted per minute).
+   *
+   * @defaultValue `300_000` (5 minutes)
+   */
+  windowMs?: number;
+}
+
+/** Options of the `silence` rule. */
+export interface SilenceRuleOptions {
+  /**
+   * Alert when no delivery was accepted for this long…
+   *
+   * @defaultValue `900_000` (15 minutes)
+   */
+  afterMs?: number;
+  /**
+   * …while at least `minDeliveries` arrived in this span before the last one (a rack that was
+   * sending: the auto-shutdown reconciler's `:noop` makes a steady rack audible).
+   *
+   * @defaultValue `3_600_000` (1 hour)
+   */
+  lookbackMs?: number;
+  /** @defaultValue `3` */
+  minDeliveries?: number;
+}
+
+/** Options of the `overdueLifecycle` rule. */
+export interface OverdueLifecycleRuleOptions {
+  /**
+   * Alert when an armed auto-shutdown countdown has no outcome (fired, failed, cancelled) this long
+   * after its `expected_shutdown_at`.
+   *
+   * @defaultValue `1_800_000` (30 minutes)
+   */
+  graceMs?: number;
+  /**
+   * How far back, in event time, the lifecycle events are folded with `createRackState`.
+   *
+   * @defaultValue `172_800_000` (48 hours)
+   */
+  lookbackMs?: number;
+}
+
+/** Every rule is on by default; `false` turns one off. */
+export interface AlertRules {
+  dead?: DeadRuleOptions | false;
+  backlog?: BacklogRuleOptions | false;
+  noWorker?: NoWorkerRuleOptions | false;
+  refusals?: RefusalsRuleOptions | false;
+  silence?: SilenceRuleOptions | false;
+  overdueLifecycle?: OverdueLifecycleRuleOptions | false;
+}
+
+/** Options of `inbox.watch()`. */
+export interface WatchOptions {
+  /**
+   * Called once when an incident opens and once when it resolves. An alert it throws on (or that a
+   * crash cut off) is offered again at the next evaluation. Without it, no alert rule runs
+   * (retention only).
+   */
+  onAlert?: (alert: Alert) => void | Promise<void>;
+  /** The rules and their bounds. */
+  rules?: AlertRules;
+  /**
+   * Automatic pruning by state, in bounded batches; `false` turns it off.
+   *
+   * @defaultValue done, ignored and duplicate deliveries after 30 days; dead and pending never
+   */
+  retention?: RetentionOptions | false;
+  /**
+   * How often to evaluate, in ms.
+   *
+   * @defaultValue `30_000`
+   */
+  intervalMs?: number;
+  /**
+   * Names this watcher in its lease.
+   *
+   * @defaultValue `watcher-` and 8 random characters
+   */
+  watcherId?: string;
+  /** Failures of the watcher itself (the database away, onAlert throwing); default: one line on stderr per distinct failure. */
+  onError?: (error: Error) => void;
+  /** The clock (tests, replays). @defaultValue `() => new Date()` */
+  now?: () => Date;
+}
+
+/** What one evaluation did. */
+export interface CheckResult {
+  /** `false` when another watcher holds the lease: this one evaluated nothing. */
+  readonly evaluated: boolean;
+  /** The alerts handed to onAlert, in order. */
+  readonly alerts: readonly Alert[];
+}
+
+/** A running watcher, as `inbox.watch()` returns it. */
+export interface Watcher {
+  /** Its `watcherId`. */
+  readonly id: string;
+  /** Evaluates now, if this watcher holds (or can take) the lease. */
+  check(): Promise<CheckResult>;
+  /** Runs one full retention pass now, if this watcher holds (or can take) the lease. */
+  prune(): Promise<RetentionResult>;
+  /** The incidents open now (from the table: any watcher's). */
+  incidents(): Promise<Alert[]>;
+  /** Stops the loop, waits for an evaluation or retention batch in flight, and gives the lease up. */
+  stop(): Promise<void>;
+}

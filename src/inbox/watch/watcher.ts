@@ -1,0 +1,158 @@
+import type { Driver } from '../database/driver.js';
+import { runRetentionPass } from '../retention/prune-pass.js';
+import type { RetentionResult } from '../retention/options.js';
+import type { TableNames } from '../schema/table-name.js';
+import { Incidents } from './incidents.js';
+import { Lease } from './lease.js';
+import { resolveWatchOptions, type ResolvedWatchOptions } from './options.js';
+import { buildRules } from './rules/index.js';
+import { ruleContext, type Rule } from './rules/rule.js';
+import type { Alert, CheckResult, WatchOptions, Watcher } from './types.js';
+
+const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+
+/**
+ * Updates the incidents table from the rules' findings: a finding with no open incident of its key
+ * opens one, an open incident its rule no longer finds resolves. A rule that failed to evaluate
+ * leaves its incidents as they are: an unreachable table is no resolution.
+ */
+async function applyFindings(
+  driver: Driver,
+  names: TableNames,
+  rules: readonly Rule[],
+  incidents: Incidents,
+  options: ResolvedWatchOptions,
+  now: Date,
+) {
+  const open = await incidents.open();
+  const context = ruleContext(driver, names, now);
+  for (const rule of rules) {
+    let findings;
+    try {
+      findings = await rule.evaluate(context);
+    } catch (error) {
+      options.onError(new Error(`rule ${rule.name}: ${asError(error).message}`, { cause: error }));
+      continue;
+    }
+    const found = new Set<string>();
+    for (const finding of findings) {
+      found.add(finding.key);
+      const existing = open.find((row) => row['key'] === finding.key);
+      if (existing === undefined) await incidents.openFor(finding, now);
+      else await incidents.refresh(String(existing['id']), finding);
+    }
+    for (const row of open) {
+      if (row['rule'] === rule.name && !found.has(String(row['key']))) await incidents.resolve(String(row['id']), now);
+    }
+  }
+}
+
+/** Hands every alert not yet accepted to onAlert, in incident order; one that throws stays owed. */
+async function sendOwed(incidents: Incidents, options: ResolvedWatchOptions): Promise<Alert[]> {
+  const sent: Alert[] = [];
+  const failed = new Set<string>();
+  for (const alert of await incidents.unsent()) {
+    // A resolve waits for its open alert.
+    if (failed.has(alert.incidentId)) continue;
+    try {
+      await options.onAlert!(alert);
+    } catch (error) {
+      failed.add(alert.incidentId);
+      options.onError(
+        new Error(
+          `onAlert threw for ${alert.key} (${alert.status}); it is offered again at the next evaluation: ${asError(error).message}`,
+        ),
+      );
+      continue;
+    }
+    await incidents.sent(alert);
+    sent.push(alert);
+  }
+  return sent;
+}
+
+export function startWatcher(driver: Driver, names: TableNames, watchOptions: WatchOptions | undefined): Watcher {
+  const options = resolveWatchOptions(watchOptions);
+  const lease = new Lease(driver, names, options.watcherId, options.leaseMs);
+  const incidents = new Incidents(driver, names);
+  const rules = buildRules(options.rules);
+  let stopping = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // One evaluation at a time in this watcher; retention passes run beside it, one at a time.
+  let checking: Promise<unknown> = Promise.resolve();
+  let pruning: Promise<RetentionResult> | undefined;
+  let lastPassAt: number | undefined;
+
+  const pass = (): Promise<RetentionResult> =>
+    runRetentionPass(driver, names, options.retention!, options.now(), {
+      keepGoing: async () => !stopping && (await lease.take(options.now())),
+      pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    });
+
+  function startPass(): Promise<RetentionResult> {
+    lastPassAt = options.now().getTime();
+    const running = pass().finally(() => {
+      if (pruning === running) pruning = undefined;
+    });
+    pruning = running;
+    return running;
+  }
+
+  async function checkNow(): Promise<CheckResult> {
+    const now = options.now();
+    if (stopping || !(await lease.take(now))) return { evaluated: false, alerts: [] };
+    let alerts: Alert[] = [];
+    if (options.onAlert !== undefined) {
+      await applyFindings(driver, names, rules, incidents, options, now);
+      alerts = await sendOwed(incidents, options);
+    }
+    const retention = options.retention;
+    if (
+      retention !== undefined &&
+      pruning === undefined &&
+      (lastPassAt === undefined || now.getTime() - lastPassAt >= retention.intervalMs)
+    ) {
+      startPass().catch((error: unknown) => options.onError(asError(error)));
+    }
+    return { evaluated: true, alerts };
+  }
+
+  function check(): Promise<CheckResult> {
+    const result = checking.then(checkNow, checkNow);
+    checking = result.catch(() => {});
+    return result;
+  }
+
+  const tick = async () => {
+    timer = undefined;
+    try {
+      await check();
+    } catch (error) {
+      options.onError(asError(error));
+    }
+    if (!stopping) timer = setTimeout(() => void tick(), options.intervalMs);
+  };
+  timer = setTimeout(() => void tick(), 0);
+
+  return {
+    id: options.watcherId,
+    check,
+    async prune() {
+      if (options.retention === undefined) throw new TypeError('retention is off (retention: false): nothing to prune');
+      if (pruning !== undefined) await pruning.catch(() => {});
+      if (stopping || !(await lease.take(options.now()))) return { ran: false, deleted: {}, total: 0 };
+      return startPass();
+    },
+    async incidents() {
+      return (await incidents.open()).map((row) => incidents.toAlert(row));
+    },
+    async stop() {
+      stopping = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      await checking;
+      await pruning?.catch(() => {});
+      await lease.release().catch(() => {});
+    },
+  };
+}

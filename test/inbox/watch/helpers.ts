@@ -1,0 +1,65 @@
+import { beforeAll, onTestFinished, vi } from 'vitest';
+import type { Alert, Watcher, WatchOptions } from '../../../src/inbox.js';
+import { warmUp, type InboxHarness } from '../helpers.js';
+
+export const MINUTE = 60_000;
+
+/** A clock that moves only when the test says: every bound is measured against it. */
+export class TestClock {
+  t = Date.now();
+  now = () => new Date(this.t);
+  advance(ms: number) {
+    this.t += ms;
+  }
+}
+
+export interface WatchedInbox {
+  readonly watcher: Watcher;
+  /** Every alert onAlert got, in order. */
+  readonly alerts: Alert[];
+  /** Failures the watcher reported. */
+  readonly errors: Error[];
+}
+
+/**
+ * A watcher on the test clock whose own loop never comes round again during a test (it evaluates
+ * once at start, then hourly): the test calls check(). Retention off unless asked for. Stopped
+ * when the test finishes.
+ */
+export async function watch(harness: InboxHarness, clock: TestClock, options: WatchOptions = {}): Promise<WatchedInbox> {
+  const alerts: Alert[] = [];
+  const errors: Error[] = [];
+  const watcher = harness.inbox.watch({
+    onAlert: (alert) => {
+      alerts.push(alert);
+    },
+    onError: (error) => errors.push(error),
+    retention: false,
+    intervalMs: 3_600_000,
+    now: clock.now,
+    ...options,
+  });
+  onTestFinished(() => watcher.stop());
+  // Its first evaluation is on a zero timer: let it run, so that every later one is the test's own.
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await watcher.check();
+  return { watcher, alerts, errors };
+}
+
+/** `rule status` of each alert: what a pager would see, in order. */
+export const told = (alerts: readonly Alert[]) => alerts.map((alert) => `${alert.key} ${alert.status}`);
+
+/** Rules off but the one under test. */
+export function only(rule: 'dead' | 'backlog' | 'silence' | 'overdueLifecycle' | 'noWorker' | 'refusals', options: object = {}) {
+  const off = { dead: false, backlog: false, silence: false, overdueLifecycle: false, noWorker: false, refusals: false } as const;
+  return { ...off, [rule]: options };
+}
+
+/**
+ * inboxSuiteSetup with the bounds of a loaded machine: PGlite alone boots in 25 s when six
+ * suites share the two cores, and a watcher test runs a worker, a receiver and several evaluations.
+ */
+export function watchSuiteSetup(): void {
+  vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
+  beforeAll(warmUp, 120_000);
+}
