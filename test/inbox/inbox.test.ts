@@ -124,7 +124,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     } finally {
       await scripted.close();
     }
-  });
+  }, 90_000);
 
   it('migrate() from two clients at once: both succeed, one applies', async () => {
     const { db } = await openInbox(kind, { migrate: false });
