@@ -174,10 +174,15 @@ function runCase(node, testCase, settings) {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const perSecond = (n) => Math.round(n).toLocaleString('en-US');
 
+// BENCH_WORKER_CASES=ours,ours-batched runs only those rows (the others print as skipped).
+const ONLY = process.env.BENCH_WORKER_CASES?.split(',').filter(Boolean);
+
 /** Rounds of every case, the order reversed every other round; a case found skipped is not run again. */
 async function measure(pool, node, eventsFile) {
   const runId = randomBytes(3).toString('hex');
-  const results = new Map(CASES.map((c) => [c.id, { rates: [], capped: 0, skipped: undefined }]));
+  const results = new Map(
+    CASES.map((c) => [c.id, { rates: [], capped: 0, skipped: ONLY && !ONLY.includes(c.id) ? 'not in BENCH_WORKER_CASES' : undefined }]),
+  );
   let n = 0;
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? CASES : [...CASES].reverse();
@@ -209,7 +214,7 @@ async function measure(pool, node, eventsFile) {
 }
 
 function printTable(results, node, serverVersion) {
-  const base = results.get('graphile-default').rate;
+  const base = results.get('graphile-default').rate ?? NaN;
   console.log(
     `\n### Worker throughput: ${TOTAL.toLocaleString('en-US')} stored 1 KiB deliveries, a no-op handler, concurrency ${CONCURRENCY}, every system on Node ${node.version}, PostgreSQL ${serverVersion} (median of ${ROUNDS} alternating rounds; each case warmed up on ${WARM} first)\n`,
   );
