@@ -14,7 +14,10 @@ beforeAll(warmUp, 180_000);
 const BATCHED = { mode: 'batched' as const, concurrency: 4, batchSize: 8 };
 
 async function attemptsOf(harness: InboxHarness, id: string) {
-  return harness.db.query(`SELECT attempt, outcome, error IS NOT NULL AS has_error FROM ${harness.attemptsTable} WHERE delivery_id = $1 ORDER BY attempt`, [id]);
+  return harness.db.query(
+    `SELECT attempt, outcome, error IS NOT NULL AS has_error FROM ${harness.attemptsTable} WHERE delivery_id = $1 ORDER BY attempt`,
+    [id],
+  );
 }
 
 async function rowOf(harness: InboxHarness, id: string) {
@@ -29,7 +32,10 @@ async function rowOf(harness: InboxHarness, id: string) {
 async function deliverMany(harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const result = await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${String(i).padStart(3, '0')}`), { app: `app-${i}` }));
+    const result = await harness.deliver(
+      receiver,
+      budgetEvent('app:budget:cap', at(`.${String(i).padStart(3, '0')}`), { app: `app-${i}` }),
+    );
     expect(result.outcome).toBe('accepted');
     ids.push(result.id!);
   }
