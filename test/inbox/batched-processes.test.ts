@@ -68,7 +68,7 @@ describe("mode: 'batched' across processes", () => {
       });
       await doomed.message('working', 30_000);
       await waitFor(
-        async () => (await statesOf(setup.db))['done'] >= 4,
+        async () => ((await statesOf(setup.db))['done'] ?? 0) >= 4,
         30_000,
         () => `the child worker to finish a few deliveries\n${doomed.output()}`,
         10,

@@ -29,7 +29,9 @@ export function batchSql(names: TableNames): BatchSql {
          done_at = CASE WHEN i.state = 'done' THEN now() ELSE d.done_at END,
          run_at = CASE WHEN i.state = 'pending' THEN now() + make_interval(secs => i.delay_ms / 1000) ELSE d.run_at END,
          locked_by = NULL, locked_until = NULL, last_error = i.error
-    FROM input i WHERE d.id = i.id AND d.state = 'running' AND d.locked_by = $2 AND d.attempts = i.attempt
+    -- The rows by their primary key (an array: a generic plan of the join alone may scan the whole table).
+    FROM input i WHERE d.id = ANY(ARRAY(SELECT id FROM input)) AND d.id = i.id
+     AND d.state = 'running' AND d.locked_by = $2 AND d.attempts = i.attempt
   RETURNING d.id, i.attempt, i.state, i.error
 ), recorded AS (
   UPDATE ${a} AS x SET outcome = CASE WHEN f.state = 'done' THEN 'succeeded' ELSE 'failed' END, finished_at = now(), error = f.error
@@ -40,11 +42,12 @@ SELECT id::text AS id FROM finished`,
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id bigint, attempt integer)
 ), released AS (
   UPDATE ${t} AS d SET state = 'pending', attempts = d.attempts - 1, locked_by = NULL, locked_until = NULL
-    FROM input i WHERE d.id = i.id AND d.state = 'running' AND d.locked_by = $2 AND d.attempts = i.attempt
+    FROM input i WHERE d.id = ANY(ARRAY(SELECT id FROM input)) AND d.id = i.id
+     AND d.state = 'running' AND d.locked_by = $2 AND d.attempts = i.attempt
   RETURNING d.id, i.attempt
 )
 DELETE FROM ${a} AS x USING released r WHERE x.delivery_id = r.id AND x.attempt = r.attempt`,
     renew: `UPDATE ${t} SET locked_until = now() + make_interval(secs => $3)
- WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND state = 'running' AND locked_by = $2`,
+ WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::bigint)) AND state = 'running' AND locked_by = $2`,
   };
 }
