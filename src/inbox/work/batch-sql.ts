@@ -2,8 +2,9 @@ import type { TableNames } from '../schema/table-name.js';
 
 /**
  * The statements only `mode: 'batched'` sends (it claims with `claim` of `work/sql.ts`). Each
- * takes its rows as one JSON array in $1, the same text for every client (pg, postgres.js,
- * PGlite), and worker $2; each is one round trip that commits on its own.
+ * takes its rows as one JSON array in $1, typed text (postgres.js would JSON-encode a jsonb
+ * parameter's string a second time), the same for every client (pg, postgres.js, PGlite), and
+ * worker $2; each is one round trip that commits on its own.
  */
 export interface BatchSql {
   /**
@@ -23,7 +24,7 @@ export function batchSql(names: TableNames): BatchSql {
   const a = names.attempts;
   return {
     complete: `WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id bigint, attempt integer, state text, delay_ms float8, error text)
+  SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS i(id bigint, attempt integer, state text, delay_ms float8, error text)
 ), finished AS (
   UPDATE ${t} AS d SET state = i.state,
          done_at = CASE WHEN i.state = 'done' THEN now() ELSE d.done_at END,
@@ -39,7 +40,7 @@ export function batchSql(names: TableNames): BatchSql {
 )
 SELECT id::text AS id FROM finished`,
     release: `WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id bigint, attempt integer)
+  SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS i(id bigint, attempt integer)
 ), released AS (
   UPDATE ${t} AS d SET state = 'pending', attempts = d.attempts - 1, locked_by = NULL, locked_until = NULL
     FROM input i WHERE d.id = ANY(ARRAY(SELECT id FROM input)) AND d.id = i.id
@@ -48,6 +49,6 @@ SELECT id::text AS id FROM finished`,
 )
 DELETE FROM ${a} AS x USING released r WHERE x.delivery_id = r.id AND x.attempt = r.attempt`,
     renew: `UPDATE ${t} SET locked_until = now() + make_interval(secs => $3)
- WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::bigint)) AND state = 'running' AND locked_by = $2`,
+ WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::text::jsonb)::bigint)) AND state = 'running' AND locked_by = $2`,
   };
 }

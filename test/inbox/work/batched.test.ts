@@ -3,7 +3,7 @@ import { WebhookInboxError } from '../../../src/inbox.js';
 import { at, budgetEvent, openInbox, sleep, warmUp, type InboxHarness } from '../helpers.js';
 
 /**
- * mode: 'batched' in one process, on PostgreSQL (pg) and PGlite: the rows each outcome leaves, the
+ * mode: 'batched' in one process, on PostgreSQL (pg, postgres.js) and PGlite: the rows each outcome leaves, the
  * attempts recorded, and what `context.transaction` does. Across processes (a worker killed
  * mid-batch, two workers sharing a table): test/inbox/batched-processes.test.ts.
  */
@@ -42,7 +42,7 @@ async function deliverMany(harness: InboxHarness, receiver: ReturnType<InboxHarn
   return ids;
 }
 
-for (const kind of ['pg', 'pglite'] as const) {
+for (const kind of ['pg', 'postgres', 'pglite'] as const) {
   describe(`mode: 'batched' (${kind})`, () => {
     it('runs every delivery once, records one succeeded attempt each, and leaves every row done', async () => {
       const harness = await openInbox(kind);
@@ -152,6 +152,31 @@ for (const kind of ['pg', 'pglite'] as const) {
     });
   });
 }
+
+describe("mode: 'batched' with order: 'per-app' (pg)", () => {
+  it('runs each app one delivery at a time in event order, though they arrived reversed', async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    const running = new Map<string, number>();
+    const seen = new Map<string, string[]>();
+    let overlaps = 0;
+    receiver.on('app:budget:cap', async (event) => {
+      const app = event.data.app;
+      const now = (running.get(app) ?? 0) + 1;
+      if (now > 1) overlaps++;
+      running.set(app, now);
+      seen.set(app, [...(seen.get(app) ?? []), event.timestamp]);
+      await sleep(5);
+      running.set(app, running.get(app)! - 1);
+    });
+    for (const fraction of ['.5', '.4', '.3', '.2', '.1'])
+      for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(fraction), { app }));
+    await harness.work(receiver, { mode: 'batched', order: 'per-app', concurrency: 4 }).drain();
+    expect(overlaps).toBe(0);
+    for (const app of ['one', 'two', 'three']) expect(seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
+    expect(await harness.count(`state = 'done'`)).toBe(15);
+  });
+});
 
 describe("mode: 'batched' options", () => {
   it('refuses an unknown mode with a RangeError naming both modes', async () => {
