@@ -41,7 +41,7 @@ const CASES = [
   {
     id: 'ours-batched',
     run: 'inbox',
-    name: "rack-webhooks `work(receiver, { concurrency: 8, mode: 'batched' })`: one claim of up to 100 rows records their attempts (commit) ahead of the handlers, one statement records many outcomes; no `context.transaction`",
+    name: "rack-webhooks `work(receiver, { concurrency: 8, mode: 'batched' })`: one claim of up to 400 rows (the default batchSize) records their attempts (commit) ahead of the handlers, one statement records many outcomes; no `context.transaction`",
     options: { concurrency: CONCURRENCY, mode: 'batched' },
     requires: ['mode'],
   },

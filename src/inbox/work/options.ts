@@ -16,7 +16,7 @@ export interface WorkOptions {
   /**
    * Rows claimed per round trip.
    *
-   * @defaultValue the free slots, so no claimed row waits; with `mode: 'batched'`, 4 x `concurrency` and at least 100 (claimed ahead of the handlers)
+   * @defaultValue the free slots, so no claimed row waits; with `mode: 'batched'`, 50 x `concurrency`, at least 100 and at most 1000 (claimed ahead of the handlers)
    */
   batchSize?: number;
   /**
@@ -104,8 +104,13 @@ export interface ResolvedWorkOptions {
   readonly mode: 'transactional' | 'batched';
 }
 
-/** Batched mode's smallest default batch: fewer rows per claim leave the claim's round trip in the way. */
+/**
+ * Batched mode's default batch, 50 x concurrency within these bounds: fewer rows per claim leave
+ * the claim's round trip in the way (400 drained 1.2x to 1.3x faster than 100 at concurrency 8);
+ * more would hold rows other workers could run.
+ */
 const BATCHED_MIN_BATCH = 100;
+const BATCHED_MAX_BATCH = 1000;
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
   const resolved = value ?? fallback;
@@ -135,7 +140,11 @@ export function resolveWorkOptions(driver: Driver, options: WorkOptions): Resolv
   const batched = mode === 'batched';
   const concurrency = positiveInteger('concurrency', options.concurrency, defaultConcurrency(driver));
   // Batched: claims run ahead of the handlers, so that a claim's round trip never leaves a slot idle.
-  const batchSize = positiveInteger('batchSize', options.batchSize, batched ? Math.max(BATCHED_MIN_BATCH, concurrency * 4) : concurrency);
+  const batchSize = positiveInteger(
+    'batchSize',
+    options.batchSize,
+    batched ? Math.min(BATCHED_MAX_BATCH, Math.max(BATCHED_MIN_BATCH, concurrency * 50)) : concurrency,
+  );
   const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
   if (pollIntervalMs > MAX_TIMER_MS)
     throw new RangeError(`pollIntervalMs must be at most ${MAX_TIMER_MS} (the longest a timer waits), got ${pollIntervalMs}`);
