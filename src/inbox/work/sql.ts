@@ -62,7 +62,8 @@ export function workerSql(names: TableNames, options: WorkerSqlOptions = { order
 ), claimed AS (
   UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
          locked_until = now() + make_interval(secs => $3)
-    FROM due WHERE d.id = due.id
+   -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
+   WHERE d.id = ANY(ARRAY(SELECT id FROM due))
   RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed

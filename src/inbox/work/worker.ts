@@ -3,6 +3,7 @@ import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
+import { startBatchLoop } from './batch-steps.js';
 import { systemClock, WorkerLoop, type Clock } from './loop.js';
 import { resolveWorkOptions, type ResolvedWorkOptions, type WorkOptions } from './options.js';
 import { claimedFromRow, runDelivery, type RunEnvironment } from './run-delivery.js';
@@ -41,7 +42,7 @@ class DatabaseHealth {
     if (!this.#down)
       this.runtime.log({
         level: 'error',
-        event: wrapped.code,
+        event: wrapped.code === 'inbox_no_transaction' ? 'inbox_failed' : wrapped.code, // a database's error is never the former
         message: `worker ${this.options.workerId}: ${wrapped.message}; retrying every ${this.options.pollIntervalMs} ms`,
         code: wrapped.code,
       });
@@ -115,40 +116,46 @@ export function startWorker(
   };
   const telemetry = workerTelemetry(telemetryEnabled, names.display);
   const recoverExpired = () => recover(driver, sql, options, runtime, health, telemetry);
-  const loop = new WorkerLoop(
-    {
-      async claim(wanted) {
-        try {
-          const params = [wanted, options.workerId, options.leaseSeconds];
-          const rows =
-            options.order === 'per-app'
-              ? await driver.transaction(async (tx) => {
-                  await tx.query(sql.orderLock, [orderKey]);
-                  return tx.query(sql.claim, params);
-                })
-              : await driver.query(sql.claim, params);
-          health.reachable();
-          return rows;
-        } catch (error) {
-          health.failed(error, 'claiming deliveries');
-          return undefined;
-        }
-      },
-      run: (row) => {
-        const claimed = claimedFromRow(row);
-        return telemetry.attempt(claimed, () => runDelivery(env, claimed));
-      },
-      async release(row) {
-        await driver.query(sql.release, [String(row['id']), options.workerId, Number(row['attempts'])]).catch(() => {});
-      },
-      recover: recoverExpired,
-      beforePoll: () => {
-        if (options.listen) relisten();
-      },
+  const steps = {
+    async claim(wanted: number): Promise<Row[] | undefined> {
+      try {
+        const params = [wanted, options.workerId, options.leaseSeconds];
+        const rows =
+          options.order === 'per-app'
+            ? await driver.transaction(async (tx) => {
+                await tx.query(sql.orderLock, [orderKey]);
+                return tx.query(sql.claim, params);
+              })
+            : await driver.query(sql.claim, params);
+        health.reachable();
+        return rows;
+      } catch (error) {
+        health.failed(error, 'claiming deliveries');
+        return undefined;
+      }
     },
-    options,
-    clock,
-  );
+    recover: recoverExpired,
+    beforePoll: () => {
+      if (options.listen) relisten();
+    },
+  };
+  const loop =
+    options.mode === 'batched'
+      ? startBatchLoop(env, names, steps, clock)
+      : new WorkerLoop(
+          {
+            ...steps,
+            run: (row) => {
+              const claimed = claimedFromRow(row);
+              return telemetry.attempt(claimed, () => runDelivery(env, claimed));
+            },
+            async release(row) {
+              await driver.query(sql.release, [String(row['id']), options.workerId, Number(row['attempts'])]).catch(() => {});
+            },
+          },
+          options,
+          clock,
+        );
   // Wake-ups: notifications from the database and this process's own receivers; the poll as the floor.
   const unsubscribe = options.listen ? subscribe(() => void loop.wake()) : async () => {};
   const heartbeat = new Heartbeat(

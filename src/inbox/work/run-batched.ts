@@ -1,0 +1,102 @@
+import type { AnyWebhookEvent } from '../../events/types.js';
+import type { InboxHandlerContext } from '../../receiver/inbox-contract.js';
+import { describeThrown } from '../../shared/thrown.js';
+import { WebhookInboxError } from '../errors.js';
+import { boundError } from '../rows.js';
+import { retryDelayMs } from './backoff.js';
+import type { Claimed, RunEnvironment } from './run-delivery.js';
+
+/** One attempt's outcome in `mode: 'batched'`, waiting for the statement that records many. */
+export interface Completion {
+  readonly claimed: Claimed;
+  /** `pending`: retried in `delayMs`. */
+  readonly state: 'done' | 'pending' | 'dead';
+  readonly delayMs: number;
+  readonly error: string | null;
+  /** Logs and reports the outcome once it is recorded (`recorded`), or says it was not. */
+  readonly settle: (recorded: boolean) => Promise<void>;
+}
+
+function noTransaction(): never {
+  throw new WebhookInboxError(
+    'inbox_no_transaction',
+    "context.transaction is not available in a worker with mode: 'batched': its handlers run outside any transaction. " +
+      "Use the default mode (mode: 'transactional') for handlers that write to the inbox's database with the delivery.",
+  );
+}
+
+/**
+ * `context.transaction` in batched mode: destructuring it is harmless (handlers written as
+ * `(event, { delivery, transaction })` keep working); any use of it throws the typed error.
+ */
+const NO_TRANSACTION: unknown = new Proxy(function noTransactionClient() {}, {
+  get: (_target, key) => (key === 'then' || typeof key === 'symbol' ? undefined : noTransaction()),
+  has: noTransaction,
+  apply: noTransaction,
+  construct: noTransaction,
+  set: noTransaction,
+});
+
+/** Runs one claimed delivery's handlers outside any transaction; never rejects. */
+export async function runBatched(env: RunEnvironment, claimed: Claimed): Promise<Completion> {
+  const { runtime } = env;
+  let event: AnyWebhookEvent;
+  try {
+    event = runtime.parseStored(claimed.body);
+  } catch (error) {
+    // It parsed when it was accepted; a stricter SDK version (validate) may refuse it now. No retry helps.
+    return {
+      claimed,
+      state: 'dead',
+      delayMs: 0,
+      error: boundError(`the stored body no longer parses: ${describeThrown(error)}`),
+      settle: async (recorded) => {
+        if (!recorded) return;
+        runtime.log({
+          level: 'error',
+          event: 'dead',
+          message: 'the stored body no longer parses: the delivery is dead',
+          deliveryId: claimed.id,
+          attempt: claimed.attempt,
+        });
+      },
+    };
+  }
+  const delivery = { id: claimed.id, attempt: claimed.attempt };
+  const context: InboxHandlerContext<unknown> = { delivery, transaction: NO_TRANSACTION };
+  let failures: readonly unknown[];
+  try {
+    failures = await runtime.runHandlers(event, context);
+  } catch (error) {
+    failures = [error];
+  }
+  if (failures.length === 0) {
+    const replayed = claimed.replayed && claimed.budgetUsed === 1;
+    return {
+      claimed,
+      state: 'done',
+      delayMs: 0,
+      error: null,
+      settle: async (recorded) => {
+        if (!recorded) return;
+        runtime.log({
+          level: 'info',
+          event: replayed ? 'replayed' : 'processed',
+          message: replayed ? 'replayed delivery processed' : 'delivery processed',
+          action: event.action,
+          deliveryId: claimed.id,
+          attempt: claimed.attempt,
+        });
+      },
+    };
+  }
+  const dead = claimed.budgetUsed >= env.options.maxAttempts;
+  return {
+    claimed,
+    state: dead ? 'dead' : 'pending',
+    delayMs: dead ? 0 : retryDelayMs(env.options.backoff, claimed.budgetUsed),
+    error: boundError(failures.map(describeThrown).join('; ')),
+    // onError hears of every failure, recorded or not, as in the transactional mode.
+    settle: () => runtime.reportFailure(event, failures, { ...delivery, willRetry: !dead }),
+  };
+}

@@ -1,0 +1,205 @@
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { WebhookInboxError } from '../../../src/inbox.js';
+import { at, budgetEvent, openInbox, sleep, warmUp, type InboxHarness } from '../helpers.js';
+
+/**
+ * mode: 'batched' in one process, on PostgreSQL (pg, postgres.js) and PGlite: the rows each outcome leaves, the
+ * attempts recorded, and what `context.transaction` does. Across processes (a worker killed
+ * mid-batch, two workers sharing a table): test/inbox/batched-processes.test.ts.
+ */
+// As inboxSuiteSetup, with room for PGlite's boot on a machine whose cores other suites share.
+vi.setConfig({ testTimeout: 60_000 });
+beforeAll(warmUp, 180_000);
+
+const BATCHED = { mode: 'batched' as const, concurrency: 4, batchSize: 8 };
+
+async function attemptsOf(harness: InboxHarness, id: string) {
+  return harness.db.query(
+    `SELECT attempt, outcome, error IS NOT NULL AS has_error FROM ${harness.attemptsTable} WHERE delivery_id = $1 ORDER BY attempt`,
+    [id],
+  );
+}
+
+async function rowOf(harness: InboxHarness, id: string) {
+  const [row] = await harness.db.query<Record<string, unknown>>(
+    `SELECT state, attempts, locked_by, last_error, done_at IS NOT NULL AS finished,
+            extract(epoch FROM run_at - now())::float8 AS due_in_s FROM ${harness.table} WHERE id = $1`,
+    [id],
+  );
+  return row!;
+}
+
+async function deliverMany(harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const result = await harness.deliver(
+      receiver,
+      budgetEvent('app:budget:cap', at(`.${String(i).padStart(3, '0')}`), { app: `app-${i}` }),
+    );
+    expect(result.outcome).toBe('accepted');
+    ids.push(result.id!);
+  }
+  return ids;
+}
+
+for (const kind of ['pg', 'postgres', 'pglite'] as const) {
+  describe(`mode: 'batched' (${kind})`, () => {
+    it('runs every delivery once, records one succeeded attempt each, and leaves every row done', async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver();
+      const seen: string[] = [];
+      receiver.on('app:budget:cap', async (_event, { delivery }) => {
+        await sleep(1);
+        seen.push(`${delivery.id}/${delivery.attempt}`);
+      });
+      const ids = await deliverMany(harness, receiver, 30);
+      await harness.work(receiver, BATCHED).drain();
+      expect(seen.sort()).toEqual(ids.map((id) => `${id}/1`).sort());
+      for (const id of ids) {
+        expect(await rowOf(harness, id)).toMatchObject({ state: 'done', attempts: 1, locked_by: null, last_error: null, finished: true });
+        expect(await attemptsOf(harness, id)).toEqual([{ attempt: 1, outcome: 'succeeded', has_error: false }]);
+      }
+    });
+
+    it('a failed attempt is recorded with its error and the delivery is due again after the backoff', async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver();
+      receiver.on('app:budget:cap', () => {
+        throw new Error('the service answered 502');
+      });
+      const [id] = await deliverMany(harness, receiver, 1);
+      const worker = harness.work(receiver, { ...BATCHED, maxAttempts: 3, backoff: { baseMs: 60_000, jitter: 'none' } });
+      await worker.drain(); // the retry is a minute away: not due, not waited for
+      const row = await rowOf(harness, id!);
+      expect(row).toMatchObject({ state: 'pending', attempts: 1, locked_by: null, last_error: 'the service answered 502' });
+      expect(row['due_in_s']).toBeGreaterThan(55);
+      expect(row['due_in_s']).toBeLessThanOrEqual(60);
+      expect(await attemptsOf(harness, id!)).toEqual([{ attempt: 1, outcome: 'failed', has_error: true }]);
+    });
+
+    it('a delivery that keeps failing is dead after maxAttempts, each attempt recorded as failed', async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver();
+      let calls = 0;
+      receiver.on('app:budget:cap', () => {
+        calls++;
+        throw new Error('still down');
+      });
+      const [id] = await deliverMany(harness, receiver, 1);
+      harness.work(receiver, { ...BATCHED, maxAttempts: 3, backoff: { baseMs: 5, jitter: 'none' } });
+      await harness.settle();
+      expect(calls).toBe(3);
+      expect(await rowOf(harness, id!)).toMatchObject({ state: 'dead', attempts: 3, locked_by: null, last_error: 'still down' });
+      expect(await attemptsOf(harness, id!)).toEqual([1, 2, 3].map((attempt) => ({ attempt, outcome: 'failed', has_error: true })));
+    });
+
+    it('an ignored delivery is never claimed: no handler, no attempt', async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver({ ignore: ['app:budget:cap'] });
+      let calls = 0;
+      receiver.onAny(() => void calls++);
+      const result = await harness.deliver(receiver, budgetEvent('app:budget:cap', at('.1')));
+      expect(result.outcome).toBe('ignored');
+      await harness.work(receiver, BATCHED).drain();
+      expect(calls).toBe(0);
+      expect(await rowOf(harness, result.id!)).toMatchObject({ state: 'ignored', attempts: 0 });
+      expect(await attemptsOf(harness, result.id!)).toEqual([]);
+    });
+
+    it('context.transaction can be destructured; using it throws inbox_no_transaction, and the attempt fails with that error', async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver();
+      const thrown: unknown[] = [];
+      receiver.on('app:budget:cap', async (_event, { transaction }) => {
+        try {
+          await (transaction as { query(text: string): Promise<unknown> }).query('SELECT 1');
+        } catch (error) {
+          thrown.push(error);
+          throw error;
+        }
+      });
+      const [id] = await deliverMany(harness, receiver, 1);
+      await harness.work(receiver, { ...BATCHED, maxAttempts: 1 }).drain();
+      expect(thrown).toHaveLength(1);
+      expect(thrown[0]).toBeInstanceOf(WebhookInboxError);
+      expect(thrown[0]).toMatchObject({ code: 'inbox_no_transaction', status: 500 });
+      expect((thrown[0] as Error).message).toContain("mode: 'batched'");
+      expect(await rowOf(harness, id!)).toMatchObject({ state: 'dead', attempts: 1 });
+    });
+
+    it('stop() gives back what was claimed and not started: no attempt left behind, the rows pending again', async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let started = 0;
+      receiver.on('app:budget:cap', async () => {
+        started++;
+        await gate;
+      });
+      await deliverMany(harness, receiver, 10);
+      const worker = harness.work(receiver, { mode: 'batched', concurrency: 1, batchSize: 10 });
+      for (let i = 0; i < 400 && started === 0; i++) await sleep(10);
+      expect(started).toBe(1);
+      const stopped = worker.stop();
+      release();
+      await stopped;
+      expect(started).toBe(1);
+      expect(await harness.count(`state = 'done'`)).toBe(1);
+      expect(await harness.count(`state = 'pending' AND attempts = 0 AND locked_by IS NULL`)).toBe(9);
+      const attempts = await harness.db.query(`SELECT outcome FROM ${harness.attemptsTable}`);
+      expect(attempts).toEqual([{ outcome: 'succeeded' }]);
+    });
+  });
+}
+
+describe("mode: 'batched' with order: 'per-app' (pg)", () => {
+  it('runs each app one delivery at a time in event order, though they arrived reversed', async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    const running = new Map<string, number>();
+    const seen = new Map<string, string[]>();
+    let overlaps = 0;
+    receiver.on('app:budget:cap', async (event) => {
+      const app = event.data.app;
+      const now = (running.get(app) ?? 0) + 1;
+      if (now > 1) overlaps++;
+      running.set(app, now);
+      seen.set(app, [...(seen.get(app) ?? []), event.timestamp]);
+      await sleep(5);
+      running.set(app, running.get(app)! - 1);
+    });
+    for (const fraction of ['.5', '.4', '.3', '.2', '.1'])
+      for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(fraction), { app }));
+    await harness.work(receiver, { mode: 'batched', order: 'per-app', concurrency: 4 }).drain();
+    expect(overlaps).toBe(0);
+    for (const app of ['one', 'two', 'three']) expect(seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
+    expect(await harness.count(`state = 'done'`)).toBe(15);
+  });
+});
+
+describe("mode: 'batched' options", () => {
+  it('refuses an unknown mode with a RangeError naming both modes', async () => {
+    const harness = await openInbox('pg');
+    expect(() => harness.inbox.work(harness.receiver(), { mode: 'fast' as never })).toThrow(
+      new RangeError(`mode must be 'transactional' or 'batched', got "fast"`),
+    );
+  });
+
+  it('needs no connection per handler: concurrency 50 on a pool of 8', async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    let running = 0;
+    let most = 0;
+    receiver.on('app:budget:cap', async () => {
+      most = Math.max(most, ++running);
+      await sleep(50);
+      running--;
+    });
+    await deliverMany(harness, receiver, 60);
+    await harness.work(receiver, { mode: 'batched', concurrency: 50 }).drain();
+    expect(await harness.count(`state = 'done'`)).toBe(60);
+    expect(most).toBeGreaterThan(8);
+    expect(() => harness.inbox.work(receiver, { concurrency: 50 })).toThrow(RangeError);
+  });
+});
