@@ -553,7 +553,9 @@ describe('listen --inbox', () => {
     const listening = runCli(['listen', '--port', '0', '--key', KEY, '--inbox', POSTGRES_URL, '--table', table]);
     await vi.waitFor(() => expect(writtenSoFar().stdout).toMatch(/listening on /), { timeout: 10_000 });
     const url = /listening on (\S+)/.exec(writtenSoFar().stdout)![1]!;
-    expect(writtenSoFar().stdout).toContain(`storing deliveries in ${table} at ${POSTGRES_URL} (schema version ${LATEST_VERSION}); no handlers run here\n`);
+    expect(writtenSoFar().stdout).toContain(
+      `storing deliveries in ${table} at ${POSTGRES_URL} (schema version ${LATEST_VERSION}); no handlers run here\n`,
+    );
     const post = async (request: ReturnType<typeof createSignedRequestSync>) => {
       const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
       return [response.status, await response.text()];
