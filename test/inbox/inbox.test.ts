@@ -37,6 +37,7 @@ const MIGRATED = [
   { version: 2, name: 'same-event duplicates kept as rows' },
   { version: 3, name: 'unfinished deliveries by app' },
   { version: 4, name: 'worker heartbeats and refusal counts' },
+  { version: 7, name: 'alert incidents and leases' },
 ];
 
 /** Columns, indexes and constraints of the schema a test owns, with the schema's name taken out. */
@@ -91,16 +92,24 @@ function twoClients(kind: ClientKind, db: TestDatabase): { clients: unknown[]; c
 }
 
 describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
-  it('migrate() applies versions 1 to 4 on a fresh table, then nothing, and creates the tables and indexes', async () => {
+  it('migrate() applies every version on a fresh table, then nothing, and creates the tables and indexes', async () => {
     const { inbox, db } = await openInbox(kind, { migrate: false });
-    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4], version: 4 });
-    expect(await inbox.migrate()).toEqual({ applied: [], version: 4 });
+    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 7], version: 7 });
+    expect(await inbox.migrate()).toEqual({ applied: [], version: 7 });
 
     const tables = await db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
       [db.schema],
     );
-    expect(tables.map((t) => t.name)).toEqual(['deliveries', 'deliveries_attempts', 'deliveries_migrations', 'deliveries_refusals', 'deliveries_workers']);
+    expect(tables.map((t) => t.name)).toEqual([
+      'deliveries',
+      'deliveries_attempts',
+      'deliveries_incidents',
+      'deliveries_migrations',
+      'deliveries_refusals',
+      'deliveries_watch_lease',
+      'deliveries_workers',
+    ]);
     const indexes = await db.query<{ name: string }>(
       `SELECT indexname AS name FROM pg_indexes WHERE schemaname = $1 AND tablename = 'deliveries'`,
       [db.schema],
@@ -111,7 +120,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     expect(await db.query(`SELECT version, name FROM ${db.table}_migrations ORDER BY version`)).toEqual(MIGRATED);
   });
 
-  it('schemaSql() creates the same schema as migrate(), recorded as versions 1 to 4', async () => {
+  it('schemaSql() creates the same schema as migrate(), recorded as every version', async () => {
     const { db: migrated } = await openInbox(kind);
     const scripted = await openDatabase(kind);
     try {
@@ -120,7 +129,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
       expect(await catalogue(scripted)).toEqual(await catalogue(migrated));
       // migrate() recognises it, and the inbox works on it.
       const inbox = createInbox({ database: scripted.database as unknown, table: scripted.table });
-      expect(await inbox.migrate()).toEqual({ applied: [], version: 4 });
+      expect(await inbox.migrate()).toEqual({ applied: [], version: 7 });
     } finally {
       await scripted.close();
     }
@@ -131,13 +140,14 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const { clients, close } = twoClients(kind, db);
     try {
       const results = await Promise.all(clients.map((database) => createInbox({ database, table: db.table }).migrate()));
-      expect(results.map((result) => result.version)).toEqual([4, 4]);
-      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2, 3, 4]]);
+      expect(results.map((result) => result.version)).toEqual([7, 7]);
+      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2, 3, 4, 7]]);
       expect(await db.query(`SELECT version FROM ${db.table}_migrations ORDER BY version`)).toEqual([
         { version: 1 },
         { version: 2 },
         { version: 3 },
         { version: 4 },
+        { version: 7 },
       ]);
     } finally {
       await close();
