@@ -10,7 +10,16 @@ import { deliveryDetail, listPage, moveOne, retryAllDead } from './api/deliverie
 import { ConsoleRequestError, readSmallBody, sendError, sendFailure, sendJson } from './api/http.js';
 import type { FieldDescriber } from './api/schema-fields.js';
 import { PAGE_CSP, type Asset } from './assets.js';
-import { hostAllowed, presentedToken, sameOrigin, sessionCookie, tokenMatches, type ConsoleAccess } from './auth.js';
+import {
+  CONSOLE_PATH,
+  hostAllowed,
+  presentedToken,
+  routedPath,
+  sameOrigin,
+  sessionCookie,
+  tokenMatches,
+  type ConsoleAccess,
+} from './auth.js';
 
 export interface ConsoleContext {
   readonly access: ConsoleAccess;
@@ -50,15 +59,16 @@ export async function handleConsoleRequest(context: ConsoleContext, req: Incomin
   if (!hostAllowed(access, req.headers)) return sendError(res, 403, 'bad_host', 'the Host header does not name this console');
   if (fromUrl !== undefined) {
     // The token leaves the URL (and the history) for a cookie only this origin's requests carry.
-    // Always to `/` (the page routes by the hash): a path such as `/..//evil.com` must not become
+    // Always to the page's own path (the page routes by the hash): a path such as `/..//evil.com` must not become
     // a Location of `//evil.com`.
-    res.writeHead(303, { 'set-cookie': sessionCookie(access), location: '/', 'cache-control': 'no-store' });
+    res.writeHead(303, { 'set-cookie': sessionCookie(access), location: CONSOLE_PATH, 'cache-control': 'no-store' });
     res.end();
     return;
   }
+  const path = routedPath(url.pathname);
   try {
-    if (url.pathname.startsWith('/api/')) return await api(context, req, res, url, bearer);
-    return asset(context, req, res, url.pathname);
+    if (path.startsWith('/api/')) return await api(context, req, res, new URL(path + url.search, url), bearer);
+    return asset(context, req, res, path);
   } catch (error) {
     sendFailure(res, error);
   }

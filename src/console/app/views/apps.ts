@@ -4,7 +4,7 @@ import { getJson } from '../api.js';
 import { h, keepFocus, replaceChildren } from '../dom.js';
 import { href } from '../router.js';
 import type { AppSummary } from '../types.js';
-import { breakerBadge, clearError, countdownEl, phaseBadge, showError, table, timeAgo } from '../ui.js';
+import { appName, breakerBadge, clearError, countdownEl, phaseBadge, showError, table, timeAgo } from '../ui.js';
 import type { View } from './view.js';
 
 function appRow(app: AppSummary): HTMLTableRowElement {
@@ -12,7 +12,7 @@ function appRow(app: AppSummary): HTMLTableRowElement {
   return h(
     'tr',
     { 'data-testid': 'app-row', 'data-app': app.app },
-    h('td', undefined, h('a', { href: href.app(app.app), class: 'mono', 'data-key': `app-${app.app}` }, app.app)),
+    h('td', undefined, h('a', { href: href.app(app.app), class: 'mono', 'data-key': `app-${app.app}` }, appName(app.app))),
     h('td', undefined, h('span', { class: 'phase-cell' }, phaseBadge(app.phase), armed ? countdownEl(app.expectedShutdownAt!) : null)),
     h('td', undefined, breakerBadge(app.breaker)),
     h(
