@@ -71,6 +71,10 @@ export interface Attempt {
   finishedAt: string | null;
   outcome: AttemptOutcome | null;
   error: string | null;
+  /** The class of the error thrown (TypeError); null when no Error was thrown. */
+  errorClass: string | null;
+  /** Its stack as thrown, bounded to 4 KiB. */
+  errorStack: string | null;
 }
 
 /** `Row & {...}` in the contract: the detail's `attempts` is the list, not the count. */
@@ -99,6 +103,12 @@ export interface AppSummary {
   updatedAt: string;
   anomalies: number;
   events: number;
+  /** Dead deliveries of this app. */
+  dead: number;
+  /** Pending again after a failed attempt. */
+  failing: number;
+  /** Pending or running. */
+  pending: number;
 }
 
 export interface PhaseEnd {

@@ -9,6 +9,7 @@ import type { Inbox } from '../../../inbox/create-inbox.js';
 import { createRackState } from '../../../state/create-rack-state.js';
 import type { Anomaly, AutoShutdownPhase, RackState } from '../../../state/types.js';
 import { inboxError } from '../../../inbox/errors.js';
+import { readAppAttention } from '../../../inbox/operate/app-attention.js';
 import { ConsoleRequestError } from './http.js';
 
 export type Query = (text: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
@@ -141,6 +142,7 @@ export class AppsIndex {
 
   async summaries() {
     await this.refresh();
+    const attention = await readAppAttention(this.query, this.table, this.tableShown);
     const anomaliesPerApp = new Map<string, number>();
     for (const anomaly of this.state.anomalies()) anomaliesPerApp.set(anomaly.app, (anomaliesPerApp.get(anomaly.app) ?? 0) + 1);
     return {
@@ -152,6 +154,7 @@ export class AppsIndex {
         updatedAt: state.updatedAt,
         anomalies: anomaliesPerApp.get(state.app) ?? 0,
         events: this.eventsPerApp.get(state.app) ?? 0,
+        ...(attention.get(state.app) ?? { dead: 0, failing: 0, pending: 0 }),
       })),
     };
   }
