@@ -200,6 +200,26 @@ export interface AppResponse {
   now: string;
 }
 
+/** `/api/history?span=`: the inbox's `readHistory` (src/inbox/operate/history.ts) as JSON. */
+export interface HistoryHour {
+  hour: string;
+  accepted: number;
+  duplicate: number;
+  /** null: the schema has no refusals table. */
+  refused: number | null;
+  retried: number;
+  dead: number;
+  processed: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+}
+
+export interface HistoryResponse {
+  span: 'day' | 'week';
+  hours: HistoryHour[];
+  refusalsRecorded: boolean;
+}
+
 export interface ApiErrorBody {
   error: { code: string; message: string };
 }

@@ -4,9 +4,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Inbox } from '../../inbox/create-inbox.js';
+import type { HistorySpan, InboxHistory } from '../../inbox/operate/history.js';
 import type { AppsIndex } from './api/apps.js';
 import type { ChangeFeed } from './api/changes.js';
-import { deliveryDetail, listPage, moveOne, retryAllDead } from './api/deliveries.js';
+import { deliveryDetail, historySpan, listPage, moveOne, retryAllDead } from './api/deliveries.js';
 import { ConsoleRequestError, readSmallBody, sendError, sendFailure, sendJson } from './api/http.js';
 import type { FieldDescriber } from './api/schema-fields.js';
 import { PAGE_CSP, type Asset } from './assets.js';
@@ -29,6 +30,7 @@ export interface ConsoleContext {
   readonly changes: ChangeFeed;
   readonly describe: FieldDescriber;
   readonly overview: () => { table: string; database: string };
+  readonly history: (span: HistorySpan) => Promise<InboxHistory>;
 }
 
 /** On every response: nothing cached, sniffed, framed, or sent on as a Referer (the first URL holds the token). */
@@ -144,6 +146,7 @@ async function api(context: ConsoleContext, req: IncomingMessage, res: ServerRes
   if (path === '/api/overview')
     return sendJson(res, 200, { ...context.overview(), stats: await context.inbox.stats(), now: new Date().toISOString() });
   if (path === '/api/deliveries') return sendJson(res, 200, await listPage(context.inbox, url.searchParams));
+  if (path === '/api/history') return sendJson(res, 200, await context.history(historySpan(url.searchParams.get('span'))));
   if (path === '/api/apps') return sendJson(res, 200, await context.apps.summaries());
   // By query parameter: an app named `.` or `..` cannot be a path segment (browsers resolve it).
   if (path === '/api/app') return sendJson(res, 200, await context.apps.detail(url.searchParams.get('name') ?? ''));

@@ -86,11 +86,7 @@ function attemptRow(attempt: Attempt): HTMLTableRowElement {
     h('td', { class: 'nowrap' }, timeUtc(attempt.startedAt, true)),
     h('td', { class: 'num mono nowrap' }, took === null || Number.isNaN(took) ? '\u2014' : duration(took)),
     h('td', undefined, h('span', { class: `badge outcome-${attempt.outcome ?? 'running'}` }, attempt.outcome ?? 'running')),
-    h(
-      'td',
-      { class: 'attempt-error' },
-      attempt.error === null ? h('span', { class: 'muted' }, '\u2014') : attemptError(attempt),
-    ),
+    h('td', { class: 'attempt-error' }, attempt.error === null ? h('span', { class: 'muted' }, '\u2014') : attemptError(attempt)),
   );
 }
 

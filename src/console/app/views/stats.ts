@@ -7,10 +7,12 @@ import { deliveryTable, reconcileRows } from '../rows.js';
 import { href } from '../router.js';
 import { DELIVERY_STATES, type DeliveryPage, type Moved, type Overview } from '../types.js';
 import { ageEl, clearError, confirmButton, movedMessage, showError } from '../ui.js';
+import { historySection } from './stats-history.js';
 import type { View } from './view.js';
 
 export function statsView(): View {
   const counts = h('div', { class: 'stat-grid' });
+  const history = historySection();
   const oldest = h('p', { class: 'oldest', 'data-testid': 'oldest-pending' });
   const status = h('p', { class: 'status', role: 'status', 'data-testid': 'action-status' });
   const { element: deadTable, body } = deliveryTable();
@@ -22,6 +24,7 @@ export function statsView(): View {
     h('h1', { tabindex: '-1' }, 'Stats'),
     counts,
     oldest,
+    history.element,
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'dead-title' },
@@ -42,6 +45,7 @@ export function statsView(): View {
         getJson<DeliveryPage>('/api/deliveries?state=dead&limit=50'),
       ]);
       syncClock(overview.now);
+      void history.refresh();
       clearError();
       const stats = overview.stats;
       keepFocus(counts, () =>
