@@ -8,7 +8,7 @@ import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
 function historyFlag(flags: Flags): HistorySpan | undefined {
   const text = stringFlag(flags, 'history');
   if (text === undefined || text === 'day' || text === 'week') return text;
-  throw new UsageError("--history must be day or week");
+  throw new UsageError('--history must be day or week');
 }
 
 export const stats: Command = {
