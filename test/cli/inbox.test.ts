@@ -287,7 +287,7 @@ describe('inbox on PostgreSQL', () => {
     expect(history.history.hours).toHaveLength(168);
     expect(history.history.hours.reduce((sum: number, hour: { accepted: number }) => sum + hour.accepted, 0)).toBe(4);
     expect(history.history.hours[167]).toMatchObject({ refused: null, duplicate: 0 });
-    usage(await cli('inbox', 'stats', ...on(table), '--history', 'month'), /^rack-webhooks inbox stats: --history must be day or week$/);
+    usage(await cli('inbox', 'stats', ...on(table), '--history', 'month'), /^rack-webhooks inbox stats: --history must be day or week\n$/);
     expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
       pending: 2,
       running: 0,
