@@ -36,6 +36,8 @@ beforeAll(async () => {
   const events = [
     ...scenario().map(({ event }) => event),
     createTestEvent('app:budget:threshold', { data: { app: 'solo-app' } }),
+    // A cap with no budget set seen: the breaker trips, and the budget card has something to show.
+    createTestEvent('app:budget:cap', { data: { app: 'capped-app' } }),
     createTestEvent('app:promote:errored', { status: 'error', data: { app: 'promo-app' } } as never),
     createTestEvent('app:promote:cancelled', { status: 'cancelled', data: { app: 'promo-app' } } as never),
     createTestEvent('app:budget:threshold', { data: { app: LONG_APP } }),
@@ -75,9 +77,9 @@ describe('the session cookie', () => {
   });
 
   it('is not sent to another service on 127.0.0.1', async () => {
-    const seen: IncomingHttpHeaders[] = [];
+    const seen: Array<{ url: string; headers: IncomingHttpHeaders }> = [];
     const other = createServer((req, res) => {
-      seen.push(req.headers);
+      seen.push({ url: req.url ?? '', headers: req.headers });
       res.writeHead(200, { 'content-type': 'text/plain' }).end('another local service');
     });
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
@@ -87,8 +89,8 @@ describe('the session cookie', () => {
       await probe.goto(`${origin}/`);
       await probe.goto(`${origin}/api/overview`);
       await probe.close();
-      expect(seen).toHaveLength(2);
-      for (const headers of seen) expect(headers.cookie ?? '').not.toContain('rack_webhooks_console');
+      expect(seen.map((request) => request.url)).toEqual(expect.arrayContaining(['/', '/api/overview']));
+      for (const { headers } of seen) expect(headers.cookie ?? '').not.toContain('rack_webhooks_console');
     } finally {
       other.close();
     }
@@ -113,7 +115,7 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
     it('follows the colour scheme', async () => {
       await open('/apps');
       await expect.poll(() => page.getByTestId('app-row').count()).toBeGreaterThan(0);
-      const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      const background = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--bg'));
       backgrounds.set(name, background);
       const other = [...backgrounds].find(([key]) => key.split(', ')[1] !== scheme);
       if (other !== undefined) expect(background).not.toBe(other[1]);
@@ -126,7 +128,7 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
     });
 
     it('shows the budget after a cap, never "No budget event seen"', async () => {
-      await open('/apps/billing-api');
+      await open('/apps/capped-app');
       await expect.poll(() => page.getByTestId('timeline').isVisible()).toBe(true);
       const card = page.locator('section.card', { has: page.getByRole('heading', { name: 'Breaker and budget' }) });
       expect(await card.textContent()).toContain('tripped');
@@ -161,6 +163,8 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
         expect(await page.locator('.tl-now-label').textContent()).toBe('now');
         expect(label!.x, app).toBeGreaterThanOrEqual(box!.x);
         expect(label!.x + label!.width, app).toBeLessThanOrEqual(box!.x + box!.width + 0.5);
+        // The case of the issue: a phone's timeline box is narrower than the picture's old minimum (360).
+        if (viewport.width < 400) expect(box!.width).toBeLessThan(360);
         const svgWidth = await page.getByTestId('timeline').evaluate((svg) => svg.getBoundingClientRect().width);
         expect(svgWidth, app).toBeLessThanOrEqual(box!.width + 0.5);
       }
@@ -189,7 +193,7 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
       const totals = await page.getByTestId('chart-total').allTextContents();
       const measures = await page.getByTestId('history-chart').evaluateAll((figures) => figures.map((f) => f.getAttribute('data-measure')));
       expect(measures).toEqual(['accepted', 'duplicate', 'refused', 'retried', 'dead', 'latency']);
-      expect(totals[0]).toBe('14');
+      expect(totals[0]).toBe('15');
       expect(totals[2]).toBe('n/a');
       expect(totals[4]).toBe('1');
       expect(totals[5]).toMatch(/^p95 ≤ /);
