@@ -669,8 +669,19 @@ describe.each(CLIENT_KINDS)('inbox list/get (%s)', (kind) => {
         finishedAt: expect.any(Date),
         outcome: 'failed',
         error: 'first try fails',
+        errorClass: 'Error',
+        errorStack: expect.stringMatching(/^Error: first try fails\n\s+at /),
       },
-      { attempt: 2, worker: 'ops-worker', startedAt: expect.any(Date), finishedAt: expect.any(Date), outcome: 'succeeded', error: null },
+      {
+        attempt: 2,
+        worker: 'ops-worker',
+        startedAt: expect.any(Date),
+        finishedAt: expect.any(Date),
+        outcome: 'succeeded',
+        error: null,
+        errorClass: null,
+        errorStack: null,
+      },
     ]);
 
     expect(await harness.inbox.get(String(Number(id) + 1000))).toBeUndefined();
