@@ -156,10 +156,7 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
       for (const app of ['payments-api', 'billing-api', 'solo-app']) {
         await open(`/apps/${app}`);
         await expect.poll(() => page.locator('.tl-now-label').count()).toBe(1);
-        const [label, box] = await Promise.all([
-          page.locator('.tl-now-label').boundingBox(),
-          page.locator('.timeline-box').boundingBox(),
-        ]);
+        const [label, box] = await Promise.all([page.locator('.tl-now-label').boundingBox(), page.locator('.timeline-box').boundingBox()]);
         expect(await page.locator('.tl-now-label').textContent()).toBe('now');
         expect(label!.x, app).toBeGreaterThanOrEqual(box!.x);
         expect(label!.x + label!.width, app).toBeLessThanOrEqual(box!.x + box!.width + 0.5);

@@ -30,7 +30,7 @@ describe.each(['pg', 'pglite'] as const)('history on %s', (kind) => {
       throw error;
     });
     receiver.on('app:budget:reset', async () => {
-      throw 'a plain string'; // eslint-disable-line @typescript-eslint/only-throw-error
+      throw 'a plain string';
     });
     const outcomes = [];
     for (const event of [
@@ -56,7 +56,9 @@ describe.each(['pg', 'pglite'] as const)('history on %s', (kind) => {
 
     // Three hours earlier, by the database's clock; and refusals, once their table exists.
     await harness.db.query(`UPDATE ${harness.table} SET received_at = received_at - interval '3 hours' WHERE action = 'app:budget:reset'`);
-    await harness.db.query(`CREATE TABLE ${refusalsTable(names)} (minute timestamptz NOT NULL, code text NOT NULL, count integer NOT NULL)`);
+    await harness.db.query(
+      `CREATE TABLE ${refusalsTable(names)} (minute timestamptz NOT NULL, code text NOT NULL, count integer NOT NULL)`,
+    );
     await harness.db.query(
       `INSERT INTO ${refusalsTable(names)} VALUES (date_trunc('minute', now()), 'bad_signature', 5),
          (date_trunc('minute', now()), 'stale', 1), (date_trunc('minute', now() - interval '1 hour'), 'bad_signature', 2),

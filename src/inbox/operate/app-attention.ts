@@ -25,7 +25,10 @@ export async function readAppAttention(query: Query, deliveriesTable: string, ta
         GROUP BY app`,
     );
     return new Map(
-      rows.map((row) => [String(row['app']), { dead: Number(row['dead']), failing: Number(row['failing']), pending: Number(row['pending']) }]),
+      rows.map((row) => [
+        String(row['app']),
+        { dead: Number(row['dead']), failing: Number(row['failing']), pending: Number(row['pending']) },
+      ]),
     );
   } catch (error) {
     throw inboxError(error, tableShown, 'counting what each app needs');
