@@ -167,7 +167,9 @@ describe('inbox on PostgreSQL', () => {
     // The handler's error is shown on one line, its escape sequence defused.
     expect(shown.out).toContain('\n  last error   cap handler failed \ufffd[31mred\n');
     // The class it was thrown as before the message; then the frames of its stack (issue 20).
-    expect(shown.out).toMatch(/\nattempt log:\n {2}#1 {2}failed {5}cli-test-worker {2}\S+Z -> \S+Z {2}Error: cap handler failed \ufffd\[31mred\n/);
+    expect(shown.out).toMatch(
+      /\nattempt log:\n {2}#1 {2}failed {5}cli-test-worker {2}\S+Z -> \S+Z {2}Error: cap handler failed \ufffd\[31mred\n/,
+    );
     expect(shown.out).toMatch(/\nstack of attempt #1:\n {4}at .+inbox-helpers\.ts:\d+:\d+/);
     expect(shown.out).toContain('\nevent:\n{\n  "action": "app:budget:cap",\n');
     expect(shown.out).toContain('\n    "app": "alpha",\n');
