@@ -280,6 +280,7 @@ describe('inbox on PostgreSQL', () => {
     // (Seeded this hour, or the last one if the clock just turned: either way 24 characters, total 4.)
     expect(day.out).toMatch(/\n {2}accepted {3}[.\u2581-\u2588]{24} {2}total 4, peak [1-4] in an hour\n/);
     expect(day.out).toContain('\n  refused    n/a (no refusals table in this schema)\n');
+    expect(day.out).toContain('\n  live workers: n/a (no workers table in this schema)\n');
     expect(day.out.split('\n').filter((line) => /^\d{4}-\d\d-\d\d \d\d:00Z /.test(line))).toHaveLength(24);
     const week = await cli('inbox', 'stats', ...on(table), '--history', 'week');
     expect(week.out).toMatch(/one character 6 hours\):\n {2}accepted {3}[.\u2581-\u2588]{28} {2}total 4/);

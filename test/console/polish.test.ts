@@ -194,7 +194,8 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
       expect(totals[2]).toBe('n/a');
       expect(totals[4]).toBe('1');
       expect(totals[5]).toMatch(/^p95 ≤ /);
-      expect(await page.getByTestId('not-yet-shown').textContent()).toContain('Live workers and open alerts');
+      expect(await page.getByTestId('live-workers').textContent()).toBe('Live workers: n/a (this schema records no worker heartbeats).');
+      expect(await page.getByTestId('not-yet-shown').textContent()).toContain('Open alerts');
       await page.getByRole('button', { name: 'Last week' }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Last week' }).getAttribute('aria-pressed')).toBe('true');
       await expect.poll(() => page.getByTestId('history-chart').first().getAttribute('aria-label')).toMatch(/in 168 hours/);

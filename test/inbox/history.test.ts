@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { readAppAttention } from '../../src/inbox/operate/app-attention.js';
-import { readHistory, refusalsTable } from '../../src/inbox/operate/history.js';
+import { readHistory, refusalsTable, workersTable } from '../../src/inbox/operate/history.js';
 import { MAX_STACK_LENGTH } from '../../src/inbox/rows.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { at, budgetEvent, openInbox, warmUp } from './helpers.js';
@@ -47,6 +47,7 @@ describe.each(['pg', 'pglite'] as const)('history on %s', (kind) => {
     const empty = await readHistory(query, names, 'day');
     expect(empty.hours).toHaveLength(24);
     expect(empty.refusalsRecorded).toBe(false);
+    expect(empty.liveWorkers).toBeNull();
     const current = empty.hours[23]!;
     expect(current).toMatchObject({ accepted: 3, duplicate: 1, refused: null, retried: 2, dead: 2, processed: 1 });
     expect(current.p50Ms).toBeGreaterThanOrEqual(0);
@@ -64,7 +65,15 @@ describe.each(['pg', 'pglite'] as const)('history on %s', (kind) => {
          (date_trunc('minute', now()), 'stale', 1), (date_trunc('minute', now() - interval '1 hour'), 'bad_signature', 2),
          (now() - interval '2 days', 'stale', 99)`,
     );
+    // Live workers, once their heartbeat table exists: a beat under 3 beats old is live.
+    await harness.db.query(
+      `CREATE TABLE ${workersTable(names)} (id text PRIMARY KEY, last_seen_at timestamptz NOT NULL, beat_ms integer NOT NULL)`,
+    );
+    await harness.db.query(
+      `INSERT INTO ${workersTable(names)} VALUES ('live', now() - interval '2 seconds', 1000), ('gone', now() - interval '10 seconds', 1000)`,
+    );
     const day = await readHistory(query, names, 'day');
+    expect(day.liveWorkers).toBe(1);
     expect(day.refusalsRecorded).toBe(true);
     expect(day.hours[23]).toMatchObject({ accepted: 2, refused: 6 });
     expect(day.hours[22]).toMatchObject({ refused: 2 });

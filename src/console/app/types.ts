@@ -218,6 +218,8 @@ export interface HistoryResponse {
   span: 'day' | 'week';
   hours: HistoryHour[];
   refusalsRecorded: boolean;
+  /** null: the schema has no workers table. */
+  liveWorkers: number | null;
 }
 
 export interface ApiErrorBody {

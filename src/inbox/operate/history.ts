@@ -39,11 +39,18 @@ export interface InboxHistory {
   readonly hours: readonly HistoryHour[];
   /** False when the refusals table does not exist (an older schema): `refused` is `null` then. */
   readonly refusalsRecorded: boolean;
+  /** Workers whose heartbeat is under 3 beats old; `null` without the workers table (an older schema). */
+  readonly liveWorkers: number | null;
 }
 
 /** The refusals table, `<table>_refusals` (minute, code, count), beside the deliveries table. */
 export function refusalsTable(names: TableNames): string {
   return `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_refusals`)}`;
+}
+
+/** The workers' heartbeat table, `<table>_workers` (id, last_seen_at, beat_ms, ...). */
+export function workersTable(names: TableNames): string {
+  return `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_workers`)}`;
 }
 
 const HOUR_MS = 3_600_000;
@@ -54,12 +61,27 @@ export async function readHistory(query: Query, names: TableNames, span: History
   const t = names.deliveries;
   const a = names.attempts;
   const refusals = refusalsTable(names);
+  const workers = workersTable(names);
   try {
-    const [clock] = await query(`SELECT ${hourKey('now()')} AS now_hour, to_regclass($1) IS NOT NULL AS refusals`, [refusals]);
+    const [clock] = await query(
+      `SELECT ${hourKey('now()')} AS now_hour, to_regclass($1) IS NOT NULL AS refusals, to_regclass($2) IS NOT NULL AS workers`,
+      [refusals, workers],
+    );
     const nowHour = Number(clock!['now_hour']);
     const startMs = nowHour - (HOURS[span] - 1) * HOUR_MS;
     const from = new Date(startMs).toISOString();
     const refusalsRecorded = clock!['refusals'] === true;
+    // A worker is live while its last heartbeat is under 3 of its own beats old.
+    const liveWorkers =
+      clock!['workers'] === true
+        ? Number(
+            (
+              await query(
+                `SELECT count(*)::int AS n FROM ${workers} WHERE last_seen_at > now() - make_interval(secs => 3 * beat_ms / 1000.0)`,
+              )
+            )[0]!['n'],
+          )
+        : null;
     const [stored, retried, dead, processed, refused] = await Promise.all([
       query(
         `SELECT ${hourKey('received_at')} AS h, count(*) FILTER (WHERE state <> 'duplicate')::int AS accepted,
@@ -121,7 +143,7 @@ export async function readHistory(query: Query, names: TableNames, span: History
         p95Ms: ms(p?.['p95']),
       });
     }
-    return { span, hours, refusalsRecorded };
+    return { span, hours, refusalsRecorded, liveWorkers };
   } catch (error) {
     throw inboxError(error, names.display, 'reading the hourly history');
   }

@@ -52,6 +52,7 @@ export function historyLines(history: InboxHistory): string[] {
   }
   const p95s = hours.map((hour) => hour.p95Ms).filter((value): value is number => value !== null);
   lines.push(`  stored to processed: worst hour's p95 ${p95s.length === 0 ? '-' : ms(Math.max(...p95s))}`);
+  lines.push(`  live workers: ${history.liveWorkers === null ? 'n/a (no workers table in this schema)' : history.liveWorkers}`);
   if (history.span === 'day') {
     lines.push('hour (UTC)         accepted  duplicate  refused  retried  dead  p50 wait  p95 wait');
     for (const hour of hours) {

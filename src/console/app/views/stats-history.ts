@@ -29,6 +29,7 @@ export function historySection(): { element: HTMLElement; refresh: () => Promise
     });
     return button;
   });
+  const workersLine = h('p', { class: 'small', 'data-testid': 'live-workers' });
   const element = h(
     'section',
     { class: 'card', 'aria-labelledby': 'history-title' },
@@ -39,11 +40,8 @@ export function historySection(): { element: HTMLElement; refresh: () => Promise
       h('div', { class: 'segmented', role: 'group', 'aria-label': 'History span' }, buttons),
     ),
     charts,
-    h(
-      'p',
-      { class: 'muted small', 'data-testid': 'not-yet-shown' },
-      'Live workers and open alerts: not shown by this version of the console (this inbox records no worker heartbeats or alerts).',
-    ),
+    workersLine,
+    h('p', { class: 'muted small', 'data-testid': 'not-yet-shown' }, 'Open alerts: not shown by this version of the console.'),
   );
 
   async function refresh(): Promise<void> {
@@ -52,6 +50,12 @@ export function historySection(): { element: HTMLElement; refresh: () => Promise
       const history = await getJson<HistoryResponse>(`/api/history?span=${span}`);
       fetchedAt = Date.now();
       fetchedSpan = history.span;
+      workersLine.textContent =
+        history.liveWorkers === null
+          ? 'Live workers: n/a (this schema records no worker heartbeats).'
+          : history.liveWorkers === 0
+            ? 'Live workers: none. Nothing runs pending deliveries, retried ones included, until a worker starts.'
+            : `Live workers: ${history.liveWorkers}.`;
       replaceChildren(charts, [
         ...MEASURES.map(([measure, label]) => countChart(measure, label, history.hours)),
         latencyChart(history.hours),
