@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 6. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 7. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -131,4 +131,11 @@ CREATE TABLE "rack_webhooks_inbox_watch_lease" (
   expires_at    timestamptz NOT NULL
 );
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (6, 'alert incidents and leases');
+-- 7: failure class and stack, attempts by start time
+ALTER TABLE "rack_webhooks_inbox_attempts" ADD COLUMN error_class text;
+ALTER TABLE "rack_webhooks_inbox_attempts" ADD COLUMN error_stack text;
+COMMENT ON COLUMN "rack_webhooks_inbox_attempts".error_class IS 'The thrown error''s class name (TypeError, PagerError), as the handler threw it';
+COMMENT ON COLUMN "rack_webhooks_inbox_attempts".error_stack IS 'The thrown error''s stack, bounded to 4 KiB';
+CREATE INDEX "rack_webhooks_inbox_attempts_started" ON "rack_webhooks_inbox_attempts" (started_at);
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (7, 'failure class and stack, attempts by start time');
 COMMIT;

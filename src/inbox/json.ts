@@ -38,5 +38,7 @@ export function attemptJson(attempt: DeliveryAttempt) {
     finishedAt: iso(attempt.finishedAt),
     outcome: attempt.outcome,
     error: attempt.error,
+    errorClass: attempt.errorClass,
+    errorStack: attempt.errorStack,
   };
 }

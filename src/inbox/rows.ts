@@ -43,7 +43,41 @@ export function toAttempt(row: Row): DeliveryAttempt {
     finishedAt: toDate(row['finished_at']),
     outcome: (row['outcome'] as DeliveryAttempt['outcome']) ?? null,
     error: (row['error'] as string | null) ?? null,
+    errorClass: (row['error_class'] as string | null | undefined) ?? null,
+    errorStack: (row['error_stack'] as string | null | undefined) ?? null,
   };
+}
+
+/** A stored stack is cut at 4 KiB (of UTF-16 units, near enough): where it failed, not a dump. */
+export const MAX_STACK_LENGTH = 4096;
+const MAX_CLASS_LENGTH = 200;
+
+/**
+ * What a failure was, beyond its message: the class it was thrown as and its stack, exactly as
+ * the handler threw them (nothing of the delivery is added), each bounded. Anything thrown that is
+ * not an Error has neither.
+ */
+export function failureDetail(thrown: unknown): { errorClass: string | null; errorStack: string | null } {
+  if (!(thrown instanceof Error)) return { errorClass: null, errorStack: null };
+  let errorClass: string | null = null;
+  let errorStack: string | null = null;
+  try {
+    const name = thrown.constructor?.name || thrown.name;
+    errorClass = typeof name === 'string' && name !== '' ? name.slice(0, MAX_CLASS_LENGTH) : null;
+  } catch {
+    // a throwing getter: no class then
+  }
+  try {
+    const stack = thrown.stack;
+    errorStack = typeof stack === 'string' && stack !== '' ? boundText(stack, MAX_STACK_LENGTH) : null;
+  } catch {
+    // likewise
+  }
+  return { errorClass, errorStack };
+}
+
+function boundText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 /** bytea as a Uint8Array whatever the client gave (Buffer, Uint8Array, or `\x` hex text). */

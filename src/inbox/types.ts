@@ -63,6 +63,10 @@ export interface DeliveryAttempt {
   readonly outcome: 'succeeded' | 'failed' | 'crashed' | 'abandoned' | null;
   /** The failure, bounded to 2,000 characters; never a secret or the body. */
   readonly error: string | null;
+  /** The class of the (first) error thrown, such as `TypeError`; `null` when what was thrown was no Error, or before schema 8. */
+  readonly errorClass: string | null;
+  /** Its stack as thrown, bounded to 4 KiB; `null` likewise. */
+  readonly errorStack: string | null;
 }
 
 /** `get(id)`: the delivery with its raw body, signature header, event and attempts. */

@@ -170,7 +170,11 @@ describe('inbox on PostgreSQL', () => {
     expect(shown.out).toContain(`\n  body         ${Buffer.byteLength(BODIES[1])} bytes\n`);
     // The handler's error is shown on one line, its escape sequence defused.
     expect(shown.out).toContain('\n  last error   cap handler failed \ufffd[31mred\n');
-    expect(shown.out).toMatch(/\nattempt log:\n {2}#1 {2}failed {5}cli-test-worker {2}\S+Z -> \S+Z {2}cap handler failed \ufffd\[31mred\n/);
+    // The class it was thrown as before the message; then the frames of its stack (issue 20).
+    expect(shown.out).toMatch(
+      /\nattempt log:\n {2}#1 {2}failed {5}cli-test-worker {2}\S+Z -> \S+Z {2}Error: cap handler failed \ufffd\[31mred\n/,
+    );
+    expect(shown.out).toMatch(/\nstack of attempt #1:\n {4}at .+inbox-helpers\.ts:\d+:\d+/);
     expect(shown.out).toContain('\nevent:\n{\n  "action": "app:budget:cap",\n');
     expect(shown.out).toContain('\n    "app": "alpha",\n');
     expect(shown.out).not.toContain(stored!.signature);
@@ -189,7 +193,15 @@ describe('inbox on PostgreSQL', () => {
       eventNanos: '1767312000000000000',
       lastError: HANDLER_ERROR,
       attemptLog: [
-        { attempt: 1, worker: 'cli-test-worker', outcome: 'failed', error: HANDLER_ERROR, startedAt: expect.stringMatching(/Z$/) },
+        {
+          attempt: 1,
+          worker: 'cli-test-worker',
+          outcome: 'failed',
+          error: HANDLER_ERROR,
+          errorClass: 'Error',
+          errorStack: expect.stringContaining('inbox-helpers.ts'),
+          startedAt: expect.stringMatching(/Z$/),
+        },
       ],
     });
     expect((await cli('inbox', 'show', '1', ...on(table))).out).toMatch(/\nattempt log:\n {2}#1 {2}succeeded {2}cli-test-worker /);
@@ -265,6 +277,24 @@ describe('inbox on PostgreSQL', () => {
     expect(stats.out).toMatch(
       /^pending {4}2\nrunning {4}0\ndone {7}1\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}4\noldest pending: received \d+ (ms|s) ago\n$/,
     );
+    // --history: sparklines, a line an hour for a day, n/a for refusals without their table.
+    const day = await cli('inbox', 'stats', ...on(table), '--history', 'day');
+    expect(day.code, day.err).toBe(0);
+    expect(day.out).toMatch(/\nper hour over the last day \(UTC, from \d{4}-\d\d-\d\dT\d\d:00Z; one character an hour\):\n/);
+    // (Seeded this hour, or the last one if the clock just turned: either way 24 characters, total 4.)
+    expect(day.out).toMatch(/\n {2}accepted {3}[.\u2581-\u2588]{24} {2}total 4, peak [1-4] in an hour\n/);
+    expect(day.out).toContain('\n  refused    n/a (no refusals table in this schema)\n');
+    expect(day.out).toContain('\n  live workers: n/a (no workers table in this schema)\n');
+    expect(day.out.split('\n').filter((line) => /^\d{4}-\d\d-\d\d \d\d:00Z /.test(line))).toHaveLength(24);
+    const week = await cli('inbox', 'stats', ...on(table), '--history', 'week');
+    expect(week.out).toMatch(/one character 6 hours\):\n {2}accepted {3}[.\u2581-\u2588]{28} {2}total 4/);
+    expect(week.out).not.toMatch(/^\d{4}-\d\d-\d\d \d\d:00Z /m);
+    const history = JSON.parse((await cli('inbox', 'stats', ...on(table), '--history', 'week', '--json')).out);
+    expect(history.history.span).toBe('week');
+    expect(history.history.hours).toHaveLength(168);
+    expect(history.history.hours.reduce((sum: number, hour: { accepted: number }) => sum + hour.accepted, 0)).toBe(4);
+    expect(history.history.hours[167]).toMatchObject({ refused: null, duplicate: 0 });
+    usage(await cli('inbox', 'stats', ...on(table), '--history', 'month'), /^rack-webhooks inbox stats: --history must be day or week\n$/);
     expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
       pending: 2,
       running: 0,

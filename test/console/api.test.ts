@@ -302,7 +302,12 @@ describe('timeline labels', () => {
     expect([laneOf('app:budget:auto-shutdown:armed'), label('app:budget:auto-shutdown:armed')]).toEqual(['auto-shutdown', 'armed']);
     expect([laneOf('app:budget:cap'), label('app:budget:cap')]).toEqual(['budget', 'cap']);
     expect([laneOf('release:promote'), label('release:promote', 'start')]).toEqual(['promote', 'promote start']);
-    expect([laneOf('app:promote:errored'), label('app:promote:errored', 'error')]).toEqual(['promote', 'errored error']);
+    // The status is added only when the action's last word does not already say it (issue 21).
+    expect([laneOf('app:promote:errored'), label('app:promote:errored', 'error')]).toEqual(['promote', 'errored']);
+    expect(label('app:promote:cancelled', 'cancelled')).toBe('cancelled');
+    expect(label('app:budget:auto-shutdown:failed', 'failure')).toBe('failed');
+    expect(label('app:budget:auto-shutdown:noop', 'skipped')).toBe('noop skipped');
+    expect(label('app:budget:cap', 'error')).toBe('cap error');
     expect([laneOf('build:create'), label('build:create')]).toEqual(['build', 'create']);
     expect([laneOf('app:scale-override:toggled'), label('app:scale-override:toggled')]).toEqual(['scale', 'toggled']);
     expect([laneOf('release:create'), label('release:create')]).toEqual(['other', 'release create']);

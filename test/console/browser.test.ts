@@ -68,7 +68,7 @@ describe('the console in Chromium', () => {
 
   it('opens the printed URL, drops the token from the address bar, and shows deliveries as they arrive', async () => {
     await page.goto(consoleProcess.url);
-    expect(page.url()).toBe(`${consoleProcess.origin}/`);
+    expect(page.url()).toBe(`${consoleProcess.origin}/rack-webhooks-console/`);
     await expect.poll(() => page.getByText(/live/i).first().isVisible()).toBe(true);
     expect(await rows().count()).toBe(0);
     // No worker yet: the header says so plainly.
@@ -134,13 +134,13 @@ describe('the console in Chromium', () => {
   });
 
   it("draws an app's timeline, with the anomaly marked", async () => {
-    await page.goto(`${consoleProcess.origin}/#/apps`);
+    await page.goto(`${consoleProcess.origin}/rack-webhooks-console/#/apps`);
     await page.getByRole('link', { name: 'billing-api' }).first().click();
     await expect.poll(() => page.getByTestId('timeline').isVisible()).toBe(true);
     expect(await page.getByTestId('timeline-event').count()).toBe(7);
     expect(await page.textContent('body')).toContain('shutdown-failed');
     await page.screenshot({ path: join(SCREENSHOTS, 'console-app.png'), fullPage: true });
-    await page.goto(`${consoleProcess.origin}/#/apps/orders-api`);
+    await page.goto(`${consoleProcess.origin}/rack-webhooks-console/#/apps/orders-api`);
     await expect.poll(() => page.getByTestId('timeline-anomaly').count()).toBe(1);
     expect(await page.getByTestId('anomaly').first().textContent()).toContain('without :armed');
   });
@@ -150,7 +150,7 @@ describe('the console in Chromium', () => {
     await fixture.send(createTestEvent('app:budget:reset', { data: { app: 'billing-api' } }));
     await eventually(async () => (await fixture.inbox.stats()).dead === 1, 'a dead delivery');
     fixture.failing.clear();
-    await page.goto(`${consoleProcess.origin}/#/stats`);
+    await page.goto(`${consoleProcess.origin}/rack-webhooks-console/#/stats`);
     await expect.poll(() => page.getByTestId('worker').count()).toBe(1);
     expect(await page.getByTestId('worker').first().getAttribute('data-live')).toBe('true');
     // With no worker attached, the page says so next to the button, and after the move.

@@ -27,9 +27,10 @@ describe('rack-webhooks console', () => {
       const first = await fetch(running.url, { redirect: 'manual' });
       expect(first.status).toBe(303);
       const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
-      const page = await fetch(`${running.origin}/`, { headers: { cookie } });
+      expect(first.headers.get('location')).toBe('/rack-webhooks-console/');
+      const page = await fetch(`${running.origin}/rack-webhooks-console/`, { headers: { cookie } });
       expect(page.status).toBe(200);
-      expect(await page.text()).toContain('/assets/console.js');
+      expect(await page.text()).toContain('src="assets/console.js"');
       const script = await fetch(`${running.origin}/assets/console.js`, { headers: { cookie } });
       expect(script.status).toBe(200);
       expect((await script.text()).length).toBeGreaterThan(1000); // the real, built page

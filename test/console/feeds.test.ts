@@ -52,7 +52,7 @@ describe('the apps index', () => {
     const { inbox, query, table } = await filledInbox(130, (index) => (index % 2 === 0 ? 'even-api' : 'odd-api'));
     const reads: string[] = [];
     const counting: Query = (text, params) => {
-      reads.push(String(params?.[0]));
+      if (params !== undefined) reads.push(String(params[0])); // the new-rows reads (the attention count takes none)
       return query(text, params);
     };
     const index = new AppsIndex(inbox, counting, table, inbox.table, 7);

@@ -97,11 +97,14 @@ describe('the token', () => {
   it('swaps the token in the URL for an HttpOnly, SameSite=Strict cookie and a clean URL', async () => {
     const response = await raw('GET', `/?token=${fixture.console.token}&view=1`);
     expect(response.status).toBe(303);
-    expect(response.headers.location).toBe('/');
+    expect(response.headers.location).toBe('/rack-webhooks-console/');
     const set = String(response.headers['set-cookie']?.[0]);
     expect(set).toMatch(new RegExp(`^rack_webhooks_console_${new URL(origin).port}=${fixture.console.token}; `));
     expect(set).toContain('HttpOnly');
     expect(set).toContain('SameSite=Strict');
+    // Browsers send a 127.0.0.1 cookie to every port: the path keeps it from other local services.
+    expect(set).toContain('Path=/rack-webhooks-console/');
+    expect(set).not.toMatch(/Path=\/(;|$)/);
     expect(response.headers['referrer-policy']).toBe('no-referrer');
   });
 
@@ -114,7 +117,7 @@ describe('the token', () => {
   ])('redirects to its own page only, whatever the path: %s', async (path) => {
     const response = await raw('GET', `${path}${fixture.console.token}`);
     expect(response.status).toBe(303);
-    expect(response.headers.location).toBe('/');
+    expect(response.headers.location).toBe('/rack-webhooks-console/');
   });
 
   it('serves the page with the cookie, under a CSP that allows nothing from elsewhere', async () => {
@@ -126,8 +129,19 @@ describe('the token', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(response.headers['x-content-type-options']).toBe('nosniff');
-    expect(response.body).toContain('<script type="module" src="/assets/console.js">');
+    expect(response.body).toContain('<script type="module" src="assets/console.js">');
     expect(response.body).not.toMatch(/https?:\/\//); // no CDN, no external request
+  });
+
+  it('serves the page and its API under the path its cookie is scoped to', async () => {
+    const page = await raw('GET', '/rack-webhooks-console/', { cookie });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('assets/console.js');
+    expect((await raw('GET', '/rack-webhooks-console/assets/console.js', { cookie })).status).toBe(200);
+    const overview = await raw('GET', '/rack-webhooks-console/api/overview', { cookie });
+    expect(overview.status).toBe(200);
+    expect(JSON.parse(overview.body)).toMatchObject({ table: fixture.inbox.table });
+    expect((await raw('GET', '/rack-webhooks-console/api/overview')).status).toBe(401);
   });
 
   it('takes the token as a Bearer header (for scripts)', async () => {

@@ -37,7 +37,9 @@ const MIGRATED = [
   { version: 2, name: 'same-event duplicates kept as rows' },
   { version: 3, name: 'unfinished deliveries by app' },
   { version: 4, name: 'worker heartbeats and refusal counts' },
-  { version: 7, name: 'alert incidents and leases' },
+  { version: 5, name: 'trace context of the receiving span' },
+  { version: 6, name: 'alert incidents and leases' },
+  { version: 7, name: 'failure class and stack, attempts by start time' },
 ];
 
 /** Columns, indexes and constraints of the schema a test owns, with the schema's name taken out. */
@@ -94,7 +96,7 @@ function twoClients(kind: ClientKind, db: TestDatabase): { clients: unknown[]; c
 describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
   it('migrate() applies every version on a fresh table, then nothing, and creates the tables and indexes', async () => {
     const { inbox, db } = await openInbox(kind, { migrate: false });
-    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 7], version: 7 });
+    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7], version: 7 });
     expect(await inbox.migrate()).toEqual({ applied: [], version: 7 });
 
     const tables = await db.query<{ name: string }>(
@@ -141,12 +143,14 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     try {
       const results = await Promise.all(clients.map((database) => createInbox({ database, table: db.table }).migrate()));
       expect(results.map((result) => result.version)).toEqual([7, 7]);
-      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2, 3, 4, 7]]);
+      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2, 3, 4, 5, 6, 7]]);
       expect(await db.query(`SELECT version FROM ${db.table}_migrations ORDER BY version`)).toEqual([
         { version: 1 },
         { version: 2 },
         { version: 3 },
         { version: 4 },
+        { version: 5 },
+        { version: 6 },
         { version: 7 },
       ]);
     } finally {
@@ -679,8 +683,19 @@ describe.each(CLIENT_KINDS)('inbox list/get (%s)', (kind) => {
         finishedAt: expect.any(Date),
         outcome: 'failed',
         error: 'first try fails',
+        errorClass: 'Error',
+        errorStack: expect.stringMatching(/^Error: first try fails\n\s+at /),
       },
-      { attempt: 2, worker: 'ops-worker', startedAt: expect.any(Date), finishedAt: expect.any(Date), outcome: 'succeeded', error: null },
+      {
+        attempt: 2,
+        worker: 'ops-worker',
+        startedAt: expect.any(Date),
+        finishedAt: expect.any(Date),
+        outcome: 'succeeded',
+        error: null,
+        errorClass: null,
+        errorStack: null,
+      },
     ]);
 
     expect(await harness.inbox.get(String(Number(id) + 1000))).toBeUndefined();

@@ -24,7 +24,8 @@ function isErrorBody(value: unknown): value is ApiErrorBody {
 async function request<T>(path: string, init?: RequestInit): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(path, init);
+    // Relative to the page (served under /rack-webhooks-console/, where its cookie is scoped).
+    response = await fetch(path.replace(/^\//, ''), init);
   } catch {
     throw new ApiError(0, 'network', 'The console server cannot be reached: is `rack-webhooks console` still running?');
   }

@@ -34,7 +34,7 @@ export function startLive(): HTMLElement {
   const label = h('span', { class: 'live-label' }, LABELS.connecting);
   const indicator = h(
     'span',
-    { class: 'live', 'data-status': 'connecting', 'data-testid': 'live', title: 'Server-sent events from /api/stream' },
+    { class: 'live', 'data-status': 'connecting', 'data-testid': 'live', title: 'Server-sent events from api/stream' },
     h('span', { class: 'live-dot', 'aria-hidden': 'true' }),
     label,
   );
@@ -46,7 +46,7 @@ export function startLive(): HTMLElement {
     show('offline');
     return indicator;
   }
-  const source = new EventSource('/api/stream');
+  const source = new EventSource('api/stream');
   let missed = false;
   source.addEventListener('open', () => {
     show('live');

@@ -2,7 +2,7 @@
 // behind their lane, a UTC time axis, and every event a mark that links to its delivery.
 
 import { s } from './dom.js';
-import { utc } from './format.js';
+import { plural, utc } from './format.js';
 import { href } from './router.js';
 import { LANES, type Lane, type PhaseSpan, type TimelineEvent } from './types.js';
 
@@ -97,7 +97,8 @@ export function timelineSvg(input: TimelineInput): SVGSVGElement {
     lanes.push({ lane, top: y, height, cy: y + (lane === 'auto-shutdown' ? 32 : 26) });
     y += height;
   }
-  const width = Math.max(input.width, 360);
+  // Never wider than its box (the box clips): a phone's 390 px leaves about 330 for the picture.
+  const width = Math.max(input.width, 240);
   const plotRight = width - RIGHT;
   const axisY = y;
   const height = axisY + AXIS;
@@ -107,7 +108,7 @@ export function timelineSvg(input: TimelineInput): SVGSVGElement {
   const label =
     events.length === 0
       ? `${input.app}: no lifecycle events in this span`
-      : `${input.app} lifecycle timeline, ${utc(start)} to ${utc(end)}: ${events.length} events, ${anomalies} marked as anomalies`;
+      : `${input.app} lifecycle timeline, ${utc(start)} to ${utc(end)}: ${plural(events.length, 'event')}, ${anomalies} marked as ${anomalies === 1 ? 'an anomaly' : 'anomalies'}`;
 
   const svg = s('svg', {
     'data-testid': 'timeline',

@@ -87,6 +87,10 @@ export interface Attempt {
   finishedAt: string | null;
   outcome: AttemptOutcome | null;
   error: string | null;
+  /** The class of the error thrown (TypeError); null when no Error was thrown. */
+  errorClass: string | null;
+  /** Its stack as thrown, bounded to 4 KiB. */
+  errorStack: string | null;
 }
 
 /** `Row & {...}` in the contract: the detail's `attempts` is the list, not the count. */
@@ -117,6 +121,12 @@ export interface AppSummary {
   updatedAt: string;
   anomalies: number;
   events: number;
+  /** Dead deliveries of this app. */
+  dead: number;
+  /** Pending again after a failed attempt. */
+  failing: number;
+  /** Pending or running. */
+  pending: number;
 }
 
 export interface PhaseEnd {
@@ -206,6 +216,28 @@ export interface AppResponse {
   timeline: TimelineEvent[];
   phases: PhaseSpan[];
   now: string;
+}
+
+/** `/api/history?span=`: the inbox's `readHistory` (src/inbox/operate/history.ts) as JSON. */
+export interface HistoryHour {
+  hour: string;
+  accepted: number;
+  duplicate: number;
+  /** null: the schema has no refusals table. */
+  refused: number | null;
+  retried: number;
+  dead: number;
+  processed: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+}
+
+export interface HistoryResponse {
+  span: 'day' | 'week';
+  hours: HistoryHour[];
+  refusalsRecorded: boolean;
+  /** null: the schema has no workers table. */
+  liveWorkers: number | null;
 }
 
 export interface ApiErrorBody {

@@ -27,6 +27,11 @@ export function breakerBadge(state: 'closed' | 'tripped'): HTMLElement {
   return h('span', { class: `badge breaker-${state}` }, state === 'tripped' ? 'tripped' : 'closed');
 }
 
+/** An app's name in a table cell: cut with an ellipsis past ~24 characters, the whole name on hover. */
+export function appName(name: string): HTMLElement {
+  return h('span', { class: 'app-name', title: name, 'data-testid': 'app-name' }, name);
+}
+
 /** "3 min ago", kept current by the ticker; the exact time (as sent) in the tooltip. */
 export function timeAgo(value: string | null | undefined): HTMLElement | string {
   if (value === null || value === undefined) return '\u2014';

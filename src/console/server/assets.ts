@@ -18,7 +18,7 @@ export interface Asset {
 export const PAGE_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><meta name="color-scheme" content="light dark">
 <title>rack-webhooks console</title><link rel="icon" href="data:,">
-<link rel="stylesheet" href="/assets/console.css"><script type="module" src="/assets/console.js"></script></head>
+<link rel="stylesheet" href="assets/console.css"><script type="module" src="assets/console.js"></script></head>
 <body><div id="root"></div></body></html>
 `;
 

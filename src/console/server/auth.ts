@@ -1,7 +1,7 @@
 /**
  * Who may use the console: the holder of the token printed with its URL. The token arrives once in
- * the URL (`?token=`), is swapped for an HttpOnly, SameSite=Strict cookie, and the URL is cleaned by
- * a redirect so it stays out of the history. Scripts may send `Authorization: Bearer <token>`.
+ * the URL (`?token=`), is swapped for an HttpOnly, SameSite=Strict cookie named for the port and
+ * scoped to {@link CONSOLE_PATH}, and the URL is cleaned by a redirect so it stays out of the history. Scripts may send `Authorization: Bearer <token>`.
  *
  * Requests that change rows also need the browser to say they come from the console's own page
  * (Origin, Sec-Fetch-Site), so another site open in the same browser cannot post to it. The Host
@@ -72,8 +72,19 @@ export function presentedToken(access: ConsoleAccess, headers: IncomingHttpHeade
   return cookieValue(headers.cookie, access.cookieName);
 }
 
+/**
+ * Where the page lives. Browsers send a 127.0.0.1 cookie to every port of 127.0.0.1, so the cookie
+ * is limited to this path: another local service gets it only if asked for a page under it.
+ */
+export const CONSOLE_PATH = '/rack-webhooks-console/';
+
 export function sessionCookie(access: ConsoleAccess): string {
-  return `${access.cookieName}=${access.token}; HttpOnly; SameSite=Strict; Path=/`;
+  return `${access.cookieName}=${access.token}; HttpOnly; SameSite=Strict; Path=${CONSOLE_PATH}`;
+}
+
+/** The path the routes know: the page's own prefix taken off (scripts may leave it out). */
+export function routedPath(pathname: string): string {
+  return pathname.startsWith(CONSOLE_PATH) ? pathname.slice(CONSOLE_PATH.length - 1) : pathname;
 }
 
 /** The Host header names this console (not a rebinding name pointing at it). */

@@ -4,14 +4,24 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Inbox } from '../../inbox/create-inbox.js';
+import type { HistorySpan, InboxHistory } from '../../inbox/operate/history.js';
 import type { AppsIndex } from './api/apps.js';
 import type { ChangeFeed } from './api/changes.js';
-import { deliveryDetail, listPage, moveOne, retryAllDead } from './api/deliveries.js';
+import { deliveryDetail, historySpan, listPage, moveOne, retryAllDead } from './api/deliveries.js';
 import { ConsoleRequestError, readSmallBody, sendError, sendFailure, sendJson } from './api/http.js';
 import type { FieldDescriber } from './api/schema-fields.js';
 import { workersAndRefusals } from './api/workers.js';
 import { PAGE_CSP, type Asset } from './assets.js';
-import { hostAllowed, presentedToken, sameOrigin, sessionCookie, tokenMatches, type ConsoleAccess } from './auth.js';
+import {
+  CONSOLE_PATH,
+  hostAllowed,
+  presentedToken,
+  routedPath,
+  sameOrigin,
+  sessionCookie,
+  tokenMatches,
+  type ConsoleAccess,
+} from './auth.js';
 
 export interface ConsoleContext {
   readonly access: ConsoleAccess;
@@ -21,6 +31,7 @@ export interface ConsoleContext {
   readonly changes: ChangeFeed;
   readonly describe: FieldDescriber;
   readonly overview: () => { table: string; database: string };
+  readonly history: (span: HistorySpan) => Promise<InboxHistory>;
 }
 
 /** On every response: nothing cached, sniffed, framed, or sent on as a Referer (the first URL holds the token). */
@@ -51,15 +62,16 @@ export async function handleConsoleRequest(context: ConsoleContext, req: Incomin
   if (!hostAllowed(access, req.headers)) return sendError(res, 403, 'bad_host', 'the Host header does not name this console');
   if (fromUrl !== undefined) {
     // The token leaves the URL (and the history) for a cookie only this origin's requests carry.
-    // Always to `/` (the page routes by the hash): a path such as `/..//evil.com` must not become
+    // Always to the page's own path (the page routes by the hash): a path such as `/..//evil.com` must not become
     // a Location of `//evil.com`.
-    res.writeHead(303, { 'set-cookie': sessionCookie(access), location: '/', 'cache-control': 'no-store' });
+    res.writeHead(303, { 'set-cookie': sessionCookie(access), location: CONSOLE_PATH, 'cache-control': 'no-store' });
     res.end();
     return;
   }
+  const path = routedPath(url.pathname);
   try {
-    if (url.pathname.startsWith('/api/')) return await api(context, req, res, url, bearer);
-    return asset(context, req, res, url.pathname);
+    if (path.startsWith('/api/')) return await api(context, req, res, new URL(path + url.search, url), bearer);
+    return asset(context, req, res, path);
   } catch (error) {
     sendFailure(res, error);
   }
@@ -137,6 +149,7 @@ async function api(context: ConsoleContext, req: IncomingMessage, res: ServerRes
     return sendJson(res, 200, { ...context.overview(), stats, ...health, now: new Date().toISOString() });
   }
   if (path === '/api/deliveries') return sendJson(res, 200, await listPage(context.inbox, url.searchParams));
+  if (path === '/api/history') return sendJson(res, 200, await context.history(historySpan(url.searchParams.get('span'))));
   if (path === '/api/apps') return sendJson(res, 200, await context.apps.summaries());
   // By query parameter: an app named `.` or `..` cannot be a path segment (browsers resolve it).
   if (path === '/api/app') return sendJson(res, 200, await context.apps.detail(url.searchParams.get('name') ?? ''));

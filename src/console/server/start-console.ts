@@ -6,6 +6,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Inbox } from '../../inbox/create-inbox.js';
+import { readHistory, type HistorySpan } from '../../inbox/operate/history.js';
+import { resolveTableNames } from '../../inbox/schema/table-name.js';
 import { AppsIndex, type Query } from './api/apps.js';
 import { ChangeFeed } from './api/changes.js';
 import { fieldDescriber } from './api/schema-fields.js';
@@ -76,7 +78,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   });
   const address = server.address() as AddressInfo;
   const access = consoleAccess(token, host, address.port);
-  ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview };
+  const names = resolveTableNames(options.inbox.table);
+  const history = (span: HistorySpan) => readHistory(options.query, names, span);
+  ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview, history };
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Bound to every interface: this machine's loopback name is one that surely works here.
   const origin = `http://${access.anyHost ? '127.0.0.1' : shownHost}:${address.port}`;

@@ -164,6 +164,17 @@ CREATE TABLE ${watchTables(names).leases} (
   expires_at    timestamptz NOT NULL
 );`,
   },
+  {
+    version: 7,
+    name: 'failure class and stack, attempts by start time',
+    // Numbered after the migrations other branches add (4 to 7); the numbers only need to grow.
+    // The class and a bounded stack say where a handler failed; the index serves the hourly history.
+    sql: (names) => `ALTER TABLE ${names.attempts} ADD COLUMN error_class text;
+ALTER TABLE ${names.attempts} ADD COLUMN error_stack text;
+COMMENT ON COLUMN ${names.attempts}.error_class IS 'The thrown error''s class name (TypeError, PagerError), as the handler threw it';
+COMMENT ON COLUMN ${names.attempts}.error_stack IS 'The thrown error''s stack, bounded to 4 KiB';
+CREATE INDEX ${index(names, 'attempts_started')} ON ${names.attempts} (started_at);`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -3,7 +3,7 @@ import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
 import { describeThrown } from '../../shared/thrown.js';
 import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
-import { boundError, toBytes } from '../rows.js';
+import { boundError, failureDetail, toBytes } from '../rows.js';
 import { retryDelayMs } from './backoff.js';
 import type { ResolvedWorkOptions } from './options.js';
 import type { WorkerSql } from './sql.js';
@@ -80,7 +80,7 @@ export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promis
     event = runtime.parseStored(claimed.body);
   } catch (error) {
     // It parsed when it was accepted; a stricter SDK version (validate) may refuse it now. No retry helps.
-    const recorded = await recordFailure(env, claimed, `the stored body no longer parses: ${describeThrown(error)}`, true, 0);
+    const recorded = await recordFailure(env, claimed, `the stored body no longer parses: ${describeThrown(error)}`, true, 0, error);
     runtime.log({
       level: 'error',
       event: 'dead',
@@ -114,7 +114,7 @@ export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promis
     const failures = error instanceof HandlersFailed ? error.failures : [inboxError(error, env.table, 'running handlers')];
     const dead = claimed.budgetUsed >= env.options.maxAttempts;
     const retryInMs = dead ? 0 : retryDelayMs(env.options.backoff, claimed.budgetUsed);
-    const recorded = await recordFailure(env, claimed, failures.map(describeThrown).join('; '), dead, retryInMs);
+    const recorded = await recordFailure(env, claimed, failures.map(describeThrown).join('; '), dead, retryInMs, failures[0]);
     await runtime.reportFailure(event, failures, { ...delivery, willRetry: !dead });
     if (!recorded) return { kind: 'unrecorded' };
     return dead ? { kind: 'dead' } : { kind: 'failed', retryInMs };
@@ -131,10 +131,30 @@ export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promis
   return { kind: 'succeeded' };
 }
 
-/** `fail`: pending again in `delayMs`, or dead. False when the database did not take it. */
-async function recordFailure(env: RunEnvironment, claimed: Claimed, message: string, dead: boolean, delayMs: number): Promise<boolean> {
+/**
+ * `fail`: pending again in `delayMs`, or dead, with the first failure's class and bounded stack.
+ * False when the database did not take it.
+ */
+async function recordFailure(
+  env: RunEnvironment,
+  claimed: Claimed,
+  message: string,
+  dead: boolean,
+  delayMs: number,
+  thrown: unknown,
+): Promise<boolean> {
+  const { errorClass, errorStack } = failureDetail(thrown);
   try {
-    await env.driver.query(env.sql.fail, [claimed.id, env.options.workerId, claimed.attempt, delayMs, dead, boundError(message)]);
+    await env.driver.query(env.sql.fail, [
+      claimed.id,
+      env.options.workerId,
+      claimed.attempt,
+      delayMs,
+      dead,
+      boundError(message),
+      errorClass,
+      errorStack,
+    ]);
     return true;
   } catch (error) {
     // The row stays running; when its lease runs out, recovery counts the attempt.

@@ -96,7 +96,8 @@ SELECT id::text AS id FROM finished`,
          run_at = now() + make_interval(secs => $4::float8 / 1000), locked_by = NULL, locked_until = NULL, last_error = $6
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
 )
-UPDATE ${a} SET outcome = 'failed', finished_at = now(), error = $6 WHERE delivery_id = (SELECT id FROM failed) AND attempt = $3`,
+UPDATE ${a} SET outcome = 'failed', finished_at = now(), error = $6, error_class = $7, error_stack = $8
+ WHERE delivery_id = (SELECT id FROM failed) AND attempt = $3`,
     release: `WITH released AS (
   UPDATE ${t} SET state = 'pending', attempts = attempts - 1, locked_by = NULL, locked_until = NULL
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id

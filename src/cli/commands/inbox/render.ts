@@ -78,8 +78,17 @@ function escapeControls(json: string): string {
 
 function attemptLine(attempt: DeliveryAttempt): string {
   const outcome = attempt.outcome ?? 'running';
-  const error = attempt.error === null ? '' : `  ${oneLine(attempt.error)}`;
+  const thrownAs = attempt.errorClass === null ? '' : `${oneLine(attempt.errorClass)}: `;
+  const error = attempt.error === null ? '' : `  ${thrownAs}${oneLine(attempt.error)}`;
   return `  #${attempt.attempt}  ${outcome.padEnd(9)}  ${oneLine(attempt.worker)}  ${when(attempt.startedAt)} -> ${when(attempt.finishedAt)}${error}`;
+}
+
+/** The stack of the latest attempt that has one, frame by frame (its first line repeats the message). */
+function stackLines(attempts: readonly DeliveryAttempt[]): string[] {
+  const last = [...attempts].reverse().find((attempt) => attempt.errorStack !== null);
+  if (last === undefined) return [];
+  const frames = last.errorStack!.split('\n').filter((line) => /^\s*at\s/.test(line));
+  return frames.length === 0 ? [] : [`stack of attempt #${last.attempt}:`, ...frames.map((line) => `    ${oneLine(line.trim())}`)];
 }
 
 /** `show`: every fact about one delivery, then its attempts, then the event. */
@@ -111,6 +120,7 @@ export function deliveryDetail(delivery: StoredDeliveryDetail): string[] {
     ...fields.map(([name, value]) => `  ${name.padEnd(width)}  ${value}`),
     delivery.attemptLog.length === 0 ? 'attempt log: none yet' : 'attempt log:',
     ...delivery.attemptLog.map(attemptLine),
+    ...stackLines(delivery.attemptLog),
     delivery.event === undefined ? 'event: the stored body no longer parses' : 'event:',
     ...(delivery.event === undefined ? [] : prettyEvent(delivery.event).split('\n')),
   ];

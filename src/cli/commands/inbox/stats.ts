@@ -1,14 +1,23 @@
 import { WebhookInboxError } from '../../../inbox/errors.js';
 import type { RefusalCount } from '../../../inbox/health/refusals.js';
+import { readHistory, type HistorySpan } from '../../../inbox/operate/history.js';
+import { UsageError, stringFlag, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { refusalSummary } from './health.js';
 import { jsonLine, statsLines } from './render.js';
+import { historyLines } from './render-history.js';
 import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+
+function historyFlag(flags: Flags): HistorySpan | undefined {
+  const text = stringFlag(flags, 'history');
+  if (text === undefined || text === 'day' || text === 'week') return text;
+  throw new UsageError('--history must be day or week');
+}
 
 export const stats: Command = {
   name: 'stats',
-  summary: 'counts by state, and how long the oldest pending delivery has waited',
-  help: `Usage: rack-webhooks inbox stats --database D [--json]
+  summary: 'counts by state, how long the oldest pending delivery has waited, and (--history) each hour',
+  help: `Usage: rack-webhooks inbox stats --database D [--history day|week] [--json]
 
 Prints how many deliveries are pending, running, done, dead, ignored and duplicate, the total, and how
 long ago the oldest pending one was received (a growing age means no worker is keeping up), and
@@ -16,22 +25,28 @@ the deliveries refused in the last hour by code (bad signatures, stale timestamp
 not parse or are too large: events the rack will not send again), from every receiving process.
 
 ${DATABASE_HELP}
-  --json                  one JSON object: the fields of inbox.stats(), and refusedLastHour
-                          (inbox.refusals(): [{ code, count }], most frequent first)`,
-  flags: { ...DATABASE_FLAGS, json: { type: 'boolean' } },
+  --history day|week      also each hour of the last day or week: accepted, duplicate, refused
+                          (n/a without a refusals table), retried and dead as sparklines, the time
+                          from stored to processed, and for a day one line per hour
+  --json                  one JSON object: the fields of inbox.stats(), refusedLastHour
+                          (inbox.refusals(): [{ code, count }], most frequent first); with
+                          --history, also "history": { span, hours: [{ hour, accepted, ... p50Ms, p95Ms }] }`,
+  flags: { ...DATABASE_FLAGS, json: { type: 'boolean' }, history: { type: 'string' } },
   async run(flags) {
-    const { counts, refused } = await withInbox(flags, {}, async ({ inbox }) => ({
+    const span = historyFlag(flags);
+    const { counts, refused, history } = await withInbox(flags, {}, async ({ inbox, database, names }) => ({
       counts: await inbox.stats(),
       // A schema from before refusals were recorded still has counts to show.
       refused: await inbox.refusals().catch((error: unknown) => {
         if (error instanceof WebhookInboxError && error.code === 'inbox_not_migrated') return undefined;
         throw error;
       }),
+      history: span === undefined ? undefined : await readHistory((text, params) => database.query(text, params), names, span),
     }));
     const lines =
       flags['json'] === true
-        ? [jsonLine({ ...counts, refusedLastHour: refused ?? null })]
-        : [...statsLines(counts), `refused (last hour): ${refusedText(refused)}`];
+        ? [jsonLine({ ...counts, refusedLastHour: refused ?? null, ...(history === undefined ? {} : { history }) })]
+        : [...statsLines(counts), `refused (last hour): ${refusedText(refused)}`, ...(history === undefined ? [] : historyLines(history))];
     process.stdout.write(lines.map((line) => `${line}\n`).join(''));
     return 0;
   },

@@ -69,7 +69,10 @@ export function breakerBudgetCard(app: AppState): HTMLElement {
       ['Last reset', when(budget.lastResetAt)],
       ['Cleared', when(budget.clearedAt)],
     ]),
-    budget.capUsd === undefined && budget.clearedAt === undefined ? h('p', { class: 'muted' }, 'No budget event seen.') : null,
+    // A cap, threshold or reset with no `set` seen still is a budget event (the breaker says so too).
+    Object.values(budget).every((value) => value === undefined) && app.breaker.by === undefined
+      ? h('p', { class: 'muted', 'data-testid': 'no-budget' }, 'No budget event seen.')
+      : null,
   );
 }
 

@@ -3,6 +3,7 @@
 import { ApiError, getJson } from '../api.js';
 import { syncClock, now } from '../clock.js';
 import { h, keepFocus, replaceChildren } from '../dom.js';
+import { plural } from '../format.js';
 import { href } from '../router.js';
 import { timelineSvg } from '../timeline-svg.js';
 import type { Anomaly, AppResponse } from '../types.js';
@@ -53,7 +54,7 @@ const SPANS: ReadonlyArray<readonly [string, number]> = [
 ];
 
 export function appView(name: string): View {
-  const heading = h('h1', { tabindex: '-1', class: 'mono' }, name);
+  const heading = h('h1', { tabindex: '-1', class: 'mono break' }, name);
   const content = h('div', { class: 'app-detail' });
   const element = h(
     'section',
@@ -124,7 +125,7 @@ export function appView(name: string): View {
             'h2',
             { id: 'timeline-title' },
             'Timeline ',
-            h('span', { class: 'muted small' }, `${response.timeline.length} events, times in UTC`),
+            h('span', { class: 'muted small' }, `${plural(response.timeline.length, 'event')}, times in UTC`),
           ),
           spanGroup,
         ),

@@ -58,6 +58,25 @@ function deliveryFacts(delivery: DeliveryDetail): HTMLElement {
   );
 }
 
+/** The message, the class it was thrown as, and the stack folded away (it can be 4 KiB). */
+function attemptError(attempt: Attempt): HTMLElement {
+  return h(
+    'div',
+    undefined,
+    attempt.errorClass === null ? null : h('span', { class: 'badge mono error-class', 'data-testid': 'error-class' }, attempt.errorClass),
+    attempt.errorClass === null ? null : ' ',
+    h('span', { class: 'error-text pre' }, attempt.error ?? ''),
+    attempt.errorStack === null
+      ? null
+      : h(
+          'details',
+          { class: 'stack-trace' },
+          h('summary', undefined, 'Stack'),
+          h('pre', { class: 'mono small', 'data-testid': 'error-stack' }, attempt.errorStack),
+        ),
+  );
+}
+
 function attemptRow(attempt: Attempt): HTMLTableRowElement {
   const took = attempt.finishedAt === null ? null : Date.parse(attempt.finishedAt) - Date.parse(attempt.startedAt);
   return h(
@@ -68,11 +87,7 @@ function attemptRow(attempt: Attempt): HTMLTableRowElement {
     h('td', { class: 'nowrap' }, timeUtc(attempt.startedAt, true)),
     h('td', { class: 'num mono nowrap' }, took === null || Number.isNaN(took) ? '\u2014' : duration(took)),
     h('td', undefined, h('span', { class: `badge outcome-${attempt.outcome ?? 'running'}` }, attempt.outcome ?? 'running')),
-    h(
-      'td',
-      { class: 'attempt-error' },
-      attempt.error === null ? h('span', { class: 'muted' }, '\u2014') : h('span', { class: 'error-text pre' }, attempt.error),
-    ),
+    h('td', { class: 'attempt-error' }, attempt.error === null ? h('span', { class: 'muted' }, '\u2014') : attemptError(attempt)),
   );
 }
 

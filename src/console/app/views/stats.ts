@@ -9,6 +9,7 @@ import { href } from '../router.js';
 import { DELIVERY_STATES, type DeliveryPage, type Moved, type Overview } from '../types.js';
 import { ageEl, clearError, confirmButton, movedMessage, showError, timeAgo } from '../ui.js';
 import { noWorkerNote, setWorkers } from '../workers.js';
+import { historySection } from './stats-history.js';
 import type { View } from './view.js';
 
 /** One line per worker: id, where it runs, what it runs, when it last beat; gone ones say so. */
@@ -51,6 +52,7 @@ function refusalList(refusals: Overview['refusals']): HTMLElement {
 
 export function statsView(): View {
   const counts = h('div', { class: 'stat-grid' });
+  const history = historySection();
   const oldest = h('p', { class: 'oldest', 'data-testid': 'oldest-pending' });
   const status = h('p', { class: 'status', role: 'status', 'data-testid': 'action-status' });
   const { element: deadTable, body } = deliveryTable();
@@ -64,6 +66,7 @@ export function statsView(): View {
     h('h1', { tabindex: '-1' }, 'Stats'),
     counts,
     oldest,
+    history.element,
     h(
       'div',
       { class: 'grid-2' },
@@ -96,6 +99,7 @@ export function statsView(): View {
         getJson<DeliveryPage>('/api/deliveries?state=dead&limit=50'),
       ]);
       syncClock(overview.now);
+      void history.refresh();
       clearError();
       setWorkers(overview.workers);
       replaceChildren(

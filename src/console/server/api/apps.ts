@@ -9,6 +9,7 @@ import type { Inbox } from '../../../inbox/create-inbox.js';
 import { createRackState } from '../../../state/create-rack-state.js';
 import type { Anomaly, AutoShutdownPhase, RackState } from '../../../state/types.js';
 import { inboxError } from '../../../inbox/errors.js';
+import { readAppAttention } from '../../../inbox/operate/app-attention.js';
 import { ConsoleRequestError } from './http.js';
 
 export type Query = (text: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
@@ -21,6 +22,8 @@ const BATCH = 1000;
  */
 const LATE_COMMIT_WINDOW = 256n;
 export const TIMELINE_LIMIT = 500;
+/** Auto-shutdown events read from before the timeline to seed its first phase: a few lifecycles' worth. */
+const SEED_LIMIT = 50;
 
 export type Lane = 'auto-shutdown' | 'budget' | 'promote' | 'build' | 'scale' | 'other';
 
@@ -47,7 +50,14 @@ export function labelOf(event: AnyWebhookEvent): string {
         ? segments.filter((segment) => segment !== 'app').join(' ')
         : segments[segments.length - 1]!;
   const status = (event as { status?: unknown }).status;
-  return typeof status === 'string' && status !== 'success' ? `${last} ${status}` : last;
+  return typeof status === 'string' && status !== 'success' && !saysTheSame(last, status) ? `${last} ${status}` : last;
+}
+
+/** "errored" already says "error", "cancelled" says "cancelled", "failed" says "failure": no second word. */
+function saysTheSame(label: string, status: string): boolean {
+  const word = label.slice(label.lastIndexOf(' ') + 1).toLowerCase();
+  const stem = status.toLowerCase().slice(0, 4);
+  return stem.length > 0 && (word.startsWith(stem) || word.includes(status.toLowerCase()));
 }
 
 /** Identifies an event when the fold hands back a copy rather than the object applied. */
@@ -132,6 +142,7 @@ export class AppsIndex {
 
   async summaries() {
     await this.refresh();
+    const attention = await readAppAttention(this.query, this.table, this.tableShown);
     const anomaliesPerApp = new Map<string, number>();
     for (const anomaly of this.state.anomalies()) anomaliesPerApp.set(anomaly.app, (anomaliesPerApp.get(anomaly.app) ?? 0) + 1);
     return {
@@ -143,6 +154,7 @@ export class AppsIndex {
         updatedAt: state.updatedAt,
         anomalies: anomaliesPerApp.get(state.app) ?? 0,
         events: this.eventsPerApp.get(state.app) ?? 0,
+        ...(attention.get(state.app) ?? { dead: 0, failing: 0, pending: 0 }),
       })),
     };
   }
@@ -165,7 +177,22 @@ export class AppsIndex {
       anomaly: flagged.has(delivery.id),
       state: delivery.state,
     }));
-    return { app: state, anomalies, timeline, phases: phaseSpans(deliveries), now: new Date().toISOString() };
+    // The window may start mid-lifecycle (armed long ago): seed the fold with the auto-shutdown
+    // events just before it, so the first band shows the phase the app was in, not `idle`.
+    const before =
+      page.next === undefined
+        ? []
+        : (
+            await this.inbox.list({
+              app,
+              action: 'app:budget:auto-shutdown:*',
+              includeEvents: true,
+              order: 'desc',
+              after: page.next,
+              limit: SEED_LIMIT,
+            })
+          ).deliveries;
+    return { app: state, anomalies, timeline, phases: phaseSpans(deliveries, [...before].reverse()), now: new Date().toISOString() };
   }
 }
 
@@ -175,13 +202,21 @@ export interface PhaseSpan {
   readonly toMs: number | null;
 }
 
-/** The auto-shutdown phases over the timeline's span: the real fold's transitions, in event order. */
-export function phaseSpans(deliveries: readonly { event?: AnyWebhookEvent | undefined; eventNanos: bigint }[]): PhaseSpan[] {
+type Folded = { event?: AnyWebhookEvent | undefined; eventNanos: bigint };
+
+/**
+ * The auto-shutdown phases over the timeline's span: the real fold's transitions, in event order.
+ * `seed` (events before the span) sets the phase the span starts in.
+ */
+export function phaseSpans(deliveries: readonly Folded[], seed: readonly Folded[] = []): PhaseSpan[] {
   const first = deliveries[0];
   if (first === undefined) return [];
   const fold = createRackState();
+  let app: string | undefined;
+  for (const delivery of seed) if (delivery.event !== undefined) app = fold.apply(delivery.event).app ?? app;
+  const seeded = app === undefined ? 'idle' : (fold.app(app)?.autoShutdown.phase ?? 'idle');
   const spans: PhaseSpan[] = [];
-  let current: { phase: AutoShutdownPhase; fromMs: number } = { phase: 'idle', fromMs: Number(first.eventNanos / 1_000_000n) };
+  let current: { phase: AutoShutdownPhase; fromMs: number } = { phase: seeded, fromMs: Number(first.eventNanos / 1_000_000n) };
   let applyingMs = current.fromMs;
   // Called synchronously from apply(): the transition happens at the event being applied.
   fold.onTransition((transition) => {

@@ -1,6 +1,7 @@
 /** The delivery log: a filtered page, one delivery in full, and the retry and replay actions. */
 import type { Inbox } from '../../../inbox/create-inbox.js';
 import { attemptJson, deliveryJson } from '../../../inbox/json.js';
+import type { HistorySpan } from '../../../inbox/operate/history.js';
 import { DELIVERY_STATES, type DeliveryState, type ListOptions, type StoredDeliveryDetail } from '../../../inbox/types.js';
 import { ConsoleRequestError } from './http.js';
 import type { FieldDescriber } from './schema-fields.js';
@@ -126,4 +127,11 @@ export async function retryAllDead(inbox: Inbox): Promise<Moved> {
 export interface Moved {
   readonly moved: number;
   readonly liveWorkers: number | null;
+}
+
+/** `?span=day` (the default) or `week`; anything else is a 400 the page can show. */
+export function historySpan(value: string | null): HistorySpan {
+  if (value === null || value === '' || value === 'day') return 'day';
+  if (value === 'week') return 'week';
+  throw new ConsoleRequestError(400, 'bad_filter', `span must be day or week, got ${JSON.stringify(value.slice(0, 40))}`);
 }
