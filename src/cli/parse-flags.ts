@@ -3,10 +3,12 @@
  * messages can quote a flag's value (`--key -abc` is "ambiguous"), and that value may be a key;
  * here every mistake gets a one-line reason that names the flag only.
  */
-import { parseArgs } from 'node:util';
-import type { FlagSpec, Flags } from './args.js';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { closeMatch } from './suggest.js';
 import { UsageError } from './usage-error.js';
+
+export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+export type Flags = Record<string, string | boolean | string[] | undefined>;
 
 /** A flag as typed is echoed only when it looks like one: a pasted key must not end up in a log. */
 function shownFlag(rawName: string): string {
