@@ -4,7 +4,7 @@ import { UsageError, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { FILTER_FLAGS, beforeFlag, filterHelpFor, filterFromFlags, idArgument, isEmptyFilter } from './filter-flags.js';
 import { deliveries } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox } from '../../inbox-session.js';
 
 const ALL_FLAG = { all: { type: 'boolean' } } as const;
 

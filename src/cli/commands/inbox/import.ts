@@ -7,7 +7,7 @@ import { KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, requireKeys, seconds
 import type { Command } from '../../command.js';
 import { inFlagTerms, oneLine } from '../../format.js';
 import { parseExportLine, type ExportedDelivery } from './export-line.js';
-import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox, type InboxSession } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox, type InboxSession } from '../../inbox-session.js';
 
 /** The file, opened before the database is: a typo fails fast, as a usage error. */
 function openInput(path: string): Readable {

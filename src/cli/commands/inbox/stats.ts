@@ -1,6 +1,6 @@
 import type { Command } from '../../command.js';
 import { jsonLine, statsLines } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
 
 export const stats: Command = {
   name: 'stats',
