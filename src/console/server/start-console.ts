@@ -6,7 +6,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Inbox } from '../../inbox/create-inbox.js';
-import { AppsIndex, type Query } from './api/apps.js';
+import type { Query } from '../../inbox/operate/watch.js';
+import { AppsIndex } from './api/apps.js';
 import { ChangeFeed } from './api/changes.js';
 import { fieldDescriber } from './api/schema-fields.js';
 import { loadAssets, transferSize } from './assets.js';
