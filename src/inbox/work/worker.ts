@@ -39,7 +39,8 @@ class DatabaseHealth {
     if (!this.#down)
       this.runtime.log({
         level: 'error',
-        event: wrapped.code,
+        // Only migrate() reports a newer schema; a worker's statements fail as inbox_failed.
+        event: wrapped.code === 'inbox_schema_newer' ? 'inbox_failed' : wrapped.code,
         message: `worker ${this.options.workerId}: ${wrapped.message}; retrying every ${this.options.pollIntervalMs} ms`,
         code: wrapped.code,
       });
