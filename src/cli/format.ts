@@ -91,13 +91,23 @@ export function withoutUrl(message: string, url: string): string {
 }
 
 /** What `send` prints per receiver: name, shortened url, what came back, and how long it took. */
+/** What the receiver said beyond its status: ` processed`, ` signature_mismatch (No signature matched…)`. */
+function replyText(reply: DispatchResult['reply']): string {
+  if (reply === undefined) return '';
+  const word = reply.status ?? reply.error;
+  const text = [word, reply.message === undefined ? undefined : `(${reply.message})`].filter((part) => part !== undefined).join(' ');
+  // A receiver's message is shown on one line and cut: it is the receiver's text, not ours.
+  const line = oneLine(text);
+  return line === '' ? '' : ` ${line.length > 300 ? `${line.slice(0, 299)}…` : line}`;
+}
+
 export function dispatchLine(result: DispatchResult, colour: boolean): string {
   const answered = result.status !== undefined && result.status >= 200 && result.status < 300;
   const error = result.error === undefined || result.url === undefined ? result.error : withoutUrl(result.error, result.url);
   let outcome: string;
   if (result.skipped !== undefined) outcome = paint(colour, 'yellow', `skipped (${result.skipped})`);
   else if (result.timedOut === true) outcome = paint(colour, 'red', `timeout after ${result.timeoutMs} ms`);
-  else if (result.status !== undefined) outcome = paint(colour, answered ? 'green' : 'red', String(result.status));
+  else if (result.status !== undefined) outcome = `${paint(colour, answered ? 'green' : 'red', String(result.status))}${replyText(result.reply)}`;
   else outcome = paint(colour, 'red', `error (${oneLine(error ?? 'no response')})`);
   return [oneLine(result.name), result.url === undefined ? '-' : shortUrl(result.url), outcome, `${Math.round(result.durationMs)} ms`].join(
     '  ',
