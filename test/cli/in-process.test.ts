@@ -237,7 +237,7 @@ describe('runCli in-process', () => {
     const url = /listening on (\S+)/.exec(stdout)![1]!;
     expect(await cli('send', '--url', url, '--key', 'k', '--action', 'app:create')).toMatchObject({
       code: 0,
-      out: expect.stringMatching(/ {2}200 {2}\d+ ms\n$/),
+      out: expect.stringMatching(/ {2}200 processed {2}\d+ ms\n$/),
     });
     process.emit('SIGTERM');
     expect(await listening).toBe(0);

@@ -26,7 +26,7 @@ describe('send to listen over HTTP', () => {
     const first = writeTemp(dir, 'first.json', compact(TICK_A));
     const sent = await run(['send', '--url', listener.url, '--key', KEY, '--event', first]);
     expect(sent.code, sent.stderr).toBe(0);
-    expect(sent.stdout).toMatch(/^default {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 {2}\d+ ms\n$/);
+    expect(sent.stdout).toMatch(/^default {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 processed {2}\d+ ms\n$/);
     // send has exited, so the 200 was sent, so the line is already on disk.
     expect(readFileSync(log, 'utf8')).toBe(`${compact(TICK_A)}\n`);
     const processed = await listener.waitForLine(/processed/);
@@ -41,7 +41,7 @@ describe('send to listen over HTTP', () => {
 
     const unsigned = await run(['send', '--url', listener.url, '--event', first]);
     expect(unsigned.code).toBe(1);
-    expect(unsigned.stdout).toMatch(/ {2}401 {2}\d+ ms\n$/);
+    expect(unsigned.stdout).toMatch(/ {2}401 missing_header {2}\d+ ms\n$/);
     expect(unsigned.stderr).toMatch(/^rack-webhooks send: note: no key .* sending unsigned/);
     await listener.waitForLine(/ {2}401 missing_header: /);
 
@@ -150,11 +150,11 @@ describe('send to listen over HTTP', () => {
     expect(sent.code).toBe(1); // not every receiver answered 2xx
     const lines = sent.stdout.trimEnd().split('\n');
     expect(lines).toEqual([
-      expect.stringMatching(/^good {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 {2}\d+ ms$/),
+      expect.stringMatching(/^good {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 (processed|duplicate) {2}\d+ ms$/),
       'empty  -  skipped (empty_value)  0 ms',
       'broken  -  skipped (invalid_json)  0 ms',
       'nourl  -  skipped (empty_url_in_json)  0 ms',
-      expect.stringMatching(/^json {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 {2}\d+ ms$/),
+      expect.stringMatching(/^json {2}http:\/\/127\.0\.0\.1:\d+\/… {2}200 (processed|duplicate) {2}\d+ ms$/),
     ]);
     // The same event reached both receivers: one processed, one duplicate (same tick_id).
     await listener.waitForLine(/processed {2}build:create/);
@@ -230,7 +230,7 @@ describe('send to listen over HTTP', () => {
     const listener = await startListener(['--key', KEY, '--log', fifo]);
     const event = writeTemp(tempDir(), 'event.json', compact(TICK_A));
     const sent = await run(['send', '--url', listener.url, '--key', KEY, '--event', event]);
-    expect(sent, sent.stdout).toMatchObject({ code: 0, stdout: expect.stringMatching(/ {2}200 {2}\d+ ms\n$/) });
+    expect(sent, sent.stdout).toMatchObject({ code: 0, stdout: expect.stringMatching(/ {2}200 processed {2}\d+ ms\n$/) });
     await listener.waitForLine(/processed {2}app:budget:auto-shutdown:fired/);
     expect(await listener.stop()).toBe(0);
     await readerClosed;
