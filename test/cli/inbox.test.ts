@@ -16,7 +16,7 @@ import { connectionReason, databaseTarget, isMissingPackage, loadPeer, scrub } f
 import { LOCK_FILE } from '../../src/inbox/database/pglite-lock.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
-import { CLI, killChildren, run, startListener, tempDir, removeTempDirs } from './helpers.js';
+import { CLI, killChildren, run, startListener, tempDir, writeTemp, removeTempDirs } from './helpers.js';
 import { BODIES, HANDLER_ERROR, KEY, captureOutput, cli, exportLineFor, seedDeliveries, writtenSoFar } from './inbox-helpers.js';
 
 captureOutput();
@@ -319,8 +319,10 @@ describe('inbox on PostgreSQL', () => {
     const exported = lines.slice(0, 4).map((line) => JSON.parse(line) as Record<string, string>);
     expect(exported.map((line) => line['body'])).toEqual([...BODIES]);
     expect(exported.map((line) => line['id'])).toEqual(['1', '2', '3', '4']);
+    // The one ignored delivery (an unknown action) says so, for import to keep it ignored.
+    expect(exported.map((line) => line['state'])).toEqual([undefined, undefined, undefined, 'ignored']);
     for (const line of exported) {
-      expect(Object.keys(line)).toEqual(['id', 'received_at', 'signature', 'body']);
+      expect(Object.keys(line)).toEqual(['id', 'received_at', 'signature', ...(line['state'] === undefined ? [] : ['state']), 'body']);
       expect(line['signature']).toMatch(/^t=\d{10},v1=[0-9a-f]{64}$/);
     }
 
@@ -358,6 +360,18 @@ describe('inbox on PostgreSQL', () => {
       err: '',
     });
     expect(await rows(copy)).toHaveLength(4);
+
+    // A delivery ignored at the source (its `ignore` option) is imported as ignored, not pending.
+    const ignoredAtSource = `${lines[0]!.slice(0, -1)},"state":"ignored"}`;
+    const again = newTable('again');
+    expect((await cli('inbox', 'migrate', ...on(again))).code).toBe(0);
+    const ignoredFile = writeTemp(tempDir(), 'ignored.jsonl', `${ignoredAtSource}\n`);
+    expect(await cli('inbox', 'import', ignoredFile, ...on(again), '--key', KEY)).toEqual({
+      code: 0,
+      out: '0 accepted, 1 ignored, 0 duplicate, 0 rejected\n',
+      err: '',
+    });
+    expect((await rows(again)).map((row) => row['state'])).toEqual(['ignored']);
   });
 
   it('import judges each delivery as of the time it was received, and names each one it refuses', async () => {
@@ -535,6 +549,10 @@ describe('export lines', () => {
       signature: 't=1,v1=00',
       body_base64: '/w==',
     });
+    const ignored = JSON.parse(exportLine({ ...detail(Buffer.from('{}')), state: 'ignored' } as Parameters<typeof exportLine>[0]));
+    expect(Object.keys(ignored)).toEqual(['id', 'received_at', 'signature', 'state', 'body']);
+    expect(parseExportLine(JSON.stringify(ignored))).toMatchObject({ delivery: { ignored: true } });
+    expect(parseExportLine(JSON.stringify({ ...ignored, state: 'done' }))).toEqual({ code: 'invalid_line', reason: '"state" is "ignored" or absent' });
     expect(parseExportLine('[1]')).toEqual({ code: 'invalid_line', reason: 'not a JSON object' });
     expect(parseExportLine('{"signature":"t=1,v1=00","received_at":"2026-01-01T00:00:00Z"}')).toEqual({
       code: 'invalid_line',
