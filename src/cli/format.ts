@@ -132,7 +132,7 @@ export function oneLine(text: string): string {
 export function verifiedLine(secretIndex: number, keyCount: number, timestamp: number, nowSeconds: number): string {
   const skew = nowSeconds - timestamp;
   const when = skew >= 0 ? `signed ${skew} s ago` : `signed ${-skew} s in the future`;
-  return `ok: signature verified with key #${secretIndex + 1} (of ${keyCount}); ${when} (t=${timestamp})`;
+  return `ok: signature verified with secret #${secretIndex + 1} of ${keyCount} (secretIndex ${secretIndex}); ${when} (t=${timestamp})`;
 }
 
 /** A duration for people: "850 ms", "42 s", "4 min 12 s", "3 h 5 min", "2 d 4 h". */

@@ -58,7 +58,7 @@ describe('runCli in-process', () => {
       ),
     ).toEqual({
       code: 0,
-      out: 'ok: signature verified with key #1 (of 1); signed 10 s in the future (t=100)\n',
+      out: 'ok: signature verified with secret #1 of 1 (secretIndex 0); signed 10 s in the future (t=100)\n',
       err: '',
     });
     process.env['RACK_WEBHOOK_SECRETS'] = 'nope';

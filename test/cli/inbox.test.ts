@@ -161,7 +161,10 @@ describe('inbox on PostgreSQL', () => {
       expect.stringMatching(/^ {2}received at {2}\d{4}-\d\d-\d\dT[\d:.]+Z$/),
     ]);
     expect(shown.out).toMatch(/^ {2}signed at {4}t=\d{10} \(\d{4}-[\d-]+T[\d:.]+Z\)$/m);
-    expect(shown.out).toContain('\n  secret       key #1 (secret index 0)\n');
+    expect(shown.out).toContain("\n  secret       #1 in the receiver's list (secretIndex 0)\n");
+    // A dead delivery waits for no run: no "next run" line (a pending one has it).
+    expect(shown.out).not.toContain('next run');
+
     expect(shown.out).toContain(`\n  signature    present (${stored!.signature.length} bytes)\n`);
     expect(shown.out).toContain(`\n  body         ${Buffer.byteLength(BODIES[1])} bytes\n`);
     // The handler's error is shown on one line, its escape sequence defused.
@@ -200,6 +203,9 @@ describe('inbox on PostgreSQL', () => {
     usage(pasted, /^rack-webhooks inbox show: a delivery id is a positive whole number/);
     expect(pasted.err).not.toContain('KEYMARKER');
     usage(await cli('inbox', 'show', '1', '2', ...on(table)), /takes at most 1 argument besides its flags/);
+    // Retried, it is pending again: now it waits for a run, and says when.
+    expect((await cli('inbox', 'retry', '2', ...on(table))).code).toBe(0);
+    expect((await cli('inbox', 'show', '2', ...on(table))).out).toMatch(/\n {2}next run {5}\S/);
   });
 
   it('stats, retry, replay and prune change exactly the rows they report, and wake other workers', async () => {
