@@ -288,9 +288,22 @@ describe('inbox on PostgreSQL', () => {
       out: 'replayed 0 deliveries (done -> pending)\n',
       err: '',
     });
-    expect(await cli('inbox', 'replay', ...on(table), '--all')).toEqual({
+    // By id, as retry takes one: the done delivery (row 1) only, and a clear refusal otherwise.
+    const [done] = await db.query<{ id: string }>(`SELECT id::text AS id FROM ${table} WHERE state = 'done'`);
+    expect(await cli('inbox', 'replay', done!.id, ...on(table))).toEqual({
       code: 0,
       out: 'replayed 1 delivery (done -> pending)\n',
+      err: '',
+    });
+    expect(await cli('inbox', 'replay', done!.id, ...on(table))).toEqual({
+      code: 1,
+      out: '',
+      err: `rack-webhooks inbox replay: delivery ${done!.id} is pending, not done: replay moves done deliveries only\n`,
+    });
+    usage(await cli('inbox', 'replay', done!.id, ...on(table), '--all'), /^rack-webhooks inbox replay: pass an id or filter flags, not both\n$/);
+    expect(await cli('inbox', 'replay', ...on(table), '--all')).toEqual({
+      code: 0,
+      out: 'replayed 0 deliveries (done -> pending)\n',
       err: '',
     });
     const replayed = (await rows(table))[0]!;
