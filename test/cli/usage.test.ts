@@ -5,7 +5,7 @@ import { expectUsageError, killChildren, run, tempDir, writeTemp, removeTempDirs
 afterEach(killChildren);
 afterAll(removeTempDirs);
 
-describe('usage errors', () => {
+describe('usage errors', { timeout: 60_000 }, () => {
   it('a missing key', async () => {
     expectUsageError(
       await run(['sign'], { stdin: '{}' }),
@@ -95,7 +95,7 @@ describe('usage errors', () => {
   });
 });
 
-describe('flags', () => {
+describe('flags', { timeout: 60_000 }, () => {
   it('reads --flag=VALUE and -h=VALUE as the flag they name', async () => {
     expectUsageError(await run(['sign', '--help=1']), /^rack-webhooks sign: --help takes no value\n$/);
     expectUsageError(await run(['sign', '-h=x']), /^rack-webhooks sign: --help takes no value\n$/);
@@ -193,7 +193,7 @@ describe('flags', () => {
   });
 });
 
-describe('help', () => {
+describe('help', { timeout: 60_000 }, () => {
   // Every command and subcommand the CLI has, from its own list: a new command is covered here.
   const leaves = COMMANDS.flatMap((command) =>
     'subcommands' in command ? command.subcommands.map((sub) => ({ words: [command.name, sub.name], command: sub })) : [{ words: [command.name], command }],

@@ -143,7 +143,7 @@ receiver answered 2xx.
   --event F               send this JSON file as the body, byte for byte (--file F: the same;
                           at most 16 MiB, as is --config)
   --body F                send this file as the body, byte for byte, JSON or not (a bad body)
-${KEY_HELP.split('\n').slice(0, 3).join('\n')}
+${KEY_HELP}
   --header-name N         the signature header's name (default ${DEFAULT_HEADER_NAME})
   --timestamp T           sign with this unix time instead of now (a stale delivery)
   --verbose               print the rack's own log lines (skipped entries) on stderr`,
