@@ -26,7 +26,7 @@ describe('keygen', () => {
   });
 });
 
-describe('sign and verify', () => {
+describe('sign and verify', { timeout: 60_000 }, () => {
   it('round-trips through two processes, the body piped on stdin', async () => {
     const header = await signBody(['--key', KEY]);
     expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
