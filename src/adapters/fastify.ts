@@ -5,6 +5,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyReceiver as Receiver } from '../receiver/types.js';
+import { writeNodeResponse } from './node.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   errorResponse,
@@ -82,6 +83,12 @@ const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, 
     const response = fastifyClientError(error.statusCode) ?? errorResponse(error);
     if (response.status >= 500) request.log.error({ err: error }, 'rack webhook failed');
     recordAdapterRefusal(receiver, response.result, performance.now() - reply.elapsedTime);
+    if (response.status === 413) {
+      // Written as the Node adapter writes it: the 413 first, then the rest of the body drained
+      // before the response ends, so the client gets the 413 rather than a reset.
+      reply.hijack();
+      return writeNodeResponse(reply.raw, response, request.raw);
+    }
     return reply.code(response.status).headers(response.headers).send(response.body);
   });
 

@@ -57,37 +57,37 @@ export function readNodeBody(req: RequestWithBody, maxBytes: number, framework: 
 }
 
 /** How much of an oversized body is read and thrown away after the 413, at most. */
-export const DISCARD_MAX_BYTES = 4 * 1024 * 1024;
+export const DISCARD_MAX_BYTES = 16 * 1024 * 1024;
 const DISCARD_MAX_MS = 10_000;
 
 /**
- * After a 413, reads what the client is still sending and throws it away, keeping none of it.
- * Closing a socket that has unread bytes makes the kernel reset the connection, and the reset can
- * reach the client before it has read the 413. Past 4 MiB or 10 s the connection is cut instead.
+ * After a 413 was written in full: reads what the client is still sending and throws it away
+ * (keeping none of it), then calls `done`. Closing a socket that has unread bytes makes the kernel
+ * reset the connection, and the reset can reach the client before it has read the 413; so the
+ * response is ended (and, for `Connection: close`, the socket closed) only once the body is in.
+ * Past 16 MiB or 10 s the connection is cut: `done(true)`.
  */
-export function discardRest(req: IncomingMessage): void {
-  if (req.readableEnded) return;
+export function discardRest(req: IncomingMessage, done: (cut: boolean) => void): void {
+  if (req.readableEnded || req.destroyed) return done(false);
   let discarded = 0;
-  const stop = () => {
+  const finish = (cut: boolean) => {
     clearTimeout(timer);
     req.off('data', onData);
-    req.off('end', stop);
-    req.off('error', stop);
-    req.off('close', stop);
+    req.off('end', onEnd);
+    req.off('error', onEnd);
+    req.off('close', onEnd);
+    done(cut);
   };
-  const cut = () => {
-    stop();
-    req.socket?.destroy();
-  };
+  const onEnd = () => finish(false);
   const onData = (chunk: Buffer) => {
     discarded += chunk.length;
-    if (discarded > DISCARD_MAX_BYTES) cut();
+    if (discarded > DISCARD_MAX_BYTES) finish(true);
   };
-  const timer = setTimeout(cut, DISCARD_MAX_MS);
+  const timer = setTimeout(() => finish(true), DISCARD_MAX_MS);
   timer.unref?.();
   req.on('data', onData);
-  req.once('end', stop);
-  req.once('error', stop);
-  req.once('close', stop); // the client went away: nothing left to drain
+  req.once('end', onEnd);
+  req.once('error', onEnd);
+  req.once('close', onEnd); // the client went away: nothing left to drain
   req.resume();
 }

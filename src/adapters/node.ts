@@ -13,14 +13,21 @@ export type { AdapterOptions, WebhookResponse } from './core.js';
 export { WebhookMountError } from './errors.js';
 
 /**
- * Writes the answer. After a 413 the rest of the body is read and discarded (bounded), so the
- * client gets the 413 instead of a connection reset; the connection then stays usable.
+ * Writes the answer. A 413 is written in full at once (a client reading while it sends has it),
+ * then the rest of the body is read and discarded before the response ends: Node closes a
+ * `Connection: close` socket as the response ends, and closing with the body still arriving resets
+ * the connection, which can destroy the 413 before the client reads it. Past the bound
+ * (16 MiB or 10 s) the connection is cut.
  */
 export function writeNodeResponse(res: ServerResponse, response: WebhookResponse, req?: IncomingMessage): void {
   if (res.headersSent) return;
   res.writeHead(response.status, { ...response.headers, 'content-length': String(Buffer.byteLength(response.body)) });
-  res.end(response.body);
-  if (response.status === 413 && req !== undefined) discardRest(req);
+  if (response.status !== 413 || req === undefined) return void res.end(response.body);
+  res.write(response.body);
+  discardRest(req, (cut) => {
+    res.end();
+    if (cut) req.socket?.destroy();
+  });
 }
 
 /**

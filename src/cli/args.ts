@@ -1,16 +1,13 @@
 /** Flags shared by every command, key resolution, and reading bodies and files. */
-import type { ParseArgsConfig } from 'node:util';
 import { MAX_TIMESTAMP_DIGITS } from '../signature/limits.js';
 import { toSigningKeys, type SecretEncoding } from '../signature/secrets.js';
 import { KEY_FILE_LIMIT_BYTES, readUserFile } from './input.js';
+import type { FlagSpec, Flags } from './parse-flags.js';
 import { UsageError } from './usage-error.js';
 
 export { INPUT_LIMIT_BYTES, KEY_FILE_LIMIT_BYTES, readBody, readUserFile } from './input.js';
-export { parseCommandLine, parseFlags } from './parse-flags.js';
+export { parseCommandLine, parseFlags, type FlagSpec, type Flags } from './parse-flags.js';
 export { UsageError } from './usage-error.js';
-
-export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
-export type Flags = Record<string, string | boolean | string[] | undefined>;
 
 /** Spread into a command's flags where they apply, so every command spells them the same way. */
 export const KEY_FLAGS = {

@@ -16,7 +16,8 @@ import { verify } from './commands/verify.js';
 import { oneLine } from './format.js';
 import { nearest } from './suggest.js';
 
-const COMMANDS: readonly (Command | CommandGroup)[] = [keygen, sign, verify, send, listen, inbox, consoleCommand];
+/** Every command, in the order `--help` lists them (the usage tests loop over this list). */
+export const COMMANDS: readonly (Command | CommandGroup)[] = [keygen, sign, verify, send, listen, inbox, consoleCommand];
 
 function isGroup(command: Command | CommandGroup): command is CommandGroup {
   return 'subcommands' in command;

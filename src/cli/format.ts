@@ -91,13 +91,23 @@ export function withoutUrl(message: string, url: string): string {
 }
 
 /** What `send` prints per receiver: name, shortened url, what came back, and how long it took. */
+/** What the receiver said beyond its status: ` processed`, ` signature_mismatch (No signature matched…)`. */
+function replyText(reply: DispatchResult['reply']): string {
+  if (reply === undefined) return '';
+  const word = reply.status ?? reply.error;
+  const text = [word, reply.message === undefined ? undefined : `(${reply.message})`].filter((part) => part !== undefined).join(' ');
+  // A receiver's message is shown on one line and cut: it is the receiver's text, not ours.
+  const line = oneLine(text);
+  return line === '' ? '' : ` ${line.length > 300 ? `${line.slice(0, 299)}…` : line}`;
+}
+
 export function dispatchLine(result: DispatchResult, colour: boolean): string {
   const answered = result.status !== undefined && result.status >= 200 && result.status < 300;
   const error = result.error === undefined || result.url === undefined ? result.error : withoutUrl(result.error, result.url);
   let outcome: string;
   if (result.skipped !== undefined) outcome = paint(colour, 'yellow', `skipped (${result.skipped})`);
   else if (result.timedOut === true) outcome = paint(colour, 'red', `timeout after ${result.timeoutMs} ms`);
-  else if (result.status !== undefined) outcome = paint(colour, answered ? 'green' : 'red', String(result.status));
+  else if (result.status !== undefined) outcome = `${paint(colour, answered ? 'green' : 'red', String(result.status))}${replyText(result.reply)}`;
   else outcome = paint(colour, 'red', `error (${oneLine(error ?? 'no response')})`);
   return [oneLine(result.name), result.url === undefined ? '-' : shortUrl(result.url), outcome, `${Math.round(result.durationMs)} ms`].join(
     '  ',
@@ -122,7 +132,7 @@ export function oneLine(text: string): string {
 export function verifiedLine(secretIndex: number, keyCount: number, timestamp: number, nowSeconds: number): string {
   const skew = nowSeconds - timestamp;
   const when = skew >= 0 ? `signed ${skew} s ago` : `signed ${-skew} s in the future`;
-  return `ok: signature verified with key #${secretIndex + 1} (of ${keyCount}); ${when} (t=${timestamp})`;
+  return `ok: signature verified with secret #${secretIndex + 1} of ${keyCount} (secretIndex ${secretIndex}); ${when} (t=${timestamp})`;
 }
 
 /** A duration for people: "850 ms", "42 s", "4 min 12 s", "3 h 5 min", "2 d 4 h". */

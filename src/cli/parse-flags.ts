@@ -3,14 +3,23 @@
  * messages can quote a flag's value (`--key -abc` is "ambiguous"), and that value may be a key;
  * here every mistake gets a one-line reason that names the flag only.
  */
-import { parseArgs } from 'node:util';
-import type { FlagSpec, Flags } from './args.js';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { closeMatch } from './suggest.js';
 import { UsageError } from './usage-error.js';
 
-/** A flag as typed is echoed only when it looks like one: a pasted key must not end up in a log. */
-function shownFlag(rawName: string): string {
-  return /^-{1,2}[A-Za-z][\w-]{0,30}$/.test(rawName) ? rawName : 'a flag that is not a word';
+export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+export type Flags = Record<string, string | boolean | string[] | undefined>;
+
+/**
+ * Why a flag is unknown, naming it only when it looks like one: a pasted key must not end up in a
+ * log. A negative number (`inbox show -1`) is a number typed where a flag is read.
+ */
+function unknownFlag(rawName: string, typed: string | undefined, guess: string | undefined): string {
+  if (typed !== undefined && /^-\d{1,20}$/.test(typed))
+    return `${typed} is read as a flag, and there is no such flag (a delivery id is a positive whole number); see --help`;
+  if (!/^-{1,2}[A-Za-z][\w-]{0,30}$/.test(rawName))
+    return 'unknown flag (not shown: it does not look like a flag name, and may be a pasted value); see --help';
+  return `unknown flag ${rawName}${guess === undefined ? '' : ` (did you mean --${guess}?)`}; see --help`;
 }
 
 /**
@@ -44,10 +53,7 @@ function firstMistake(args: readonly string[], options: FlagSpec, maxPositionals
     if (token.kind !== 'option') continue;
     const spec = options[token.name];
     if (spec === undefined) {
-      const guess = closeMatch(token.name, Object.keys(options));
-      return new UsageError(
-        `unknown flag ${shownFlag(token.rawName)}${guess === undefined ? '' : ` (did you mean --${guess}?)`}; see --help`,
-      );
+      return new UsageError(unknownFlag(token.rawName, args[token.index], closeMatch(token.name, Object.keys(options))));
     }
     const flag = `--${token.name}`;
     if (spec.type === 'boolean') {

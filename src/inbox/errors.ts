@@ -2,11 +2,18 @@ import { describeThrown } from '../shared/thrown.js';
 import { WebhookError } from '../shared/webhook-error.js';
 
 /** Why the inbox failed; see {@link WebhookInboxError}. */
-export type WebhookInboxErrorCode = 'inbox_unavailable' | 'inbox_not_migrated' | 'inbox_failed' | 'inbox_no_transaction';
+export type WebhookInboxErrorCode =
+  | 'inbox_unavailable'
+  | 'inbox_not_migrated'
+  | 'inbox_schema_newer'
+  | 'inbox_failed'
+  | 'inbox_no_transaction';
 
 /**
  * The inbox could not do what was asked. `inbox_unavailable` (503): the database cannot be
  * reached, nothing was stored. `inbox_not_migrated` (500): the table is missing, run `migrate()`.
+ * `inbox_schema_newer` (500): `migrate()` found the table migrated by a newer version of the
+ * package; upgrade this one rather than run against a schema it does not know.
  * `inbox_failed` (500): the database refused a statement; `cause` holds its error.
  * `inbox_no_transaction` (500): a handler read `context.transaction` in a worker with
  * `mode: 'batched'`, which runs handlers outside any transaction.

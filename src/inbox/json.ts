@@ -30,6 +30,9 @@ export function deliveryJson(delivery: StoredDelivery) {
   };
 }
 
+/** A stored delivery as `inbox list --json` and the console's API send it. */
+export type DeliveryJson = ReturnType<typeof deliveryJson>;
+
 export function attemptJson(attempt: DeliveryAttempt) {
   return {
     attempt: attempt.attempt,
@@ -42,3 +45,6 @@ export function attemptJson(attempt: DeliveryAttempt) {
     errorStack: attempt.errorStack,
   };
 }
+
+/** One attempt as `inbox show --json` and the console's API send it. */
+export type AttemptJson = ReturnType<typeof attemptJson>;

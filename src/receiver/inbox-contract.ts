@@ -1,4 +1,5 @@
 import type { AnyWebhookEvent } from '../events/types.js';
+import type { ReceiverLogRecord } from './log-record.js';
 
 /**
  * What the receiver asks of an inbox, and what an inbox's worker asks of the receiver. The core
@@ -49,7 +50,7 @@ export interface StoreDeliveryOptions {
    *
    * @defaultValue none: the outage is not logged
    */
-  readonly log?: ((record: import('./types.js').ReceiverLogRecord) => void) | undefined;
+  readonly log?: ((record: ReceiverLogRecord) => void) | undefined;
 }
 
 /**
@@ -99,7 +100,7 @@ export interface ReceiverRuntime {
     failures: readonly unknown[],
     delivery: { id: string; attempt: number; willRetry: boolean },
   ): Promise<void>;
-  log(record: Omit<import('./types.js').ReceiverLogRecord, 'durationMs'>): void;
+  log(record: Omit<ReceiverLogRecord, 'durationMs'>): void;
   /** The receiver's `telemetry` option: `false` turns its spans and metrics off. */
   readonly telemetry?: boolean | undefined;
 }

@@ -46,20 +46,82 @@ function timerMs(timeoutMs: number): number {
   return Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(timeoutMs)));
 }
 
+/** At most this much of a receiver's answer is read: enough for `{"error":…,"message":…}`. */
+const REPLY_LIMIT_BYTES = 4096;
+
+/**
+ * `user:pass@` in a receiver URL becomes `Authorization: Basic`, as Go's HTTP client (the rack's)
+ * sends it; fetch refuses a URL with credentials.
+ */
+function withoutCredentials(url: string, headers: Record<string, string>): { url: string; headers: Record<string, string> } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, headers }; // fetch reports it
+  }
+  if (parsed.username === '' && parsed.password === '') return { url, headers };
+  const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  const bytes = new TextEncoder().encode(credentials);
+  const basic = btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(''));
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.href, headers: { ...headers, authorization: `Basic ${basic}` } };
+}
+
+/** The receiver's JSON answer (`{"status":…}` or `{"error":…,"message":…}`), from its first 4 KiB. */
+async function readReply(response: Response): Promise<DispatchResult['reply']> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < REPLY_LIMIT_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) bytes.set(chunk, (offset += chunk.byteLength) - chunk.byteLength);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes.subarray(0, REPLY_LIMIT_BYTES)));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const reply: { status?: string; error?: string; message?: string } = {};
+  for (const key of ['status', 'error', 'message'] as const) {
+    const value = (parsed as Record<string, unknown>)[key];
+    if (typeof value === 'string') reply[key] = value;
+  }
+  return Object.keys(reply).length === 0 ? undefined : reply;
+}
+
 async function deliver(
   name: string,
   url: string,
   timeoutMs: number,
-  body: string,
+  body: string | Uint8Array,
   headers: Record<string, string>,
 ): Promise<DispatchResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  const request = withoutCredentials(url, headers);
   try {
-    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timerMs(timeoutMs)) });
-    // The rack only logs the status: the reply body is dropped unread, however long it runs.
-    await response.body?.cancel().catch(() => undefined);
-    return { name, url, status: response.status, timeoutMs, durationMs: elapsed() };
+    const signal = AbortSignal.timeout(timerMs(timeoutMs));
+    const payload = typeof body === 'string' ? body : new Uint8Array(body);
+    const response = await fetch(request.url, { method: 'POST', headers: request.headers, body: payload, signal });
+    const durationMs = elapsed();
+    // The rack only logs the status; the answer's first 4 KiB are read for the report, within the
+    // same timeout, and the rest dropped unread.
+    const reply = await readReply(response).catch(() => undefined);
+    return { name, url, status: response.status, ...(reply === undefined ? {} : { reply }), timeoutMs, durationMs };
   } catch (error) {
     const timedOut = (error as { name?: string }).name === 'TimeoutError';
     const message = timedOut
@@ -118,7 +180,7 @@ export function createRackEmulator(options: RackEmulatorOptions = {}): RackEmula
       signing = setKeys(next);
     },
     async dispatch(event, dispatchOptions = {}) {
-      const body = typeof event === 'string' ? event : serialize(event);
+      const body = typeof event === 'string' || event instanceof Uint8Array ? event : serialize(event);
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       const { keys, disabled } = signing;
       if (keys.length > 0) {

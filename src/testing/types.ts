@@ -14,6 +14,11 @@ export interface DispatchResult {
   skipped?: SkipReason;
   /** The receiver's HTTP status. The rack ignores it (and never retries); it is reported for tests. */
   status?: number;
+  /**
+   * What the receiver answered, from a JSON reply's first 4 KiB: `status` (`processed`,
+   * `accepted`…) or `error` (its code) and `message`. The rack ignores it; it is reported for tests.
+   */
+  reply?: { status?: string; error?: string; message?: string };
   /** A network error or a timeout, as text. */
   error?: string;
   /** True when the receiver did not answer within its timeout. */
@@ -93,8 +98,9 @@ export interface RackEmulator {
   /** Replaces the keys. More than 4, or a key failing `keyChecks`: unsigned, as a deployed rack does. `undefined` or `[]`: unsigned. */
   setSigningKeys(keys: string | readonly string[] | undefined): void;
   /**
-   * Sends one event (an object, serialised once, or a raw JSON string sent as is) to every
-   * configured receiver at once, each with its own timeout; never retries.
+   * Sends one event (an object, serialised once, or a raw body, a string or bytes, sent as is) to
+   * every configured receiver at once, each with its own timeout; never retries. `user:pass@` in a
+   * receiver's URL is sent as basic auth, as the rack's HTTP client does.
    */
-  dispatch(event: object | string, options?: { timestamp?: number }): Promise<DispatchResult[]>;
+  dispatch(event: object | string | Uint8Array, options?: { timestamp?: number }): Promise<DispatchResult[]>;
 }

@@ -23,6 +23,7 @@ export function send(
 ): Promise<Reply> {
   const body = options.body === undefined ? undefined : Buffer.from(options.body);
   const chunked = options.pieces !== undefined || options.omitLength === true;
+  let answered = false;
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -34,6 +35,7 @@ export function send(
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
+          answered = true;
           const text = Buffer.concat(chunks).toString('utf8');
           let json: Record<string, unknown>;
           try {
@@ -46,9 +48,11 @@ export function send(
       },
     );
     req.on('error', (error: NodeJS.ErrnoException) => {
-      // A server that answered 413 may close before the whole body was written; its answer still
-      // arrives. Give it a moment, then fail rather than hang.
-      if (error.code === 'EPIPE' || error.code === 'ECONNRESET') setTimeout(() => reject(error), 1000);
+      // A write that fails after the whole answer arrived (a server that cut a body past its
+      // drain bound) changes nothing; before it, the exchange failed. The answer may still be on
+      // its way when the error is seen: it is waited for, under load too, then the error wins.
+      if (answered) return;
+      if (error.code === 'EPIPE' || error.code === 'ECONNRESET') setTimeout(() => reject(error), 10_000);
       else reject(error);
     });
     (async () => {

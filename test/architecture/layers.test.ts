@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -41,6 +41,33 @@ function folderGraph(files: readonly string[], read: (file: string) => string): 
       if (!graph.has(from)) graph.set(from, new Map());
       const edges = graph.get(from)!;
       edges.set(to, [...(edges.get(to) ?? []), `${relative(SRC, file)}: ${specifier}`]);
+    }
+  }
+  return graph;
+}
+
+/** The .ts file a relative specifier names (`./x.js` is `./x.ts`, a folder its index.ts); undefined for other files. */
+function resolveSource(file: string, specifier: string): string | undefined {
+  const base = resolve(dirname(file), specifier);
+  const candidates = [base.replace(/\.js$/, '.ts'), `${base}.ts`, join(base, 'index.ts')];
+  return candidates.find((candidate) => candidate.endsWith('.ts') && existsSync(candidate));
+}
+
+/**
+ * file -> file it imports -> the specifiers. Type-only imports count: a cycle of types still means
+ * neither file can be read without the other.
+ */
+function fileGraph(files: readonly string[], read: (file: string) => string, exists = resolveSource): FolderGraph {
+  const graph: FolderGraph = new Map();
+  for (const file of files) {
+    const from = relative(SRC, file);
+    for (const [, specifier] of read(file).matchAll(SPECIFIER)) {
+      const target = exists(file, specifier!);
+      if (target === undefined) continue;
+      const to = relative(SRC, target);
+      if (!graph.has(from)) graph.set(from, new Map());
+      const edges = graph.get(from)!;
+      edges.set(to, [...(edges.get(to) ?? []), `${from}: ${specifier}`]);
     }
   }
   return graph;
@@ -110,5 +137,36 @@ describe('src/ folders form layers: no import cycle between them', () => {
     expect(cycle).toEqual(['crypto', 'signature', 'crypto']);
     expect(describeCycle(synthetic, cycle!)).toContain(`crypto${sep}backend.ts: ../signature/secrets.js`);
     expect(findCycle(folderGraph(files.slice(1), (file) => sources[file]!))).toBeUndefined();
+  });
+});
+
+describe('src/ files import one another without a cycle', () => {
+  const graph = fileGraph(sourceFiles(SRC), (file) => readFileSync(file, 'utf8'));
+
+  it('sees the imports it is meant to check, type-only ones included', () => {
+    expect(graph.get(join('receiver', 'types.ts'))?.has(join('receiver', 'inbox-contract.ts'))).toBe(true);
+    expect(graph.get(join('cli', 'args.ts'))?.has(join('cli', 'parse-flags.ts'))).toBe(true);
+  });
+
+  it('has no cycle between two files, even in one folder', () => {
+    const cycle = findCycle(graph);
+    expect(cycle === undefined ? 'no cycle' : `import cycle between src/ files:\n${describeCycle(graph, cycle)}`).toBe('no cycle');
+  });
+
+  it('reports a cycle inside one folder, type imports included', () => {
+    const files = ['cli/args.ts', 'cli/parse-flags.ts', 'cli/usage-error.ts'].map((f) => join(SRC, f));
+    const sources: Record<string, string> = {
+      [files[0]!]: "export { parseFlags } from './parse-flags.js';",
+      [files[1]!]: "import type { Flags } from './args.js';\nimport { UsageError } from './usage-error.js';",
+      [files[2]!]: 'export class UsageError extends Error {}',
+    };
+    const known = new Set(files);
+    const exists = (file: string, specifier: string) => {
+      const target = resolve(dirname(file), specifier).replace(/\.js$/, '.ts');
+      return known.has(target) ? target : undefined;
+    };
+    const synthetic = fileGraph(files, (file) => sources[file]!, exists);
+    expect(findCycle(synthetic)).toEqual([join('cli', 'args.ts'), join('cli', 'parse-flags.ts'), join('cli', 'args.ts')]);
+    expect(findCycle(fileGraph(files.slice(1), (file) => sources[file]!, exists))).toBeUndefined();
   });
 });

@@ -58,7 +58,7 @@ describe('runCli in-process', () => {
       ),
     ).toEqual({
       code: 0,
-      out: 'ok: signature verified with key #1 (of 1); signed 10 s in the future (t=100)\n',
+      out: 'ok: signature verified with secret #1 of 1 (secretIndex 0); signed 10 s in the future (t=100)\n',
       err: '',
     });
     process.env['RACK_WEBHOOK_SECRETS'] = 'nope';
@@ -237,7 +237,7 @@ describe('runCli in-process', () => {
     const url = /listening on (\S+)/.exec(stdout)![1]!;
     expect(await cli('send', '--url', url, '--key', 'k', '--action', 'app:create')).toMatchObject({
       code: 0,
-      out: expect.stringMatching(/ {2}200 {2}\d+ ms\n$/),
+      out: expect.stringMatching(/ {2}200 processed {2}\d+ ms\n$/),
     });
     process.emit('SIGTERM');
     expect(await listening).toBe(0);

@@ -17,7 +17,7 @@ import { LOCK_FILE } from '../../src/inbox/database/pglite-lock.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/inbox/schema/migrations.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
-import { CLI, killChildren, run, startListener, tempDir, removeTempDirs } from './helpers.js';
+import { CLI, killChildren, run, startListener, tempDir, writeTemp, removeTempDirs } from './helpers.js';
 import { BODIES, HANDLER_ERROR, KEY, captureOutput, cli, exportLineFor, seedDeliveries, writtenSoFar } from './inbox-helpers.js';
 
 /** What `inbox migrate` prints of a fresh table: every migration, then the version. */
@@ -165,7 +165,10 @@ describe('inbox on PostgreSQL', () => {
       expect.stringMatching(/^ {2}received at {2}\d{4}-\d\d-\d\dT[\d:.]+Z$/),
     ]);
     expect(shown.out).toMatch(/^ {2}signed at {4}t=\d{10} \(\d{4}-[\d-]+T[\d:.]+Z\)$/m);
-    expect(shown.out).toContain('\n  secret       key #1 (secret index 0)\n');
+    expect(shown.out).toContain("\n  secret       #1 in the receiver's list (secretIndex 0)\n");
+    // A dead delivery waits for no run: no "next run" line (a pending one has it).
+    expect(shown.out).not.toContain('next run');
+
     expect(shown.out).toContain(`\n  signature    present (${stored!.signature.length} bytes)\n`);
     expect(shown.out).toContain(`\n  body         ${Buffer.byteLength(BODIES[1])} bytes\n`);
     // The handler's error is shown on one line, its escape sequence defused.
@@ -216,6 +219,9 @@ describe('inbox on PostgreSQL', () => {
     usage(pasted, /^rack-webhooks inbox show: a delivery id is a positive whole number/);
     expect(pasted.err).not.toContain('KEYMARKER');
     usage(await cli('inbox', 'show', '1', '2', ...on(table)), /takes at most 1 argument besides its flags/);
+    // Retried, it is pending again: now it waits for a run, and says when.
+    expect((await cli('inbox', 'retry', '2', ...on(table))).code).toBe(0);
+    expect((await cli('inbox', 'show', '2', ...on(table))).out).toMatch(/\n {2}next run {5}\S/);
   });
 
   it('stats, retry, replay and prune change exactly the rows they report, and wake other workers', async () => {
@@ -316,9 +322,22 @@ describe('inbox on PostgreSQL', () => {
       out: 'replayed 0 deliveries (done -> pending)\n',
       err: '',
     });
-    expect(await cli('inbox', 'replay', ...on(table), '--all')).toEqual({
+    // By id, as retry takes one: the done delivery (row 1) only, and a clear refusal otherwise.
+    const [done] = await db.query<{ id: string }>(`SELECT id::text AS id FROM ${table} WHERE state = 'done'`);
+    expect(await cli('inbox', 'replay', done!.id, ...on(table))).toEqual({
       code: 0,
       out: 'replayed 1 delivery (done -> pending)\n',
+      err: '',
+    });
+    expect(await cli('inbox', 'replay', done!.id, ...on(table))).toEqual({
+      code: 1,
+      out: '',
+      err: `rack-webhooks inbox replay: delivery ${done!.id} is pending, not done: replay moves done deliveries only\n`,
+    });
+    usage(await cli('inbox', 'replay', done!.id, ...on(table), '--all'), /^rack-webhooks inbox replay: pass an id or filter flags, not both\n$/);
+    expect(await cli('inbox', 'replay', ...on(table), '--all')).toEqual({
+      code: 0,
+      out: 'replayed 0 deliveries (done -> pending)\n',
       err: '',
     });
     const replayed = (await rows(table))[0]!;
@@ -353,8 +372,10 @@ describe('inbox on PostgreSQL', () => {
     const exported = lines.slice(0, 4).map((line) => JSON.parse(line) as Record<string, string>);
     expect(exported.map((line) => line['body'])).toEqual([...BODIES]);
     expect(exported.map((line) => line['id'])).toEqual(['1', '2', '3', '4']);
+    // The one ignored delivery (an unknown action) says so, for import to keep it ignored.
+    expect(exported.map((line) => line['state'])).toEqual([undefined, undefined, undefined, 'ignored']);
     for (const line of exported) {
-      expect(Object.keys(line)).toEqual(['id', 'received_at', 'signature', 'body']);
+      expect(Object.keys(line)).toEqual(['id', 'received_at', 'signature', ...(line['state'] === undefined ? [] : ['state']), 'body']);
       expect(line['signature']).toMatch(/^t=\d{10},v1=[0-9a-f]{64}$/);
     }
 
@@ -392,6 +413,18 @@ describe('inbox on PostgreSQL', () => {
       err: '',
     });
     expect(await rows(copy)).toHaveLength(4);
+
+    // A delivery ignored at the source (its `ignore` option) is imported as ignored, not pending.
+    const ignoredAtSource = `${lines[0]!.slice(0, -1)},"state":"ignored"}`;
+    const again = newTable('again');
+    expect((await cli('inbox', 'migrate', ...on(again))).code).toBe(0);
+    const ignoredFile = writeTemp(tempDir(), 'ignored.jsonl', `${ignoredAtSource}\n`);
+    expect(await cli('inbox', 'import', ignoredFile, ...on(again), '--key', KEY)).toEqual({
+      code: 0,
+      out: '0 accepted, 1 ignored, 0 duplicate, 0 rejected\n',
+      err: '',
+    });
+    expect((await rows(again)).map((row) => row['state'])).toEqual(['ignored']);
   });
 
   it('import judges each delivery as of the time it was received, and names each one it refuses', async () => {
@@ -569,6 +602,10 @@ describe('export lines', () => {
       signature: 't=1,v1=00',
       body_base64: '/w==',
     });
+    const ignored = JSON.parse(exportLine({ ...detail(Buffer.from('{}')), state: 'ignored' } as Parameters<typeof exportLine>[0]));
+    expect(Object.keys(ignored)).toEqual(['id', 'received_at', 'signature', 'state', 'body']);
+    expect(parseExportLine(JSON.stringify(ignored))).toMatchObject({ delivery: { ignored: true } });
+    expect(parseExportLine(JSON.stringify({ ...ignored, state: 'done' }))).toEqual({ code: 'invalid_line', reason: '"state" is "ignored" or absent' });
     expect(parseExportLine('[1]')).toEqual({ code: 'invalid_line', reason: 'not a JSON object' });
     expect(parseExportLine('{"signature":"t=1,v1=00","received_at":"2026-01-01T00:00:00Z"}')).toEqual({
       code: 'invalid_line',

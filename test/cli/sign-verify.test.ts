@@ -26,20 +26,20 @@ describe('keygen', () => {
   });
 });
 
-describe('sign and verify', () => {
+describe('sign and verify', { timeout: 60_000 }, () => {
   it('round-trips through two processes, the body piped on stdin', async () => {
     const header = await signBody(['--key', KEY]);
     expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     const verified = await run(['verify', '--key', KEY, '--header', header], { stdin: BODY });
     expect(verified.code).toBe(0);
-    expect(verified.stdout).toMatch(/^ok: signature verified with key #1 \(of 1\); signed \d+ s ago \(t=\d+\)\n$/);
+    expect(verified.stdout).toMatch(/^ok: signature verified with secret #1 of 1 \(secretIndex 0\); signed \d+ s ago \(t=\d+\)\n$/);
   });
 
   it("signs with every key and reports which of the receiver's keys matched", async () => {
     const header = await signBody(['--key', KEY, '--key', OLD_KEY, '--timestamp', '1777285800']);
     expect(header).toMatch(/^t=1777285800,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
     const verified = await run(['verify', '--key', `other,${OLD_KEY}`, '--header', header, '--now', '1777285812'], { stdin: BODY });
-    expect(verified.stdout).toBe('ok: signature verified with key #2 (of 2); signed 12 s ago (t=1777285800)\n');
+    expect(verified.stdout).toBe('ok: signature verified with secret #2 of 2 (secretIndex 1); signed 12 s ago (t=1777285800)\n');
   });
 
   it('takes the keys from RACK_WEBHOOK_SECRETS and from --key-file, trimmed', async () => {
@@ -47,10 +47,10 @@ describe('sign and verify', () => {
     const keyFile = writeTemp(dir, 'keys', `  ${KEY}\n${OLD_KEY}\n`);
     const header = await signBody([], BODY, { RACK_WEBHOOK_SECRETS: ` ${OLD_KEY} ` });
     const viaFile = await run(['verify', '--key-file', keyFile, '--header', header], { stdin: BODY });
-    expect(viaFile.stdout).toMatch(/^ok: .* key #2 \(of 2\)/);
+    expect(viaFile.stdout).toMatch(/^ok: .* secret #2 of 2 \(secretIndex 1\)/);
     const bodyFile = writeTemp(dir, 'body.json', BODY);
     const viaEnv = await run(['verify', '--header', header, '--file', bodyFile], { env: { RACK_WEBHOOK_SECRETS: `${KEY},${OLD_KEY}` } });
-    expect(viaEnv.stdout).toMatch(/^ok: .* key #2 \(of 2\)/);
+    expect(viaEnv.stdout).toMatch(/^ok: .* secret #2 of 2 \(secretIndex 1\)/);
   });
 
   it('fails with exit 1 and one line naming the code, without the key, the signature or the body', async () => {
@@ -77,7 +77,7 @@ describe('sign and verify', () => {
     const unset = await run(['verify', '--key', hexKey, '--header', header], { stdin: BODY });
     expect(unset).toMatchObject({
       code: 0,
-      stdout: expect.stringMatching(/^ok: signature verified with key #1 \(of 1\) \(hex-decoded, as a deployed rack uses it\); /),
+      stdout: expect.stringMatching(/^ok: signature verified with secret #1 of 1 \(secretIndex 0\) \(hex-decoded, as a deployed rack uses it\); /),
     });
     expect(unset.stdout).not.toContain(hexKey);
 
@@ -112,7 +112,7 @@ describe('sign and verify', () => {
     const header = await signBody(['--key', hexKey, '--secret-encoding', 'hex']);
     for (const pasted of [`Acme-Signature: ${header}`, `acme-signature:${header}`, `  X-Rack-Signature :  ${header}  `, header]) {
       const verified = await run(['verify', '--key', hexKey, '--header', pasted], { stdin: BODY });
-      expect(verified, pasted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: signature verified with key #1/) });
+      expect(verified, pasted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: signature verified with secret #1 of 1/) });
       expect(verified.stdout + verified.stderr).not.toContain(hexKey);
     }
     const named = await run(['verify', '--key', hexKey, '--header-name', 'Acme-Signature', '--header', `Acme-Signature: ${header}`], {

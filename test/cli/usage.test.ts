@@ -1,10 +1,11 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/cli.js';
 import { expectUsageError, killChildren, run, tempDir, writeTemp, removeTempDirs } from './helpers.js';
 
 afterEach(killChildren);
 afterAll(removeTempDirs);
 
-describe('usage errors', () => {
+describe('usage errors', { timeout: 60_000 }, () => {
   it('a missing key', async () => {
     expectUsageError(
       await run(['sign'], { stdin: '{}' }),
@@ -43,7 +44,7 @@ describe('usage errors', () => {
     const result = await run(['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:budget:auto-shutdown:fird']);
     expectUsageError(
       result,
-      /^rack-webhooks send: unknown action "app:budget:auto-shutdown:fird"; nearest known actions: app:budget:auto-shutdown:fired, [a-z:-]+, [a-z:-]+\n$/,
+      /^rack-webhooks send: unknown action "app:budget:auto-shutdown:fird"; nearest known actions: app:budget:auto-shutdown:fired, [a-z:-]+, [a-z:-]+; --unknown-action sends it anyway, as a newer rack would\n$/,
     );
   });
 
@@ -94,7 +95,7 @@ describe('usage errors', () => {
   });
 });
 
-describe('flags', () => {
+describe('flags', { timeout: 60_000 }, () => {
   it('reads --flag=VALUE and -h=VALUE as the flag they name', async () => {
     expectUsageError(await run(['sign', '--help=1']), /^rack-webhooks sign: --help takes no value\n$/);
     expectUsageError(await run(['sign', '-h=x']), /^rack-webhooks sign: --help takes no value\n$/);
@@ -108,9 +109,16 @@ describe('flags', () => {
     });
   });
 
+  it('reads a negative number as a flag, and says so (a delivery id is positive)', async () => {
+    expectUsageError(
+      await run(['inbox', 'show', '-1', '--database', 'postgres://127.0.0.1:9/x']),
+      /^rack-webhooks inbox show: -1 is read as a flag, and there is no such flag \(a delivery id is a positive whole number\); see --help\n$/,
+    );
+  });
+
   it('does not echo a flag that looks like a pasted key', async () => {
     const pasted = await run(['sign', `--${'ab'.repeat(32)}`]);
-    expectUsageError(pasted, /^rack-webhooks sign: unknown flag a flag that is not a word; see --help\n$/);
+    expectUsageError(pasted, /^rack-webhooks sign: unknown flag \(not shown: it does not look like a flag name, and may be a pasted value\); see --help\n$/);
   });
 
   it('refuses a single-value flag given twice, and --event with --file', async () => {
@@ -185,19 +193,26 @@ describe('flags', () => {
   });
 });
 
-describe('help', () => {
+describe('help', { timeout: 60_000 }, () => {
+  // Every command and subcommand the CLI has, from its own list: a new command is covered here.
+  const leaves = COMMANDS.flatMap((command) =>
+    'subcommands' in command ? command.subcommands.map((sub) => ({ words: [command.name, sub.name], command: sub })) : [{ words: [command.name], command }],
+  );
+
   it('lists every command, and every command has its own --help', async () => {
     const overview = await run(['--help']);
     expect(overview.code).toBe(0);
-    const names = ['keygen', 'sign', 'verify', 'send', 'listen'];
-    for (const name of names) expect(overview.stdout).toMatch(new RegExp(`^  ${name}\\s+\\S`, 'm'));
-    const helps = await Promise.all(names.map((name) => run([name, '--help'])));
-    helps.forEach((help, index) => {
-      expect(help.code).toBe(0);
-      expect(help.stdout).toMatch(new RegExp(`^Usage: rack-webhooks ${names[index]}`));
-    });
+    for (const command of COMMANDS) expect(overview.stdout).toMatch(new RegExp(`^  ${command.name}\\s+\\S`, 'm'));
     const bare = await run([]);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('Usage: rack-webhooks <command>');
+  });
+
+  it.each(leaves.map((leaf) => [leaf.words.join(' '), leaf] as const))('%s: --help names every flag it takes; a stray unknown flag is refused', async (_, leaf) => {
+    const help = await run([...leaf.words, '--help']);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(new RegExp(`^Usage: rack-webhooks ${leaf.words.join(' ')}\\b`));
+    for (const flag of Object.keys(leaf.command.flags)) expect(help.stdout, `--${flag}`).toMatch(new RegExp(`--${flag}\\b`));
+    expectUsageError(await run([...leaf.words, '--no-such-flag']), new RegExp(`^rack-webhooks ${leaf.words.join(' ')}: unknown flag --no-such-flag`));
   });
 });

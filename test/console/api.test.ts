@@ -231,7 +231,7 @@ describe('apps', () => {
   });
 
   it('gives an app its state, timeline lanes, phase spans and anomalies with their deliveries', async () => {
-    const billing = await api<Record<string, any>>('/api/apps/billing-api');
+    const billing = await api<Record<string, any>>('/api/app?name=billing-api');
     expect(billing.status).toBe(200);
     expect(billing.body['app'].autoShutdown.phase).toBe('shutdown-failed');
     const timeline = billing.body['timeline'] as { action: string; lane: string; label: string; timeMs: number; anomaly: boolean }[];
@@ -250,7 +250,7 @@ describe('apps', () => {
     expect(billing.body['phases'].map((span: { phase: string }) => span.phase)).toEqual(['idle', 'armed', 'shut-down', 'shutdown-failed']);
     expect(billing.body['phases'].at(-1).toMs).toBeNull();
 
-    const orders = await api<Record<string, any>>('/api/apps/orders-api');
+    const orders = await api<Record<string, any>>('/api/app?name=orders-api');
     const firedId = await idOf('app:budget:auto-shutdown:fired', 'orders-api');
     expect(orders.body['anomalies']).toEqual([expect.objectContaining({ kind: 'fired_without_armed', deliveryIds: [firedId] })]);
     expect(orders.body['timeline'].filter((event: { anomaly: boolean }) => event.anomaly).map((event: { id: string }) => event.id)).toEqual(
@@ -259,9 +259,15 @@ describe('apps', () => {
   });
 
   it('answers 404 for an app with no events', async () => {
-    const { status, body } = await api<{ error: { code: string } }>('/api/apps/no-such-app');
+    const { status, body } = await api<{ error: { code: string } }>('/api/app?name=no-such-app');
     expect(status).toBe(404);
     expect(body.error.code).toBe('not_found');
+  });
+
+  it('has one app route: /api/app?name=, not a path segment (which cannot name an app called "..")', async () => {
+    const { status, body } = await api<{ error: { code: string; message: string } }>('/api/apps/billing-api');
+    expect(status).toBe(404);
+    expect(body.error).toEqual({ code: 'not_found', message: 'no API at /api/apps/billing-api' });
   });
 });
 

@@ -231,7 +231,7 @@ describe('what is never shown', () => {
   it('no signature, key or secret in any answer', async () => {
     const [row] = await fixture.db.query<{ id: string; signature: string }>(`SELECT id::text AS id, signature FROM ${fixture.db.table}`);
     const answers = await Promise.all(
-      ['/api/overview', '/api/deliveries', `/api/deliveries/${row!.id}`, '/api/apps', '/api/apps/billing-api'].map((path) =>
+      ['/api/overview', '/api/deliveries', `/api/deliveries/${row!.id}`, '/api/apps', '/api/app?name=billing-api'].map((path) =>
         raw('GET', path, { cookie }),
       ),
     );

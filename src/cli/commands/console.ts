@@ -8,7 +8,7 @@ import { isLoopback } from '../../console/server/auth.js';
 import { UsageError, stringFlag, type Flags } from '../args.js';
 import type { Command } from '../command.js';
 import { openDatabase, scrub } from '../open-database.js';
-import { DATABASE_FLAGS, DATABASE_HELP, databaseFailure, tableNames, targetFlag } from './inbox/session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, databaseFailure, tableNames, targetFlag } from '../inbox-session.js';
 
 function portFlag(flags: Flags): number {
   const text = stringFlag(flags, 'port') ?? '0';

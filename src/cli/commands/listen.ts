@@ -24,7 +24,7 @@ import type { Command } from '../command.js';
 import { openDeliveryLog, type DeliveryLog } from '../delivery-log.js';
 import { acceptedLine, colourEnabled, rejectedLine } from '../format.js';
 import { openDatabase, scrub, type OpenedDatabase } from '../open-database.js';
-import { databaseFailure, tableNames, targetFlag } from './inbox/session.js';
+import { databaseFailure, tableNames, targetFlag } from '../inbox-session.js';
 
 function port(flags: Flags): number {
   const text = stringFlag(flags, 'port');

@@ -1,4 +1,6 @@
+import { WEBHOOK_ACTIONS } from '../../generated/catalog.js';
 import { createRackEmulator } from '../../testing/emulator.js';
+import { rackTimestamp } from '../../testing/test-event.js';
 import { DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
 import {
   HEADER_NAME_FLAG,
@@ -58,9 +60,16 @@ function webhooksConfig(flags: Flags): Record<string, string> {
   return Object.fromEntries(entries);
 }
 
-function eventToSend(flags: Flags): object | string {
+function eventToSend(flags: Flags): object | string | Uint8Array {
   if (stringFlag(flags, 'event') !== undefined && stringFlag(flags, 'file') !== undefined) {
     throw new UsageError('--event and --file are the same flag: pass one of them, once');
+  }
+  const raw = stringFlag(flags, 'body');
+  if (raw !== undefined) {
+    if (stringFlag(flags, 'event') !== undefined || stringFlag(flags, 'file') !== undefined || stringFlag(flags, 'action') !== undefined)
+      throw new UsageError('--body is the whole body: it cannot be combined with --event, --file or --action');
+    // Any bytes at all, JSON or not: a receiver's answer to a bad body is what is being tested.
+    return new Uint8Array(readUserFile(raw, '--body', INPUT_LIMIT_BYTES));
   }
   const file = stringFlag(flags, 'event') ?? stringFlag(flags, 'file');
   const action = stringFlag(flags, 'action');
@@ -70,8 +79,42 @@ function eventToSend(flags: Flags): object | string {
       throw new UsageError('--event is sent byte for byte: it cannot be combined with --action or --set');
     return eventFromFile(file, stringFlag(flags, 'event') === undefined ? '--file' : '--event');
   }
-  if (action === undefined) throw new UsageError('nothing to send: pass --action A (a test event) or --event file.json');
-  return eventFromFlags(action, sets, note);
+  if (action === undefined) throw new UsageError('nothing to send: pass --action A (a test event), --event file.json or --body file');
+  if (flags['unknown-action'] === true) return unknownActionEvent(action, sets);
+  try {
+    return eventFromFlags(action, sets, note);
+  } catch (error) {
+    if (error instanceof UsageError && error.message.startsWith('unknown action'))
+      throw new UsageError(`${error.message}; --unknown-action sends it anyway, as a newer rack would`);
+    throw error;
+  }
+}
+
+/**
+ * An action the catalog does not have, as a newer rack could send it: the envelope (action,
+ * status `success` unless set, timestamp) and the --set data fields, strings as every rack value.
+ */
+function unknownActionEvent(action: string, sets: readonly string[]): object {
+  if (!/^[a-z0-9][a-z0-9_.-]*(:[a-z0-9][a-z0-9_.-]*)+$/.test(action))
+    throw new UsageError('--action must look like an action (lowercase words joined by ":", such as app:future:event)');
+  if ((WEBHOOK_ACTIONS as readonly string[]).includes(action))
+    throw new UsageError(`--unknown-action is for actions outside the catalog; ${JSON.stringify(action)} is in it (drop the flag)`);
+  const event: { action: string; status: string; timestamp: string; data: Record<string, string> } = {
+    action,
+    status: 'success',
+    timestamp: rackTimestamp(),
+    data: {},
+  };
+  for (const assignment of sets) {
+    const equals = assignment.indexOf('=');
+    const name = equals === -1 ? assignment : assignment.slice(0, equals);
+    if (equals === -1 || !/^(status|timestamp|data\.[^.]+)$/.test(name))
+      throw new UsageError(`--set ${JSON.stringify(name)}: write status=VALUE, timestamp=VALUE or data.FIELD=VALUE`);
+    const value = assignment.slice(equals + 1);
+    if (name === 'status' || name === 'timestamp') event[name] = value;
+    else event.data[name.slice('data.'.length)] = value;
+  }
+  return event;
 }
 
 export const send: Command = {
@@ -82,10 +125,11 @@ export const send: Command = {
 
 Dispatches one event the way the rack does: signed with every key (none: unsigned, as a rack
 without webhook_signing_key), POSTed to every receiver at once, each with its own timeout, never
-retried. Prints one line per receiver: name, url, HTTP status (or why it was skipped, or the
-error) and the time taken. URLs are shown as the rack logs them, scheme://host[:port] and "/…"
-when there is more: a path, query or user:pass@ may hold the receiver's credential. Exits 0 only
-when every receiver answered 2xx.
+retried. Prints one line per receiver: name, url, HTTP status and the receiver's answer (its status,
+or its error code and message), or why it was skipped, or the error, and the time taken. URLs are shown as the rack logs them, scheme://host[:port] and "/…"
+when there is more: a path, query or user:pass@ may hold the receiver's credential. A user:pass@
+in a URL (--url or --config) is sent as basic auth, as the rack does. Exits 0 only when every
+receiver answered 2xx.
 
   --url U                 one receiver
   --name N                its name in the output (default "default")
@@ -94,9 +138,12 @@ when every receiver answered 2xx.
                           skipped as the rack skips them
   --action A              send a realistic test event for this action (fresh timestamp, tick_id)
   --set K=V               override status=..., timestamp=... or data.FIELD=... (repeatable)
+  --unknown-action        send --action even though the catalog lacks it (a newer rack's action):
+                          the envelope and the --set fields only
   --event F               send this JSON file as the body, byte for byte (--file F: the same;
                           at most 16 MiB, as is --config)
-${KEY_HELP.split('\n').slice(0, 3).join('\n')}
+  --body F                send this file as the body, byte for byte, JSON or not (a bad body)
+${KEY_HELP}
   --header-name N         the signature header's name (default ${DEFAULT_HEADER_NAME})
   --timestamp T           sign with this unix time instead of now (a stale delivery)
   --verbose               print the rack's own log lines (skipped entries) on stderr`,
@@ -108,8 +155,10 @@ ${KEY_HELP.split('\n').slice(0, 3).join('\n')}
     config: { type: 'string' },
     action: { type: 'string' },
     set: { type: 'string', multiple: true },
+    'unknown-action': { type: 'boolean' },
     event: { type: 'string' },
     file: { type: 'string' },
+    body: { type: 'string' },
     timestamp: { type: 'string' },
     verbose: { type: 'boolean' },
   },

@@ -1,18 +1,13 @@
 // The console API's JSON, exactly as scratch/CONSOLE-API.md (the server/page contract) fixes it.
+// A delivery, its attempts and the counts are the inbox's own JSON (src/inbox/json.ts): imported as
+// types, so a change there fails the page's type check instead of the page at run time.
+import type { AttemptJson, DeliveryJson } from '../../inbox/json.js';
+import type { DeliveryState, InboxStats } from '../../inbox/types.js';
 
-export type DeliveryState = 'pending' | 'running' | 'done' | 'dead' | 'ignored' | 'duplicate';
+export type { DeliveryState } from '../../inbox/types.js';
 export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 'done', 'dead', 'ignored', 'duplicate'];
 
-export interface Stats {
-  pending: number;
-  running: number;
-  done: number;
-  dead: number;
-  ignored: number;
-  duplicate: number;
-  total: number;
-  oldestPendingAgeMs: number | null;
-}
+export type Stats = InboxStats;
 
 export interface WorkerRow {
   id: string;
@@ -37,26 +32,7 @@ export interface Overview {
   now: string;
 }
 
-export interface Row {
-  id: string;
-  state: DeliveryState;
-  action: string;
-  app: string | null;
-  tickId: string | null;
-  /** As sent: RFC 3339 with up to 9 fraction digits. */
-  eventTime: string;
-  receivedAt: string;
-  /** Unix seconds. */
-  signedAt: number;
-  secretIndex: number;
-  attempts: number;
-  runAt: string | null;
-  lastError: string | null;
-  doneAt: string | null;
-  replayedAt: string | null;
-  /** For a duplicate: the delivery it repeats (the same event, other bytes). */
-  duplicateOf: string | null;
-}
+export type Row = DeliveryJson;
 
 export interface DeliveryPage {
   deliveries: Row[];
@@ -80,18 +56,7 @@ export interface Verification {
 
 export type AttemptOutcome = 'succeeded' | 'failed' | 'crashed' | 'abandoned';
 
-export interface Attempt {
-  attempt: number;
-  worker: string;
-  startedAt: string;
-  finishedAt: string | null;
-  outcome: AttemptOutcome | null;
-  error: string | null;
-  /** The class of the error thrown (TypeError); null when no Error was thrown. */
-  errorClass: string | null;
-  /** Its stack as thrown, bounded to 4 KiB. */
-  errorStack: string | null;
-}
+export type Attempt = AttemptJson;
 
 /** `Row & {...}` in the contract: the detail's `attempts` is the list, not the count. */
 export interface DeliveryDetail extends Omit<Row, 'attempts'> {

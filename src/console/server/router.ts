@@ -109,16 +109,56 @@ function asset(context: ConsoleContext, req: IncomingMessage, res: ServerRespons
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-const DELIVERY_ACTION = /^\/api\/deliveries\/([^/]+)\/(retry|replay)$/;
-const DELIVERY = /^\/api\/deliveries\/([^/]+)$/;
-const APP = /^\/api\/apps\/([^/]+)$/;
-
 function decoded(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
     throw new ConsoleRequestError(400, 'bad_request', 'a path segment is not valid percent-encoding');
   }
+}
+
+interface Route {
+  readonly method: 'GET' | 'POST';
+  /** The whole path; its groups, percent-decoded, are the handler's `params`. */
+  readonly path: RegExp;
+  /** The JSON to send; a route that `streams` writes its own response instead. */
+  readonly handle: (context: ConsoleContext, params: readonly string[], url: URL, res: ServerResponse) => Promise<unknown> | void;
+  readonly streams?: true;
+}
+
+/** Every API route, once: GET routes also answer HEAD (the stream with its headers only). */
+const ROUTES: readonly Route[] = [
+  { method: 'GET', path: /^\/api\/stream$/, streams: true, handle: (context, _, __, res) => context.changes.subscribe(res) },
+  {
+    method: 'GET',
+    path: /^\/api\/overview$/,
+    handle: async (context) => {
+      const [stats, health] = await Promise.all([context.inbox.stats(), workersAndRefusals(context.inbox)]);
+      return { ...context.overview(), stats, ...health, now: new Date().toISOString() };
+    },
+  },
+  { method: 'GET', path: /^\/api\/history$/, handle: (context, _, url) => context.history(historySpan(url.searchParams.get('span'))) },
+  { method: 'GET', path: /^\/api\/deliveries$/, handle: (context, _, url) => listPage(context.inbox, url.searchParams) },
+  { method: 'GET', path: /^\/api\/deliveries\/([^/]+)$/, handle: (context, [id]) => deliveryDetail(context.inbox, id!, context.describe) },
+  { method: 'GET', path: /^\/api\/apps$/, handle: (context) => context.apps.summaries() },
+  // By query parameter, the one app route: an app named `.` or `..` cannot be a path segment
+  // (browsers resolve it away).
+  { method: 'GET', path: /^\/api\/app$/, handle: (context, _, url) => context.apps.detail(url.searchParams.get('name') ?? '') },
+  {
+    method: 'POST',
+    path: /^\/api\/deliveries\/([^/]+)\/(retry|replay)$/,
+    handle: (context, [id, verb]) => moveOne(context.inbox, id!, verb as 'retry' | 'replay'),
+  },
+  { method: 'POST', path: /^\/api\/retry-dead$/, handle: (context) => retryAllDead(context.inbox) },
+];
+
+function findRoute(method: 'GET' | 'POST', path: string): { route: Route; params: string[] } | undefined {
+  for (const route of ROUTES) {
+    if (route.method !== method) continue;
+    const match = route.path.exec(path);
+    if (match !== null) return { route, params: match.slice(1).map(decoded) };
+  }
+  return undefined;
 }
 
 async function api(context: ConsoleContext, req: IncomingMessage, res: ServerResponse, url: URL, bearer: boolean): Promise<void> {
@@ -132,30 +172,18 @@ async function api(context: ConsoleContext, req: IncomingMessage, res: ServerRes
       return sendError(res, 415, 'unsupported_media_type', 'actions take content-type: application/json');
     }
     await readSmallBody(req);
-    const action = DELIVERY_ACTION.exec(path);
-    if (action !== null) return sendJson(res, 200, await moveOne(context.inbox, decoded(action[1]!), action[2] as 'retry' | 'replay'));
-    if (path === '/api/retry-dead') return sendJson(res, 200, await retryAllDead(context.inbox));
-    return sendError(res, 404, 'not_found', `no action at ${path}`);
+    const found = findRoute('POST', path);
+    if (found === undefined) return sendError(res, 404, 'not_found', `no action at ${path}`);
+    return sendJson(res, 200, await found.route.handle(context, found.params, url, res));
   }
   if (req.method !== 'GET' && req.method !== 'HEAD')
     return sendError(res, 405, 'method_not_allowed', 'the API takes GET, and POST for actions', { allow: 'GET, HEAD, POST' });
-  if (path === '/api/stream') {
+  const found = findRoute('GET', path);
+  if (found === undefined) return sendError(res, 404, 'not_found', `no API at ${path}`);
+  if (found.route.streams === true) {
     if (req.method === 'HEAD')
       return void res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' }).end();
-    return context.changes.subscribe(res);
+    return void (await found.route.handle(context, found.params, url, res));
   }
-  if (path === '/api/overview') {
-    const [stats, health] = await Promise.all([context.inbox.stats(), workersAndRefusals(context.inbox)]);
-    return sendJson(res, 200, { ...context.overview(), stats, ...health, now: new Date().toISOString() });
-  }
-  if (path === '/api/deliveries') return sendJson(res, 200, await listPage(context.inbox, url.searchParams));
-  if (path === '/api/history') return sendJson(res, 200, await context.history(historySpan(url.searchParams.get('span'))));
-  if (path === '/api/apps') return sendJson(res, 200, await context.apps.summaries());
-  // By query parameter: an app named `.` or `..` cannot be a path segment (browsers resolve it).
-  if (path === '/api/app') return sendJson(res, 200, await context.apps.detail(url.searchParams.get('name') ?? ''));
-  const delivery = DELIVERY.exec(path);
-  if (delivery !== null) return sendJson(res, 200, await deliveryDetail(context.inbox, decoded(delivery[1]!), context.describe));
-  const app = APP.exec(path);
-  if (app !== null) return sendJson(res, 200, await context.apps.detail(decoded(app[1]!)));
-  return sendError(res, 404, 'not_found', `no API at ${path}`);
+  return sendJson(res, 200, await found.route.handle(context, found.params, url, res));
 }

@@ -47,16 +47,29 @@ export function isPgClient(value: unknown): value is PgClientOnlyLike {
 }
 
 /**
- * BEGIN, fn, COMMIT; ROLLBACK when anything throws. Resolves `healthy: false` when even the
- * ROLLBACK failed: that connection is broken and must leave the pool.
- */
-/**
  * The inbox sends a handful of statements, each thousands of times: as named statements PostgreSQL
  * parses and plans each once per connection (measured: accept throughput 0.38–0.50x of pgbench
- * unnamed, 0.62–0.66x named). A name stands for one text in the whole process: a pool's
- * connections are shared by every inbox on it, and pg refuses one name for two texts.
+ * unnamed, 0.62–0.66x named). A name stands for one text on a connection, and a pool's connections
+ * are shared by every inbox on it: so the name is made from the text itself (a 64-bit hash of the
+ * whole text, then the table it names), the same in every process and in any order of
+ * first use, and readable in `pg_prepared_statements`. A counter would differ between processes,
+ * and its map would grow with every new text.
  */
-const NAMES = new Map<string, string>();
+export function statementName(text: string): string {
+  // Two 32-bit FNV-1a-style lanes (different offsets and primes) with Math.imul: no BigInt on the hot path.
+  let low = 0x811c9dc5;
+  let high = 0x050c5d1f;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    low = Math.imul(low ^ code, 0x01000193);
+    high = Math.imul(high ^ code, 0x5bd1e995);
+  }
+  const hash = `${(high >>> 0).toString(16).padStart(8, '0')}${(low >>> 0).toString(16).padStart(8, '0')}`;
+  const table = /\b(?:FROM|INTO|UPDATE)\s+((?:"(?:[^"]|"")+"|[\w$]+)(?:\.(?:"(?:[^"]|"")+"|[\w$]+))?)/i.exec(text)?.[1] ?? '';
+  // PostgreSQL cuts a name at 63 bytes: the hash comes first so that the cut only shortens the table.
+  const shown = table.replace(/[^\w.]/g, '');
+  return (shown === '' ? `rack_webhooks_${hash}` : `rack_webhooks_${hash}_${shown}`).slice(0, 63);
+}
 
 export class StatementNames {
   readonly #enabled: boolean;
@@ -67,12 +80,14 @@ export class StatementNames {
 
   config(text: string, params: readonly unknown[] | undefined): string | PgQueryConfig {
     if (!this.#enabled || params === undefined) return text;
-    let name = NAMES.get(text);
-    if (name === undefined) NAMES.set(text, (name = `rack_webhooks_${NAMES.size + 1}`));
-    return { name, text, values: params };
+    return { name: statementName(text), text, values: params };
   }
 }
 
+/**
+ * BEGIN, fn, COMMIT; ROLLBACK when anything throws. Resolves `healthy: false` when even the
+ * ROLLBACK failed: that connection is broken and must leave the pool.
+ */
 async function inTransaction<R>(
   client: PgClientLike,
   fn: (tx: DriverTransaction) => Promise<R>,

@@ -1,5 +1,5 @@
 import type { Driver } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import { WebhookInboxError, inboxError } from '../errors.js';
 import type { MigrateResult } from '../types.js';
 import { LATEST_VERSION, MIGRATIONS, migrationsTableSql } from './migrations.js';
 import type { TableNames } from './table-name.js';
@@ -21,6 +21,16 @@ export async function migrate(driver: Driver, names: TableNames): Promise<Migrat
       await tx.query(migrationsTableSql(names));
       const rows = await tx.query(`SELECT version FROM ${names.migrations}`);
       const done = new Set(rows.map((row) => Number(row['version'])));
+      // A newer package migrated this table: its columns and states may mean things this version
+      // would get wrong. Refuse before changing anything (the transaction rolls back).
+      const newest = Math.max(0, ...done);
+      if (newest > LATEST_VERSION) {
+        throw new WebhookInboxError(
+          'inbox_schema_newer',
+          `The inbox table ${names.display} is at schema version ${newest}, newer than this version of rack-webhooks knows ` +
+            `(${LATEST_VERSION}): upgrade rack-webhooks in this process (a newer one migrated the table), or use another table.`,
+        );
+      }
       const applied: number[] = [];
       for (const migration of MIGRATIONS) {
         if (done.has(migration.version)) continue;
@@ -28,7 +38,7 @@ export async function migrate(driver: Driver, names: TableNames): Promise<Migrat
         await tx.query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
         applied.push(migration.version);
       }
-      return { applied, version: Math.max(LATEST_VERSION, ...done) };
+      return { applied, version: LATEST_VERSION };
     });
   } catch (error) {
     throw inboxError(error, names.display, 'migrating');

@@ -42,7 +42,9 @@ class DatabaseHealth {
     if (!this.#down)
       this.runtime.log({
         level: 'error',
-        event: wrapped.code === 'inbox_no_transaction' ? 'inbox_failed' : wrapped.code, // a database's error is never the former
+        // Only migrate() reports a newer schema, and a database's error is never inbox_no_transaction:
+        // a worker's statements fail as inbox_failed.
+        event: wrapped.code === 'inbox_schema_newer' || wrapped.code === 'inbox_no_transaction' ? 'inbox_failed' : wrapped.code,
         message: `worker ${this.options.workerId}: ${wrapped.message}; retrying every ${this.options.pollIntervalMs} ms`,
         code: wrapped.code,
       });

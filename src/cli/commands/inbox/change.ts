@@ -4,7 +4,7 @@ import { UsageError, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { FILTER_FLAGS, beforeFlag, filterHelpFor, filterFromFlags, idArgument, isEmptyFilter } from './filter-flags.js';
 import { deliveries } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox } from '../../inbox-session.js';
 
 const ALL_FLAG = { all: { type: 'boolean' } } as const;
 
@@ -70,20 +70,34 @@ ${filterHelpFor('dead').replace('optional: only dead deliveries are ever moved',
 export const replay: Command = {
   name: 'replay',
   summary: 'done deliveries back to pending, to run their handlers again in event order',
-  help: `Usage: rack-webhooks inbox replay --database D (--action A | --app NAME | --from T | --to T ... | --all)
+  help: `Usage: rack-webhooks inbox replay <id> --database D
+       rack-webhooks inbox replay --database D (--action A | --app NAME | --from T | --to T ... | --all)
 
 Moves done deliveries back to pending, due now, so your workers run their handlers again in
-event-time order (after a bug fix, or to rebuild a projection). Prints how many moved.
+event-time order (after a bug fix, or to rebuild a projection). Prints how many moved. With an id,
+that delivery must exist and be done.
 
 ${DATABASE_HELP}
 ${filterHelpFor('done')}
   --all                   every done delivery`,
   flags: { ...DATABASE_FLAGS, ...FILTER_FLAGS, ...ALL_FLAG },
-  async run(flags) {
-    const filter = bulkFilter(flags, 'replay', 'done');
+  positionals: 1,
+  async run(flags, positionals) {
+    const usage = 'rack-webhooks inbox replay <id> --database D';
+    const id = positionals[0] === undefined ? undefined : idArgument(positionals[0], usage);
+    if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true))
+      throw new UsageError('pass an id or filter flags, not both');
+    const filter = id === undefined ? bulkFilter(flags, 'replay', 'done') : { ids: [id] };
     const count = await withInbox(flags, {}, async (session) => {
       const moved = await session.inbox.replay(filter);
       if (moved > 0) await notifyWorkers(session);
+      if (moved === 0 && id !== undefined) {
+        const delivery = await session.inbox.get(id);
+        if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
+        throw new Error(
+          `delivery ${id} is ${delivery.state}, not done: replay moves done deliveries only${delivery.state === 'dead' ? ' (retry runs dead ones again)' : ''}`,
+        );
+      }
       return moved;
     });
     process.stdout.write(`replayed ${deliveries(count)} (done -> pending)\n`);

@@ -7,7 +7,7 @@ import { logLine } from '../../delivery-log.js';
 import { exportLine } from './export-line.js';
 import { FILTER_FLAGS, FILTER_HELP, filterFromFlags } from './filter-flags.js';
 import { deliveries } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
 
 const PAGE = 1000;
 

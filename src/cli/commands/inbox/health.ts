@@ -4,7 +4,7 @@ import { secondsFlag, UsageError } from '../../args.js';
 import type { Command } from '../../command.js';
 import { formatAge, oneLine } from '../../format.js';
 import { jsonLine } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
 
 /** The exit codes a probe reads. */
 const EXIT = { ok: 0, warning: 0, unhealthy: 1, unreachable: 2 } as const;

@@ -1,13 +1,14 @@
 import { constants, createReadStream, fstatSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { WEBHOOK_ACTIONS } from '../../../generated/catalog.js';
 import { WebhookInboxError } from '../../../inbox/errors.js';
 import { createReceiver } from '../../../receiver/create-receiver.js';
 import { KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, requireKeys, secondsFlag, optionalSecretEncoding } from '../../args.js';
 import type { Command } from '../../command.js';
 import { inFlagTerms, oneLine } from '../../format.js';
 import { parseExportLine, type ExportedDelivery } from './export-line.js';
-import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox, type InboxSession } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox, type InboxSession } from '../../inbox-session.js';
 
 /** The file, opened before the database is: a typo fails fast, as a usage error. */
 function openInput(path: string): Readable {
@@ -49,7 +50,11 @@ async function importLines(
 ): Promise<Counts> {
   let current: ExportedDelivery | undefined;
   // The receiver's clock reads the export's received_at, so the stored row keeps it (DeliveryToStore.receivedAt).
-  const receiver = createReceiver({ ...receiverOptions, inbox: session.inbox, now: () => current!.receivedAt.getTime() });
+  const now = () => current!.receivedAt.getTime();
+  const receiver = createReceiver({ ...receiverOptions, inbox: session.inbox, now });
+  // A delivery the source stored as ignored stays a record: every known action is ignored here
+  // (an unknown one is anyway).
+  const ignoring = createReceiver({ ...receiverOptions, inbox: session.inbox, now, ignore: [...WEBHOOK_ACTIONS] });
   const counts: Counts = { accepted: 0, ignored: 0, duplicate: 0, rejected: 0 };
   let number = 0;
   for await (const line of createInterface({ input, crlfDelay: Infinity })) {
@@ -63,7 +68,8 @@ async function importLines(
     }
     current = parsed.delivery;
     try {
-      const { outcome } = await receiver.receive({ body: current.body, headers: { [receiver.headerName]: current.signature } });
+      const through = current.ignored ? ignoring : receiver;
+      const { outcome } = await through.receive({ body: current.body, headers: { [receiver.headerName]: current.signature } });
       counts[outcome === 'processed' ? 'accepted' : outcome]++;
     } catch (error) {
       // A delivery failing its checks (a 4xx from the SDK) is reported and skipped; the database failing stops the import.
@@ -84,7 +90,8 @@ export const importCommand: Command = {
 Reads an inbox export (one JSON object per line: received_at, signature, body) and stores each
 delivery through a receiver, as listen --inbox would have: verified against the keys, judged
 against the time it was received (so an old delivery still verifies, a forged or altered one
-does not), parsed, and stored as pending (or ignored), keeping its received_at. A delivery
+does not), parsed, and stored as pending (ignored when it was ignored at the source, or its
+action is unknown), keeping its received_at. A delivery
 already stored is a duplicate. Prints one line per rejected delivery ("line N: <code>:
 <reason>"), then the counts. Exit 1 when any was rejected. The schema must exist (inbox migrate).
 

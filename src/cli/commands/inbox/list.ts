@@ -2,7 +2,7 @@ import { UsageError, stringFlag, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { FILTER_FLAGS, FILTER_HELP, filterFromFlags } from './filter-flags.js';
 import { deliveryJson, deliveryTable, jsonLine } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
 
 const MAX_LIMIT = 1000;
 /** The inbox's cursor: `<event nanoseconds>.<id>`. */

@@ -1,5 +1,5 @@
 import type { Command } from '../../command.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
 
 export const migrate: Command = {
   name: 'migrate',

@@ -104,12 +104,13 @@ export function deliveryDetail(delivery: StoredDeliveryDetail): string[] {
     ['event time', oneLine(delivery.eventTime)],
     ['received at', when(delivery.receivedAt)],
     ['signed at', `t=${delivery.signedAt} (${new Date(delivery.signedAt * 1000).toISOString()})`],
-    ['secret', `key #${delivery.secretIndex + 1} (secret index ${delivery.secretIndex})`],
+    ['secret', `#${delivery.secretIndex + 1} in the receiver's list (secretIndex ${delivery.secretIndex})`],
     // Only its length: the header is a valid signature of this body, and terminals end up in logs.
     ['signature', `present (${Buffer.byteLength(delivery.signature)} bytes)`],
     ['body', `${delivery.body.byteLength} bytes`],
     ['attempts', String(delivery.attempts)],
-    ['next run', when(delivery.runAt)],
+    // Only a pending delivery waits for a run; for the others run_at is a leftover.
+    ...(delivery.state === 'pending' ? [['next run', when(delivery.runAt)] as [string, string]] : []),
     ['last error', delivery.lastError === null ? '-' : oneLine(delivery.lastError)],
     ['done at', when(delivery.doneAt)],
     ['replayed at', when(delivery.replayedAt)],

@@ -1,7 +1,7 @@
 import type { Command } from '../../command.js';
 import { idArgument } from './filter-flags.js';
 import { deliveryDetail, detailJson, jsonLine } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
 
 export const show: Command = {
   name: 'show',

@@ -6,7 +6,7 @@ import type { Command } from '../../command.js';
 import { refusalSummary } from './health.js';
 import { jsonLine, statsLines } from './render.js';
 import { historyLines } from './render-history.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from './session.js';
+import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
 
 function historyFlag(flags: Flags): HistorySpan | undefined {
   const text = stringFlag(flags, 'history');

@@ -11,8 +11,8 @@ import { clearError, confirmButton, movedMessage, showError, stateBadge, table, 
 import type { View } from './view.js';
 
 function secretText(index: number): string {
-  const ordinal = ['first', 'second', 'third', 'fourth'][index];
-  return `${index}${ordinal === undefined ? '' : ` (the ${ordinal} secret)`}`;
+  // As the CLI and the README write it: the position a person counts in "new,old", and the field's value.
+  return `#${index + 1} in the receiver's list (secretIndex ${index})`;
 }
 
 function verificationFacts(delivery: DeliveryDetail): HTMLElement {
@@ -50,7 +50,8 @@ function deliveryFacts(delivery: DeliveryDetail): HTMLElement {
           ? undefined
           : h('a', { href: href.delivery(delivery.duplicateOf), class: 'mono', 'data-testid': 'duplicate-of' }, `#${delivery.duplicateOf}`),
       ],
-      ['Next run', delivery.runAt === null ? undefined : timeAgo(delivery.runAt)],
+      // Only a pending delivery waits for a run; for done or dead ones run_at is a leftover.
+      ['Next run', delivery.runAt === null || delivery.state !== 'pending' ? undefined : timeAgo(delivery.runAt)],
       ['Done', delivery.doneAt === null ? undefined : timeAgo(delivery.doneAt)],
       ['Replayed', delivery.replayedAt === null ? undefined : timeAgo(delivery.replayedAt)],
       ['Last error', delivery.lastError === null ? undefined : h('span', { class: 'error-text pre' }, delivery.lastError)],

@@ -8,11 +8,11 @@ import type { AnyWebhookEvent } from '../../../events/types.js';
 import type { Inbox } from '../../../inbox/create-inbox.js';
 import { createRackState } from '../../../state/create-rack-state.js';
 import type { Anomaly, AutoShutdownPhase, RackState } from '../../../state/types.js';
-import { inboxError } from '../../../inbox/errors.js';
 import { readAppAttention } from '../../../inbox/operate/app-attention.js';
+import { readIdsAfter, type Query } from '../../../inbox/operate/watch.js';
 import { ConsoleRequestError } from './http.js';
 
-export type Query = (text: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
+export type { Query } from '../../../inbox/operate/watch.js';
 
 const BATCH = 1000;
 /**
@@ -91,26 +91,17 @@ export class AppsIndex {
   private async readNew(): Promise<void> {
     let from = this.lastId > LATE_COMMIT_WINDOW ? this.lastId - LATE_COMMIT_WINDOW : 0n;
     for (;;) {
-      let rows;
-      try {
-        // ORDER BY the column, not the text alias: "99" sorts after "1000" as text.
-        rows = await this.query(
-          `SELECT id::text AS id FROM ${this.table} WHERE id > $1::bigint ORDER BY ${this.table}.id LIMIT ${this.batch}`,
-          [from.toString()],
-        );
-      } catch (error) {
-        throw inboxError(error, this.tableShown, 'reading new deliveries for the apps');
-      }
-      const ids = rows.map((row) => BigInt(String(row['id']))).filter((id) => !this.recentlyApplied.has(id));
+      const read = await readIdsAfter(this.query, this.table, this.tableShown, from, this.batch);
+      const ids = read.filter((id) => !this.recentlyApplied.has(id));
       if (ids.length > 0) {
         const page = await this.inbox.list({ ids: ids.map(String), includeEvents: true, limit: Math.min(this.batch, 1000) });
         for (const delivery of page.deliveries) this.applyDelivery(delivery);
       }
-      if (rows.length === 0) return;
-      from = BigInt(String(rows[rows.length - 1]!['id']));
+      if (read.length === 0) return;
+      from = read[read.length - 1]!;
       if (from > this.lastId) this.lastId = from;
       this.forgetBelow(this.lastId - LATE_COMMIT_WINDOW);
-      if (rows.length < this.batch) return;
+      if (read.length < this.batch) return;
     }
   }
 

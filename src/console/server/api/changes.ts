@@ -7,8 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Inbox } from '../../../inbox/create-inbox.js';
 import type { InboxStats } from '../../../inbox/types.js';
-import { inboxError } from '../../../inbox/errors.js';
-import type { Query } from './apps.js';
+import { readChangeFingerprint, type Query } from '../../../inbox/operate/watch.js';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -85,16 +84,7 @@ export class ChangeFeed {
 
   /** Reads the fingerprint; tells every listener when it moved. Exposed for the first read at start. */
   async check(): Promise<boolean> {
-    let rows;
-    try {
-      rows = await this.query(
-        `SELECT state, count(*)::int8::text AS n, coalesce(sum(attempts), 0)::int8::text AS a, coalesce(max(id), 0)::text AS m
-           FROM ${this.table} GROUP BY state ORDER BY state`,
-      );
-    } catch (error) {
-      throw inboxError(error, this.inbox.table, 'watching for changes');
-    }
-    const fingerprint = rows.map((row) => `${String(row['state'])}:${String(row['n'])}:${String(row['a'])}:${String(row['m'])}`).join(' ');
+    const fingerprint = await readChangeFingerprint(this.query, this.table, this.inbox.table);
     const changed = this.fingerprint !== undefined && fingerprint !== this.fingerprint;
     this.fingerprint = fingerprint;
     if (changed && this.listeners.size > 0) {
