@@ -36,6 +36,7 @@ const MIGRATED = [
   { version: 1, name: 'deliveries and attempts' },
   { version: 2, name: 'same-event duplicates kept as rows' },
   { version: 3, name: 'unfinished deliveries by app' },
+  { version: 5, name: 'trace context of the receiving span' },
 ];
 
 /** Columns, indexes and constraints of the schema a test owns, with the schema's name taken out. */
@@ -90,10 +91,10 @@ function twoClients(kind: ClientKind, db: TestDatabase): { clients: unknown[]; c
 }
 
 describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
-  it('migrate() applies versions 1 to 3 on a fresh table, then nothing, and creates the tables and indexes', async () => {
+  it('migrate() applies every version (1, 2, 3, 5) on a fresh table, then nothing, and creates the tables and indexes', async () => {
     const { inbox, db } = await openInbox(kind, { migrate: false });
-    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3], version: 3 });
-    expect(await inbox.migrate()).toEqual({ applied: [], version: 3 });
+    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 5], version: 5 });
+    expect(await inbox.migrate()).toEqual({ applied: [], version: 5 });
 
     const tables = await db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -110,7 +111,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     expect(await db.query(`SELECT version, name FROM ${db.table}_migrations ORDER BY version`)).toEqual(MIGRATED);
   });
 
-  it('schemaSql() creates the same schema as migrate(), recorded as versions 1 to 3', async () => {
+  it('schemaSql() creates the same schema as migrate(), recorded as every version', async () => {
     const { db: migrated } = await openInbox(kind);
     const scripted = await openDatabase(kind);
     try {
@@ -119,7 +120,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
       expect(await catalogue(scripted)).toEqual(await catalogue(migrated));
       // migrate() recognises it, and the inbox works on it.
       const inbox = createInbox({ database: scripted.database as unknown, table: scripted.table });
-      expect(await inbox.migrate()).toEqual({ applied: [], version: 3 });
+      expect(await inbox.migrate()).toEqual({ applied: [], version: 5 });
     } finally {
       await scripted.close();
     }
@@ -130,12 +131,13 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const { clients, close } = twoClients(kind, db);
     try {
       const results = await Promise.all(clients.map((database) => createInbox({ database, table: db.table }).migrate()));
-      expect(results.map((result) => result.version)).toEqual([3, 3]);
-      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2, 3]]);
+      expect(results.map((result) => result.version)).toEqual([5, 5]);
+      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2, 3, 5]]);
       expect(await db.query(`SELECT version FROM ${db.table}_migrations ORDER BY version`)).toEqual([
         { version: 1 },
         { version: 2 },
         { version: 3 },
+        { version: 5 },
       ]);
     } finally {
       await close();
