@@ -107,7 +107,8 @@ export function dispatchLine(result: DispatchResult, colour: boolean): string {
   let outcome: string;
   if (result.skipped !== undefined) outcome = paint(colour, 'yellow', `skipped (${result.skipped})`);
   else if (result.timedOut === true) outcome = paint(colour, 'red', `timeout after ${result.timeoutMs} ms`);
-  else if (result.status !== undefined) outcome = `${paint(colour, answered ? 'green' : 'red', String(result.status))}${replyText(result.reply)}`;
+  else if (result.status !== undefined)
+    outcome = `${paint(colour, answered ? 'green' : 'red', String(result.status))}${replyText(result.reply)}`;
   else outcome = paint(colour, 'red', `error (${oneLine(error ?? 'no response')})`);
   return [oneLine(result.name), result.url === undefined ? '-' : shortUrl(result.url), outcome, `${Math.round(result.durationMs)} ms`].join(
     '  ',

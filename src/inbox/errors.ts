@@ -3,11 +3,7 @@ import { WebhookError } from '../shared/webhook-error.js';
 
 /** Why the inbox failed; see {@link WebhookInboxError}. */
 export type WebhookInboxErrorCode =
-  | 'inbox_unavailable'
-  | 'inbox_not_migrated'
-  | 'inbox_schema_newer'
-  | 'inbox_failed'
-  | 'inbox_no_transaction';
+  'inbox_unavailable' | 'inbox_not_migrated' | 'inbox_schema_newer' | 'inbox_failed' | 'inbox_no_transaction';
 
 /**
  * The inbox could not do what was asked. `inbox_unavailable` (503): the database cannot be

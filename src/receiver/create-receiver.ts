@@ -7,7 +7,14 @@ import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
 import { WebhookHandlerError } from './errors.js';
-import { OBSERVE_RECEIVER, PERSIST_STEP, RECEIVER_RUNTIME, REFUSAL_COUNTER, type DeliveryInbox, type ReceiverRuntime } from './inbox-contract.js';
+import {
+  OBSERVE_RECEIVER,
+  PERSIST_STEP,
+  RECEIVER_RUNTIME,
+  REFUSAL_COUNTER,
+  type DeliveryInbox,
+  type ReceiverRuntime,
+} from './inbox-contract.js';
 import { describeRejection, errorCode, rejectionFacts } from './log.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';

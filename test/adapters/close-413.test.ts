@@ -19,7 +19,15 @@ const children: ChildProcess[] = [];
 beforeAll(() => {
   mkdirSync(dirname(BUNDLE), { recursive: true });
   // Bundled once (the adapters from src/, the frameworks left to node_modules) and run by plain node.
-  buildSync({ entryPoints: [join(HERE, 'serve-adapter.ts')], outfile: BUNDLE, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'error' });
+  buildSync({
+    entryPoints: [join(HERE, 'serve-adapter.ts')],
+    outfile: BUNDLE,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    logLevel: 'error',
+  });
 });
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');

@@ -334,7 +334,10 @@ describe('inbox on PostgreSQL', () => {
       out: '',
       err: `rack-webhooks inbox replay: delivery ${done!.id} is pending, not done: replay moves done deliveries only\n`,
     });
-    usage(await cli('inbox', 'replay', done!.id, ...on(table), '--all'), /^rack-webhooks inbox replay: pass an id or filter flags, not both\n$/);
+    usage(
+      await cli('inbox', 'replay', done!.id, ...on(table), '--all'),
+      /^rack-webhooks inbox replay: pass an id or filter flags, not both\n$/,
+    );
     expect(await cli('inbox', 'replay', ...on(table), '--all')).toEqual({
       code: 0,
       out: 'replayed 0 deliveries (done -> pending)\n',
@@ -605,7 +608,10 @@ describe('export lines', () => {
     const ignored = JSON.parse(exportLine({ ...detail(Buffer.from('{}')), state: 'ignored' } as Parameters<typeof exportLine>[0]));
     expect(Object.keys(ignored)).toEqual(['id', 'received_at', 'signature', 'state', 'body']);
     expect(parseExportLine(JSON.stringify(ignored))).toMatchObject({ delivery: { ignored: true } });
-    expect(parseExportLine(JSON.stringify({ ...ignored, state: 'done' }))).toEqual({ code: 'invalid_line', reason: '"state" is "ignored" or absent' });
+    expect(parseExportLine(JSON.stringify({ ...ignored, state: 'done' }))).toEqual({
+      code: 'invalid_line',
+      reason: '"state" is "ignored" or absent',
+    });
     expect(parseExportLine('[1]')).toEqual({ code: 'invalid_line', reason: 'not a JSON object' });
     expect(parseExportLine('{"signature":"t=1,v1=00","received_at":"2026-01-01T00:00:00Z"}')).toEqual({
       code: 'invalid_line',

@@ -68,13 +68,19 @@ describe('send', () => {
     const bodies: Buffer[] = [];
     const echo = await listen((req, res) => {
       const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
-        bodies.push(Buffer.concat(chunks));
-        const refuse = bodies.length > 1;
-        res
-          .writeHead(refuse ? 503 : 200, { 'content-type': 'application/json' })
-          .end(refuse ? JSON.stringify({ error: 'inbox_unavailable', message: 'The inbox database\ncould not be reached' }) : '{"status":"accepted"}');
-      });
+      req
+        .on('data', (chunk: Buffer) => chunks.push(chunk))
+        .on('end', () => {
+          bodies.push(Buffer.concat(chunks));
+          const refuse = bodies.length > 1;
+          res
+            .writeHead(refuse ? 503 : 200, { 'content-type': 'application/json' })
+            .end(
+              refuse
+                ? JSON.stringify({ error: 'inbox_unavailable', message: 'The inbox database\ncould not be reached' })
+                : '{"status":"accepted"}',
+            );
+        });
     });
     const bytes = Buffer.from([0xff, 0x00, 0x7b, 0x0a, 0xc3]);
     const raw = await cli('send', '--url', echo, '--body', writeTemp(dir, 'bytes.bin', bytes));
@@ -96,7 +102,18 @@ describe('send', () => {
     const refused = await cli('send', '--url', url, '--key', KEY, '--action', 'app:from-the-future');
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/unknown action "app:from-the-future".*; --unknown-action sends it anyway, as a newer rack would\n$/);
-    const sent = await cli('send', '--url', url, '--key', KEY, '--action', 'app:from-the-future', '--unknown-action', '--set', 'data.app=a1');
+    const sent = await cli(
+      'send',
+      '--url',
+      url,
+      '--key',
+      KEY,
+      '--action',
+      'app:from-the-future',
+      '--unknown-action',
+      '--set',
+      'data.app=a1',
+    );
     expect(sent.code, sent.out + sent.err).toBe(0);
     expect(sent.out).toMatch(/ {2}200 ignored {2}/);
     const known = await cli('send', '--url', url, '--key', KEY, '--action', 'app:create', '--unknown-action');
@@ -115,7 +132,11 @@ describe('send', () => {
     const direct = await cli('send', '--url', `${withCredentials}/hook`, '--action', 'app:create');
     expect(direct.code, direct.out + direct.err).toBe(0);
     const dir = tempDir();
-    const config = writeTemp(dir, 'webhooks.json', JSON.stringify({ one: `${withCredentials}/a`, two: JSON.stringify({ url: `${withCredentials}/b` }) }));
+    const config = writeTemp(
+      dir,
+      'webhooks.json',
+      JSON.stringify({ one: `${withCredentials}/a`, two: JSON.stringify({ url: `${withCredentials}/b` }) }),
+    );
     const configured = await cli('send', '--config', config, '--action', 'app:create');
     expect(configured.code, configured.out + configured.err).toBe(0);
     const expected = `Basic ${Buffer.from('us@er:päss:w').toString('base64')}`;

@@ -77,7 +77,9 @@ describe('sign and verify', { timeout: 60_000 }, () => {
     const unset = await run(['verify', '--key', hexKey, '--header', header], { stdin: BODY });
     expect(unset).toMatchObject({
       code: 0,
-      stdout: expect.stringMatching(/^ok: signature verified with secret #1 of 1 \(secretIndex 0\) \(hex-decoded, as a deployed rack uses it\); /),
+      stdout: expect.stringMatching(
+        /^ok: signature verified with secret #1 of 1 \(secretIndex 0\) \(hex-decoded, as a deployed rack uses it\); /,
+      ),
     });
     expect(unset.stdout).not.toContain(hexKey);
 

@@ -118,7 +118,10 @@ describe('flags', { timeout: 60_000 }, () => {
 
   it('does not echo a flag that looks like a pasted key', async () => {
     const pasted = await run(['sign', `--${'ab'.repeat(32)}`]);
-    expectUsageError(pasted, /^rack-webhooks sign: unknown flag \(not shown: it does not look like a flag name, and may be a pasted value\); see --help\n$/);
+    expectUsageError(
+      pasted,
+      /^rack-webhooks sign: unknown flag \(not shown: it does not look like a flag name, and may be a pasted value\); see --help\n$/,
+    );
   });
 
   it('refuses a single-value flag given twice, and --event with --file', async () => {
@@ -196,7 +199,9 @@ describe('flags', { timeout: 60_000 }, () => {
 describe('help', { timeout: 60_000 }, () => {
   // Every command and subcommand the CLI has, from its own list: a new command is covered here.
   const leaves = COMMANDS.flatMap((command) =>
-    'subcommands' in command ? command.subcommands.map((sub) => ({ words: [command.name, sub.name], command: sub })) : [{ words: [command.name], command }],
+    'subcommands' in command
+      ? command.subcommands.map((sub) => ({ words: [command.name, sub.name], command: sub }))
+      : [{ words: [command.name], command }],
   );
 
   it('lists every command, and every command has its own --help', async () => {
@@ -208,11 +213,17 @@ describe('help', { timeout: 60_000 }, () => {
     expect(bare.stderr).toContain('Usage: rack-webhooks <command>');
   });
 
-  it.each(leaves.map((leaf) => [leaf.words.join(' '), leaf] as const))('%s: --help names every flag it takes; a stray unknown flag is refused', async (_, leaf) => {
-    const help = await run([...leaf.words, '--help']);
-    expect(help.code, help.stderr).toBe(0);
-    expect(help.stdout).toMatch(new RegExp(`^Usage: rack-webhooks ${leaf.words.join(' ')}\\b`));
-    for (const flag of Object.keys(leaf.command.flags)) expect(help.stdout, `--${flag}`).toMatch(new RegExp(`--${flag}\\b`));
-    expectUsageError(await run([...leaf.words, '--no-such-flag']), new RegExp(`^rack-webhooks ${leaf.words.join(' ')}: unknown flag --no-such-flag`));
-  });
+  it.each(leaves.map((leaf) => [leaf.words.join(' '), leaf] as const))(
+    '%s: --help names every flag it takes; a stray unknown flag is refused',
+    async (_, leaf) => {
+      const help = await run([...leaf.words, '--help']);
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: rack-webhooks ${leaf.words.join(' ')}\\b`));
+      for (const flag of Object.keys(leaf.command.flags)) expect(help.stdout, `--${flag}`).toMatch(new RegExp(`--${flag}\\b`));
+      expectUsageError(
+        await run([...leaf.words, '--no-such-flag']),
+        new RegExp(`^rack-webhooks ${leaf.words.join(' ')}: unknown flag --no-such-flag`),
+      );
+    },
+  );
 });

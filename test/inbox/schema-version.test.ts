@@ -23,7 +23,9 @@ describe('migrate() refuses a table migrated by a newer package', { timeout: 120
       const error = await inbox.migrate().catch((thrown: unknown) => thrown);
       expect(error).toBeInstanceOf(WebhookInboxError);
       expect(error).toMatchObject({ code: 'inbox_schema_newer', status: 500 });
-      expect((error as Error).message).toContain(`schema version ${LATEST_VERSION + 1}, newer than this version of rack-webhooks knows (${LATEST_VERSION})`);
+      expect((error as Error).message).toContain(
+        `schema version ${LATEST_VERSION + 1}, newer than this version of rack-webhooks knows (${LATEST_VERSION})`,
+      );
       const versions = await db.query<{ version: number }>(`SELECT version FROM ${migrations} ORDER BY version`);
       expect(versions.map((row) => Number(row.version)).at(-1)).toBe(LATEST_VERSION + 1);
     });

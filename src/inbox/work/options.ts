@@ -192,5 +192,18 @@ export function resolveWorkOptions(driver: Driver, options: WorkOptions): Resolv
   const heartbeatMs = positiveInteger('heartbeatMs', options.heartbeatMs, 5000);
   if (heartbeatMs > MAX_TIMER_MS / 3)
     throw new RangeError(`heartbeatMs must be at most ${Math.floor(MAX_TIMER_MS / 3)}, got ${heartbeatMs}`);
-  return { concurrency, batchSize, pollIntervalMs, leaseSeconds, maxAttempts, backoff, workerId, listen, order, onFailure, heartbeatMs, mode };
+  return {
+    concurrency,
+    batchSize,
+    pollIntervalMs,
+    leaseSeconds,
+    maxAttempts,
+    backoff,
+    workerId,
+    listen,
+    order,
+    onFailure,
+    heartbeatMs,
+    mode,
+  };
 }
