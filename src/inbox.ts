@@ -31,8 +31,8 @@ export type {
 export type { RetainedState, RetentionOptions, RetentionResult } from './inbox/retention/options.js';
 export { DEFAULT_TABLE } from './inbox/schema/table-name.js';
 export { healthHandler } from './inbox/health/handler.js';
-export type { HealthEndpoint, HealthEndpoints, HealthHandlerOptions, HealthSource } from './inbox/health/handler.js';
-export type { HealthOptions, HealthStatus, InboxHealth } from './inbox/health/health.js';
+export type { HealthEndpoint, HealthEndpoints, HealthHandlerOptions, HealthSource, NodeResponse } from './inbox/health/handler.js';
+export type { HealthOptions, HealthStatus, InboxHealth, InboxReadiness } from './inbox/health/health.js';
 export type { RefusalCount, RefusalListener, RefusalMinute, RefusalQuery } from './inbox/health/refusals.js';
 export type { WorkerInfo } from './inbox/health/workers.js';
 export { schemaSql } from './inbox/schema/migrations.js';

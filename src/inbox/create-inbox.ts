@@ -4,7 +4,7 @@ import { createPersistStep } from '../receiver/steps/persist.js';
 import type { Receiver } from '../receiver/types.js';
 import { driverFor } from './database/detect.js';
 import { inboxError } from './errors.js';
-import { checkHealth, checkReadiness, type HealthOptions, type InboxHealth } from './health/health.js';
+import { checkHealth, checkReadiness, type HealthOptions, type InboxHealth, type InboxReadiness } from './health/health.js';
 import {
   readRefusals,
   REFUSAL_FLUSH_MS,
@@ -81,7 +81,12 @@ export interface InboxOptions<Database> {
    *
    * @defaultValue `{ flushIntervalMs: 5000 }`
    */
-  recordRefusals?: boolean | { flushIntervalMs?: number };
+  recordRefusals?:
+    | boolean
+    | {
+        /** How often the counts kept in memory are written, in ms. */
+        flushIntervalMs?: number;
+      };
   /**
    * OpenTelemetry spans and metrics as soon as the application registers an SDK
    * (`@opentelemetry/api` 1.x, an optional peer): received deliveries, handler attempts linked to
@@ -148,7 +153,7 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
    */
   health(options?: HealthOptions): Promise<InboxHealth>;
   /** One cheap statement: the database answers and the schema is this package's (a readiness probe). */
-  readiness(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }>;
+  readiness(): Promise<InboxReadiness>;
   /** Workers with a heartbeat row, live ones first; `live: false` for one that stopped beating without `stop()`. */
   workers(): Promise<WorkerInfo[]>;
   /** Refusals recorded by every process since `since` (default: an hour ago), per code, most frequent first. */

@@ -18,7 +18,14 @@ export interface DispatchResult {
    * What the receiver answered, from a JSON reply's first 4 KiB: `status` (`processed`,
    * `accepted`…) or `error` (its code) and `message`. The rack ignores it; it is reported for tests.
    */
-  reply?: { status?: string; error?: string; message?: string };
+  reply?: {
+    /** The answer's `status` (`processed`, `accepted`, `duplicate`...). */
+    status?: string;
+    /** The refusal's `error` code. */
+    error?: string;
+    /** The refusal's `message`. */
+    message?: string;
+  };
   /** A network error or a timeout, as text. */
   error?: string;
   /** True when the receiver did not answer within its timeout. */

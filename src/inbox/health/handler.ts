@@ -1,9 +1,11 @@
-import type { HealthOptions, InboxHealth } from './health.js';
+import type { HealthOptions, InboxHealth, InboxReadiness } from './health.js';
 
 /** What {@link healthHandler} needs of an inbox. */
 export interface HealthSource {
+  /** The full report, as `inbox.health()` gives it. */
   health(options?: HealthOptions): Promise<InboxHealth>;
-  readiness(): Promise<{ readonly ready: boolean; readonly reasons: readonly string[] }>;
+  /** The cheap check, as `inbox.readiness()` gives it. */
+  readiness(): Promise<InboxReadiness>;
 }
 
 /** Options of {@link healthHandler}. */
@@ -18,8 +20,10 @@ export interface HealthHandlerOptions extends HealthOptions {
 }
 
 /** A Node `ServerResponse` as far as the handler uses it (Express's `res` is one). */
-interface NodeResponse {
+export interface NodeResponse {
+  /** Writes the status line and headers. */
   writeHead(status: number, headers: Record<string, string>): unknown;
+  /** Writes the body and ends the response. */
   end(body?: string): unknown;
 }
 

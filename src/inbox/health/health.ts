@@ -38,12 +38,14 @@ export interface InboxHealth {
   readonly reasons: readonly string[];
   /** When the check ran (this process's clock). */
   readonly checkedAt: Date;
+  /** Whether the database answered. */
   readonly database: {
     /** Whether a statement went through. */
     readonly reachable: boolean;
     /** Why not, when it did not (never a password). */
     readonly error?: string;
   };
+  /** The table's schema version against this package's. */
   readonly schema: {
     /** The highest version applied to the table; `null` when it was never migrated. */
     readonly version: number | null;
@@ -55,7 +57,14 @@ export interface InboxHealth {
     readonly newerThanPackage: boolean;
   };
   /** Workers with a heartbeat row: `live` beat recently, `gone` stopped beating without `stop()`. */
-  readonly workers: { readonly live: number; readonly gone: number; readonly list: readonly WorkerInfo[] };
+  readonly workers: {
+    /** Workers that beat within their last 3 beats. */
+    readonly live: number;
+    /** Workers that stopped beating without `stop()` (kept a day). */
+    readonly gone: number;
+    /** Every worker with a heartbeat row, live first. */
+    readonly list: readonly WorkerInfo[];
+  };
   /** `inbox.stats()`; `null` when the schema is missing or the database is away. */
   readonly stats: InboxStats | null;
   /** Milliseconds since the oldest pending delivery was received; `null` when none is pending. */
@@ -63,7 +72,20 @@ export interface InboxHealth {
   /** Dead deliveries: each waits for `retry`. */
   readonly dead: number;
   /** Refusals recorded in the last hour, by every process, most frequent code first (written every ~5 s). */
-  readonly refusalsLastHour: { readonly total: number; readonly byCode: readonly RefusalCount[] };
+  readonly refusalsLastHour: {
+    /** Every refusal of the hour. */
+    readonly total: number;
+    /** Per refusal code, most frequent first. */
+    readonly byCode: readonly RefusalCount[];
+  };
+}
+
+/** What `inbox.readiness()` answers. */
+export interface InboxReadiness {
+  /** The database answers and the schema is this package's. */
+  readonly ready: boolean;
+  /** Why not, one sentence each; empty when ready. */
+  readonly reasons: readonly string[];
 }
 
 const DEFAULT_MAX_PENDING_AGE_MS = 15 * 60_000;

@@ -23,7 +23,7 @@ export interface WorkerInfo {
   /** Handlers it was running at its last beat. */
   readonly running: number;
   /**
-   * `false` once it has missed {@link MISSED_BEATS} beats: it was killed, crashed or lost the
+   * `false` once it has missed 3 beats: it was killed, crashed or lost the
    * database without `stop()`. Its row stays a day, then the next worker to start deletes it.
    */
   readonly live: boolean;

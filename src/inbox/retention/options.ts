@@ -34,6 +34,7 @@ export interface RetentionOptions {
 export interface RetentionResult {
   /** `false` when another watcher holds the lease: nothing was pruned here. */
   readonly ran: boolean;
+  /** Rows deleted per state. */
   readonly deleted: Readonly<Partial<Record<RetainedState, number>>>;
   /** Every row deleted. */
   readonly total: number;

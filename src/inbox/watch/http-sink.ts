@@ -2,7 +2,11 @@ import type { Alert } from './types.js';
 
 /** Options of {@link httpAlertSink}. */
 export interface HttpAlertSinkOptions {
-  /** Headers sent with each POST (an `authorization` token, a routing key). Never logged. */
+  /**
+   * Headers sent with each POST (an `authorization` token, a routing key). Never logged.
+   *
+   * @defaultValue none beyond `content-type: application/json`
+   */
   headers?: Readonly<Record<string, string>>;
   /**
    * Per attempt, in ms.

@@ -15,6 +15,7 @@ export interface Alert {
   readonly status: 'open' | 'resolved';
   /** The rule. */
   readonly rule: AlertRule;
+  /** How urgent: `critical` needs someone now, `warning` needs a look soon. */
   readonly severity: AlertSeverity;
   /**
    * The incident's identity, stable from open to resolve (`dead`, `refusals:signature_mismatch`,
@@ -79,7 +80,11 @@ export interface RefusalsRuleOptions {
    * @defaultValue `10`
    */
   threshold?: number;
-  /** Per-code thresholds (`{ timestamp_too_old: 50 }`), over `threshold`. */
+  /**
+   * Per-code thresholds (`{ timestamp_too_old: 50 }`), over `threshold`.
+   *
+   * @defaultValue `threshold` for every code
+   */
   byCode?: Readonly<Record<string, number>>;
   /**
    * The window, in ms (refusals are counted per minute).
@@ -127,11 +132,17 @@ export interface OverdueLifecycleRuleOptions {
 
 /** Every rule is on by default; `false` turns one off. */
 export interface AlertRules {
+  /** Deliveries that went dead. */
   dead?: DeadRuleOptions | false;
+  /** The oldest due delivery waiting longer than a bound. */
   backlog?: BacklogRuleOptions | false;
+  /** No live worker for a bound. */
   noWorker?: NoWorkerRuleOptions | false;
+  /** Refusals above a bound in a window, per refusal code. */
   refusals?: RefusalsRuleOptions | false;
+  /** No delivery accepted for a bound, after the rack was sending. */
   silence?: SilenceRuleOptions | false;
+  /** An armed auto-shutdown countdown with no outcome well past its expected shutdown time. */
   overdueLifecycle?: OverdueLifecycleRuleOptions | false;
 }
 
@@ -141,9 +152,15 @@ export interface WatchOptions {
    * Called once when an incident opens and once when it resolves. An alert it throws on (or that a
    * crash cut off) is offered again at the next evaluation. Without it, no alert rule runs
    * (retention only).
+   *
+   * @defaultValue none: no alert rule runs
    */
   onAlert?: (alert: Alert) => void | Promise<void>;
-  /** The rules and their bounds. */
+  /**
+   * The rules and their bounds.
+   *
+   * @defaultValue every rule, with its default bounds
+   */
   rules?: AlertRules;
   /**
    * Automatic pruning by state, in bounded batches; `false` turns it off.
@@ -163,7 +180,11 @@ export interface WatchOptions {
    * @defaultValue `watcher-` and 8 random characters
    */
   watcherId?: string;
-  /** Failures of the watcher itself (the database away, onAlert throwing); default: one line on stderr per distinct failure. */
+  /**
+   * Failures of the watcher itself (the database away, onAlert throwing).
+   *
+   * @defaultValue one line on stderr per distinct failure
+   */
   onError?: (error: Error) => void;
   /** The clock (tests, replays). @defaultValue `() => new Date()` */
   now?: () => Date;
