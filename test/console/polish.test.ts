@@ -184,17 +184,17 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
       expect((await page.locator(`[data-testid="app-name"][title="${LONG_APP}"]`).boundingBox())!.width).toBeLessThan(260);
     });
 
-    it('draws the hourly charts, refusals n/a without their table, and the open alerts', async () => {
+    it('draws the hourly charts, the live workers and the open alerts', async () => {
       await open('/stats');
       await expect.poll(() => page.getByTestId('history-chart').count()).toBe(6);
       const totals = await page.getByTestId('chart-total').allTextContents();
       const measures = await page.getByTestId('history-chart').evaluateAll((figures) => figures.map((f) => f.getAttribute('data-measure')));
       expect(measures).toEqual(['accepted', 'duplicate', 'refused', 'retried', 'dead', 'latency']);
       expect(totals[0]).toBe('15');
-      expect(totals[2]).toBe('n/a');
+      expect(totals[2]).toBe('0');
       expect(totals[4]).toBe('1');
       expect(totals[5]).toMatch(/^p95 ≤ /);
-      expect(await page.getByTestId('live-workers').textContent()).toBe('Live workers: n/a (this schema records no worker heartbeats).');
+      expect(await page.getByTestId('live-workers').textContent()).toBe('Live workers: 1.');
       expect(await page.getByTestId('alerts').textContent()).toBe('No open alerts.');
       await page.getByRole('button', { name: 'Last week' }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Last week' }).getAttribute('aria-pressed')).toBe('true');
