@@ -234,7 +234,7 @@ describe('the stats view', () => {
     await expect.poll(() => page.getByTestId('alert').count()).toBe(1);
     const alert = page.getByTestId('alert');
     expect(await alert.getAttribute('data-severity')).toBe('critical');
-    expect(await alert.textContent()).toMatch(/^critical1 delivery went dead in .+since \d+ (s|min) ago$/);
+    expect(await alert.textContent()).toMatch(/^critical1 delivery went dead in .+: fix the handler, .+since (just now|\d+ (s|min) ago)$/);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   });
 });
