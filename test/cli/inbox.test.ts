@@ -229,7 +229,9 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'stats', ...on(table))).toEqual({
       code: 0,
       err: '',
-      out: 'pending    0\nrunning    0\ndone       1\ndead       2\nignored    1\nduplicate  0\ntotal      4\noldest pending: none\n',
+      out:
+        'pending    0\nrunning    0\ndone       1\ndead       2\nignored    1\nduplicate  0\ntotal      4\noldest pending: none\n' +
+        'refused (last hour): none\nopen alerts: none\n',
     });
 
     usage(
@@ -281,16 +283,16 @@ describe('inbox on PostgreSQL', () => {
 
     const stats = await cli('inbox', 'stats', ...on(table));
     expect(stats.out).toMatch(
-      /^pending {4}2\nrunning {4}0\ndone {7}1\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}4\noldest pending: received \d+ (ms|s) ago\n$/,
+      /^pending {4}2\nrunning {4}0\ndone {7}1\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}4\noldest pending: received \d+ (ms|s) ago\nrefused \(last hour\): none\nopen alerts: none\n$/,
     );
-    // --history: sparklines, a line an hour for a day, n/a for refusals without their table.
+    // --history: sparklines, a line an hour for a day (refusals and workers: every migrated schema records them).
     const day = await cli('inbox', 'stats', ...on(table), '--history', 'day');
     expect(day.code, day.err).toBe(0);
     expect(day.out).toMatch(/\nper hour over the last day \(UTC, from \d{4}-\d\d-\d\dT\d\d:00Z; one character an hour\):\n/);
     // (Seeded this hour, or the last one if the clock just turned: either way 24 characters, total 4.)
     expect(day.out).toMatch(/\n {2}accepted {3}[.\u2581-\u2588]{24} {2}total 4, peak [1-4] in an hour\n/);
-    expect(day.out).toContain('\n  refused    n/a (no refusals table in this schema)\n');
-    expect(day.out).toContain('\n  live workers: n/a (no workers table in this schema)\n');
+    expect(day.out).toContain('\n  refused    ........................  total 0, peak 0 in an hour\n');
+    expect(day.out).toContain('\n  live workers: 0\n');
     expect(day.out.split('\n').filter((line) => /^\d{4}-\d\d-\d\d \d\d:00Z /.test(line))).toHaveLength(24);
     const week = await cli('inbox', 'stats', ...on(table), '--history', 'week');
     expect(week.out).toMatch(/one character 6 hours\):\n {2}accepted {3}[.\u2581-\u2588]{28} {2}total 4/);
@@ -299,7 +301,7 @@ describe('inbox on PostgreSQL', () => {
     expect(history.history.span).toBe('week');
     expect(history.history.hours).toHaveLength(168);
     expect(history.history.hours.reduce((sum: number, hour: { accepted: number }) => sum + hour.accepted, 0)).toBe(4);
-    expect(history.history.hours[167]).toMatchObject({ refused: null, duplicate: 0 });
+    expect(history.history.hours[167]).toMatchObject({ refused: 0, duplicate: 0 });
     usage(await cli('inbox', 'stats', ...on(table), '--history', 'month'), /^rack-webhooks inbox stats: --history must be day or week\n$/);
     expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toEqual({
       pending: 2,
@@ -310,6 +312,8 @@ describe('inbox on PostgreSQL', () => {
       duplicate: 0,
       total: 4,
       oldestPendingAgeMs: expect.any(Number),
+      refusedLastHour: [],
+      openAlerts: [],
     });
 
     usage(
@@ -742,7 +746,7 @@ describe('inbox on a PGlite directory', () => {
       code: 0,
       err: '',
       out: expect.stringMatching(
-        /^pending {4}4\nrunning {4}0\ndone {7}0\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\n$/,
+        /^pending {4}4\nrunning {4}0\ndone {7}0\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\nrefused \(last hour\): none\nopen alerts: none\n$/,
       ),
     });
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
@@ -768,7 +772,7 @@ describe('inbox on a PGlite directory', () => {
 describe('inbox usage', () => {
   it('lists the subcommands, helps with each, and suggests the nearest name', async () => {
     expect((await cli('--help')).out).toMatch(
-      /\n {2}inbox {4}operate a durable inbox: list, show, stats, retry, replay, prune, export, import, migrate\n/,
+      /\n {2}inbox {4}operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate\n/,
     );
     const bare = await cli('inbox');
     expect(bare.code).toBe(2);

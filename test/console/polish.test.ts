@@ -184,18 +184,18 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
       expect((await page.locator(`[data-testid="app-name"][title="${LONG_APP}"]`).boundingBox())!.width).toBeLessThan(260);
     });
 
-    it('draws the hourly charts, refusals n/a without their table, and says what it cannot show yet', async () => {
+    it('draws the hourly charts, the live workers and the open alerts', async () => {
       await open('/stats');
       await expect.poll(() => page.getByTestId('history-chart').count()).toBe(6);
       const totals = await page.getByTestId('chart-total').allTextContents();
       const measures = await page.getByTestId('history-chart').evaluateAll((figures) => figures.map((f) => f.getAttribute('data-measure')));
       expect(measures).toEqual(['accepted', 'duplicate', 'refused', 'retried', 'dead', 'latency']);
       expect(totals[0]).toBe('15');
-      expect(totals[2]).toBe('n/a');
+      expect(totals[2]).toBe('0');
       expect(totals[4]).toBe('1');
       expect(totals[5]).toMatch(/^p95 ≤ /);
-      expect(await page.getByTestId('live-workers').textContent()).toBe('Live workers: n/a (this schema records no worker heartbeats).');
-      expect(await page.getByTestId('not-yet-shown').textContent()).toContain('Open alerts');
+      expect(await page.getByTestId('live-workers').textContent()).toBe('Live workers: 1.');
+      expect(await page.getByTestId('alerts').textContent()).toBe('No open alerts.');
       await page.getByRole('button', { name: 'Last week' }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Last week' }).getAttribute('aria-pressed')).toBe('true');
       await expect.poll(() => page.getByTestId('history-chart').first().getAttribute('aria-label')).toMatch(/in 168 hours/);
@@ -212,6 +212,32 @@ describe.each(SIZES.flatMap(([size, viewport]) => SCHEMES.map((scheme) => [`${si
     });
   },
 );
+
+describe('the stats view', () => {
+  it('lists an alert a real watcher opened: severity, summary, since', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    // The dead delivery opens an incident; the watcher stops, the incident stays open in its table.
+    const watcher = fixture.inbox.watch({
+      onAlert: () => {},
+      retention: false,
+      intervalMs: 3_600_000,
+      rules: { backlog: false, silence: false, overdueLifecycle: false, noWorker: false, refusals: false },
+    });
+    try {
+      await watcher.check();
+      await eventually(async () => (await watcher.incidents()).length === 1, 'the dead incident open');
+    } finally {
+      await watcher.stop();
+    }
+    await open('/stats');
+    await page.reload();
+    await expect.poll(() => page.getByTestId('alert').count()).toBe(1);
+    const alert = page.getByTestId('alert');
+    expect(await alert.getAttribute('data-severity')).toBe('critical');
+    expect(await alert.textContent()).toMatch(/^critical1 delivery went dead in .+: fix the handler, .+since (just now|\d+ (s|min) ago)$/);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  });
+});
 
 describe('the page', () => {
   it('logged no error', () => {

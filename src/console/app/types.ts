@@ -29,7 +29,18 @@ export interface Overview {
   workers: { live: number; gone: number; list: WorkerRow[] } | null;
   /** Refusals in the last hour, most frequent code first; null on a schema from before they were recorded. */
   refusals: { total: number; byCode: { code: string; count: number }[] } | null;
+  /** The incidents inbox.watch() keeps open, critical first; null on a schema without an incidents table. */
+  alerts: OpenAlertRow[] | null;
   now: string;
+}
+
+export interface OpenAlertRow {
+  rule: string;
+  severity: 'critical' | 'warning';
+  key: string;
+  summary: string;
+  since: string;
+  openedAt: string;
 }
 
 export type Row = DeliveryJson;

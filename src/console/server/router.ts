@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Inbox } from '../../inbox/create-inbox.js';
+import type { OpenAlert } from '../../inbox/operate/alerts.js';
 import type { HistorySpan, InboxHistory } from '../../inbox/operate/history.js';
 import type { AppsIndex } from './api/apps.js';
 import type { ChangeFeed } from './api/changes.js';
@@ -32,6 +33,8 @@ export interface ConsoleContext {
   readonly describe: FieldDescriber;
   readonly overview: () => { table: string; database: string };
   readonly history: (span: HistorySpan) => Promise<InboxHistory>;
+  /** The incidents inbox.watch() keeps open; `undefined` on a schema without them. */
+  readonly openAlerts: () => Promise<OpenAlert[] | undefined>;
 }
 
 /** On every response: nothing cached, sniffed, framed, or sent on as a Referer (the first URL holds the token). */
@@ -133,8 +136,8 @@ const ROUTES: readonly Route[] = [
     method: 'GET',
     path: /^\/api\/overview$/,
     handle: async (context) => {
-      const [stats, health] = await Promise.all([context.inbox.stats(), workersAndRefusals(context.inbox)]);
-      return { ...context.overview(), stats, ...health, now: new Date().toISOString() };
+      const [stats, health, alerts] = await Promise.all([context.inbox.stats(), workersAndRefusals(context.inbox), context.openAlerts()]);
+      return { ...context.overview(), stats, ...health, alerts: alerts ?? null, now: new Date().toISOString() };
     },
   },
   { method: 'GET', path: /^\/api\/history$/, handle: (context, _, url) => context.history(historySpan(url.searchParams.get('span'))) },

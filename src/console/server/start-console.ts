@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Inbox } from '../../inbox/create-inbox.js';
+import { readOpenAlerts } from '../../inbox/operate/alerts.js';
 import { readHistory, type HistorySpan } from '../../inbox/operate/history.js';
 import type { Query } from '../../inbox/operate/watch.js';
 import { resolveTableNames } from '../../inbox/schema/table-name.js';
@@ -81,7 +82,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const access = consoleAccess(token, host, address.port);
   const names = resolveTableNames(options.inbox.table);
   const history = (span: HistorySpan) => readHistory(options.query, names, span);
-  ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview, history };
+  const openAlerts = () => readOpenAlerts(options.query, names);
+  ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview, history, openAlerts };
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Bound to every interface: this machine's loopback name is one that surely works here.
   const origin = `http://${access.anyHost ? '127.0.0.1' : shownHost}:${address.port}`;

@@ -1,8 +1,11 @@
 import { WebhookInboxError } from '../../../inbox/errors.js';
 import type { RefusalCount } from '../../../inbox/health/refusals.js';
+import { readOpenAlerts, type OpenAlert } from '../../../inbox/operate/alerts.js';
 import { readHistory, type HistorySpan } from '../../../inbox/operate/history.js';
+import { formatTime } from '../../../inbox/watch/incidents.js';
 import { UsageError, stringFlag, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
+import { oneLine } from '../../format.js';
 import { refusalSummary } from './health.js';
 import { jsonLine, statsLines } from './render.js';
 import { historyLines } from './render-history.js';
@@ -16,37 +19,53 @@ function historyFlag(flags: Flags): HistorySpan | undefined {
 
 export const stats: Command = {
   name: 'stats',
-  summary: 'counts by state, how long the oldest pending delivery has waited, and (--history) each hour',
+  summary: 'counts by state, how long the oldest pending delivery has waited, open alerts, and (--history) each hour',
   help: `Usage: rack-webhooks inbox stats --database D [--history day|week] [--json]
 
 Prints how many deliveries are pending, running, done, dead, ignored and duplicate, the total, and how
 long ago the oldest pending one was received (a growing age means no worker is keeping up), and
 the deliveries refused in the last hour by code (bad signatures, stale timestamps, bodies that do
-not parse or are too large: events the rack will not send again), from every receiving process.
+not parse or are too large: events the rack will not send again), from every receiving process,
+and the alerts open now (the incidents inbox.watch() keeps: severity, since when, summary).
 
 ${DATABASE_HELP}
   --history day|week      also each hour of the last day or week: accepted, duplicate, refused
                           (n/a without a refusals table), retried and dead as sparklines, the time
                           from stored to processed, and for a day one line per hour
   --json                  one JSON object: the fields of inbox.stats(), refusedLastHour
-                          (inbox.refusals(): [{ code, count }], most frequent first); with
-                          --history, also "history": { span, hours: [{ hour, accepted, ... p50Ms, p95Ms }] }`,
+                          (inbox.refusals(): [{ code, count }], most frequent first), openAlerts
+                          ([{ rule, severity, key, summary, since, openedAt }], critical first;
+                          null without an incidents table); with --history, also
+                          "history": { span, hours: [{ hour, accepted, ... p50Ms, p95Ms }] }`,
   flags: { ...DATABASE_FLAGS, json: { type: 'boolean' }, history: { type: 'string' } },
   async run(flags) {
     const span = historyFlag(flags);
-    const { counts, refused, history } = await withInbox(flags, {}, async ({ inbox, database, names }) => ({
+    const { counts, refused, alerts, history } = await withInbox(flags, {}, async ({ inbox, database, names }) => ({
       counts: await inbox.stats(),
       // A schema from before refusals were recorded still has counts to show.
       refused: await inbox.refusals().catch((error: unknown) => {
         if (error instanceof WebhookInboxError && error.code === 'inbox_not_migrated') return undefined;
         throw error;
       }),
+      alerts: await readOpenAlerts((text, params) => database.query(text, params), names),
       history: span === undefined ? undefined : await readHistory((text, params) => database.query(text, params), names, span),
     }));
     const lines =
       flags['json'] === true
-        ? [jsonLine({ ...counts, refusedLastHour: refused ?? null, ...(history === undefined ? {} : { history }) })]
-        : [...statsLines(counts), `refused (last hour): ${refusedText(refused)}`, ...(history === undefined ? [] : historyLines(history))];
+        ? [
+            jsonLine({
+              ...counts,
+              refusedLastHour: refused ?? null,
+              openAlerts: alerts ?? null,
+              ...(history === undefined ? {} : { history }),
+            }),
+          ]
+        : [
+            ...statsLines(counts),
+            `refused (last hour): ${refusedText(refused)}`,
+            ...alertLines(alerts, new Date()),
+            ...(history === undefined ? [] : historyLines(history)),
+          ];
     process.stdout.write(lines.map((line) => `${line}\n`).join(''));
     return 0;
   },
@@ -58,4 +77,14 @@ function refusedText(refused: readonly RefusalCount[] | undefined): string {
     refused.reduce((sum, refusal) => sum + refusal.count, 0),
     refused,
   );
+}
+
+/** `open alerts: 2` and a line each (severity, since when, summary), or `none`, or n/a on an older schema. */
+export function alertLines(alerts: readonly OpenAlert[] | undefined, now: Date): string[] {
+  if (alerts === undefined) return ['open alerts: n/a (no incidents table in this schema: run rack-webhooks inbox migrate)'];
+  if (alerts.length === 0) return ['open alerts: none'];
+  return [
+    `open alerts: ${alerts.length}`,
+    ...alerts.map((alert) => `  ${alert.severity.padEnd(8)}  since ${formatTime(alert.since, now)}  ${oneLine(alert.summary)}`),
+  ];
 }

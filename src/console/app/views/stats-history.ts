@@ -1,5 +1,5 @@
-// The stats view's history: per hour over the last day or week, as small charts, and what the
-// console cannot see yet (live workers, open alerts) said plainly rather than left out.
+// The stats view's history: per hour over the last day or week, as small charts, and how many
+// workers are live to run what they show.
 
 import { getJson } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
@@ -41,7 +41,6 @@ export function historySection(): { element: HTMLElement; refresh: () => Promise
     ),
     charts,
     workersLine,
-    h('p', { class: 'muted small', 'data-testid': 'not-yet-shown' }, 'Open alerts: not shown by this version of the console.'),
   );
 
   async function refresh(): Promise<void> {

@@ -1,5 +1,5 @@
-// Counts by state, how long the oldest pending delivery has waited, the workers and what was
-// refused in the last hour, and the dead ones to retry.
+// Counts by state, how long the oldest pending delivery has waited, the open alerts, the workers
+// and what was refused in the last hour, and the dead ones to retry.
 
 import { getJson, postJson } from '../api.js';
 import { now, syncClock } from '../clock.js';
@@ -50,6 +50,25 @@ function refusalList(refusals: Overview['refusals']): HTMLElement {
   );
 }
 
+/** One line per open incident of inbox.watch(): severity, summary, since when. */
+function alertList(alerts: Overview['alerts']): HTMLElement {
+  if (alerts === null) return h('p', { class: 'muted' }, 'No incidents table in this schema: run rack-webhooks inbox migrate.');
+  if (alerts.length === 0) return h('p', { class: 'empty-state' }, 'No open alerts.');
+  return h(
+    'ul',
+    { class: 'alert-list' },
+    alerts.map((alert) =>
+      h(
+        'li',
+        { 'data-testid': 'alert', 'data-alert-key': alert.key, 'data-severity': alert.severity },
+        h('span', { class: `badge severity-${alert.severity}` }, alert.severity),
+        h('span', undefined, alert.summary),
+        h('span', { class: 'muted' }, 'since ', timeAgo(alert.since)),
+      ),
+    ),
+  );
+}
+
 export function statsView(): View {
   const counts = h('div', { class: 'stat-grid' });
   const history = historySection();
@@ -60,12 +79,14 @@ export function statsView(): View {
   const actions = h('div', { class: 'actions' });
   const workers = h('div', { 'data-testid': 'workers' });
   const refused = h('div', { 'data-testid': 'refusals' });
+  const alerts = h('div', { 'data-testid': 'alerts' });
   const element = h(
     'section',
     { class: 'view' },
     h('h1', { tabindex: '-1' }, 'Stats'),
     counts,
     oldest,
+    h('section', { class: 'card', 'aria-labelledby': 'alerts-title' }, h('h2', { id: 'alerts-title' }, 'Open alerts'), alerts),
     history.element,
     h(
       'div',
@@ -109,6 +130,7 @@ export function statsView(): View {
           : workerList(overview.workers),
       );
       replaceChildren(refused, refusalList(overview.refusals));
+      replaceChildren(alerts, alertList(overview.alerts));
       const stats = overview.stats;
       keepFocus(counts, () =>
         replaceChildren(

@@ -1,0 +1,48 @@
+/**
+ * The alerts open now: the incidents inbox.watch() keeps in `<table>_incidents`, read without a
+ * running watcher (any process's watcher opened them), for `rack-webhooks inbox stats` and the
+ * console's stats view. A schema from before the incidents table (version 6) has none to read.
+ */
+import { inboxError } from '../errors.js';
+import { watchTables, type TableNames } from '../schema/table-name.js';
+import type { AlertRule, AlertSeverity } from '../watch/types.js';
+import type { Query } from './history.js';
+
+/** One open incident, as a person reads it: no fields, which may be long (delivery ids). */
+export interface OpenAlert {
+  readonly rule: AlertRule;
+  readonly severity: AlertSeverity;
+  /** The incident's key, stable while it is open (`dead`, `refusals:signature_mismatch`, ...). */
+  readonly key: string;
+  /** One line, as the watcher last wrote it. */
+  readonly summary: string;
+  /** When the condition began. */
+  readonly since: Date;
+  /** When the watcher opened the incident. */
+  readonly openedAt: Date;
+}
+
+const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+
+/** The open incidents, critical first, then oldest first; `undefined` when the schema has no incidents table. */
+export async function readOpenAlerts(query: Query, names: TableNames): Promise<OpenAlert[] | undefined> {
+  const table = watchTables(names).incidents;
+  try {
+    const [exists] = await query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
+    if (exists?.['present'] !== true) return undefined;
+    const rows = await query(
+      `SELECT rule, key, severity, summary, since, opened_at FROM ${table}
+        WHERE resolved_at IS NULL ORDER BY severity = 'critical' DESC, id`,
+    );
+    return rows.map((row) => ({
+      rule: String(row['rule']) as AlertRule,
+      severity: String(row['severity']) as AlertSeverity,
+      key: String(row['key']),
+      summary: String(row['summary']),
+      since: toDate(row['since']),
+      openedAt: toDate(row['opened_at']),
+    }));
+  } catch (error) {
+    throw inboxError(error, names.display, 'reading open alerts');
+  }
+}
