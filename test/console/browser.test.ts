@@ -183,7 +183,7 @@ describe('the console in Chromium', () => {
     const before = consoleRequests.length;
     await page.goto(consoleProcess.url);
     for (const view of ['#/deliveries', '#/apps', '#/stats']) {
-      await page.goto(`${consoleProcess.origin}/${view}`);
+      await page.goto(`${consoleProcess.origin}/rack-webhooks-console/${view}`);
       await expect.poll(() => page.locator('main').isVisible()).toBe(true);
     }
     expect(consoleRequests.length).toBeGreaterThan(before);

@@ -43,10 +43,10 @@ describe('history and attention', () => {
     expect(day.status).toBe(200);
     expect(day.body.span).toBe('day');
     expect(day.body.hours).toHaveLength(24);
-    expect(day.body.refusalsRecorded).toBe(false);
+    expect(day.body.refusalsRecorded).toBe(true);
     expect(day.body.hours.reduce((sum, hour) => sum + hour.accepted, 0)).toBe(2);
     expect(day.body.hours.reduce((sum, hour) => sum + hour.dead, 0)).toBe(1);
-    expect(day.body.hours.every((hour) => hour.refused === null)).toBe(true);
+    expect(day.body.hours.every((hour) => hour.refused === 0)).toBe(true); // recorded, and nothing was refused
     const week = await api<{ hours: Hour[] }>('/api/history?span=week');
     expect(week.body.hours).toHaveLength(168);
     const bad = await api<{ error: { code: string; message: string } }>('/api/history?span=year');
