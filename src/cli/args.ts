@@ -7,6 +7,7 @@ import { UsageError } from './usage-error.js';
 
 export { INPUT_LIMIT_BYTES, KEY_FILE_LIMIT_BYTES, readBody, readUserFile } from './input.js';
 export { parseCommandLine, parseFlags, type FlagSpec, type Flags } from './parse-flags.js';
+export { flagsHelp, type FlagDeclarations } from './flag-help.js';
 export { UsageError } from './usage-error.js';
 
 /** Spread into a command's flags where they apply, so every command spells them the same way. */
