@@ -3,7 +3,7 @@ import { MAX_TIMESTAMP_DIGITS } from '../signature/limits.js';
 import { toSigningKeys, type SecretEncoding } from '../signature/secrets.js';
 import { KEY_FILE_LIMIT_BYTES, readUserFile } from './input.js';
 import { DEFAULT_HEADER_NAME } from '../receiver/create-receiver.js';
-import { flagsHelp, type FlagDeclarations } from './flag-help.js';
+import type { FlagDeclarations } from './flag-help.js';
 import type { Flags } from './parse-flags.js';
 import { UsageError } from './usage-error.js';
 
@@ -39,8 +39,6 @@ export const FILE_FLAG = {
 export const TOLERANCE_FLAG = {
   tolerance: { type: 'string', value: 'S', help: 'seconds either side of now (default 300; Infinity turns the check off)' },
 } as const satisfies FlagDeclarations;
-
-export const KEY_HELP = flagsHelp(KEY_FLAGS);
 
 export function stringFlag(flags: Flags, name: string): string | undefined {
   const value = flags[name];

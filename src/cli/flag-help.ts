@@ -14,7 +14,7 @@ export interface FlagDeclaration {
    * What it does, as --help shows it; a "\n" starts a line indented under the first. `{ in }`
    * names the flag whose line documents this one too (send's --file, in --event's line).
    */
-  help?: string | { in: string };
+  help: string | { in: string };
 }
 
 export type FlagDeclarations = Readonly<Record<string, FlagDeclaration>>;

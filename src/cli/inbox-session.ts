@@ -6,7 +6,7 @@
 import { createInbox, type Inbox } from '../inbox/create-inbox.js';
 import { WebhookInboxError, inboxError } from '../inbox/errors.js';
 import { DEFAULT_TABLE, resolveTableNames, type TableNames } from '../inbox/schema/table-name.js';
-import { UsageError, flagsHelp, stringFlag, type FlagDeclarations, type Flags } from './args.js';
+import { UsageError, stringFlag, type FlagDeclarations, type Flags } from './args.js';
 import { databaseTarget, openDatabase, scrub, unreachableError, type DatabaseTarget, type OpenedDatabase } from './open-database.js';
 
 /** Every inbox subcommand's and the console's way to name the database and its table. */
@@ -25,8 +25,6 @@ PGlite directory is open in one process at a time`,
 such as ops.deliveries)`,
   },
 } as const satisfies FlagDeclarations;
-
-export const DATABASE_HELP = flagsHelp(DATABASE_FLAGS);
 
 export interface InboxSession {
   readonly inbox: Inbox;
