@@ -2,28 +2,43 @@
 import { MAX_TIMESTAMP_DIGITS } from '../signature/limits.js';
 import { toSigningKeys, type SecretEncoding } from '../signature/secrets.js';
 import { KEY_FILE_LIMIT_BYTES, readUserFile } from './input.js';
-import type { FlagSpec, Flags } from './parse-flags.js';
+import { DEFAULT_HEADER_NAME } from '../receiver/create-receiver.js';
+import type { FlagDeclarations } from './flag-help.js';
+import type { Flags } from './parse-flags.js';
 import { UsageError } from './usage-error.js';
 
 export { INPUT_LIMIT_BYTES, KEY_FILE_LIMIT_BYTES, readBody, readUserFile } from './input.js';
 export { parseCommandLine, parseFlags, type FlagSpec, type Flags } from './parse-flags.js';
+export { flagsHelp, type FlagDeclarations } from './flag-help.js';
 export { UsageError } from './usage-error.js';
 
-/** Spread into a command's flags where they apply, so every command spells them the same way. */
+/** Spread into a command's flags where they apply, so every command spells and describes them the same way. */
 export const KEY_FLAGS = {
-  key: { type: 'string', multiple: true },
-  'key-file': { type: 'string' },
-  'secret-encoding': { type: 'string' },
-} as const satisfies FlagSpec;
-export const HEADER_NAME_FLAG = { 'header-name': { type: 'string' } } as const satisfies FlagSpec;
-export const FILE_FLAG = { file: { type: 'string' } } as const satisfies FlagSpec;
-
-export const KEY_HELP = `  --key K                 a signing key; repeat it, or write "new,old", for several
-  --key-file F            read the key(s) from F (comma- or newline-separated, trimmed; at most 64 KiB)
-                          (without either: $RACK_WEBHOOK_SECRETS, comma-separated)
-  --secret-encoding E     utf8 (the spec) or hex (deployed racks, which hex-decode the key); sign and send
-                          default to utf8; verify and listen, without it, try a key of 64+ lowercase hex
-                          characters both ways`;
+  key: { type: 'string', multiple: true, value: 'K', help: 'a signing key; repeat it, or write "new,old", for several' },
+  'key-file': {
+    type: 'string',
+    value: 'F',
+    help: `read the key(s) from F (comma- or newline-separated, trimmed; at most 64 KiB)
+(without either: $RACK_WEBHOOK_SECRETS, comma-separated)`,
+  },
+  'secret-encoding': {
+    type: 'string',
+    value: 'E',
+    help: `utf8 (the spec) or hex (deployed racks, which hex-decode the key); sign and send
+default to utf8; verify and listen, without it, try a key of 64+ lowercase hex
+characters both ways`,
+  },
+} as const satisfies FlagDeclarations;
+/** Its help is send's; listen and verify say what it means to them. */
+export const HEADER_NAME_FLAG = {
+  'header-name': { type: 'string', value: 'N', help: `the signature header's name (default ${DEFAULT_HEADER_NAME})` },
+} as const satisfies FlagDeclarations;
+export const FILE_FLAG = {
+  file: { type: 'string', value: 'F', help: 'read the body from F instead of stdin (at most 16 MiB, not empty)' },
+} as const satisfies FlagDeclarations;
+export const TOLERANCE_FLAG = {
+  tolerance: { type: 'string', value: 'S', help: 'seconds either side of now (default 300; Infinity turns the check off)' },
+} as const satisfies FlagDeclarations;
 
 export function stringFlag(flags: Flags, name: string): string | undefined {
   const value = flags[name];

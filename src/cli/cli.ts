@@ -13,6 +13,7 @@ import { listen } from './commands/listen.js';
 import { send } from './commands/send.js';
 import { sign } from './commands/sign.js';
 import { verify } from './commands/verify.js';
+import { flagSpec } from './flag-help.js';
 import { oneLine } from './format.js';
 import { nearest } from './suggest.js';
 
@@ -111,7 +112,7 @@ async function runCommand(command: Command, fullName: string, args: readonly str
   try {
     const { flags, positionals } = parseCommandLine(
       args,
-      { ...command.flags, help: { type: 'boolean', short: 'h' } },
+      { ...flagSpec(command.flags), help: { type: 'boolean', short: 'h' } },
       command.positionals ?? 0,
     );
     if (flags['help'] === true) {

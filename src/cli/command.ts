@@ -1,4 +1,5 @@
-import type { FlagSpec, Flags } from './args.js';
+import type { Flags } from './args.js';
+import type { FlagDeclarations } from './flag-help.js';
 
 /** One subcommand: main parses its flags (and handles --help) before calling `run`. */
 export interface Command {
@@ -7,7 +8,8 @@ export interface Command {
   summary: string;
   /** The full `--help` text. */
   help: string;
-  flags: FlagSpec;
+  /** Each flag with its help line, which `help` renders with flagsHelp. */
+  flags: FlagDeclarations;
   /** How many arguments besides the flags it takes (`inbox show <id>`); default none. */
   positionals?: number;
   /** Resolves with the exit code; throws UsageError for exit 2. */

@@ -6,16 +6,25 @@
 import { createInbox, type Inbox } from '../inbox/create-inbox.js';
 import { WebhookInboxError, inboxError } from '../inbox/errors.js';
 import { DEFAULT_TABLE, resolveTableNames, type TableNames } from '../inbox/schema/table-name.js';
-import { UsageError, stringFlag, type FlagSpec, type Flags } from './args.js';
+import { UsageError, stringFlag, type FlagDeclarations, type Flags } from './args.js';
 import { databaseTarget, openDatabase, scrub, unreachableError, type DatabaseTarget, type OpenedDatabase } from './open-database.js';
 
-export const DATABASE_FLAGS = { database: { type: 'string' }, table: { type: 'string' } } as const satisfies FlagSpec;
-
-export const DATABASE_HELP = `  --database D            a postgres:// or postgresql:// URL (needs npm install pg), or a directory
-                          holding a PGlite database (needs npm install @electric-sql/pglite); a
-                          PGlite directory is open in one process at a time
-  --table T               the inbox table (default ${DEFAULT_TABLE}; may be schema-qualified,
-                          such as ops.deliveries)`;
+/** Every inbox subcommand's and the console's way to name the database and its table. */
+export const DATABASE_FLAGS = {
+  database: {
+    type: 'string',
+    value: 'D',
+    help: `a postgres:// or postgresql:// URL (needs npm install pg), or a directory
+holding a PGlite database (needs npm install @electric-sql/pglite); a
+PGlite directory is open in one process at a time`,
+  },
+  table: {
+    type: 'string',
+    value: 'T',
+    help: `the inbox table (default ${DEFAULT_TABLE}; may be schema-qualified,
+such as ops.deliveries)`,
+  },
+} as const satisfies FlagDeclarations;
 
 export interface InboxSession {
   readonly inbox: Inbox;

@@ -196,12 +196,35 @@ describe('flags', { timeout: 60_000 }, () => {
   });
 });
 
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 describe('help', { timeout: 60_000 }, () => {
   // Every command and subcommand the CLI has, from its own list: a new command is covered here.
   const leaves = COMMANDS.flatMap((command) =>
     'subcommands' in command
       ? command.subcommands.map((sub) => ({ words: [command.name, sub.name], command: sub }))
       : [{ words: [command.name], command }],
+  );
+
+  it.each(leaves.map((leaf) => [leaf.words.join(' '), leaf] as const))(
+    '%s: every flag is declared with its help, and --help shows that help',
+    (_, leaf) => {
+      const declared = leaf.command.flags;
+      for (const [name, flag] of Object.entries(declared)) {
+        // Untyped on purpose: a declaration without help (from JavaScript, or a cast) must fail here.
+        const help: unknown = (flag as { help?: unknown }).help;
+        if (typeof help === 'string') {
+          expect(help.trim(), `--${name}`).not.toBe('');
+          const [first] = help.split('\n');
+          expect(leaf.command.help, `--${name}`).toMatch(new RegExp(`^  --${name}\\b.* {2}${escape(first!)}$`, 'm'));
+        } else {
+          // Documented in another flag's line, which names it.
+          const host = (help as { in?: string } | undefined)?.in;
+          expect(host, `--${name} has no help`).toBeTypeOf('string');
+          expect(declared[host!]?.help, `--${name} is documented in --${host}`).toMatch(new RegExp(`--${name}\\b`));
+        }
+      }
+    },
   );
 
   it('lists every command, and every command has its own --help', async () => {

@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { createInbox } from '../../inbox/create-inbox.js';
 import { startConsole } from '../../console/server/start-console.js';
 import { isLoopback } from '../../console/server/auth.js';
-import { UsageError, stringFlag, type Flags } from '../args.js';
+import { UsageError, flagsHelp, stringFlag, type FlagDeclarations, type Flags } from '../args.js';
 import type { Command } from '../command.js';
 import { openDatabase, scrub } from '../open-database.js';
-import { DATABASE_FLAGS, DATABASE_HELP, databaseFailure, tableNames, targetFlag } from '../inbox-session.js';
+import { DATABASE_FLAGS, databaseFailure, tableNames, targetFlag } from '../inbox-session.js';
 
 function portFlag(flags: Flags): number {
   const text = stringFlag(flags, 'port') ?? '0';
@@ -27,6 +27,17 @@ function kilobytes(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KB`;
 }
 
+const FLAGS = {
+  ...DATABASE_FLAGS,
+  host: {
+    type: 'string',
+    value: 'H',
+    help: `the address to listen on (default 127.0.0.1); another address makes the
+page reachable from other machines, over plain HTTP`,
+  },
+  port: { type: 'string', value: 'P', help: 'the port (default 0: a free one)' },
+} as const satisfies FlagDeclarations;
+
 export const consoleCommand: Command = {
   name: 'console',
   summary: 'a local web page over an inbox: deliveries, apps, retry and replay',
@@ -40,11 +51,8 @@ It prints a URL carrying a random access token; without the token every request 
 token becomes a cookie on the first visit. Nothing is loaded from another host, and no secret,
 key or signature is shown.
 
-${DATABASE_HELP}
-  --host H                the address to listen on (default 127.0.0.1); another address makes the
-                          page reachable from other machines, over plain HTTP
-  --port P                the port (default 0: a free one)`,
-  flags: { ...DATABASE_FLAGS, host: { type: 'string' }, port: { type: 'string' } },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const target = targetFlag(flags, 'database');
     const names = tableNames(flags);

@@ -10,14 +10,16 @@ import { createReceiver, DEFAULT_HEADER_NAME, type Receiver } from '../../receiv
 import {
   HEADER_NAME_FLAG,
   KEY_FLAGS,
-  KEY_HELP,
+  TOLERANCE_FLAG,
   UsageError,
+  flagsHelp,
   headerNameFlag,
   optionalSecretEncoding,
   requireKeys,
   secondsFlag,
   secretEncoding,
   stringFlag,
+  type FlagDeclarations,
   type Flags,
 } from '../args.js';
 import type { Command } from '../command.js';
@@ -38,6 +40,32 @@ function reason(error: unknown): string | undefined {
   return error instanceof Error && typeof (error as { code?: unknown }).code === 'string' ? error.message : undefined;
 }
 
+const FLAGS = {
+  port: { type: 'string', value: 'P', help: 'the port (0: a free one, printed in the first line)' },
+  host: { type: 'string', value: 'H', help: 'the address to bind (default 127.0.0.1)' },
+  ...KEY_FLAGS,
+  'header-name': {
+    ...HEADER_NAME_FLAG['header-name'],
+    help: `the signature header (default ${DEFAULT_HEADER_NAME}; racks may use a vendor prefix)`,
+  },
+  ...TOLERANCE_FLAG,
+  log: {
+    type: 'string',
+    value: 'F',
+    help: `append every accepted payload (processed or ignored) to F, one per line, as
+received, synced to disk before the 200 is sent (a pipe, terminal or
+device is written, not synced)`,
+  },
+  inbox: {
+    type: 'string',
+    value: 'D',
+    help: `store deliveries in the inbox at D: a postgres:// URL (needs npm install pg)
+or a PGlite directory (needs npm install @electric-sql/pglite; created
+when missing; open in one process at a time)`,
+  },
+  table: { type: 'string', value: 'T', help: `the inbox table (default ${DEFAULT_TABLE}; may be schema-qualified)` },
+} as const satisfies FlagDeclarations;
+
 export const listen: Command = {
   name: 'listen',
   summary: 'run a verifying receiver that prints one line per delivery',
@@ -52,28 +80,8 @@ answers 200 once the row is committed, 503 inbox_unavailable when the database c
 reached; each line ends with the row's id. It runs no handlers (it has none): run them in your
 app with inbox.work(receiver), and look at what was stored with rack-webhooks inbox list.
 
-  --port P                the port (0: a free one, printed in the first line)
-  --host H                the address to bind (default 127.0.0.1)
-${KEY_HELP}
-  --header-name N         the signature header (default ${DEFAULT_HEADER_NAME}; racks may use a vendor prefix)
-  --tolerance S           seconds either side of now (default 300; Infinity turns the check off)
-  --log F                 append every accepted payload (processed or ignored) to F, one per line, as
-                          received, synced to disk before the 200 is sent (a pipe, terminal or
-                          device is written, not synced)
-  --inbox D               store deliveries in the inbox at D: a postgres:// URL (needs npm install pg)
-                          or a PGlite directory (needs npm install @electric-sql/pglite; created
-                          when missing; open in one process at a time)
-  --table T               the inbox table (default ${DEFAULT_TABLE}; may be schema-qualified)`,
-  flags: {
-    ...KEY_FLAGS,
-    ...HEADER_NAME_FLAG,
-    port: { type: 'string' },
-    host: { type: 'string' },
-    tolerance: { type: 'string' },
-    log: { type: 'string' },
-    inbox: { type: 'string' },
-    table: { type: 'string' },
-  },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const tolerance = secondsFlag(flags, 'tolerance', true);
     const headerName = headerNameFlag(flags);

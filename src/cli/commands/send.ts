@@ -1,20 +1,20 @@
 import { WEBHOOK_ACTIONS } from '../../generated/catalog.js';
 import { createRackEmulator } from '../../testing/emulator.js';
 import { rackTimestamp } from '../../testing/test-event.js';
-import { DEFAULT_HEADER_NAME } from '../../receiver/create-receiver.js';
 import {
   HEADER_NAME_FLAG,
   INPUT_LIMIT_BYTES,
   KEY_FLAGS,
-  KEY_HELP,
   UsageError,
   assertUsableKeys,
+  flagsHelp,
   headerNameFlag,
   readUserFile,
   resolveKeys,
   secretEncoding,
   stringFlag,
   timestampFlag,
+  type FlagDeclarations,
   type Flags,
 } from '../args.js';
 import type { Command } from '../command.js';
@@ -117,6 +117,37 @@ function unknownActionEvent(action: string, sets: readonly string[]): object {
   return event;
 }
 
+const FLAGS = {
+  url: { type: 'string', value: 'U', help: 'one receiver' },
+  name: { type: 'string', value: 'N', help: 'its name in the output (default "default")' },
+  config: {
+    type: 'string',
+    value: 'F',
+    help: `the rack's webhooks map as JSON: {"name": "https://...", "other":
+"{\\"url\\":\\"https://...\\",\\"timeout\\":\\"5s\\"}"}; bad entries are
+skipped as the rack skips them`,
+  },
+  action: { type: 'string', value: 'A', help: 'send a realistic test event for this action (fresh timestamp, tick_id)' },
+  set: { type: 'string', multiple: true, value: 'K=V', help: 'override status=..., timestamp=... or data.FIELD=... (repeatable)' },
+  'unknown-action': {
+    type: 'boolean',
+    help: `send --action even though the catalog lacks it (a newer rack's action):
+the envelope and the --set fields only`,
+  },
+  event: {
+    type: 'string',
+    value: 'F',
+    help: `send this JSON file as the body, byte for byte (--file F: the same;
+at most 16 MiB, as is --config)`,
+  },
+  file: { type: 'string', help: { in: 'event' } },
+  body: { type: 'string', value: 'F', help: 'send this file as the body, byte for byte, JSON or not (a bad body)' },
+  ...KEY_FLAGS,
+  ...HEADER_NAME_FLAG,
+  timestamp: { type: 'string', value: 'T', help: 'sign with this unix time instead of now (a stale delivery)' },
+  verbose: { type: 'boolean', help: "print the rack's own log lines (skipped entries) on stderr" },
+} as const satisfies FlagDeclarations;
+
 export const send: Command = {
   name: 'send',
   summary: 'deliver a signed test event to receivers, as the rack does',
@@ -131,37 +162,8 @@ when there is more: a path, query or user:pass@ may hold the receiver's credenti
 in a URL (--url or --config) is sent as basic auth, as the rack does. Exits 0 only when every
 receiver answered 2xx.
 
-  --url U                 one receiver
-  --name N                its name in the output (default "default")
-  --config F              the rack's webhooks map as JSON: {"name": "https://...", "other":
-                          "{\\"url\\":\\"https://...\\",\\"timeout\\":\\"5s\\"}"}; bad entries are
-                          skipped as the rack skips them
-  --action A              send a realistic test event for this action (fresh timestamp, tick_id)
-  --set K=V               override status=..., timestamp=... or data.FIELD=... (repeatable)
-  --unknown-action        send --action even though the catalog lacks it (a newer rack's action):
-                          the envelope and the --set fields only
-  --event F               send this JSON file as the body, byte for byte (--file F: the same;
-                          at most 16 MiB, as is --config)
-  --body F                send this file as the body, byte for byte, JSON or not (a bad body)
-${KEY_HELP}
-  --header-name N         the signature header's name (default ${DEFAULT_HEADER_NAME})
-  --timestamp T           sign with this unix time instead of now (a stale delivery)
-  --verbose               print the rack's own log lines (skipped entries) on stderr`,
-  flags: {
-    ...KEY_FLAGS,
-    ...HEADER_NAME_FLAG,
-    url: { type: 'string' },
-    name: { type: 'string' },
-    config: { type: 'string' },
-    action: { type: 'string' },
-    set: { type: 'string', multiple: true },
-    'unknown-action': { type: 'boolean' },
-    event: { type: 'string' },
-    file: { type: 'string' },
-    body: { type: 'string' },
-    timestamp: { type: 'string' },
-    verbose: { type: 'boolean' },
-  },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const keys = resolveKeys(flags, process.env);
     const encoding = secretEncoding(flags);

@@ -2,15 +2,22 @@ import { signSync } from '../../signature/sign.js';
 import {
   FILE_FLAG,
   KEY_FLAGS,
-  KEY_HELP,
   assertUsableKeys,
+  flagsHelp,
   readBody,
   requireKeys,
   secretEncoding,
   stringFlag,
   timestampFlag,
+  type FlagDeclarations,
 } from '../args.js';
 import type { Command } from '../command.js';
+
+const FLAGS = {
+  ...KEY_FLAGS,
+  timestamp: { type: 'string', value: 'T', help: 'unix seconds to sign with (default: now)' },
+  ...FILE_FLAG,
+} as const satisfies FlagDeclarations;
 
 export const sign: Command = {
   name: 'sign',
@@ -20,10 +27,8 @@ export const sign: Command = {
 Signs the body (stdin, or --file) as the rack does and prints the signature header value,
 t=<unix seconds>,v1=<hex>[,v1=...], one v1 per key (1 to 4 keys, as the rack allows).
 
-${KEY_HELP}
-  --timestamp T           unix seconds to sign with (default: now)
-  --file F                read the body from F instead of stdin (at most 16 MiB, not empty)`,
-  flags: { ...KEY_FLAGS, ...FILE_FLAG, timestamp: { type: 'string' } },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const secrets = requireKeys(flags, process.env);
     const timestamp = timestampFlag(flags);

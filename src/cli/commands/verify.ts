@@ -5,15 +5,17 @@ import {
   FILE_FLAG,
   HEADER_NAME_FLAG,
   KEY_FLAGS,
-  KEY_HELP,
+  TOLERANCE_FLAG,
   UsageError,
   assertUsableKeys,
+  flagsHelp,
   headerNameFlag,
   readBody,
   requireKeys,
   secondsFlag,
   optionalSecretEncoding,
   stringFlag,
+  type FlagDeclarations,
   type Flags,
 } from '../args.js';
 import type { Command } from '../command.js';
@@ -40,6 +42,20 @@ export function headerValue(flags: Flags): string {
   return header.slice(line[0].length).trim();
 }
 
+const FLAGS = {
+  ...KEY_FLAGS,
+  header: {
+    type: 'string',
+    value: 'H',
+    help: `the signature header value, t=...,v1=..., or the whole pasted line of any
+name ("${DEFAULT_HEADER_NAME}: t=...", "Acme-Signature: t=...")`,
+  },
+  'header-name': { ...HEADER_NAME_FLAG['header-name'], help: 'only accept a pasted line of this name' },
+  ...TOLERANCE_FLAG,
+  now: { type: 'string', value: 'T', help: 'unix seconds to judge the timestamp against (stored deliveries)' },
+  ...FILE_FLAG,
+} as const satisfies FlagDeclarations;
+
 export const verify: Command = {
   name: 'verify',
   summary: 'check a body against a signature header, with the reason when it fails',
@@ -49,21 +65,8 @@ Verifies the body (stdin, or --file, exactly the bytes the receiver got) against
 Prints one line, "ok: ..." (exit 0) or "<code>: <reason>" (exit 1); the reason says when a key
 would match under the other --secret-encoding, or has stray whitespace.
 
-${KEY_HELP}
-  --header H              the signature header value, t=...,v1=..., or the whole pasted line of any
-                          name ("${DEFAULT_HEADER_NAME}: t=...", "Acme-Signature: t=...")
-  --header-name N         only accept a pasted line of this name
-  --tolerance S           seconds either side of now (default 300; Infinity turns the check off)
-  --now T                 unix seconds to judge the timestamp against (stored deliveries)
-  --file F                read the body from F instead of stdin (at most 16 MiB, not empty)`,
-  flags: {
-    ...KEY_FLAGS,
-    ...FILE_FLAG,
-    ...HEADER_NAME_FLAG,
-    header: { type: 'string' },
-    tolerance: { type: 'string' },
-    now: { type: 'string' },
-  },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const secrets = requireKeys(flags, process.env);
     const header = headerValue(flags);

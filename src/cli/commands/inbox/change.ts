@@ -1,12 +1,10 @@
 /** The three commands that change rows: retry (dead -> pending), replay (done -> pending), prune. */
 import type { DeliveryFilter } from '../../../inbox/types.js';
-import { UsageError, type Flags } from '../../args.js';
+import { UsageError, flagsHelp, type FlagDeclarations, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
-import { FILTER_FLAGS, beforeFlag, filterHelpFor, filterFromFlags, idArgument, isEmptyFilter } from './filter-flags.js';
+import { beforeFlag, filterFlagsFor, filterFromFlags, idArgument, isEmptyFilter } from './filter-flags.js';
 import { deliveries } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox } from '../../inbox-session.js';
-
-const ALL_FLAG = { all: { type: 'boolean' } } as const;
+import { DATABASE_FLAGS, notifyWorkers, withInbox } from '../../inbox-session.js';
 
 /**
  * The filter for a bulk change: at least one filter flag, or --all, so a forgotten flag never
@@ -28,6 +26,12 @@ function bulkFilter(flags: Flags, command: 'retry' | 'replay', from: 'dead' | 'd
   return filter;
 }
 
+const RETRY_FLAGS = {
+  ...DATABASE_FLAGS,
+  ...filterFlagsFor('dead', 'dead (the default) or duplicate'),
+  all: { type: 'boolean', help: 'every dead delivery' },
+} as const satisfies FlagDeclarations;
+
 export const retry: Command = {
   name: 'retry',
   summary: 'dead deliveries back to pending, due now, with a fresh budget of attempts',
@@ -39,10 +43,8 @@ fresh budget of attempts; your workers run them again. Prints how many moved. Wi
 delivery must exist and be dead or duplicate (the same event as an earlier delivery, kept without
 running its handlers); --state duplicate moves duplicates in bulk.
 
-${DATABASE_HELP}
-${filterHelpFor('dead').replace('optional: only dead deliveries are ever moved', 'dead (the default) or duplicate')}
-  --all                   every dead delivery`,
-  flags: { ...DATABASE_FLAGS, ...FILTER_FLAGS, ...ALL_FLAG },
+${flagsHelp(RETRY_FLAGS)}`,
+  flags: RETRY_FLAGS,
   positionals: 1,
   async run(flags, positionals) {
     const usage = 'rack-webhooks inbox retry <id> --database D';
@@ -67,6 +69,12 @@ ${filterHelpFor('dead').replace('optional: only dead deliveries are ever moved',
   },
 };
 
+const REPLAY_FLAGS = {
+  ...DATABASE_FLAGS,
+  ...filterFlagsFor('done'),
+  all: { type: 'boolean', help: 'every done delivery' },
+} as const satisfies FlagDeclarations;
+
 export const replay: Command = {
   name: 'replay',
   summary: 'done deliveries back to pending, to run their handlers again in event order',
@@ -77,10 +85,8 @@ Moves done deliveries back to pending, due now, so your workers run their handle
 event-time order (after a bug fix, or to rebuild a projection). Prints how many moved. With an id,
 that delivery must exist and be done.
 
-${DATABASE_HELP}
-${filterHelpFor('done')}
-  --all                   every done delivery`,
-  flags: { ...DATABASE_FLAGS, ...FILTER_FLAGS, ...ALL_FLAG },
+${flagsHelp(REPLAY_FLAGS)}`,
+  flags: REPLAY_FLAGS,
   positionals: 1,
   async run(flags, positionals) {
     const usage = 'rack-webhooks inbox replay <id> --database D';
@@ -105,6 +111,11 @@ ${filterHelpFor('done')}
   },
 };
 
+const PRUNE_FLAGS = {
+  ...DATABASE_FLAGS,
+  before: { type: 'string', value: 'T', help: 'a date (UTC), an RFC 3339 time, or an age: 90s, 15m, 12h, 30d, 2w (ago)' },
+} as const satisfies FlagDeclarations;
+
 export const prune: Command = {
   name: 'prune',
   summary: 'delete done, dead and ignored deliveries received before a date',
@@ -113,9 +124,8 @@ export const prune: Command = {
 Deletes done, dead and ignored deliveries (and their attempts) received before --before; never
 a pending or running one. Prints how many it deleted. Export them first to keep a copy.
 
-${DATABASE_HELP}
-  --before T              a date (UTC), an RFC 3339 time, or an age: 90s, 15m, 12h, 30d, 2w (ago)`,
-  flags: { ...DATABASE_FLAGS, before: { type: 'string' } },
+${flagsHelp(PRUNE_FLAGS)}`,
+  flags: PRUNE_FLAGS,
   async run(flags) {
     const before = beforeFlag(flags, Date.now());
     const count = await withInbox(flags, {}, ({ inbox }) => inbox.prune({ before }));

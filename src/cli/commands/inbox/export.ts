@@ -1,13 +1,13 @@
 import { closeSync, fdatasyncSync, fstatSync, openSync, writeSync } from 'node:fs';
 import type { Inbox } from '../../../inbox/create-inbox.js';
 import type { DeliveryFilter } from '../../../inbox/types.js';
-import { UsageError, stringFlag } from '../../args.js';
+import { UsageError, flagsHelp, stringFlag, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
 import { logLine } from '../../delivery-log.js';
 import { exportLine } from './export-line.js';
-import { FILTER_FLAGS, FILTER_HELP, filterFromFlags } from './filter-flags.js';
+import { FILTER_FLAGS, filterFromFlags } from './filter-flags.js';
 import { deliveries } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
+import { DATABASE_FLAGS, withInbox } from '../../inbox-session.js';
 
 const PAGE = 1000;
 
@@ -69,6 +69,13 @@ async function exportAll(inbox: Inbox, filter: DeliveryFilter, bodiesOnly: boole
   return count;
 }
 
+const FLAGS = {
+  ...DATABASE_FLAGS,
+  ...FILTER_FLAGS,
+  out: { type: 'string', value: 'F', help: 'write to F (replacing it; synced to disk) instead of stdout' },
+  bodies: { type: 'boolean', help: 'only the bodies, in the listen --log format' },
+} as const satisfies FlagDeclarations;
+
 export const exportCommand: Command = {
   name: 'export',
   summary: 'write deliveries as JSON Lines, re-verifiable (import reads them back)',
@@ -82,11 +89,8 @@ header, for rack-webhooks verify --now <received_at in unix seconds>). With --bo
 only the bodies, one per line, as listen --log does: no signature, so import cannot read that.
 The lines hold valid signatures: keep the file as you keep the database.
 
-${DATABASE_HELP}
-${FILTER_HELP}
-  --out F                 write to F (replacing it; synced to disk) instead of stdout
-  --bodies                only the bodies, in the listen --log format`,
-  flags: { ...DATABASE_FLAGS, ...FILTER_FLAGS, out: { type: 'string' }, bodies: { type: 'boolean' } },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const filter = filterFromFlags(flags);
     const out = stringFlag(flags, 'out');

@@ -1,28 +1,29 @@
 /** The filter flags list, retry, replay and export share, checked before the database is opened. */
 import { timestampNanos } from '../../../events/compare.js';
 import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from '../../../inbox/types.js';
-import { UsageError, stringFlag, type FlagSpec, type Flags } from '../../args.js';
+import { UsageError, stringFlag, type FlagDeclarations, type Flags } from '../../args.js';
 
 export const FILTER_FLAGS = {
-  state: { type: 'string', multiple: true },
-  action: { type: 'string', multiple: true },
-  app: { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-} as const satisfies FlagSpec;
+  state: {
+    type: 'string',
+    multiple: true,
+    value: 'S',
+    help: 'pending, running, done, dead, ignored or duplicate (repeat it, or write "dead,done")',
+  },
+  action: { type: 'string', multiple: true, value: 'A', help: 'an action, or a prefix pattern such as app:budget:* (repeat for several)' },
+  app: { type: 'string', value: 'NAME', help: 'deliveries about this app' },
+  from: {
+    type: 'string',
+    value: 'T',
+    help: `event time at or after T: RFC 3339 (2026-11-23T10:00:00Z, nanoseconds kept),
+a date (2026-11-23, UTC), or an age (90s, 15m, 12h, 30d, 2w ago)`,
+  },
+  to: { type: 'string', value: 'T', help: 'event time before T (the same forms)' },
+} as const satisfies FlagDeclarations;
 
-const STATE_HELP = '  --state S               pending, running, done, dead, ignored or duplicate (repeat it, or write "dead,done")';
-
-export const FILTER_HELP = `${STATE_HELP}
-  --action A              an action, or a prefix pattern such as app:budget:* (repeat for several)
-  --app NAME              deliveries about this app
-  --from T                event time at or after T: RFC 3339 (2026-11-23T10:00:00Z, nanoseconds kept),
-                          a date (2026-11-23, UTC), or an age (90s, 15m, 12h, 30d, 2w ago)
-  --to T                  event time before T (the same forms)`;
-
-/** The filter help of a command that moves deliveries out of one state only. */
-export function filterHelpFor(state: 'dead' | 'done'): string {
-  return FILTER_HELP.replace(STATE_HELP, `  --state ${state.padEnd(14)}  optional: only ${state} deliveries are ever moved`);
+/** The filter flags of a command that moves deliveries out of one state only: --state says so. */
+export function filterFlagsFor(state: 'dead' | 'done', help = `optional: only ${state} deliveries are ever moved`): FlagDeclarations {
+  return { ...FILTER_FLAGS, state: { ...FILTER_FLAGS.state, value: state, help } };
 }
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

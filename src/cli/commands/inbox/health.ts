@@ -1,13 +1,24 @@
 import type { InboxHealth } from '../../../inbox/health/health.js';
 import type { WorkerInfo } from '../../../inbox/health/workers.js';
-import { secondsFlag, UsageError } from '../../args.js';
+import { flagsHelp, secondsFlag, UsageError, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
 import { formatAge, oneLine } from '../../format.js';
 import { jsonLine } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
+import { DATABASE_FLAGS, withInbox } from '../../inbox-session.js';
 
 /** The exit codes a probe reads. */
 const EXIT = { ok: 0, warning: 0, unhealthy: 1, unreachable: 2 } as const;
+
+const FLAGS = {
+  ...DATABASE_FLAGS,
+  'max-pending-age': {
+    type: 'string',
+    value: 'S',
+    help: `unhealthy when the oldest pending delivery was received more than S
+seconds ago (default 900)`,
+  },
+  json: { type: 'boolean', help: 'one JSON object: the fields of inbox.health()' },
+} as const satisfies FlagDeclarations;
 
 export const health: Command = {
   name: 'health',
@@ -25,11 +36,8 @@ Exit codes (for a probe or a cron job):
   2  could not check: the database cannot be reached (or is open in another process, for a
      PGlite directory), or a usage error
 
-${DATABASE_HELP}
-  --max-pending-age S     unhealthy when the oldest pending delivery was received more than S
-                          seconds ago (default 900)
-  --json                  one JSON object: the fields of inbox.health()`,
-  flags: { ...DATABASE_FLAGS, json: { type: 'boolean' }, 'max-pending-age': { type: 'string' } },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const maxAge = secondsFlag(flags, 'max-pending-age');
     if (maxAge === 0) throw new UsageError('--max-pending-age must be at least 1 second');

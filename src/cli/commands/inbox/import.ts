@@ -4,11 +4,20 @@ import type { Readable } from 'node:stream';
 import { WEBHOOK_ACTIONS } from '../../../generated/catalog.js';
 import { WebhookInboxError } from '../../../inbox/errors.js';
 import { createReceiver } from '../../../receiver/create-receiver.js';
-import { KEY_FLAGS, KEY_HELP, UsageError, assertUsableKeys, requireKeys, secondsFlag, optionalSecretEncoding } from '../../args.js';
+import {
+  KEY_FLAGS,
+  UsageError,
+  flagsHelp,
+  type FlagDeclarations,
+  assertUsableKeys,
+  requireKeys,
+  secondsFlag,
+  optionalSecretEncoding,
+} from '../../args.js';
 import type { Command } from '../../command.js';
 import { inFlagTerms, oneLine } from '../../format.js';
 import { parseExportLine, type ExportedDelivery } from './export-line.js';
-import { DATABASE_FLAGS, DATABASE_HELP, notifyWorkers, withInbox, type InboxSession } from '../../inbox-session.js';
+import { DATABASE_FLAGS, notifyWorkers, withInbox, type InboxSession } from '../../inbox-session.js';
 
 /** The file, opened before the database is: a typo fails fast, as a usage error. */
 function openInput(path: string): Readable {
@@ -82,6 +91,12 @@ async function importLines(
   return counts;
 }
 
+const FLAGS = {
+  ...DATABASE_FLAGS,
+  ...KEY_FLAGS,
+  tolerance: { type: 'string', value: 'S', help: 'seconds either side of the time received (default 300; Infinity turns it off)' },
+} as const satisfies FlagDeclarations;
+
 export const importCommand: Command = {
   name: 'import',
   summary: 'store the deliveries of an export, re-verifying each as of the time it was received',
@@ -95,10 +110,8 @@ action is unknown), keeping its received_at. A delivery
 already stored is a duplicate. Prints one line per rejected delivery ("line N: <code>:
 <reason>"), then the counts. Exit 1 when any was rejected. The schema must exist (inbox migrate).
 
-${DATABASE_HELP}
-${KEY_HELP}
-  --tolerance S           seconds either side of the time received (default 300; Infinity turns it off)`,
-  flags: { ...DATABASE_FLAGS, ...KEY_FLAGS, tolerance: { type: 'string' } },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   positionals: 1,
   async run(flags, positionals) {
     const file = positionals[0];

@@ -1,8 +1,8 @@
-import { UsageError, stringFlag, type Flags } from '../../args.js';
+import { UsageError, flagsHelp, stringFlag, type FlagDeclarations, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
-import { FILTER_FLAGS, FILTER_HELP, filterFromFlags } from './filter-flags.js';
+import { FILTER_FLAGS, filterFromFlags } from './filter-flags.js';
 import { deliveryJson, deliveryTable, jsonLine } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
+import { DATABASE_FLAGS, withInbox } from '../../inbox-session.js';
 
 const MAX_LIMIT = 1000;
 /** The inbox's cursor: `<event nanoseconds>.<id>`. */
@@ -28,6 +28,15 @@ function afterFlag(flags: Flags): string | undefined {
   return text;
 }
 
+const FLAGS = {
+  ...DATABASE_FLAGS,
+  ...FILTER_FLAGS,
+  limit: { type: 'string', value: 'N', help: `at most N deliveries (default 100, at most ${MAX_LIMIT})` },
+  after: { type: 'string', value: 'CURSOR', help: 'the page after the one that printed this cursor' },
+  order: { type: 'string', value: 'O', help: 'asc (default: oldest event first) or desc (newest first)' },
+  json: { type: 'boolean', help: 'one JSON object per line, the fields of inbox.list()' },
+} as const satisfies FlagDeclarations;
+
 export const list: Command = {
   name: 'list',
   summary: 'the deliveries, oldest event first, filtered and paged',
@@ -38,20 +47,8 @@ then one line each (id, state, attempts, event time, action, app), then "next: -
 when there are more. With --json, one JSON object per delivery per line on stdout, and the
 cursor on stderr.
 
-${DATABASE_HELP}
-${FILTER_HELP}
-  --limit N               at most N deliveries (default 100, at most ${MAX_LIMIT})
-  --after CURSOR          the page after the one that printed this cursor
-  --order O               asc (default: oldest event first) or desc (newest first)
-  --json                  one JSON object per line, the fields of inbox.list()`,
-  flags: {
-    ...DATABASE_FLAGS,
-    ...FILTER_FLAGS,
-    limit: { type: 'string' },
-    after: { type: 'string' },
-    order: { type: 'string' },
-    json: { type: 'boolean' },
-  },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const filter = filterFromFlags(flags);
     const limit = limitFlag(flags);

@@ -1,5 +1,10 @@
+import { flagsHelp, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
+import { DATABASE_FLAGS, withInbox } from '../../inbox-session.js';
+
+const FLAGS = {
+  ...DATABASE_FLAGS,
+} as const satisfies FlagDeclarations;
 
 export const migrate: Command = {
   name: 'migrate',
@@ -10,8 +15,8 @@ Applies the inbox schema's missing migrations, under an advisory lock (safe whil
 processes start), and prints the versions it applied. A PGlite directory that does not exist
 yet is created. The same schema ships as sql/inbox.sql for your own migration tool.
 
-${DATABASE_HELP}`,
-  flags: { ...DATABASE_FLAGS },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const { result, table } = await withInbox(flags, { create: true }, async ({ inbox }) => ({
       result: await inbox.migrate(),

@@ -1,7 +1,17 @@
+import { flagsHelp, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
 import { idArgument } from './filter-flags.js';
 import { deliveryDetail, detailJson, jsonLine } from './render.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
+import { DATABASE_FLAGS, withInbox } from '../../inbox-session.js';
+
+const FLAGS = {
+  ...DATABASE_FLAGS,
+  json: {
+    type: 'boolean',
+    help: `one JSON object: the fields of inbox.get(), the body as received
+("body", or "bodyBase64" when it is not UTF-8) and the signature header`,
+  },
+} as const satisfies FlagDeclarations;
 
 export const show: Command = {
   name: 'show',
@@ -13,10 +23,8 @@ time, when it was received, the signature's t and which key matched, its attempt
 outcome, error), then the event as indented JSON. The signature header itself is only shown
 with --json (as "signature"): the human view says it is there and how long it is.
 
-${DATABASE_HELP}
-  --json                  one JSON object: the fields of inbox.get(), the body as received
-                          ("body", or "bodyBase64" when it is not UTF-8) and the signature header`,
-  flags: { ...DATABASE_FLAGS, json: { type: 'boolean' } },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   positionals: 1,
   async run(flags, positionals) {
     const id = idArgument(positionals[0], 'rack-webhooks inbox show <id> --database D');

@@ -3,19 +3,38 @@ import type { RefusalCount } from '../../../inbox/health/refusals.js';
 import { readOpenAlerts, type OpenAlert } from '../../../inbox/operate/alerts.js';
 import { readHistory, type HistorySpan } from '../../../inbox/operate/history.js';
 import { formatTime } from '../../../inbox/watch/incidents.js';
-import { UsageError, stringFlag, type Flags } from '../../args.js';
+import { UsageError, flagsHelp, stringFlag, type FlagDeclarations, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { oneLine } from '../../format.js';
 import { refusalSummary } from './health.js';
 import { jsonLine, statsLines } from './render.js';
 import { historyLines } from './render-history.js';
-import { DATABASE_FLAGS, DATABASE_HELP, withInbox } from '../../inbox-session.js';
+import { DATABASE_FLAGS, withInbox } from '../../inbox-session.js';
 
 function historyFlag(flags: Flags): HistorySpan | undefined {
   const text = stringFlag(flags, 'history');
   if (text === undefined || text === 'day' || text === 'week') return text;
   throw new UsageError('--history must be day or week');
 }
+
+const FLAGS = {
+  ...DATABASE_FLAGS,
+  history: {
+    type: 'string',
+    value: 'day|week',
+    help: `also each hour of the last day or week: accepted, duplicate, refused
+(n/a without a refusals table), retried and dead as sparklines, the time
+from stored to processed, and for a day one line per hour`,
+  },
+  json: {
+    type: 'boolean',
+    help: `one JSON object: the fields of inbox.stats(), refusedLastHour
+(inbox.refusals(): [{ code, count }], most frequent first), openAlerts
+([{ rule, severity, key, summary, since, openedAt }], critical first;
+null without an incidents table); with --history, also
+"history": { span, hours: [{ hour, accepted, ... p50Ms, p95Ms }] }`,
+  },
+} as const satisfies FlagDeclarations;
 
 export const stats: Command = {
   name: 'stats',
@@ -28,16 +47,8 @@ the deliveries refused in the last hour by code (bad signatures, stale timestamp
 not parse or are too large: events the rack will not send again), from every receiving process,
 and the alerts open now (the incidents inbox.watch() keeps: severity, since when, summary).
 
-${DATABASE_HELP}
-  --history day|week      also each hour of the last day or week: accepted, duplicate, refused
-                          (n/a without a refusals table), retried and dead as sparklines, the time
-                          from stored to processed, and for a day one line per hour
-  --json                  one JSON object: the fields of inbox.stats(), refusedLastHour
-                          (inbox.refusals(): [{ code, count }], most frequent first), openAlerts
-                          ([{ rule, severity, key, summary, since, openedAt }], critical first;
-                          null without an incidents table); with --history, also
-                          "history": { span, hours: [{ hour, accepted, ... p50Ms, p95Ms }] }`,
-  flags: { ...DATABASE_FLAGS, json: { type: 'boolean' }, history: { type: 'string' } },
+${flagsHelp(FLAGS)}`,
+  flags: FLAGS,
   async run(flags) {
     const span = historyFlag(flags);
     const { counts, refused, alerts, history } = await withInbox(flags, {}, async ({ inbox, database, names }) => ({
