@@ -76,8 +76,16 @@ describe.each(['pglite', 'pg'] as const)('inbox telemetry on %s', (kind) => {
     const { traceId, spanId } = receive!.spanContext();
     expect(row!.trace_context).toBe(`00-${traceId}-${spanId}-01`);
     const worker = work(receiver);
-    await worker.drain();
-    const processes = sdk.spans().filter((span) => span.name.startsWith('process'));
+    // drain() does not wait for a retry scheduled later (10 ms here): drain until both attempts ran.
+    const processSpans = () => sdk.spans().filter((span) => span.name.startsWith('process'));
+    await vi.waitFor(
+      async () => {
+        await worker.drain();
+        expect(processSpans()).toHaveLength(2);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    const processes = processSpans();
     expect(
       processes.map((span) => [span.name, span.attributes['rack_webhooks.delivery.attempt'], span.attributes['rack_webhooks.outcome']]),
     ).toEqual([
@@ -124,7 +132,14 @@ describe.each(['pglite', 'pg'] as const)('inbox telemetry on %s', (kind) => {
     let metrics = await sdk.collect();
     expect(points(metrics.get('rack_webhooks.inbox.deliveries'))).toEqual([]);
     const worker = work(receiver, { maxAttempts: 2 });
-    await worker.drain();
+    // drain() does not wait for a retry scheduled later (10 ms here): drain until the delivery is dead.
+    await vi.waitFor(
+      async () => {
+        await worker.drain();
+        expect((await inbox.stats()).dead).toBe(1);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     metrics = await sdk.collect();
     expect(total(metrics.get('rack_webhooks.deliveries.dead'), { 'messaging.destination.name': 'app:budget:cap' })).toBe(1);
     expect(total(metrics.get('messaging.process.duration'), { 'rack_webhooks.outcome': 'dead' })).toBe(1);
