@@ -179,7 +179,7 @@ describe('actions', () => {
   it('are taken from the same origin, as JSON only', async () => {
     const ok = await post({ origin, 'sec-fetch-site': 'same-origin' });
     expect(ok.status).toBe(200);
-    expect(JSON.parse(ok.body)).toEqual({ moved: 0 });
+    expect(JSON.parse(ok.body)).toEqual({ moved: 0, liveWorkers: 0 });
     const form = await raw('POST', '/api/retry-dead', { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' }, 'a=b');
     expect(form.status).toBe(415);
     expect(json(form).error?.code).toBe('unsupported_media_type');

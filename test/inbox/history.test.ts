@@ -46,31 +46,26 @@ describe.each(['pg', 'pglite'] as const)('history on %s', (kind) => {
 
     const empty = await readHistory(query, names, 'day');
     expect(empty.hours).toHaveLength(24);
-    expect(empty.refusalsRecorded).toBe(false);
-    expect(empty.liveWorkers).toBeNull();
+    expect(empty.refusalsRecorded).toBe(true); // every schema from version 4 on records them
+    expect(empty.liveWorkers).toBe(1); // the worker above, by its heartbeat
     const current = empty.hours[23]!;
-    expect(current).toMatchObject({ accepted: 3, duplicate: 1, refused: null, retried: 2, dead: 2, processed: 1 });
+    expect(current).toMatchObject({ accepted: 3, duplicate: 1, refused: 0, retried: 2, dead: 2, processed: 1 });
     expect(current.p50Ms).toBeGreaterThanOrEqual(0);
     expect(current.p95Ms).toBeGreaterThanOrEqual(current.p50Ms!);
     expect(empty.hours.slice(0, 23).every((hour) => hour.accepted === 0 && hour.dead === 0)).toBe(true);
     expect(Date.parse(current.hour) - Date.parse(empty.hours[0]!.hour)).toBe(23 * 3_600_000);
 
-    // Three hours earlier, by the database's clock; and refusals, once their table exists.
+    // Three hours earlier, by the database's clock; and refusals recorded.
     await harness.db.query(`UPDATE ${harness.table} SET received_at = received_at - interval '3 hours' WHERE action = 'app:budget:reset'`);
-    await harness.db.query(
-      `CREATE TABLE ${refusalsTable(names)} (minute timestamptz NOT NULL, code text NOT NULL, count integer NOT NULL)`,
-    );
     await harness.db.query(
       `INSERT INTO ${refusalsTable(names)} VALUES (date_trunc('minute', now()), 'bad_signature', 5),
          (date_trunc('minute', now()), 'stale', 1), (date_trunc('minute', now() - interval '1 hour'), 'bad_signature', 2),
          (now() - interval '2 days', 'stale', 99)`,
     );
-    // Live workers, once their heartbeat table exists: a beat under 3 beats old is live.
+    // Live workers: a beat under 3 beats old is live; one 10 beats old is gone.
     await harness.db.query(
-      `CREATE TABLE ${workersTable(names)} (id text PRIMARY KEY, last_seen_at timestamptz NOT NULL, beat_ms integer NOT NULL)`,
-    );
-    await harness.db.query(
-      `INSERT INTO ${workersTable(names)} VALUES ('live', now() - interval '2 seconds', 1000), ('gone', now() - interval '10 seconds', 1000)`,
+      `INSERT INTO ${workersTable(names)} (id, host, pid, last_seen_at, beat_ms, concurrency, mode)
+         VALUES ('gone', 'elsewhere', 1, now() - interval '10 seconds', 1000, 1, 'none')`,
     );
     const day = await readHistory(query, names, 'day');
     expect(day.liveWorkers).toBe(1);
