@@ -88,6 +88,8 @@ function cached(cacheMs: number, check: () => Promise<Answer>): () => Promise<An
  *
  * @example
  * ```ts
+ * import { healthHandler } from 'rack-webhooks/inbox';
+ *
  * const probes = healthHandler(inbox);
  * app.get('/livez', probes.live);       // Express, or Node's http: probes.ready(req, res)
  * app.get('/readyz', probes.ready);

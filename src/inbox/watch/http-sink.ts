@@ -50,6 +50,9 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
  *
  * @example
  * ```ts
+ * import { httpAlertSink } from 'rack-webhooks/inbox';
+ *
+ * const token = process.env.PAGER_TOKEN!;
  * inbox.watch({ onAlert: httpAlertSink(process.env.PAGER_URL!, { headers: { authorization: `Token ${token}` } }) });
  * ```
  */
