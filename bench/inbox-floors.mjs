@@ -144,11 +144,11 @@ export function workerStatements(t, a) {
          locked_until = now() + make_interval(secs => $3)
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
    WHERE d.id = ANY(ARRAY(SELECT id FROM due))
-  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns
+  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
-SELECT id::text AS id, body, attempts, attempt_base, replayed_at FROM claimed ORDER BY claimed.event_ns, claimed.id`,
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     done: `WITH finished AS (
   UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id

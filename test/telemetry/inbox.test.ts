@@ -195,7 +195,7 @@ describe('oldest pending age on pg', () => {
     await deliver(receiver, event('app:budget:cap', 'p1'));
     await deliver(receiver, event('app:budget:cap', 'p2'));
     // One at a time, and the first handler waits: the second delivery stays pending.
-    const worker = work(receiver, { concurrency: 1, batchSize: 1 });
+    const worker = work(receiver, { concurrency: 1, batchSize: 1, claimAhead: 0 });
     const read = async () => {
       const metrics = await sdk.collect();
       const at = { 'rack_webhooks.inbox.table': inbox.table };

@@ -9,6 +9,12 @@ export interface Queryable {
   query(text: string, params?: readonly unknown[]): Promise<Row[]>;
 }
 
+/** A statement with its parameters. */
+export interface Statement {
+  readonly text: string;
+  readonly params: readonly unknown[];
+}
+
 export interface DriverTransaction extends Queryable {
   /** The user-facing client inside this transaction: the same kind as the database passed in. */
   readonly client: unknown;
@@ -16,8 +22,12 @@ export interface DriverTransaction extends Queryable {
 
 export interface Driver extends Queryable {
   readonly kind: 'pg' | 'postgres' | 'pglite';
-  /** Runs `fn` inside BEGIN/COMMIT; rolls back when it throws. */
-  transaction<R>(fn: (tx: DriverTransaction) => Promise<R>): Promise<R>;
+  /**
+   * Runs `fn` inside BEGIN/COMMIT; rolls back when it throws. `opening`, when given, is the
+   * transaction's first statement and `fn` gets its rows: a pg driver sends it with the BEGIN, in
+   * one round trip (see pg-opening.ts).
+   */
+  transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening?: Statement): Promise<R>;
   /** Subscribes to NOTIFY on a channel. Resolves with a function that unsubscribes. */
   listen(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
   /** How many transactions can run at once: a single connection serialises everything. */
@@ -38,4 +48,12 @@ export class Mutex {
     );
     return result;
   }
+}
+
+/** `fn` with `opening` sent first inside the transaction: for drivers that have no faster way. */
+export function openingFirst<R>(
+  fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>,
+  opening: Statement | undefined,
+): (tx: DriverTransaction) => Promise<R> {
+  return async (tx) => fn(tx, opening === undefined ? [] : await tx.query(opening.text, opening.params));
 }

@@ -1,4 +1,6 @@
-import { Mutex, type Driver, type DriverTransaction, type Row } from './driver.js';
+import { Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
+import { OpeningSender } from './pg-opening.js';
+import { statementHash } from './statement-hash.js';
 import { ReentryGuard } from './reentry.js';
 
 /** The parts of node-postgres we use, typed structurally: `pg` is an optional peer. */
@@ -56,52 +58,72 @@ export function isPgClient(value: unknown): value is PgClientOnlyLike {
  * and its map would grow with every new text.
  */
 export function statementName(text: string): string {
-  // Two 32-bit FNV-1a-style lanes (different offsets and primes) with Math.imul: no BigInt on the hot path.
-  let low = 0x811c9dc5;
-  let high = 0x050c5d1f;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    low = Math.imul(low ^ code, 0x01000193);
-    high = Math.imul(high ^ code, 0x5bd1e995);
-  }
-  const hash = `${(high >>> 0).toString(16).padStart(8, '0')}${(low >>> 0).toString(16).padStart(8, '0')}`;
+  const hash = statementHash(text);
   const table = /\b(?:FROM|INTO|UPDATE)\s+((?:"(?:[^"]|"")+"|[\w$]+)(?:\.(?:"(?:[^"]|"")+"|[\w$]+))?)/i.exec(text)?.[1] ?? '';
   // PostgreSQL cuts a name at 63 bytes: the hash comes first so that the cut only shortens the table.
   const shown = table.replace(/[^\w.]/g, '');
   return (shown === '' ? `rack_webhooks_${hash}` : `rack_webhooks_${hash}_${shown}`).slice(0, 63);
 }
 
+/** At most this many names are remembered: the inbox's own statements, for each table on the pool. */
+const NAMES_KEPT = 256;
+
 export class StatementNames {
   readonly #enabled: boolean;
+  // The name of each text, computed once: hashing a statement of 600 characters on every query showed in profiles.
+  readonly #names = new Map<string, string>();
 
   constructor(enabled: boolean) {
     this.#enabled = enabled;
   }
 
   config(text: string, params: readonly unknown[] | undefined): string | PgQueryConfig {
-    if (!this.#enabled || params === undefined) return text;
-    return { name: statementName(text), text, values: params };
+    if (params === undefined) return text;
+    // Unnamed: parsed and planned on every call, which PgBouncer before 1.21 needs. The values still go.
+    if (!this.#enabled) return { text, values: params };
+    let name = this.#names.get(text);
+    if (name === undefined) {
+      if (this.#names.size >= NAMES_KEPT) this.#names.clear();
+      this.#names.set(text, (name = statementName(text)));
+    }
+    return { name, text, values: params };
   }
 }
 
+/** A pg driver's statement names and its opening path (pg-opening.ts). */
+interface PgStatements {
+  readonly names: StatementNames;
+  readonly opener: OpeningSender;
+}
+
+function pgStatements(prepare: boolean): PgStatements {
+  return { names: new StatementNames(prepare), opener: new OpeningSender(prepare) };
+}
+
 /**
- * BEGIN, fn, COMMIT; ROLLBACK when anything throws. Resolves `healthy: false` when even the
+ * BEGIN (with `opening`, see pg-opening.ts), fn, COMMIT; ROLLBACK when anything throws. Resolves `healthy: false` when even the
  * ROLLBACK failed: that connection is broken and must leave the pool.
  */
 async function inTransaction<R>(
   client: PgClientLike,
-  fn: (tx: DriverTransaction) => Promise<R>,
+  fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>,
   onBroken: () => void,
-  names: StatementNames,
+  statements: PgStatements,
+  opening: Statement | undefined,
 ): Promise<R> {
-  await client.query('BEGIN').catch((error: unknown) => {
-    onBroken();
-    throw error;
-  });
+  const { names, opener } = statements;
   const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(names.config(text, params))).rows };
+  let opened: Row[];
+  try {
+    opened = await opener.begin(client, opening, (statement) => tx.query(statement.text, statement.params));
+  } catch (error) {
+    // BEGIN itself may have failed (a broken connection), or the opening statement in the transaction.
+    await client.query('ROLLBACK').catch(onBroken);
+    throw error;
+  }
   let result: R;
   try {
-    result = await fn(tx);
+    result = await fn(tx, opened);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(onBroken);
@@ -140,7 +162,8 @@ function checkIn(client: PgPoolClientLike, broken: boolean): void {
 }
 
 export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
-  const names = new StatementNames(prepare);
+  const statements = pgStatements(prepare);
+  const { names } = statements;
   return {
     kind: 'pg',
     parallel: true,
@@ -148,7 +171,7 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
     async query(text, params) {
       return (await pool.query(names.config(text, params))).rows;
     },
-    async transaction(fn) {
+    async transaction(fn, opening) {
       const client = await checkOut(pool);
       let broken = false;
       try {
@@ -158,7 +181,8 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
           () => {
             broken = true;
           },
-          names,
+          statements,
+          opening,
         );
       } finally {
         checkIn(client, broken);
@@ -201,7 +225,8 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
 
 /** One `pg.Client`: one connection, so every call waits its turn. */
 export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driver {
-  const names = new StatementNames(prepare);
+  const statements = pgStatements(prepare);
+  const { names } = statements;
   const mutex = new Mutex();
   const guard = new ReentryGuard();
   const serial = <R>(fn: () => Promise<R>): Promise<R> => {
@@ -213,13 +238,14 @@ export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driv
     parallel: false,
     maxConnections: 1,
     query: (text, params) => serial(async () => (await client.query(names.config(text, params))).rows),
-    transaction: (fn) =>
+    transaction: (fn, opening) =>
       serial(() =>
         inTransaction(
           client,
-          (tx) => guard.inside(() => fn(tx)),
+          (tx, opened) => guard.inside(() => fn(tx, opened)),
           () => {},
-          names,
+          statements,
+          opening,
         ),
       ),
     async listen(channel, onNotify) {

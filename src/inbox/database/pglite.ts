@@ -1,5 +1,5 @@
 import { WebhookInboxError } from '../errors.js';
-import type { Driver, Row } from './driver.js';
+import { openingFirst, type Driver, type Row } from './driver.js';
 import { fileSystemDir, holdPGliteDirectory, type LockFs } from './pglite-lock.js';
 import { ReentryGuard } from './reentry.js';
 
@@ -66,10 +66,13 @@ export function pgliteDriver(db: PGliteLike): Driver {
       if (held !== undefined) await held;
       return (await db.query(text, params)).rows;
     },
-    transaction(fn) {
+    transaction(fn, opening) {
       guard.check();
+      const inside = openingFirst(fn, opening);
       const run = () =>
-        db.transaction((tx) => guard.inside(() => fn({ client: tx, query: async (text, params) => (await tx.query(text, params)).rows })));
+        db.transaction((tx) =>
+          guard.inside(() => inside({ client: tx, query: async (text, params) => (await tx.query(text, params)).rows })),
+        );
       return held === undefined ? run() : held.then(run);
     },
     async listen(channel, onNotify) {

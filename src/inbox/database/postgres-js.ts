@@ -1,4 +1,4 @@
-import type { Driver, Row } from './driver.js';
+import { openingFirst, type Driver, type Row } from './driver.js';
 
 /** The parts of postgres.js (`postgres`) we use, typed structurally: it is an optional peer. */
 export interface PostgresJsLike {
@@ -25,8 +25,9 @@ export function postgresJsDriver(sql: PostgresJsLike, prepare: boolean): Driver 
     async query(text, params = []) {
       return [...(await sql.unsafe(text, params, options))];
     },
-    transaction(fn) {
-      return sql.begin((tx) => fn({ client: tx, query: async (text, params = []) => [...(await tx.unsafe(text, params, options))] }));
+    transaction(fn, opening) {
+      const inside = openingFirst(fn, opening);
+      return sql.begin((tx) => inside({ client: tx, query: async (text, params = []) => [...(await tx.unsafe(text, params, options))] }));
     },
     async listen(channel, onNotify) {
       // postgres.js keeps its own LISTEN connection and reconnects it: nothing to watch here.

@@ -35,8 +35,16 @@ export interface LoopSteps {
 
 export interface LoopSettings {
   readonly concurrency: number;
+  /** Rows claimed per round trip, at most. */
   readonly batchSize: number;
+  /**
+   * Rows held claimed beyond the slots, started as slots free: a claim's round trip then overlaps
+   * the handlers instead of leaving a slot idle. 0: claim only for free slots.
+   */
+  readonly claimAhead: number;
   readonly pollIntervalMs: number;
+  /** A row held ahead this long, half its lease, is given back instead of started (another worker may soon take it). */
+  readonly leaseSeconds: number;
 }
 
 /**
@@ -56,11 +64,14 @@ const RETRY_SLACK_MS = 5;
 export class WorkerLoop {
   #state: LoopState = 'running';
   readonly #slots = new Set<Promise<void>>();
+  readonly #releasing = new Set<Promise<void>>();
   readonly #timers = new Set<() => void>();
   #claiming: Promise<void> | undefined;
   #claimAgain = false;
   #polling: Promise<void> | undefined;
   #idleWaiters: (() => void)[] = [];
+  /** Claimed rows waiting for a slot (claim-ahead), oldest event first, with when each was claimed. */
+  readonly #ready: { row: Row; claimedAt: number }[] = [];
 
   constructor(
     private readonly steps: LoopSteps,
@@ -106,7 +117,10 @@ export class WorkerLoop {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Claims no more, cancels the timers, and resolves once the claim under way and every handler have finished. */
+  /**
+   * Claims no more, gives back the rows claimed ahead, cancels the timers, and resolves once the
+   * claim under way and every handler have finished.
+   */
   async stop(): Promise<void> {
     if (this.#state === 'running') {
       this.#state = 'stopping';
@@ -115,26 +129,62 @@ export class WorkerLoop {
     }
     // A claim pass under way gives back what it takes from now on; slots only end from here.
     await Promise.allSettled([this.#claiming, this.#polling]);
-    await Promise.allSettled([...this.#slots]);
+    for (const { row } of this.#ready.splice(0)) await this.steps.release(row);
+    await Promise.allSettled([...this.#slots, ...this.#releasing]);
     this.#state = 'stopped';
     this.#settleIdle();
   }
 
+  /**
+   * Claims while a slot would otherwise idle, or once half the claim-ahead has been used (one
+   * claim then refills several rows). Rows go to the slots first, the rest wait in `#ready`.
+   */
   async #claimWhileFree(): Promise<void> {
-    const { concurrency, batchSize } = this.settings;
-    while (this.#state === 'running' && this.#slots.size < concurrency) {
-      const wanted = Math.min(batchSize, concurrency - this.#slots.size);
+    const { concurrency, batchSize, claimAhead } = this.settings;
+    while (this.#state === 'running') {
+      this.#startReady();
+      const held = this.#slots.size + this.#ready.length;
+      const room = concurrency + claimAhead - held;
+      if (room <= 0 || (held >= concurrency && room < Math.ceil(claimAhead / 2))) return;
+      const wanted = Math.min(batchSize, room);
       const rows = await this.steps.claim(wanted);
       if (rows === undefined) {
         this.#claimAgain = false; // the database failed: the poll tries again, not a hot loop
         return;
       }
+      const claimedAt = performance.now();
       for (const row of rows) {
-        if (this.#state === 'running') this.#startSlot(row);
+        if (this.#state === 'running') this.#ready.push({ row, claimedAt });
         else await this.steps.release(row); // stop() came while claiming
       }
-      if (rows.length < wanted) return;
+      if (rows.length < wanted) {
+        this.#startReady();
+        return;
+      }
     }
+  }
+
+  /**
+   * Starts waiting rows while slots are free; never waits for a claim under way. A row whose lease
+   * is half gone goes back (pending, its attempt undone) rather than race a worker that may take it.
+   */
+  #startReady(): void {
+    const staleAt = performance.now() - this.settings.leaseSeconds * 500;
+    while (this.#state === 'running' && this.#slots.size < this.settings.concurrency && this.#ready.length > 0) {
+      const { row, claimedAt } = this.#ready.shift()!;
+      if (claimedAt < staleAt) this.#startRelease(row);
+      else this.#startSlot(row);
+    }
+  }
+
+  /** A release counts as work under way: stop() and whenIdle() wait for it. */
+  #startRelease(row: Row): void {
+    const slot: Promise<void> = this.steps.release(row).finally(() => {
+      this.#releasing.delete(slot);
+      void this.wake();
+      this.#settleIdle();
+    });
+    this.#releasing.add(slot);
   }
 
   #startSlot(row: Row): void {
@@ -145,6 +195,7 @@ export class WorkerLoop {
       })
       .finally(() => {
         this.#slots.delete(slot);
+        this.#startReady();
         void this.wake();
         this.#settleIdle();
       });
@@ -178,7 +229,7 @@ export class WorkerLoop {
   }
 
   #idle(): boolean {
-    return this.#slots.size === 0 && this.#claiming === undefined;
+    return this.#slots.size === 0 && this.#claiming === undefined && this.#ready.length === 0 && this.#releasing.size === 0;
   }
 
   #settleIdle(): void {

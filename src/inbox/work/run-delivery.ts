@@ -92,13 +92,14 @@ export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promis
   }
   const delivery = { id: claimed.id, attempt: claimed.attempt };
   try {
-    await env.driver.transaction(async (tx) => {
-      // The mark first: it locks the row for the handlers; their failure rolls it back (see sql.ts).
-      const held = await tx.query(env.sql.done, [claimed.id, env.options.workerId, claimed.attempt]);
+    // The mark opens the transaction (sent with its BEGIN): it locks the row for the handlers, and
+    // their failure rolls it back (see sql.ts).
+    const mark = { text: env.sql.done, params: [claimed.id, env.options.workerId, claimed.attempt] };
+    await env.driver.transaction(async (tx, held) => {
       if (held.length === 0) throw LEASE_LOST;
       const failures = await runtime.runHandlers(event, { delivery, transaction: tx.client });
       if (failures.length > 0) throw new HandlersFailed(failures);
-    });
+    }, mark);
   } catch (error) {
     if (error === LEASE_LOST) {
       runtime.log({

@@ -82,7 +82,11 @@ const rows = (...ids: string[]) => ids.map((id) => ({ id }));
 describe('the worker loop, step by step', () => {
   it('fills its slots with one claim per batch, and claims again when a slot frees', async () => {
     const script = scriptedSteps(rows('1', '2', '3', '4', '5'));
-    const loop = new WorkerLoop(script.steps, { concurrency: 2, batchSize: 2, pollIntervalMs: 1000 }, new ManualClock());
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 2, batchSize: 2, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
+      new ManualClock(),
+    );
     loop.start();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1', 'run 2']);
@@ -96,7 +100,11 @@ describe('the worker loop, step by step', () => {
   it('stop(): claims nothing more, cancels every timer, and resolves only when the running handler ends', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(script.steps, { concurrency: 1, batchSize: 1, pollIntervalMs: 1000 }, clock);
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
+      clock,
+    );
     loop.start();
     await flush();
     expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([[1000, true]]); // the poll keeps the process alive
@@ -120,7 +128,11 @@ describe('the worker loop, step by step', () => {
       await gate.promise;
       return claim(wanted);
     };
-    const loop = new WorkerLoop(script.steps, { concurrency: 1, batchSize: 1, pollIntervalMs: 1000 }, new ManualClock());
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
+      new ManualClock(),
+    );
     loop.start();
     await flush();
     const stopping = loop.stop();
@@ -133,7 +145,11 @@ describe('the worker loop, step by step', () => {
   it("failed: a wake-up is set for when the retry is due (unref'd), and it claims then", async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(script.steps, { concurrency: 1, batchSize: 1, pollIntervalMs: 1000 }, clock);
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
+      clock,
+    );
     loop.start();
     await flush();
     script.finish('1', { kind: 'failed', retryInMs: 200 });
@@ -151,7 +167,11 @@ describe('the worker loop, step by step', () => {
   it('succeeded, dead, lease-lost and unrecorded set no timer', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1', '2', '3', '4'));
-    const loop = new WorkerLoop(script.steps, { concurrency: 4, batchSize: 4, pollIntervalMs: 1000 }, clock);
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 4, batchSize: 4, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
+      clock,
+    );
     loop.start();
     await flush();
     script.finish('1', { kind: 'succeeded' });
@@ -167,7 +187,11 @@ describe('the worker loop, step by step', () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1'));
     script.failClaims(true);
-    const loop = new WorkerLoop(script.steps, { concurrency: 1, batchSize: 1, pollIntervalMs: 1000 }, clock);
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
+      clock,
+    );
     loop.start();
     await flush();
     void loop.wake();
@@ -183,7 +207,11 @@ describe('the worker loop, step by step', () => {
 
   it('whenIdle() resolves once the last handler ended and no claim runs', async () => {
     const script = scriptedSteps(rows('1', '2'));
-    const loop = new WorkerLoop(script.steps, { concurrency: 2, batchSize: 2, pollIntervalMs: 1000 }, new ManualClock());
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 2, batchSize: 2, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
+      new ManualClock(),
+    );
     loop.start();
     await flush();
     let idle = false;
@@ -195,5 +223,115 @@ describe('the worker loop, step by step', () => {
     await flush();
     expect(idle).toBe(true);
     await loop.stop();
+  });
+
+  it('claim-ahead: holds up to claimAhead rows beyond the slots, starts one the moment a slot frees, refills once half is used', async () => {
+    const script = scriptedSteps(rows('1', '2', '3', '4', '5', '6', '7', '8', '9', '10'));
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 2, batchSize: 4, claimAhead: 4, pollIntervalMs: 1000, leaseSeconds: 30 },
+      new ManualClock(),
+    );
+    loop.start();
+    await flush();
+    // 4 rows for the 2 slots and 2 ahead, then 2 more: 4 held beyond the slots.
+    expect(script.log).toEqual(['recover', 'claim 4', 'run 1', 'run 2', 'claim 2']);
+    expect(loop.running).toBe(2);
+    // Held claims do not count as idle work done: whenIdle waits for them.
+    let idle = false;
+    void loop.whenIdle().then(() => (idle = true));
+    script.log.length = 0;
+    script.finish('1');
+    await flush();
+    // The next held row starts at once; one row of room is less than half of 4: no claim yet.
+    expect(script.log).toEqual(['run 3']);
+    script.finish('2');
+    await flush();
+    // Two rows of room now: one claim refills both.
+    expect(script.log).toEqual(['run 3', 'run 4', 'claim 2']);
+    expect(idle).toBe(false);
+    const stopping = loop.stop();
+    await flush();
+    script.finish('3');
+    script.finish('4');
+    await stopping;
+    expect(script.log.slice(3)).toEqual(['release 5', 'release 6', 'release 7', 'release 8']);
+    expect(idle).toBe(true);
+  });
+
+  it('a slot that frees during a claim starts a held row without waiting for that claim', async () => {
+    const script = scriptedSteps(rows('1', '2', '3', '4', '5', '6'));
+    const gate = deferred<void>();
+    let gated = false;
+    const claim = script.steps.claim.bind(script.steps);
+    script.steps.claim = async (wanted) => {
+      if (gated) {
+        script.log.push('claim hangs');
+        await gate.promise;
+      }
+      return claim(wanted);
+    };
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 1, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
+      new ManualClock(),
+    );
+    loop.start();
+    await flush();
+    expect(script.log).toEqual(['recover', 'claim 1', 'run 1', 'claim 1', 'claim 1']);
+    gated = true;
+    script.finish('1'); // the held row 2 starts, and a refill claim starts and hangs
+    await flush();
+    expect(script.log.slice(5)).toEqual(['run 2', 'claim hangs']);
+    script.finish('2'); // the held row 3 starts while that claim still hangs
+    await flush();
+    expect(script.log.slice(7)).toEqual(['run 3']);
+    const stopping = loop.stop();
+    gate.resolve();
+    await flush();
+    script.finish('3');
+    await stopping;
+    expect(script.log.slice(8)).toEqual(['claim 1', 'release 4']); // what the hanging claim took, given back
+  });
+
+  it('stop() gives back the rows claimed ahead, never runs them, and waits for the running handler', async () => {
+    const script = scriptedSteps(rows('1', '2', '3'));
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 3, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
+      new ManualClock(),
+    );
+    loop.start();
+    await flush();
+    expect(script.log).toEqual(['recover', 'claim 3', 'run 1']);
+    let stopped = false;
+    const stopping = loop.stop().then(() => (stopped = true));
+    await flush();
+    expect(script.log.slice(3)).toEqual(['release 2', 'release 3']);
+    expect(stopped).toBe(false);
+    script.finish('1');
+    await stopping;
+    expect(loop.state).toBe('stopped');
+    expect(script.log.slice(3)).toEqual(['release 2', 'release 3']);
+  });
+
+  it('a row held ahead until its lease is half gone is given back, not started', async () => {
+    const script = scriptedSteps(rows('1', '2'));
+    // A lease of 4 ms: a held row is stale 2 ms after its claim.
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
+      new ManualClock(),
+    );
+    loop.start();
+    await flush();
+    expect(script.log).toEqual(['recover', 'claim 2', 'run 1']);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    script.finish('1');
+    await flush();
+    expect(script.log.slice(3, 5)).toEqual(['release 2', 'claim 2']); // given back, then room to claim again
+    expect(script.log).not.toContain('run 2');
+    await loop.stop();
+    expect(loop.state).toBe('stopped');
   });
 });

@@ -150,7 +150,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
       {
         driver: (real) => ({
           ...real,
-          transaction: (fn) => real.transaction(fn),
+          transaction: (fn, opening) => real.transaction(fn, opening),
           listen: (...args) => real.listen(...args),
           query: (text, params) =>
             text.includes("outcome = 'failed'") ? Promise.reject(new Error('connection terminated')) : real.query(text, params),
