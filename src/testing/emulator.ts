@@ -103,12 +103,22 @@ async function readReply(response: Response): Promise<DispatchResult['reply']> {
   return Object.keys(reply).length === 0 ? undefined : reply;
 }
 
+/** The receiver's host (and port) for the rack's `at=non2xx` line: never its credentials, path or query. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
+}
+
 async function deliver(
   name: string,
   url: string,
   timeoutMs: number,
   body: string | Uint8Array,
   headers: Record<string, string>,
+  log: (line: string) => void,
 ): Promise<DispatchResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -118,6 +128,8 @@ async function deliver(
     const payload = typeof body === 'string' ? body : new Uint8Array(body);
     const response = await fetch(request.url, { method: 'POST', headers: request.headers, body: payload, signal });
     const durationMs = elapsed();
+    // A deployed rack logs an answer of 400 or more, and nothing else about it (field notes).
+    if (response.status >= 400) log(`ns=event_dispatch at=non2xx url_host=${hostOf(request.url)} status=${response.status}`);
     // The rack only logs the status; the answer's first 4 KiB are read for the report, within the
     // same timeout, and the rest dropped unread.
     const reply = await readReply(response).catch(() => undefined);
@@ -196,10 +208,12 @@ export function createRackEmulator(options: RackEmulatorOptions = {}): RackEmula
         Object.entries(config).map(async ([name, value]): Promise<DispatchResult> => {
           const entry = parseReceiverEntry(value);
           if ('skipped' in entry) {
-            log(`ns=webhook_parse at=skip reason=${entry.skipped} name=${name}`);
+            // On the dispatch path a deployed rack logs the line with an empty name (field notes);
+            // the result says which entry it was.
+            log(`ns=webhook_parse at=skip reason=${entry.skipped} name=`);
             return { name, skipped: entry.skipped, timeoutMs: DEFAULT_DISPATCH_TIMEOUT_MS, durationMs: 0 };
           }
-          return { ...(await deliver(name, entry.url, entry.timeoutMs, body, headers)), signed: keys.length > 0, ...unsigned };
+          return { ...(await deliver(name, entry.url, entry.timeoutMs, body, headers, log)), signed: keys.length > 0, ...unsigned };
         }),
       );
     },

@@ -78,7 +78,10 @@ export interface RackEmulatorOptions {
    */
   json?: 'deployed' | 'plain';
   /**
-   * Where the rack's log lines go (`ns=webhook_parse at=skip reason=... name=...`).
+   * Where the rack's log lines go: `ns=webhook_parse at=skip reason=... name=` for a skipped entry
+   * (the name is empty on the dispatch path, as a deployed rack logs it; the result names the
+   * entry), `ns=event_dispatch at=non2xx url_host=... status=N` for an answer of 400 or more, and
+   * `ns=k8s at=webhook_signing_key result=invalid ... signing=disabled` when signing is turned off.
    *
    * @defaultValue `console.log`
    */

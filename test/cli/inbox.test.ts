@@ -14,8 +14,11 @@ import { exportLine, parseExportLine } from '../../src/cli/commands/inbox/export
 import { formatAge } from '../../src/cli/format.js';
 import { connectionReason, databaseTarget, isMissingPackage, loadPeer, scrub } from '../../src/cli/open-database.js';
 import { LOCK_FILE } from '../../src/inbox/database/pglite-lock.js';
+import { createInbox } from '../../src/inbox.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/inbox/schema/migrations.js';
+import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
+import { createTestEvent } from '../../src/testing/test-event.js';
 import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
 import { CLI, killChildren, run, startListener, tempDir, writeTemp, removeTempDirs } from './helpers.js';
 import { BODIES, HANDLER_ERROR, KEY, captureOutput, cli, exportLineFor, seedDeliveries, writtenSoFar } from './inbox-helpers.js';
@@ -224,6 +227,62 @@ describe('inbox on PostgreSQL', () => {
     expect((await cli('inbox', 'show', '2', ...on(table))).out).toMatch(/\n {2}next run {5}\S/);
   });
 
+  it('a repeat of an event with new times is its own duplicate row: list, show, stats and retry show and run it', async () => {
+    const table = newTable();
+    expect((await cli('inbox', 'migrate', ...on(table))).code).toBe(0);
+    const inbox = createInbox({ database: db.database, table, notify: false });
+    const receiver = createReceiver({ secrets: KEY, inbox });
+    // The two :failed events a deployed rack sends under one tick (field notes), then the first one again with new times.
+    const tick = 'tick-2026-04-27T10:30:00Z-1f0c9a7e5b2d4c3e8a9b0c1d2e3f4a5b';
+    const failed = (time: string, services: string, partial: '0' | '1') =>
+      JSON.stringify(
+        createTestEvent('app:budget:auto-shutdown:failed', {
+          timestamp: time,
+          data: { app: 'billing-api', tick_id: tick, failed_services: services, partial_state: partial, failed_at: time },
+        }),
+      );
+    const send = (body: string) => receiver.receive(createSignedRequestSync(body, { secrets: KEY }));
+    const first = await send(failed('2026-04-27T10:31:00.1Z', 'worker', '1'));
+    const restore = await send(failed('2026-04-28T08:00:00.5Z', 'web', '0'));
+    const repeat = await send(failed('2026-04-27T10:31:00.9Z', 'worker', '1'));
+    const copy = await send(failed('2026-04-27T10:31:00.1Z', 'worker', '1'));
+    expect([first.outcome, restore.outcome]).toEqual(['accepted', 'accepted']);
+    expect(repeat).toMatchObject({ outcome: 'duplicate', id: expect.stringMatching(/^\d+$/), duplicateOf: first.id });
+    expect(copy).toMatchObject({ outcome: 'duplicate' });
+    expect(copy.id).toBeUndefined(); // byte-identical: no row
+    await inbox.close();
+
+    expect(ids((await cli('inbox', 'list', ...on(table), '--state', 'duplicate')).out)).toEqual([repeat.id]);
+    const shown = await cli('inbox', 'show', repeat.id!, ...on(table));
+    expect(shown.code, shown.err).toBe(0);
+    expect(shown.out.split('\n').slice(0, 6)).toEqual([
+      `delivery ${repeat.id}`,
+      '  state         duplicate',
+      '  action        app:budget:auto-shutdown:failed',
+      '  app           billing-api',
+      `  tick_id       ${tick}`,
+      `  duplicate of  delivery ${first.id} (the same event; no handler ran for this one)`,
+    ]);
+    expect(shown.out).toContain('"failed_at": "2026-04-27T10:31:00.9Z"');
+    expect(JSON.parse((await cli('inbox', 'show', repeat.id!, ...on(table), '--json')).out)).toMatchObject({
+      state: 'duplicate',
+      duplicateOf: first.id,
+      attempts: 0,
+    });
+    expect((await cli('inbox', 'show', first.id!, ...on(table))).out).not.toContain('duplicate of');
+    expect(JSON.parse((await cli('inbox', 'stats', ...on(table), '--json')).out)).toMatchObject({ pending: 2, duplicate: 1, total: 3 });
+
+    // A bulk retry leaves duplicates alone; by id, or with --state duplicate, it moves them.
+    expect((await cli('inbox', 'retry', ...on(table), '--all')).out).toBe('retried 0 deliveries (dead -> pending)\n');
+    expect(await cli('inbox', 'retry', repeat.id!, ...on(table))).toEqual({
+      code: 0,
+      out: 'retried 1 delivery (duplicate -> pending)\n',
+      err: '',
+    });
+    expect((await cli('inbox', 'retry', ...on(table), '--state', 'duplicate')).out).toBe('retried 0 deliveries (duplicate -> pending)\n');
+    expect((await rows(table)).map((row) => row['state'])).toEqual(['pending', 'pending', 'pending']);
+  });
+
   it('stats, retry, replay and prune change exactly the rows they report, and wake other workers', async () => {
     const table = await seeded();
     expect(await cli('inbox', 'stats', ...on(table))).toEqual({
@@ -351,14 +410,14 @@ describe('inbox on PostgreSQL', () => {
     expect(replayed['state']).toBe('pending');
     expect(replayed['replayed_at']).toBeInstanceOf(Date);
 
-    // prune: only done, dead and ignored rows received before the cut-off; never a pending one.
+    // prune: only done, dead, ignored and duplicate rows received before the cut-off; never a pending one.
     const cut = await cli('inbox', 'prune', ...on(table), '--before', '30d');
-    expect(cut.out).toMatch(/^pruned 0 deliveries \(done, dead or ignored, received before \d{4}-[\d-]+T[\d:.]+Z\)\n$/);
+    expect(cut.out).toMatch(/^pruned 0 deliveries \(done, dead, ignored or duplicate, received before \d{4}-[\d-]+T[\d:.]+Z\)\n$/);
     await db.query(`UPDATE ${table} SET received_at = now() - interval '40 days' WHERE id IN (2, 4)`);
     expect((await cli('inbox', 'prune', ...on(table), '--before', '30d')).out).toMatch(/^pruned 1 delivery \(/);
     expect((await rows(table)).map((row) => row['id'])).toEqual([1, 2, 3]);
     expect((await cli('inbox', 'prune', ...on(table), '--before', '2026-01-01')).out).toBe(
-      'pruned 0 deliveries (done, dead or ignored, received before 2026-01-01T00:00:00.000Z)\n',
+      'pruned 0 deliveries (done, dead, ignored or duplicate, received before 2026-01-01T00:00:00.000Z)\n',
     );
     usage(await cli('inbox', 'prune', ...on(table)), /^rack-webhooks inbox prune: no --before: pass a date/);
     usage(await cli('inbox', 'prune', ...on(table), '--before', 'last-week'), /--before must be a date .* got "last-week"/);

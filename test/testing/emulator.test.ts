@@ -320,10 +320,11 @@ describe('dispatching to real HTTP receivers', () => {
       ['broken', 'invalid_json'],
       ['nourl', 'empty_url_in_json'],
     ]);
+    // On the dispatch path a deployed rack logs an empty name (field notes); the results name the entries.
     expect(lines.sort()).toEqual([
-      'ns=webhook_parse at=skip reason=empty_url_in_json name=nourl',
-      'ns=webhook_parse at=skip reason=empty_value name=blank',
-      'ns=webhook_parse at=skip reason=invalid_json name=broken',
+      'ns=webhook_parse at=skip reason=empty_url_in_json name=',
+      'ns=webhook_parse at=skip reason=empty_value name=',
+      'ns=webhook_parse at=skip reason=invalid_json name=',
     ]);
     expect(good.requests).toHaveLength(1);
   });
@@ -404,9 +405,16 @@ describe('dispatching to real HTTP receivers', () => {
     const failing = await receiver({ status: 503 });
     const gone = await recordingReceiver();
     await gone.close(); // a port that just stopped listening
-    const emulator = createRackEmulator({ webhooks: { failing: failing.url, closed: gone.url }, log: () => {} });
+    const lines: string[] = [];
+    const emulator = createRackEmulator({
+      webhooks: { failing: failing.url, closed: gone.url, ok: (await receiver()).url },
+      log: (line) => lines.push(line),
+    });
     const results = await emulator.dispatch(createTestEvent('app:budget:cap'));
     expect(results[0]).toMatchObject({ name: 'failing', status: 503 });
+    expect(results[2]).toMatchObject({ name: 'ok', status: 200 });
+    // Only an answer of 400 or more is logged, as a deployed rack logs it: the host, never the path.
+    expect(lines).toEqual([`ns=event_dispatch at=non2xx url_host=${new URL(failing.url).host} status=503`]);
     expect(results[1]!.error).toMatch(/ECONNREFUSED|fetch failed|connect/);
     await new Promise((r) => setTimeout(r, 100));
     expect(failing.requests).toHaveLength(1);

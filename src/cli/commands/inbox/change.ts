@@ -52,7 +52,10 @@ ${flagsHelp(RETRY_FLAGS)}`,
     const filter = id === undefined ? bulkFilter(flags, 'retry', 'dead') : undefined;
     if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true))
       throw new UsageError('pass an id or filter flags, not both');
+    // What the line says moved: the state the filter names, or the state the one delivery was in.
+    let from = filter?.state === undefined ? 'dead' : [filter.state].flat().join(' or ');
     const count = await withInbox(flags, {}, async (session) => {
+      if (id !== undefined) from = (await session.inbox.get(id))?.state === 'duplicate' ? 'duplicate' : 'dead';
       const moved = await session.inbox.retry(id ?? filter!);
       if (moved > 0) await notifyWorkers(session);
       if (moved === 0 && id !== undefined) {
@@ -64,7 +67,7 @@ ${flagsHelp(RETRY_FLAGS)}`,
       }
       return moved;
     });
-    process.stdout.write(`retried ${deliveries(count)} (dead -> pending)\n`);
+    process.stdout.write(`retried ${deliveries(count)} (${from} -> pending)\n`);
     return 0;
   },
 };
@@ -118,18 +121,18 @@ const PRUNE_FLAGS = {
 
 export const prune: Command = {
   name: 'prune',
-  summary: 'delete done, dead and ignored deliveries received before a date',
+  summary: 'delete done, dead, ignored and duplicate deliveries received before a date',
   help: `Usage: rack-webhooks inbox prune --before (2026-01-01 | 2026-01-01T00:00:00Z | 30d) --database D
 
-Deletes done, dead and ignored deliveries (and their attempts) received before --before; never
-a pending or running one. Prints how many it deleted. Export them first to keep a copy.
+Deletes done, dead, ignored and duplicate deliveries (and their attempts) received before
+--before; never a pending or running one. Prints how many it deleted. Export them first to keep a copy.
 
 ${flagsHelp(PRUNE_FLAGS)}`,
   flags: PRUNE_FLAGS,
   async run(flags) {
     const before = beforeFlag(flags, Date.now());
     const count = await withInbox(flags, {}, ({ inbox }) => inbox.prune({ before }));
-    process.stdout.write(`pruned ${deliveries(count)} (done, dead or ignored, received before ${before.toISOString()})\n`);
+    process.stdout.write(`pruned ${deliveries(count)} (done, dead, ignored or duplicate, received before ${before.toISOString()})\n`);
     return 0;
   },
 };
