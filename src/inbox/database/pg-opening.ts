@@ -24,8 +24,13 @@ interface PgSimpleClient {
  * (nothing ran in it yet), and this driver stops using the fast path: BEGIN, then the statement
  * as an ordinary named query.
  */
+/**
+ * What each connection has PREPAREd, shared by every inbox in this process: two inboxes on one
+ * pool share its connections.
+ */
+const preparedOn = new WeakMap<object, Set<string>>();
+
 export class OpeningSender {
-  readonly #preparedOn = new WeakMap<object, Set<string>>();
   #usable: boolean;
 
   /** `prepare`: the inbox's `prepare` option; false (PgBouncer before 1.21) never PREPAREs. */
@@ -43,10 +48,13 @@ export class OpeningSender {
       return opening === undefined ? [] : plain(opening);
     }
     const name = preparedName(opening.text);
-    let prepared = this.#preparedOn.get(client);
-    if (prepared === undefined) this.#preparedOn.set(client, (prepared = new Set()));
+    let prepared = preparedOn.get(client);
+    if (prepared === undefined) preparedOn.set(client, (prepared = new Set()));
     if (!prepared.has(name)) {
-      await client.query(`PREPARE ${name} AS ${opening.text}`);
+      // 42P05: already there (another copy of this package on the same connection): the same text, so use it.
+      await client.query(`PREPARE ${name} AS ${opening.text}`).catch((error: unknown) => {
+        if ((error as { code?: unknown } | null)?.code !== '42P05') throw error;
+      });
       prepared.add(name);
     }
     try {

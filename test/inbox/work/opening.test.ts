@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
-import { literal } from '../../../src/inbox/database/pg-opening.js';
+import { literal, OpeningSender } from '../../../src/inbox/database/pg-opening.js';
+import { statementHash } from '../../../src/inbox/database/statement-hash.js';
 import { POSTGRES_URL } from '../databases.js';
 import { createReceiver } from '../../../src/receiver/create-receiver.js';
 import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, SECRETS, writeEffect } from '../helpers.js';
@@ -176,6 +177,16 @@ describe('literal(): a parameter as SQL text', () => {
         { numRuns: 150 },
       );
     }
+  });
+
+  it('a connection where the statement is already PREPAREd (another copy of the package): used as it is', async () => {
+    const text = 'SELECT $1::int + 1 AS n, $2::text AS who';
+    await client.query(`PREPARE rack_webhooks_open_${statementHash(text)} AS ${text}`);
+    const opened = await new OpeningSender(true).begin(client, { text, params: [41, "o'neil"] }, () => {
+      throw new Error('the plain path was taken');
+    });
+    expect(opened).toEqual([{ n: 42, who: "o'neil" }]);
+    await client.query('ROLLBACK');
   });
 
   it('numbers as digits, null as NULL, and a NUL character refused with a TypeError', () => {
