@@ -85,3 +85,13 @@ export function withSpan<T>(parent: Context | undefined, span: Span, fn: () => T
   if (manager === undefined || base === undefined) return fn();
   return manager.with(base.setValue(SPAN_KEY, span), fn);
 }
+
+/**
+ * Runs `fn` in `context`, captured earlier (inside a span, say), so that what it does is that
+ * span's child even when it is called from elsewhere. Without one, or a context manager, just runs `fn`.
+ */
+export function withContext<T>(context: Context | undefined, fn: () => T): T {
+  const manager = contextManager();
+  if (manager === undefined || context === undefined) return fn();
+  return manager.with(context, fn);
+}

@@ -1,56 +1,12 @@
-import { beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createReceiver, type Receiver } from '../../src/index.js';
-import { createInbox, type Inbox, type InboxOptions, type Worker, type WorkOptions } from '../../src/inbox.js';
-import { createSignedRequestSync } from '../../src/testing/index.js';
-import { openDatabase, type ClientKind, type TestDatabase } from '../inbox/databases.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { createReceiver } from '../../src/index.js';
 import { warmUp } from '../inbox/helpers.js';
-import { everythingSaid, points, registerSdk, total, type TestSdk } from './otel-sdk.js';
+import { deliverInServerSpan, event, SECRET, setup } from './inbox-setup.js';
+import { everythingSaid, points, registerSdk, total } from './otel-sdk.js';
 
-const SECRET = 'telemetry-inbox-secret';
 // PGlite's first boot compiles its WebAssembly: once, before the tests, with room for a loaded machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 beforeAll(warmUp, 120_000);
-
-const FAST: WorkOptions = { pollIntervalMs: 20, backoff: { baseMs: 10, jitter: 'none' } };
-
-function event(action: string, tick: string, app = 'billing-api') {
-  return {
-    action,
-    status: 'success',
-    timestamp: new Date().toISOString(),
-    data: { app, rack: 'example-rack', actor: 'system', tick_id: tick },
-  };
-}
-
-async function setup(kind: ClientKind, inboxOptions: Partial<InboxOptions<unknown>> = {}) {
-  const db: TestDatabase = await openDatabase(kind);
-  const workers: Worker[] = [];
-  onTestFinished(async () => {
-    await Promise.allSettled(workers.map((worker) => worker.stop()));
-    await db.close();
-  });
-  const inbox: Inbox<unknown> = createInbox({ database: db.database as unknown, table: db.table, ...inboxOptions });
-  await inbox.migrate();
-  return {
-    db,
-    inbox,
-    work(receiver: Receiver<unknown>, options: WorkOptions = {}) {
-      const worker = inbox.work(receiver, { ...FAST, ...options });
-      workers.push(worker);
-      return worker;
-    },
-    deliver: (receiver: Receiver<unknown>, body: object) =>
-      receiver.receive(createSignedRequestSync(body, { secrets: SECRET, timestamp: Math.floor(Date.now() / 1000) })),
-  };
-}
-
-/** Delivers inside an HTTP server span, as an app with HTTP instrumentation does. */
-async function deliverInServerSpan(sdk: TestSdk, deliver: () => Promise<unknown>) {
-  const { span, result } = sdk.inServerSpan(deliver);
-  await result;
-  span.end();
-  return span.spanContext();
-}
 
 describe.each(['pglite', 'pg'] as const)('inbox telemetry on %s', (kind) => {
   it('a receive span per stored delivery, its traceparent in the row, and a process span per attempt linked to it', async () => {

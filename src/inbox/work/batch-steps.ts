@@ -3,6 +3,8 @@ import type { TableNames } from '../schema/table-name.js';
 import { BatchLoop } from './batch.js';
 import { batchSql } from './batch-sql.js';
 import type { Clock } from './loop.js';
+import type { WorkerTelemetry } from '../../telemetry/process.js';
+import { withAttemptTelemetry } from './batch-telemetry.js';
 import { runBatched } from './run-batched.js';
 import { claimedFromRow, type RunEnvironment } from './run-delivery.js';
 
@@ -13,15 +15,21 @@ export interface SharedSteps {
   beforePoll(): void;
 }
 
-/** `mode: 'batched'`: the loop over the batched statements of `work/batch-sql.ts`. */
-export function startBatchLoop(env: RunEnvironment, names: TableNames, shared: SharedSteps, clock: Clock): BatchLoop {
+/** `mode: 'batched'`: the loop over the batched statements of `work/batch-sql.ts`, a `process` span per attempt. */
+export function startBatchLoop(
+  env: RunEnvironment,
+  names: TableNames,
+  shared: SharedSteps,
+  telemetry: WorkerTelemetry,
+  clock: Clock,
+): BatchLoop {
   const { driver, options, runtime } = env;
   const sql = batchSql(names);
   return new BatchLoop(
     {
       ...shared,
       toClaimed: claimedFromRow,
-      run: (claimed) => runBatched(env, claimed),
+      run: withAttemptTelemetry(telemetry, (claimed) => runBatched(env, claimed)),
       async complete(completions) {
         const input = completions.map(({ claimed, state, delayMs, error }) => ({
           id: claimed.id,

@@ -1,6 +1,6 @@
 import type { Row } from '../database/driver.js';
 import { systemClock, type Clock, type LoopState } from './loop.js';
-import type { Completion } from './run-batched.js';
+import type { Completion, Recording } from './run-batched.js';
 import type { Claimed } from './run-delivery.js';
 
 /** What the batched loop asks of the database and the receiver; each step handles (logs) its own errors. */
@@ -181,7 +181,8 @@ export class BatchLoop {
     this.#flushing = this.steps
       .complete(batch)
       .then(async (recorded) => {
-        await Promise.allSettled(batch.map((completion) => completion.settle(recorded?.has(completion.claimed.id) === true)));
+        const recordingOf = (id: string): Recording => (recorded === undefined ? 'unrecorded' : recorded.has(id) ? 'recorded' : 'lost');
+        await Promise.allSettled(batch.map((completion) => completion.settle(recordingOf(completion.claimed.id))));
         for (const completion of batch)
           if (completion.state === 'pending' && recorded?.has(completion.claimed.id))
             this.#after(completion.delayMs + RETRY_SLACK_MS, () => void this.wake());

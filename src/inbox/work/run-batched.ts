@@ -13,9 +13,16 @@ export interface Completion {
   readonly state: 'done' | 'pending' | 'dead';
   readonly delayMs: number;
   readonly error: string | null;
-  /** Logs and reports the outcome once it is recorded (`recorded`), or says it was not. */
-  readonly settle: (recorded: boolean) => Promise<void>;
+  /** Logs and reports the outcome once the completion statement has run (see `Recording`). */
+  readonly settle: (recording: Recording) => Promise<void>;
 }
+
+/**
+ * What the completion statement did with an outcome: `recorded`; `lost`: not recorded, this
+ * worker's lease had run out and another worker has the delivery; `unrecorded`: the statement
+ * failed (the row stays running until recovery counts the attempt as crashed).
+ */
+export type Recording = 'recorded' | 'lost' | 'unrecorded';
 
 function noTransaction(): never {
   throw new WebhookInboxError(
@@ -50,8 +57,8 @@ export async function runBatched(env: RunEnvironment, claimed: Claimed): Promise
       state: 'dead',
       delayMs: 0,
       error: boundError(`the stored body no longer parses: ${describeThrown(error)}`),
-      settle: async (recorded) => {
-        if (!recorded) return;
+      settle: async (recording) => {
+        if (recording !== 'recorded') return;
         runtime.log({
           level: 'error',
           event: 'dead',
@@ -77,8 +84,8 @@ export async function runBatched(env: RunEnvironment, claimed: Claimed): Promise
       state: 'done',
       delayMs: 0,
       error: null,
-      settle: async (recorded) => {
-        if (!recorded) return;
+      settle: async (recording) => {
+        if (recording !== 'recorded') return;
         runtime.log({
           level: 'info',
           event: replayed ? 'replayed' : 'processed',

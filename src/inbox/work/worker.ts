@@ -143,7 +143,7 @@ export function startWorker(
   };
   const loop =
     options.mode === 'batched'
-      ? startBatchLoop(env, names, steps, clock)
+      ? startBatchLoop(env, names, steps, telemetry, clock)
       : new WorkerLoop(
           {
             ...steps,
