@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 7. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 8. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -138,4 +138,8 @@ COMMENT ON COLUMN "rack_webhooks_inbox_attempts".error_class IS 'The thrown erro
 COMMENT ON COLUMN "rack_webhooks_inbox_attempts".error_stack IS 'The thrown error''s stack, bounded to 4 KiB';
 CREATE INDEX "rack_webhooks_inbox_attempts_started" ON "rack_webhooks_inbox_attempts" (started_at);
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (7, 'failure class and stack, attempts by start time');
+-- 8: due deliveries without an app
+CREATE INDEX "rack_webhooks_inbox_due_unordered" ON "rack_webhooks_inbox" (event_ns, id)
+  WHERE state = 'pending' AND app IS NULL;
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (8, 'due deliveries without an app');
 COMMIT;

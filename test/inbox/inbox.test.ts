@@ -31,7 +31,18 @@ inboxSuiteSetup();
 // ── Schema and the write path (receive → one committed row) ─────────────────────────────────────
 
 const TICK = 'tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836';
-const INDEXES = ['event_order', 'due', 'leases', 'by_state', 'by_action', 'by_app', 'received', 'duplicates', 'app_unfinished'];
+const INDEXES = [
+  'event_order',
+  'due',
+  'leases',
+  'by_state',
+  'by_action',
+  'by_app',
+  'received',
+  'duplicates',
+  'app_unfinished',
+  'due_unordered',
+];
 const MIGRATED = [
   { version: 1, name: 'deliveries and attempts' },
   { version: 2, name: 'same-event duplicates kept as rows' },
@@ -40,6 +51,7 @@ const MIGRATED = [
   { version: 5, name: 'trace context of the receiving span' },
   { version: 6, name: 'alert incidents and leases' },
   { version: 7, name: 'failure class and stack, attempts by start time' },
+  { version: 8, name: 'due deliveries without an app' },
 ];
 
 /** Columns, indexes and constraints of the schema a test owns, with the schema's name taken out. */
@@ -96,8 +108,8 @@ function twoClients(kind: ClientKind, db: TestDatabase): { clients: unknown[]; c
 describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
   it('migrate() applies every version on a fresh table, then nothing, and creates the tables and indexes', async () => {
     const { inbox, db } = await openInbox(kind, { migrate: false });
-    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7], version: 7 });
-    expect(await inbox.migrate()).toEqual({ applied: [], version: 7 });
+    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8], version: 8 });
+    expect(await inbox.migrate()).toEqual({ applied: [], version: 8 });
 
     const tables = await db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -131,7 +143,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
       expect(await catalogue(scripted)).toEqual(await catalogue(migrated));
       // migrate() recognises it, and the inbox works on it.
       const inbox = createInbox({ database: scripted.database as unknown, table: scripted.table });
-      expect(await inbox.migrate()).toEqual({ applied: [], version: 7 });
+      expect(await inbox.migrate()).toEqual({ applied: [], version: 8 });
     } finally {
       await scripted.close();
     }
@@ -142,8 +154,8 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const { clients, close } = twoClients(kind, db);
     try {
       const results = await Promise.all(clients.map((database) => createInbox({ database, table: db.table }).migrate()));
-      expect(results.map((result) => result.version)).toEqual([7, 7]);
-      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2, 3, 4, 5, 6, 7]]);
+      expect(results.map((result) => result.version)).toEqual([8, 8]);
+      expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([[], [1, 2, 3, 4, 5, 6, 7, 8]]);
       expect(await db.query(`SELECT version FROM ${db.table}_migrations ORDER BY version`)).toEqual([
         { version: 1 },
         { version: 2 },
@@ -152,6 +164,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
         { version: 5 },
         { version: 6 },
         { version: 7 },
+        { version: 8 },
       ]);
     } finally {
       await close();

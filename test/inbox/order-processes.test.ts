@@ -1,5 +1,5 @@
 // order: 'per-app' across real processes: two worker processes, each of concurrency 4, share the
-// deliveries of five apps; each handler records when it started and ended through
+// deliveries of sixteen apps; each handler records when it started and ended through
 // context.transaction. No two deliveries of one app may overlap, and each app's run in event order.
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,8 +10,10 @@ import { openDatabase, POSTGRES_URL, type TestDatabase } from './databases.js';
 import { killAllChildren, startChild, waitFor } from './fixtures/children.js';
 
 const ACTION = 'app:budget:auto-shutdown:fired';
-const APPS = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
-const PER_APP = 8;
+// More apps than one worker holds at once (concurrency 4 + claimAhead 8 = 12 claimed, each holding
+// its app): with 5, one worker could hold every app and leave the other nothing to take.
+const APPS = Array.from({ length: 16 }, (_, i) => `app-${String(i).padStart(2, '0')}`);
+const PER_APP = 3;
 let db: TestDatabase<'pg'> | undefined;
 
 afterEach(async () => {

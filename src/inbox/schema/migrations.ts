@@ -175,6 +175,14 @@ COMMENT ON COLUMN ${names.attempts}.error_class IS 'The thrown error''s class na
 COMMENT ON COLUMN ${names.attempts}.error_stack IS 'The thrown error''s stack, bounded to 4 KiB';
 CREATE INDEX ${index(names, 'attempts_started')} ON ${names.attempts} (started_at);`,
   },
+  {
+    version: 8,
+    name: 'due deliveries without an app',
+    // A worker with order: 'per-app' takes deliveries without an app in event order, unordered,
+    // next to each app's first: by their own index, where due would read every app's backlog first.
+    sql: (names) => `CREATE INDEX ${index(names, 'due_unordered')} ON ${names.deliveries} (event_ns, id)
+  WHERE state = 'pending' AND app IS NULL;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,4 +1,5 @@
 import type { TableNames } from '../schema/table-name.js';
+import { orderedDue } from './ordered-claim.js';
 
 /**
  * The worker's statements. Each is one round trip and commits on its own (autocommit), except
@@ -37,18 +38,8 @@ export interface WorkerSql {
 export interface WorkerSqlOptions {
   readonly order: 'none' | 'per-app';
   readonly onFailure: 'hold' | 'skip';
-}
-
-/**
- * Per app, only the first unfinished delivery in event order may start, and only while none of
- * its app runs. 'hold': a pending one waiting for its retry is first too, so it holds the rest;
- * 'skip': only a due one is. Dead and done rows never hold. Rows without an app are unordered.
- */
-function appIsFree(t: string, onFailure: 'hold' | 'skip'): string {
-  const earlier = `(o.event_ns, o.id) < (d.event_ns, d.id)${onFailure === 'skip' ? ' AND o.run_at <= now()' : ''}`;
-  return `(d.app IS NULL OR NOT EXISTS (
-     SELECT 1 FROM ${t} AS o WHERE o.app = d.app AND o.state IN ('pending', 'running')
-        AND (o.state = 'running' OR (${earlier}))))`;
+  /** How many due rows an ordered claim asks one by one before it walks the apps; tests set it to reach the walk. */
+  readonly earlyRows?: number | undefined;
 }
 
 export function workerSql(names: TableNames, options: WorkerSqlOptions = { order: 'none', onFailure: 'hold' }): WorkerSql {
@@ -109,12 +100,7 @@ DELETE FROM ${a} WHERE delivery_id = (SELECT id FROM released) AND attempt = $3`
  ORDER BY state = 'running', lease_ms LIMIT 1`,
   };
   if (options.order === 'none') return statements;
-  const due = `FROM ${t} WHERE state = 'pending' AND run_at <= now()`;
-  return {
-    ...statements,
-    claim: statements.claim.replace(
-      due,
-      `FROM ${t} AS d WHERE state = 'pending' AND run_at <= now()\n   AND ${appIsFree(t, options.onFailure)}`,
-    ),
-  };
+  // The same claim with its due CTE replaced: the rows it updates, records and returns are the same.
+  const afterDue = statements.claim.slice(statements.claim.indexOf('), claimed AS ('));
+  return { ...statements, claim: `WITH RECURSIVE ${orderedDue(t, options.onFailure, options.earlyRows)}${afterDue}` };
 }
