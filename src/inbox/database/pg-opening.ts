@@ -43,7 +43,7 @@ export class OpeningSender {
    * `plain` runs a statement the ordinary way, once BEGIN is sent. On a rejection the caller rolls back.
    */
   async begin(client: PgSimpleClient, opening: Statement | undefined, plain: (statement: Statement) => Promise<Row[]>): Promise<Row[]> {
-    if (opening === undefined || !this.#usable) {
+    if (opening === undefined || !this.#usable || !opening.params.every(plainAscii)) {
       await client.query('BEGIN');
       return opening === undefined ? [] : plain(opening);
     }
@@ -58,8 +58,10 @@ export class OpeningSender {
       prepared.add(name);
     }
     try {
-      const results = (await client.query(`BEGIN; EXECUTE ${name}(${opening.params.map(literal).join(', ')})`)) as { rows: Row[] }[];
-      return results[1]?.rows ?? [];
+      const results = (await client.query(`BEGIN; EXECUTE ${name}(${opening.params.map(literal).join(', ')})`)) as
+        { rows: Row[] }[] | { rows: Row[] };
+      // pg answers a multi-statement query with one result per statement; a client that gives only the last one, that.
+      return (Array.isArray(results) ? results[results.length - 1] : results)?.rows ?? [];
     } catch (error) {
       if ((error as { code?: unknown } | null)?.code !== '26000') throw error;
       // The connection no longer has it: roll back the empty transaction, then the plain way from now on.
@@ -74,6 +76,15 @@ export class OpeningSender {
 /** `rack_webhooks_open_` and a hash of the text: a plain identifier, under 63 bytes. */
 function preparedName(text: string): string {
   return `rack_webhooks_open_${statementHash(text)}`;
+}
+
+/**
+ * Only printable ASCII goes as a literal: under a client_encoding such as GBK or BIG5 the server
+ * converts the query's bytes first, and the trailing byte of a multibyte character could swallow
+ * an escaping backslash. Anything else (a workerId with other characters) takes the plain path.
+ */
+function plainAscii(value: unknown): boolean {
+  return typeof value !== 'string' || /^[\x20-\x7e]*$/.test(value);
 }
 
 /** A parameter as a SQL literal: numbers as digits, everything else as an escaped string (typed by the PREPARE). */

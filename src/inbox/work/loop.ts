@@ -129,7 +129,8 @@ export class WorkerLoop {
     }
     // A claim pass under way gives back what it takes from now on; slots only end from here.
     await Promise.allSettled([this.#claiming, this.#polling]);
-    for (const { row } of this.#ready.splice(0)) await this.steps.release(row);
+    // Tracked in #releasing, so that a second stop() waits for these releases too.
+    for (const { row } of this.#ready.splice(0)) this.#startRelease(row);
     await Promise.allSettled([...this.#slots, ...this.#releasing]);
     this.#state = 'stopped';
     this.#settleIdle();
@@ -157,6 +158,9 @@ export class WorkerLoop {
         if (this.#state === 'running') this.#ready.push({ row, claimedAt });
         else await this.steps.release(row); // stop() came while claiming
       }
+      this.#startReady();
+      // Slots may stay busy past the lease: then the held rows go back on a timer, not when a slot frees.
+      if (this.#ready.length > 0) this.#after(this.#staleAfterMs() + 1, () => this.#releaseStale());
       if (rows.length < wanted) {
         this.#startReady();
         return;
@@ -164,17 +168,23 @@ export class WorkerLoop {
     }
   }
 
-  /**
-   * Starts waiting rows while slots are free; never waits for a claim under way. A row whose lease
-   * is half gone goes back (pending, its attempt undone) rather than race a worker that may take it.
-   */
+  /** Half the lease: a row held ahead that long goes back rather than race a worker that may take it. */
+  #staleAfterMs(): number {
+    return this.settings.leaseSeconds * 500;
+  }
+
+  /** Starts waiting rows while slots are free; never waits for a claim under way. */
   #startReady(): void {
-    const staleAt = performance.now() - this.settings.leaseSeconds * 500;
-    while (this.#state === 'running' && this.#slots.size < this.settings.concurrency && this.#ready.length > 0) {
-      const { row, claimedAt } = this.#ready.shift()!;
-      if (claimedAt < staleAt) this.#startRelease(row);
-      else this.#startSlot(row);
-    }
+    this.#releaseStale();
+    while (this.#state === 'running' && this.#slots.size < this.settings.concurrency && this.#ready.length > 0)
+      this.#startSlot(this.#ready.shift()!.row);
+  }
+
+  /** Gives back (pending, its attempt undone) every held row whose lease is half gone, slots free or not. */
+  #releaseStale(): void {
+    const staleAt = performance.now() - this.#staleAfterMs();
+    // Oldest claims first: the stale ones lead the queue.
+    while (this.#ready.length > 0 && this.#ready[0]!.claimedAt < staleAt) this.#startRelease(this.#ready.shift()!.row);
   }
 
   /** A release counts as work under way: stop() and whenIdle() wait for it. */

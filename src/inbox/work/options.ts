@@ -23,12 +23,13 @@ export interface WorkOptions {
    * The default mode's claim-ahead: up to this many deliveries held claimed beyond the running
    * handlers, each started as a handler ends, so that a claim's round trip overlaps the handlers
    * instead of leaving a slot idle (with `batchSize`, it drained the worker bench 1.3x faster). A
-   * delivery claimed ahead has its attempt recorded at its claim and waits at most until a slot
-   * frees; `stop()` gives it back unstarted. `0` claims only for free slots: choose it when
-   * handlers run for many seconds, so that no claimed delivery waits behind them. Batched mode
-   * claims ahead by `batchSize` instead.
+   * delivery claimed ahead has its attempt recorded at its claim and waits until a slot frees, at
+   * most half its lease: then it is given back (pending, its attempt removed), as `stop()` gives
+   * back every held one. `0` claims only for free slots: choose it when handlers run for many
+   * seconds, so that no claimed delivery waits behind them. Batched mode claims ahead by
+   * `batchSize` instead.
    *
-   * @defaultValue `concurrency`
+   * @defaultValue 2 x `concurrency`
    */
   claimAhead?: number;
   /**

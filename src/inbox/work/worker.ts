@@ -16,7 +16,7 @@ export type { WorkOptions } from './options.js';
 export interface Worker {
   /** Its `workerId`, as recorded in attempts and logs. */
   readonly id: string;
-  /** Stops claiming, lets in-flight handlers finish, releases nothing held. */
+  /** Stops claiming, gives back the deliveries claimed ahead, lets in-flight handlers finish: nothing stays claimed. */
   stop(): Promise<void>;
   /**
    * Resolves when no delivery is due and none is running, on any worker (tests, scripts, one-off

@@ -334,4 +334,58 @@ describe('the worker loop, step by step', () => {
     await loop.stop();
     expect(loop.state).toBe('stopped');
   });
+
+  it('a held row goes back once half its lease is gone even while every slot stays busy (a timer, not a free slot)', async () => {
+    const clock = new ManualClock();
+    const script = scriptedSteps(rows('1', '2'));
+    // A lease of 4 ms: the held row is stale 2 ms after its claim; the timer is set for 3 ms.
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
+      clock,
+    );
+    loop.start();
+    await flush();
+    expect(script.log).toEqual(['recover', 'claim 2', 'run 1']);
+    expect(clock.live.map((t) => t.ms)).toContain(3);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    clock.fire(3);
+    await flush();
+    expect(script.log).toContain('release 2'); // handler 1 still runs: the slot never freed
+    expect(script.log).not.toContain('run 2');
+    expect(loop.running).toBe(1);
+    const stopping = loop.stop();
+    script.finish('1');
+    await stopping;
+  });
+
+  it('a second stop() during the first waits for the held rows to be given back', async () => {
+    const script = scriptedSteps(rows('1', '2'));
+    const gate = deferred<void>();
+    const release = script.steps.release.bind(script.steps);
+    script.steps.release = async (row) => {
+      await gate.promise;
+      await release(row);
+    };
+    const loop = new WorkerLoop(
+      script.steps,
+      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 30 },
+      new ManualClock(),
+    );
+    loop.start();
+    await flush();
+    expect(script.log).toEqual(['recover', 'claim 2', 'run 1']); // row 2 held
+    let firstDone = false;
+    let secondDone = false;
+    const first = loop.stop().then(() => (firstDone = true));
+    await flush();
+    const second = loop.stop().then(() => (secondDone = true));
+    script.finish('1');
+    await flush();
+    expect([firstDone, secondDone]).toEqual([false, false]); // row 2's release is still under way
+    gate.resolve();
+    await Promise.all([first, second]);
+    expect(script.log.slice(3)).toEqual(['release 2']);
+    expect(loop.state).toBe('stopped');
+  });
 });

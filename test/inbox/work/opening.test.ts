@@ -50,12 +50,29 @@ describe("the default mode's opening statement, on pg", () => {
     const receiver = harness.receiver();
     receiver.on('app:budget:*', () => {});
     for (let i = 0; i < 3; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${200 + i}`)));
-    const workerId = `it's a \\ worker "${'é'}"`;
+    const workerId = `it's a \\ worker "x"`;
     const worker = harness.work(receiver, { workerId, concurrency: 1 });
     await harness.settle();
     await worker.stop();
     const rows = await harness.db.query<{ worker: string; outcome: string }>(`SELECT worker, outcome FROM ${harness.attemptsTable}`);
     expect(rows).toEqual(Array.from({ length: 3 }, () => ({ worker: workerId, outcome: 'succeeded' })));
+  });
+
+  it('a worker id beyond printable ASCII takes the plain path (no literal a client_encoding could misread), and reaches the attempts exactly', async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    const preparedSeen: number[] = [];
+    receiver.on('app:budget:*', async (_event, { transaction }) => {
+      preparedSeen.push((await (transaction as pg.PoolClient).query<{ n: number }>(OPENING)).rows[0]!.n);
+    });
+    for (let i = 0; i < 2; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${250 + i}`)));
+    const workerId = "wörker-中\\'";
+    const worker = harness.work(receiver, { workerId, concurrency: 1 });
+    await harness.settle();
+    await worker.stop();
+    const rows = await harness.db.query<{ worker: string; outcome: string }>(`SELECT worker, outcome FROM ${harness.attemptsTable}`);
+    expect(rows).toEqual(Array.from({ length: 2 }, () => ({ worker: workerId, outcome: 'succeeded' })));
+    expect(preparedSeen).toEqual([0, 0]);
   });
 
   it('a connection that lost the prepared opening (a pooler, a DEALLOCATE): the next deliveries still run once each, no failed attempt', async () => {
