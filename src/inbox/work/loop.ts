@@ -65,6 +65,7 @@ export class WorkerLoop {
   #state: LoopState = 'running';
   readonly #slots = new Set<Promise<void>>();
   readonly #releasing = new Set<Promise<void>>();
+  #staleTimerSet = false;
   readonly #timers = new Set<() => void>();
   #claiming: Promise<void> | undefined;
   #claimAgain = false;
@@ -159,8 +160,7 @@ export class WorkerLoop {
         else await this.steps.release(row); // stop() came while claiming
       }
       this.#startReady();
-      // Slots may stay busy past the lease: then the held rows go back on a timer, not when a slot frees.
-      if (this.#ready.length > 0) this.#after(this.#staleAfterMs() + 1, () => this.#releaseStale());
+      this.#watchStale();
       if (rows.length < wanted) {
         this.#startReady();
         return;
@@ -178,6 +178,22 @@ export class WorkerLoop {
     this.#releaseStale();
     while (this.#state === 'running' && this.#slots.size < this.settings.concurrency && this.#ready.length > 0)
       this.#startSlot(this.#ready.shift()!.row);
+  }
+
+  /**
+   * Slots may stay busy past the lease: the held rows then go back on a timer, not when a slot
+   * frees. One timer at a time, for the oldest held row (thousands of claims a second would
+   * otherwise each leave one behind).
+   */
+  #watchStale(): void {
+    if (this.#staleTimerSet || this.#ready.length === 0) return;
+    this.#staleTimerSet = true;
+    const dueInMs = this.#ready[0]!.claimedAt + this.#staleAfterMs() - performance.now();
+    this.#after(Math.max(0, Math.ceil(dueInMs)) + 1, () => {
+      this.#staleTimerSet = false;
+      this.#releaseStale();
+      this.#watchStale();
+    });
   }
 
   /** Gives back (pending, its attempt undone) every held row whose lease is half gone, slots free or not. */
