@@ -7,6 +7,12 @@ interface PgSimpleClient {
 }
 
 /**
+ * What each connection has PREPAREd, shared by every inbox in this process: two inboxes on one
+ * pool share its connections.
+ */
+const preparedOn = new WeakMap<object, Set<string>>();
+
+/**
  * BEGIN and a transaction's first statement in one round trip, for node-postgres, which sends one
  * query at a time and waits for each: a worker's transaction (BEGIN, done-mark, handlers, COMMIT)
  * is then two round trips, not three. Measured on the worker bench: the claim-ahead loop drained
@@ -24,12 +30,6 @@ interface PgSimpleClient {
  * (nothing ran in it yet), and this driver stops using the fast path: BEGIN, then the statement
  * as an ordinary named query.
  */
-/**
- * What each connection has PREPAREd, shared by every inbox in this process: two inboxes on one
- * pool share its connections.
- */
-const preparedOn = new WeakMap<object, Set<string>>();
-
 export class OpeningSender {
   #usable: boolean;
 

@@ -101,8 +101,8 @@ function pgStatements(prepare: boolean): PgStatements {
 }
 
 /**
- * BEGIN (with `opening`, see pg-opening.ts), fn, COMMIT; ROLLBACK when anything throws. Resolves `healthy: false` when even the
- * ROLLBACK failed: that connection is broken and must leave the pool.
+ * BEGIN (with `opening`, see pg-opening.ts), fn, COMMIT; ROLLBACK when anything throws. Calls
+ * `onBroken` when even the ROLLBACK failed: that connection is broken and must leave the pool.
  */
 async function inTransaction<R>(
   client: PgClientLike,
