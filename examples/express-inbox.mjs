@@ -6,7 +6,7 @@
 // Env:  RACK_WEBHOOK_SECRETS  required; the rack's webhook_signing_key ("new,old" during a rotation)
 //       DATABASE_URL          PostgreSQL (npm install pg); not set: PGlite, PostgreSQL in WebAssembly
 //                             with its data in INBOX_DIR (npm install @electric-sql/pglite)
-//       INBOX_DIR             PGlite's data directory, default ./inbox-data (one process at a time)
+//       INBOX_DIR             PGlite's data directory, default ./inbox-data (owned by the first process; others go through it)
 //       INBOX_TABLE           default rack_webhooks_inbox (or schema.table)
 //       PORT                  default 3000 (0 = any free port)
 //       HOST                  default 127.0.0.1
@@ -16,7 +16,7 @@
 import express from 'express';
 import { createReceiver, ROUTINE_ACTIONS } from 'rack-webhooks';
 import { webhookMiddleware } from 'rack-webhooks/express';
-import { createInbox } from 'rack-webhooks/inbox';
+import { createInbox, openPGlite } from 'rack-webhooks/inbox';
 
 const secrets = process.env.RACK_WEBHOOK_SECRETS;
 if (!secrets?.trim()) {
@@ -41,17 +41,17 @@ if (process.env.DATABASE_URL) {
   closeDatabase = () => pool.end();
   where = 'PostgreSQL (DATABASE_URL)';
 } else {
-  const { PGlite } = await import('@electric-sql/pglite');
   const directory = process.env.INBOX_DIR || './inbox-data';
-  const db = new PGlite(directory);
+  // The first process owns the directory; `rack-webhooks inbox list --database ./inbox-data` and
+  // other processes reach its data through this one while it runs.
+  const db = await openPGlite(directory);
   database = db;
-  closeDatabase = () => db.close(); // also gives back the directory's lock
-  where = `PGlite in ${directory}`;
+  closeDatabase = () => db.close(); // also gives the directory up
+  where = `PGlite in ${directory} (${db.role})`;
 }
 
 let inbox;
 try {
-  // Right after new PGlite(dir): createInbox takes the directory's lock (one process at a time).
   inbox = createInbox({ database, table: process.env.INBOX_TABLE || undefined });
   await inbox.migrate(); // idempotent; safe from every process at start-up
 } catch (error) {

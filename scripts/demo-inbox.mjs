@@ -20,11 +20,11 @@ const STEP_TIMEOUT_MS = 5000;
  * left in place; the caller opens the console on it and removes it.
  */
 export async function runInboxDemo({ keep = false } = {}) {
-  let PGlite, createReceiver, createInbox, createNodeHandler, createSignedRequest, createTestEvent;
+  let openPGlite, createReceiver, createInbox, createNodeHandler, createSignedRequest, createTestEvent;
   try {
-    ({ PGlite } = await import('@electric-sql/pglite'));
+    await import('@electric-sql/pglite'); // an optional peer: its absence is said below
     ({ createReceiver } = await import('rack-webhooks'));
-    ({ createInbox } = await import('rack-webhooks/inbox'));
+    ({ createInbox, openPGlite } = await import('rack-webhooks/inbox'));
     ({ createNodeHandler } = await import('rack-webhooks/node'));
     ({ createSignedRequest, createTestEvent } = await import('rack-webhooks/testing'));
   } catch (error) {
@@ -45,7 +45,7 @@ export async function runInboxDemo({ keep = false } = {}) {
 
   const key = randomBytes(32).toString('hex');
   const directory = mkdtempSync(join(tmpdir(), 'rack-webhooks-demo-'));
-  const db = new PGlite(directory);
+  let directoryHandle, db;
   let server, worker;
 
   // Worker records arrive through the receiver's logger; steps wait for the one they expect.
@@ -71,9 +71,11 @@ export async function runInboxDemo({ keep = false } = {}) {
 
   try {
     console.log('\ninbox demo: rack-webhooks/inbox on PGlite (Postgres in WebAssembly, no server), data in a temporary directory\n');
-    await db.waitReady;
+    // openPGlite: this process owns the directory (other processes reach it through this one).
+    directoryHandle = await openPGlite(directory);
+    db = directoryHandle.client;
     say('PGlite started (a fresh data directory is initialised on first use)');
-    const inbox = createInbox({ database: db });
+    const inbox = createInbox({ database: directoryHandle });
     const migrated = await inbox.migrate();
     say(`migrate(): schema version ${migrated.version} (applied: ${migrated.applied.join(', ') || 'none'})`);
     // The application's own table, in the same database: the handler's effect.
@@ -254,7 +256,7 @@ export async function runInboxDemo({ keep = false } = {}) {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
-    await db.close().catch(() => {});
+    await directoryHandle?.close().catch(() => {});
     if (!keep) rmSync(directory, { recursive: true, force: true });
   }
   if (keep) return { problems, directory };

@@ -4,10 +4,9 @@
  * missing one is a clear "npm install ..." instead of a stack trace. A password in the URL never
  * reaches the output: every message shows the URL with it masked.
  */
-import * as fs from 'node:fs';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LOCK_FILE, lockDirectory } from '../inbox/database/pglite-lock.js';
+import { MissingPeerError, openDirectory, type PGliteDirectory } from '../inbox/database/owner/open.js';
 import { describeThrown } from '../shared/thrown.js';
 import { UsageError } from './usage-error.js';
 
@@ -177,57 +176,38 @@ function directoryExists(dir: string, shown: string): boolean {
   return true;
 }
 
-/** Read once the directory is locked: a process that holds it may be creating the database right now. */
+/** Read once the directory is this process's own: the files of an owner that is gone are what it left. */
 function holdsDatabase(dir: string, shown: string): boolean {
   if (existsSync(`${dir}/PG_VERSION`)) return true;
-  if (readdirSync(dir).every((entry) => entry.startsWith(LOCK_FILE))) return false; // the lock, or one being taken
+  if (readdirSync(dir).every((entry) => entry.startsWith('.s.'))) return false; // nothing, or owners' sockets
   // PGlite would initialise a cluster right among these files.
   throw new UsageError(`${shown} is neither a PGlite database nor empty: pass a new or empty directory for PGlite, or a postgres:// URL`);
 }
 
-/** What the one-line refusal tells a user whose app (or another command) has the directory open. */
-const CLI_REMEDY =
-  'stop that process first, run the operation inside it (inbox.list(), inbox.retry(), inbox.replay()), or use PostgreSQL to share an inbox between processes';
-
+/**
+ * A directory that a running app (or another command) owns is reached through that owner: what
+ * the command reads and writes is the app's own data, and the app's workers run what it requeues.
+ */
 async function openPGlite(target: DatabaseTarget & { kind: 'pglite' }, options: OpenOptions): Promise<OpenedDatabase> {
-  const noDatabase = () =>
-    new Error(`no PGlite database in ${target.shown}: create it with rack-webhooks inbox migrate --database ${target.shown}`);
-  const exists = directoryExists(target.dir, target.shown);
-  if (!exists && !options.create) throw noDatabase();
-  const { PGlite } = await loadPeer(PGLITE_PACKAGE, target, () => import('@electric-sql/pglite'));
-  if (!exists) mkdirSync(target.dir, { recursive: true });
-  // The lock first: another process holding the directory is what the user needs to hear about.
-  const lock = lockDirectory(fs, target.dir, target.shown, CLI_REMEDY);
-  const unlock = () => lock.release();
-  let db;
+  const noDatabase = new Error(
+    `no PGlite database in ${target.shown}: create it with rack-webhooks inbox migrate --database ${target.shown}`,
+  );
+  if (!directoryExists(target.dir, target.shown) && !options.create) throw noDatabase;
+  let directory: PGliteDirectory;
   try {
-    if (!holdsDatabase(target.dir, target.shown) && !options.create) throw noDatabase();
+    directory = await openDirectory(target.dir, { poolSize: options.poolSize }, (dir) => {
+      if (!holdsDatabase(dir, target.shown) && !options.create) throw noDatabase;
+    });
   } catch (error) {
-    unlock();
-    throw error;
-  }
-  try {
-    db = new PGlite(target.dir);
-    lock.attach(db); // createInbox on it finds the directory held by this very instance
-    await db.waitReady;
-  } catch (error) {
-    unlock();
+    if (error instanceof UsageError || error === noDatabase) throw error;
+    if (error instanceof MissingPeerError) throw error.peer === PGLITE_PACKAGE ? missingPeerError(target) : new Error(error.message);
     throw new Error(`cannot open the PGlite database in ${target.shown}: ${describeThrown(error)}`, { cause: error });
   }
-  const opened = db;
-  let closed = false;
+  const client = directory.client as { query(text: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
   return {
     target,
-    client: opened,
-    query: async (text, params) => (await opened.query<Record<string, unknown>>(text, params as unknown[])).rows,
-    async close() {
-      if (closed) return;
-      closed = true;
-      try {
-        if (!opened.closed) await opened.close();
-      } finally {
-        unlock();
-      }
-    },
+    client: directory,
+    query: async (text, params) => (await client.query(text, params as unknown[])).rows,
+    close: () => directory.close(),
   };
 }

@@ -25,6 +25,7 @@ import { storeWithRetry } from './outage/store-with-retry.js';
 import { migrate } from './schema/migrate.js';
 import { resolveTableNames, type TableNames } from './schema/table-name.js';
 import type { Driver } from './database/driver.js';
+import type { PGliteDirectory } from './database/owner/open.js';
 import { createStoreDelivery } from './store-delivery.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
 import { startWatcher } from './watch/watcher.js';
@@ -35,13 +36,21 @@ import { workerStarted } from '../telemetry/inbox-probes.js';
 import { instrumentReceiver } from '../telemetry/receive.js';
 import { activeTraceparent } from '../telemetry/trace-context.js';
 
+/** `context.transaction` with openPGlite(dir): what the owner's PGlite Transaction and a guest's pg PoolClient share. */
+export interface DirectoryTransaction {
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
+}
+
 /**
  * Options of {@link createInbox}.
  *
  * @typeParam Database - The client's own type, from which handlers' `context.transaction` is typed.
  */
 export interface InboxOptions<Database> {
-  /** A pg Pool or Client, a postgres.js `sql`, or a PGlite instance. */
+  /**
+   * A pg Pool or Client, a postgres.js `sql`, or PGlite: `await openPGlite(dir)` for a directory
+   * (a PGlite instance on a directory is deprecated: it opens the files before their owner is known).
+   */
   database: Database;
   /**
    * The table; may be schema-qualified (`ops.deliveries`), else it is found on the search_path.
@@ -99,24 +108,26 @@ export interface InboxOptions<Database> {
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
-export type TransactionOf<Database> = Database extends {
-  /** postgres.js: `sql.begin(options, fn)`. */
-  begin(options: string, fn: (tx: infer T) => unknown): unknown;
-}
-  ? T // postgres.js: a TransactionSql
+export type TransactionOf<Database> = Database extends PGliteDirectory
+  ? DirectoryTransaction // openPGlite(dir): the owner's PGlite Transaction or a guest's pg PoolClient
   : Database extends {
-        /** PGlite: `db.transaction(fn)`. */
-        transaction(fn: (tx: infer T) => Promise<unknown>): Promise<unknown>;
+        /** postgres.js: `sql.begin(options, fn)`. */
+        begin(options: string, fn: (tx: infer T) => unknown): unknown;
       }
-    ? T // PGlite: a Transaction
+    ? T // postgres.js: a TransactionSql
     : Database extends {
-          /** pg Pool: its count of clients. */
-          totalCount: number;
-          /** pg Pool: `pool.connect(callback)`. */
-          connect(callback: (error: never, client: infer Client, done: never) => void): void;
+          /** PGlite: `db.transaction(fn)`. */
+          transaction(fn: (tx: infer T) => Promise<unknown>): Promise<unknown>;
         }
-      ? NonNullable<Client> // pg Pool: the PoolClient holding the transaction (read off connect's last overload)
-      : Database; // pg Client: the client itself
+      ? T // PGlite: a Transaction
+      : Database extends {
+            /** pg Pool: its count of clients. */
+            totalCount: number;
+            /** pg Pool: `pool.connect(callback)`. */
+            connect(callback: (error: never, client: infer Client, done: never) => void): void;
+          }
+        ? NonNullable<Client> // pg Pool: the PoolClient holding the transaction (read off connect's last overload)
+        : Database; // pg Client: the client itself
 
 /**
  * The inbox {@link createInbox} returns: pass it to `createReceiver({ inbox })`, run workers with

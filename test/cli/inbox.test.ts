@@ -5,7 +5,7 @@
  * optional peers run as real processes.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -13,7 +13,6 @@ import { runCli } from '../../src/cli/cli.js';
 import { exportLine, parseExportLine } from '../../src/cli/commands/inbox/export-line.js';
 import { formatAge } from '../../src/cli/format.js';
 import { connectionReason, databaseTarget, isMissingPackage, loadPeer, scrub } from '../../src/cli/open-database.js';
-import { LOCK_FILE } from '../../src/inbox/database/pglite-lock.js';
 import { createInbox } from '../../src/inbox.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/inbox/schema/migrations.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
@@ -778,7 +777,7 @@ describe('inbox on a PGlite directory', () => {
       err: `rack-webhooks inbox stats: the database has no inbox table elsewhere (or an older schema of it): run rack-webhooks inbox migrate --database ${dir} --table elsewhere\n`,
     });
 
-    // A real second process holds the directory: every other one is refused, not let in to corrupt it.
+    // A real second process owns the directory: another command reaches its data through it.
     const listener = await startListener(['--key', KEY, '--inbox', dir]);
     const request = createSignedRequestSync(
       '{"action":"app:create","status":"success","timestamp":"2026-01-05T00:00:00Z","data":{"name":"gamma","rack":"r","actor":"x"}}',
@@ -786,29 +785,22 @@ describe('inbox on a PGlite directory', () => {
     );
     expect((await fetch(listener.url, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     await listener.waitForLine(/ {2}accepted {3}app:create {2}app=gamma {2}tick_id=- {2}id=5$/);
-    const refused = await cli('inbox', 'stats', '--database', dir);
-    expect(refused).toEqual({
-      code: 1,
-      out: '',
-      err:
-        `rack-webhooks inbox stats: the PGlite database in ${dir} is open in another process (pid ${listener.child.pid}: node cli.js listen); ` +
-        'PGlite serves one process at a time: stop that process first, run the operation inside it (inbox.list(), inbox.retry(), inbox.replay()), ' +
-        'or use PostgreSQL to share an inbox between processes\n',
-    });
+    const sockets = () => readdirSync(dir).filter((name) => name.startsWith('.s.'));
+    expect(sockets()).toEqual(['.s.PGSQL.1']);
+    expect(await cli('inbox', 'stats', '--database', dir)).toMatchObject({ code: 0, err: '', out: expect.stringMatching(/\ntotal {6}5\n/) });
     expect(await listener.stop()).toBe(0);
-    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+    expect(sockets()).toEqual([]); // the owner's clean stop took its socket with it
 
-    // A lock left by a process that is gone (killed) is taken over.
-    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    writeFileSync(join(dir, LOCK_FILE), `${gone.stdout}\n`);
-    expect(await cli('inbox', 'stats', '--database', dir)).toEqual({
-      code: 0,
-      err: '',
-      out: expect.stringMatching(
-        /^pending {4}4\nrunning {4}0\ndone {7}0\ndead {7}0\nignored {4}1\nduplicate {2}0\ntotal {6}5\noldest pending: received \d+ (ms|s|min \d+ s) ago\nrefused \(last hour\): none\nopen alerts: none\n$/,
-      ),
-    });
-    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+    // A socket left by an owner that was killed refuses connections: the next command owns the directory.
+    const killed = spawnSync(
+      process.execPath,
+      ['-e', `require('node:net').createServer().listen(${JSON.stringify(join(dir, '.s.PGSQL.7'))}, () => process.kill(process.pid, 'SIGKILL'))`],
+      { encoding: 'utf8' },
+    );
+    expect(killed.signal).toBe('SIGKILL');
+    expect(sockets()).toEqual(['.s.PGSQL.7']);
+    expect(await cli('inbox', 'stats', '--database', dir)).toMatchObject({ code: 0, err: '', out: expect.stringMatching(/\ntotal {6}5\n/) });
+    expect(sockets()).toEqual([]);
   }, 90_000);
 
   it('refuses a path that is a file, or a directory that holds something else', async () => {

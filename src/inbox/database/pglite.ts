@@ -1,6 +1,8 @@
 import { WebhookInboxError } from '../errors.js';
 import { openingFirst, type Driver, type Row } from './driver.js';
-import { fileSystemDir, holdPGliteDirectory, type LockFs } from './pglite-lock.js';
+import { claimDirectory } from './owner/claim.js';
+import { loadNodeParts, ownedInstances } from './owner/open.js';
+import { servePGlite, type ServablePGlite } from './owner/serve.js';
 import { ReentryGuard } from './reentry.js';
 
 /** The parts of PGlite we use, typed structurally: `@electric-sql/pglite` is an optional peer. */
@@ -27,35 +29,73 @@ function refused(error: unknown): WebhookInboxError {
   });
 }
 
+let warned = false;
+
 /**
- * A PGlite on a directory is held by this process (see pglite-lock.ts): at once where the runtime
- * hands out node:fs synchronously (Node 20.16+, Bun, Deno), so createInbox throws; else before the
- * first statement, which rejects. Nothing for data in memory, IndexedDB or OPFS.
+ * A PGlite instance on a directory, the way before openPGlite(): it opened the directory's files
+ * before anyone could tell whether another process owns them, so it is deprecated. It still claims
+ * the directory before its first statement: as the owner it serves the instance on the directory's
+ * socket (and gives the directory up when the instance is closed); when another process or thread
+ * owns it, every statement rejects with the one line that says to use openPGlite(dir).
  */
 function holdDirectory(db: PGliteLike): Promise<void> | undefined {
-  if (fileSystemDir(db.dataDir) === undefined) return undefined;
-  const node = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process;
-  const fs = node?.getBuiltinModule?.('node:fs') as LockFs | undefined;
-  if (fs !== undefined) {
-    try {
-      holdPGliteDirectory(fs, db);
-    } catch (error) {
-      throw refused(error);
-    }
-    return undefined;
+  const dir = fileSystemDir(db.dataDir);
+  if (dir === undefined || ownedInstances.has(db)) return undefined;
+  if (!warned) {
+    warned = true;
+    const process = (globalThis as { process?: { emitWarning?(message: string, options: object): void } }).process;
+    process?.emitWarning?.(
+      'createInbox({ database: new PGlite(dir) }) opens the directory before its owner is known; use createInbox({ database: await openPGlite(dir) })',
+      { type: 'DeprecationWarning', code: 'RACK_WEBHOOKS_PGLITE_INSTANCE' },
+    );
   }
-  return import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs')
-    .then(
-      (loaded) => holdPGliteDirectory(loaded as unknown as LockFs, db),
-      () => undefined, // not Node: no directory to hold
-    )
-    .catch((error: unknown) => Promise.reject(refused(error)));
+  return claimInstance(db, dir).catch((error: unknown) => Promise.reject(refused(error)));
 }
 
-/** PGlite is one connection in this process: it queues transactions itself. */
-export function pgliteDriver(db: PGliteLike): Driver {
+async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
+  let node;
+  try {
+    node = await loadNodeParts();
+  } catch {
+    return; // not Node: no directory to claim
+  }
+  const absolute = node.resolve(dir);
+  await node.fs.mkdir(absolute, { recursive: true });
+  const claim = await claimDirectory(node, absolute);
+  if (claim.role === 'guest') {
+    throw new Error(
+      `the PGlite database in ${dir} is owned by another process or thread; ` +
+        'pass createInbox({ database: await openPGlite(dir) }) to reach it through its owner, instead of a PGlite instance of your own',
+    );
+  }
+  const serving = servePGlite(db as unknown as ServablePGlite, claim.server, { ready: Promise.resolve() });
+  const close = db.close;
+  if (typeof close !== 'function') return; // served until the process exits
+  Object.defineProperty(db, 'close', {
+    configurable: true,
+    writable: true,
+    value: async function closeAndRelease(): Promise<void> {
+      try {
+        await serving.close();
+        await close.call(db);
+      } finally {
+        await claim.release();
+      }
+    },
+  });
+}
+
+/** The directory a PGlite `dataDir` keeps its files in; undefined for memory, IndexedDB and OPFS. */
+export function fileSystemDir(dataDir: unknown): string | undefined {
+  if (typeof dataDir !== 'string' || dataDir === '') return undefined;
+  if (dataDir.startsWith('file://')) return dataDir.slice('file://'.length) || undefined;
+  return /^(memory|idb|opfs-ahp|memfs2opfs):\/\//.test(dataDir) ? undefined : dataDir;
+}
+
+/** PGlite is one connection in this process: it queues transactions itself (and a guest's, in serve.ts). */
+export function pgliteDriver(db: PGliteLike, { owned = false }: { owned?: boolean } = {}): Driver {
   const guard = new ReentryGuard();
-  const held = holdDirectory(db);
+  const held = owned ? undefined : holdDirectory(db);
   held?.catch(() => {}); // reported by every statement
   return {
     kind: 'pglite',

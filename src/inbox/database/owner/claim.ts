@@ -1,0 +1,137 @@
+/**
+ * Who owns a PGlite directory, proven by the kernel: the owner listens on a Unix socket inside the
+ * directory, and a socket that accepts a connection has a live owner, whatever pid namespace,
+ * thread or clock the asker runs in. A socket whose listener is gone refuses (ECONNREFUSED), so a
+ * killed owner is known gone at once, without pids, lock ages or timestamps.
+ *
+ * Each owner's socket has a name of its own, `.s.PGSQL.<generation>` (the name PostgreSQL clients
+ * look for in a socket directory, the generation standing for the port), and a name is taken only
+ * by hard-linking a socket that already listens onto it, which the file system lets exactly one
+ * process do. A newcomer takes generation N + 1 only when every socket it listed is gone; then it
+ * lists again and yields to any other live socket (an owner it raced or a listing missed), so two
+ * owners never both go on. Nothing is ever removed unless it refused a connection.
+ */
+import type * as NodeFs from 'node:fs/promises';
+import type * as NodeNet from 'node:net';
+
+export interface NodeParts {
+  readonly fs: typeof NodeFs;
+  readonly net: typeof NodeNet;
+}
+
+export const SOCKET_NAME = /^\.s\.PGSQL\.(\d{1,9})$/;
+const socketName = (generation: number) => `.s.PGSQL.${generation}`;
+/** A Unix socket's path fits in 104 bytes with its NUL on macOS (108 on Linux). */
+const MAX_SOCKET_PATH = 103;
+
+export type Claim =
+  | {
+      readonly role: 'owner';
+      readonly generation: number;
+      /** Listening on the directory's socket; the caller serves its connections. */
+      readonly server: NodeNet.Server;
+      /** Stops listening and removes the socket: the next process to open the directory owns it. */
+      release(): Promise<void>;
+    }
+  | { readonly role: 'guest'; readonly generation: number; readonly path: string };
+
+export function socketPath(dir: string, generation: number): string {
+  return `${dir}/${socketName(generation)}`;
+}
+
+async function generations(parts: NodeParts, dir: string): Promise<number[]> {
+  const names = await parts.fs.readdir(dir);
+  return names
+    .map((name) => SOCKET_NAME.exec(name)?.[1])
+    .filter((digits): digits is string => digits !== undefined)
+    .map(Number)
+    .sort((a, b) => b - a);
+}
+
+/** Whether something listens on the socket. Only a refusal (or no file) proves its owner gone. */
+export function probe(parts: NodeParts, path: string, timeoutMs = 2_000): Promise<'live' | 'gone'> {
+  return new Promise((resolve) => {
+    const socket = parts.net.connect(path);
+    const done = (answer: 'live' | 'gone') => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.once('connect', () => done('live'));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      done(error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'gone' : 'live'),
+    );
+    socket.setTimeout(timeoutMs, () => done('live')); // an owner too busy to accept is still an owner
+  });
+}
+
+function listen(parts: NodeParts, path: string): Promise<NodeNet.Server> {
+  return new Promise((resolve, reject) => {
+    const server = parts.net.createServer();
+    server.once('error', reject);
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+const close = (server: NodeNet.Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+const code = (error: unknown) => (error as { code?: string } | null)?.code;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Owns the directory or finds its owner. `dir` must exist and be absolute. Throws when the socket
+ * path does not fit, or the directory cannot be read or written.
+ */
+export async function claimDirectory(parts: NodeParts, dir: string): Promise<Claim> {
+  const longest = socketPath(dir, 999_999_999);
+  if (new TextEncoder().encode(longest).length > MAX_SOCKET_PATH) {
+    throw new Error(
+      `the PGlite directory path ${dir} is too long for its owner's socket (at most ${MAX_SOCKET_PATH - 20} bytes): use a shorter path`,
+    );
+  }
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const seen = await generations(parts, dir);
+    for (const generation of seen) {
+      const path = socketPath(dir, generation);
+      if ((await probe(parts, path)) === 'live') return { role: 'guest', generation, path };
+    }
+    const owned = await tryOwn(parts, dir, (seen[0] ?? 0) + 1, seen);
+    if (owned !== undefined) return owned;
+    await pause(2 + Math.floor(Math.random() * 20)); // a rival got there first, or both yielded
+  }
+  throw new Error(`cannot settle who owns the PGlite directory ${dir}: other processes keep claiming it`);
+}
+
+async function tryOwn(parts: NodeParts, dir: string, generation: number, gone: readonly number[]): Promise<Claim | undefined> {
+  const path = socketPath(dir, generation);
+  const aside = `${dir}/.s.rwt-${Math.random().toString(36).slice(2, 10)}`;
+  const server = await listen(parts, aside);
+  try {
+    await parts.fs.link(aside, path);
+  } catch (error) {
+    await close(server);
+    if (code(error) === 'EEXIST') return undefined;
+    throw error;
+  } finally {
+    await parts.fs.unlink(aside).catch(() => {});
+  }
+  const { ino } = await parts.fs.stat(path);
+  const release = async () => {
+    const now = await parts.fs.stat(path).catch(() => undefined);
+    if (now?.ino === ino) await parts.fs.unlink(path).catch(() => {});
+    await close(server);
+  };
+  for (const rival of await generations(parts, dir)) {
+    if (rival !== generation && (await probe(parts, socketPath(dir, rival))) === 'live') {
+      await release();
+      return undefined;
+    }
+  }
+  // The sockets of owners known gone: a later listing need not probe them again.
+  for (const old of gone) {
+    const oldPath = socketPath(dir, old);
+    if ((await probe(parts, oldPath)) === 'gone') await parts.fs.unlink(oldPath).catch(() => {});
+  }
+  return { role: 'owner', generation, server, release };
+}

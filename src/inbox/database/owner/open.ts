@@ -1,0 +1,214 @@
+/**
+ * `openPGlite(dir)`: a PGlite directory, opened only once its owner is settled (claim.ts). The
+ * first process (or thread) becomes the owner: it opens PGlite on the directory and serves it on
+ * the directory's socket (serve.ts). Every other one becomes a guest: it never opens the
+ * directory's files, and reaches the owner's database through that socket with `pg`.
+ *
+ * Node only, and loaded only there: node:fs and node:net are imported when it is called.
+ */
+import { claimDirectory, type Claim, type NodeParts } from './claim.js';
+import { servePGlite, type ServablePGlite } from './serve.js';
+
+/** A PGlite directory as this process holds it; pass it to `createInbox({ database })`. */
+export interface PGliteDirectory {
+  /** The directory, absolute. */
+  readonly dir: string;
+  /**
+   * `'owner'`: this process opened PGlite on the directory and serves it to others until
+   * `close()`. `'guest'`: another process or thread owns it; this one goes through its socket.
+   */
+  readonly role: 'owner' | 'guest';
+  /** The client: the `PGlite` instance for the owner, a `pg` Pool on the owner's socket for a guest. */
+  readonly client: unknown;
+  /** Closes PGlite and gives the directory up (owner), or ends the pool (guest). Calling it again is harmless. */
+  close(): Promise<void>;
+}
+
+export interface OpenPGliteOptions {
+  /** Options for `new PGlite(dir, options)` in the owner (extensions, debug level, ...). */
+  readonly pglite?: Readonly<Record<string, unknown>>;
+  /** Connections of a guest's pool (default 4). */
+  readonly poolSize?: number;
+}
+
+const PGLITE_PACKAGE = '@electric-sql/pglite';
+const dynamicImport = (name: string): Promise<unknown> => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
+
+export async function loadNodeParts(): Promise<NodeParts & { resolve(path: string): string }> {
+  const [fs, net, path] = (await Promise.all([
+    dynamicImport('node:fs/promises'),
+    dynamicImport('node:net'),
+    dynamicImport('node:path'),
+  ])) as [NodeParts['fs'], NodeParts['net'], { resolve(path: string): string }];
+  return { fs, net, resolve: path.resolve };
+}
+
+/** A PGliteDirectory, told apart by shape: a copy of this module in another bundle makes the same one. */
+export function isPGliteDirectory(value: unknown): value is PGliteDirectory {
+  const candidate = value as Partial<PGliteDirectory> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    (candidate.role === 'owner' || candidate.role === 'guest') &&
+    typeof candidate.dir === 'string' &&
+    typeof candidate.close === 'function' &&
+    'client' in candidate
+  );
+}
+
+/**
+ * Opens the PGlite database in `dir` (created when missing), as its owner or as a guest of the
+ * process that owns it. Rejects in one line when the directory cannot be read, its socket path is
+ * too long, or a guest finds `pg` missing.
+ */
+export function openPGlite(dir: string, options: OpenPGliteOptions = {}): Promise<PGliteDirectory> {
+  return openDirectory(dir, options);
+}
+
+/** Instances openPGlite opened: createInbox given one of them bare knows it is this process's own. */
+export const ownedInstances = new WeakSet<object>();
+
+/**
+ * openPGlite, with `beforeOpen` called in the owner once the directory is its own and before PGlite
+ * opens it (the CLI checks there that it holds a database); a throw gives the directory up again.
+ */
+export async function openDirectory(dir: string, options: OpenPGliteOptions, beforeOpen?: (dir: string) => void): Promise<PGliteDirectory> {
+  const node = await loadNodeParts();
+  const absolute = node.resolve(dir);
+  // A directory that is not there yet has no owner: this process will be it, so PGlite must load.
+  const exists = await node.fs.stat(absolute).then(
+    () => true,
+    () => false,
+  );
+  if (!exists) await loadPGlite();
+  await node.fs.mkdir(absolute, { recursive: true });
+  for (let attempt = 0; ; attempt++) {
+    const claim = await claimDirectory(node, absolute);
+    if (claim.role === 'owner') return openAsOwner(absolute, claim, options, beforeOpen);
+    try {
+      return await openAsGuest(absolute, claim, options);
+    } catch (error) {
+      // The owner went away between the claim and the connection: claim again (it may be ours now).
+      if (attempt < 3 && isConnectionLost(error)) continue;
+      throw error;
+    }
+  }
+}
+
+function isConnectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET';
+}
+
+interface PGliteClass {
+  new (
+    dataDir: string,
+    options?: Record<string, unknown>,
+  ): ServablePGlite & { waitReady: Promise<void>; closed?: boolean; close(): Promise<void> };
+}
+
+const loadPGlite = async () =>
+  (await loadPeer(
+    PGLITE_PACKAGE,
+    `openPGlite needs the ${PGLITE_PACKAGE} package, which is not installed: run npm install ${PGLITE_PACKAGE}`,
+    () => dynamicImport(PGLITE_PACKAGE),
+  )) as { PGlite: PGliteClass };
+
+async function openAsOwner(
+  dir: string,
+  claim: Claim & { role: 'owner' },
+  options: OpenPGliteOptions,
+  beforeOpen: ((dir: string) => void) | undefined,
+): Promise<PGliteDirectory> {
+  let db;
+  try {
+    beforeOpen?.(dir);
+    const { PGlite } = await loadPGlite();
+    db = new PGlite(dir, { ...options.pglite });
+  } catch (error) {
+    await claim.release();
+    throw error;
+  }
+  const opened = db;
+  ownedInstances.add(opened);
+  const serving = servePGlite(opened, claim.server, { ready: opened.waitReady });
+  try {
+    await opened.waitReady;
+  } catch (error) {
+    await serving.close();
+    await claim.release();
+    throw new Error(`cannot open the PGlite database in ${dir}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    dir,
+    role: 'owner',
+    client: opened,
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          await serving.close();
+          if (opened.closed !== true) await opened.close();
+        } finally {
+          await claim.release(); // only once PGlite's files are consistent on disk
+        }
+      })()),
+  };
+}
+
+interface PgPool {
+  query(text: string): Promise<unknown>;
+  on(event: 'error', listener: () => void): unknown;
+  end(): Promise<void>;
+}
+
+async function openAsGuest(dir: string, claim: Claim & { role: 'guest' }, options: OpenPGliteOptions): Promise<PGliteDirectory> {
+  const missing = `the PGlite database in ${dir} is owned by another process or thread, reached through its socket with the pg package, which is not installed: run npm install pg`;
+  const pg = (await loadPeer('pg', missing, () => dynamicImport('pg'))) as {
+    default?: { Pool: new (config: object) => PgPool };
+    Pool?: new (config: object) => PgPool;
+  };
+  const Pool = (pg.default ?? pg).Pool!;
+  const pool = new Pool({
+    host: dir,
+    port: claim.generation,
+    user: 'postgres',
+    database: 'postgres',
+    max: options.poolSize ?? 4,
+    // Generous: an owner that has just claimed the directory answers once PGlite has booted.
+    connectionTimeoutMillis: 60_000,
+  });
+  pool.on('error', () => {}); // an idle connection lost with its owner: the next query says so
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  let ended: Promise<void> | undefined;
+  return { dir, role: 'guest', client: pool, close: () => (ended ??= pool.end()) };
+}
+
+/** A missing optional peer: `peer` names the package, the message says what to install. */
+export class MissingPeerError extends Error {
+  constructor(
+    message: string,
+    readonly peer: string,
+  ) {
+    super(message);
+  }
+}
+
+async function loadPeer(name: string, missing: string, load: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await load();
+  } catch (error) {
+    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && typeof message === 'string' && message.includes(`'${name}'`)) {
+      throw new MissingPeerError(missing, name);
+    }
+    throw error;
+  }
+}
