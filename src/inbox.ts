@@ -6,7 +6,7 @@
 export { createInbox } from './inbox/create-inbox.js';
 export { openPGlite } from './inbox/database/owner/open.js';
 export type { OpenPGliteOptions, PGliteDirectory } from './inbox/database/owner/open.js';
-export type { DirectoryTransaction, Inbox, InboxOptions, TransactionOf } from './inbox/create-inbox.js';
+export type { DirectoryQueryResult, DirectoryTransaction, Inbox, InboxOptions, TransactionOf } from './inbox/create-inbox.js';
 export { WebhookInboxError } from './inbox/errors.js';
 export type { WebhookInboxErrorCode } from './inbox/errors.js';
 export type { Worker } from './inbox/work/worker.js';

@@ -38,7 +38,14 @@ import { activeTraceparent } from '../telemetry/trace-context.js';
 
 /** `context.transaction` with openPGlite(dir): what the owner's PGlite Transaction and a guest's pg PoolClient share. */
 export interface DirectoryTransaction {
-  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  /** One statement with `$1`-style parameters, inside the delivery's transaction. */
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<DirectoryQueryResult<R>>;
+}
+
+/** What {@link DirectoryTransaction.query} resolves with. */
+export interface DirectoryQueryResult<R> {
+  /** The statement's rows. */
+  rows: R[];
 }
 
 /**

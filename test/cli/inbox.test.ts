@@ -732,7 +732,7 @@ describe('listen --inbox', () => {
 });
 
 describe('inbox on a PGlite directory', () => {
-  it('migrate creates it, import fills it, the readers read it, and a second process is refused while listen holds it', async () => {
+  it('migrate creates it, import fills it, the readers read it, and reach it through listen while it owns the directory', async () => {
     const dir = join(tempDir(), 'inbox-db');
     expect(await cli('inbox', 'list', '--database', dir)).toEqual({
       code: 1,

@@ -2,7 +2,7 @@
 // (no DATABASE_URL), over real HTTP, with deliveries signed here from the spec, and stopped with
 // SIGTERM. What it must hold: a 200 means a committed row, the handler runs once per delivery, and a
 // SIGTERM exits 0 leaving nothing claimed and nothing lost (what was pending runs at the next start).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -146,7 +146,8 @@ describe('examples/express-inbox.mjs on PGlite (no DATABASE_URL)', () => {
     const key = newKey();
     // PGlite initialises a fresh directory on first use (initdb in WebAssembly): over a minute on a busy machine.
     const running = await startExample('express-inbox.mjs', { RACK_WEBHOOK_SECRETS: key, INBOX_DIR: pgliteDir }, 240_000);
-    expect(running.stdout()).toContain(`inbox on PGlite in ${pgliteDir}, worker running`);
+    expect(running.stdout()).toContain(`inbox on PGlite in ${pgliteDir} (owner), worker running`);
+    expect(readdirSync(pgliteDir).filter((name) => name.startsWith('.s.'))).toEqual(['.s.PGSQL.1']); // its socket, for other processes
 
     expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({ status: 200, json: { status: 'accepted' } });
     await waitFor(
@@ -156,6 +157,7 @@ describe('examples/express-inbox.mjs on PGlite (no DATABASE_URL)', () => {
     );
     await expectCleanExit(running);
     expect(running.stderr()).toBe('');
+    expect(readdirSync(pgliteDir).filter((name) => name.startsWith('.s.'))).toEqual([]);
 
     // The process is gone and closed its PGlite: the directory opens here, and holds the row, done.
     const db = new PGlite(pgliteDir);

@@ -24,10 +24,19 @@ export interface PGliteDirectory {
   close(): Promise<void>;
 }
 
+/** Options of {@link openPGlite}. */
 export interface OpenPGliteOptions {
-  /** Options for `new PGlite(dir, options)` in the owner (extensions, debug level, ...). */
+  /**
+   * Options for `new PGlite(dir, options)` in the owner (extensions, debug level, ...).
+   *
+   * @defaultValue `{}`
+   */
   readonly pglite?: Readonly<Record<string, unknown>>;
-  /** Connections of a guest's pool (default 4). */
+  /**
+   * Connections of a guest's `pg` Pool to the owner.
+   *
+   * @defaultValue `4`
+   */
   readonly poolSize?: number;
 }
 
@@ -59,7 +68,18 @@ export function isPGliteDirectory(value: unknown): value is PGliteDirectory {
 /**
  * Opens the PGlite database in `dir` (created when missing), as its owner or as a guest of the
  * process that owns it. Rejects in one line when the directory cannot be read, its socket path is
- * too long, or a guest finds `pg` missing.
+ * too long, its owner does not answer, or a guest finds `pg` missing.
+ *
+ * @example
+ * ```ts
+ * import { createInbox, openPGlite } from 'rack-webhooks/inbox';
+ *
+ * const database = await openPGlite('./inbox-data'); // 'owner', or 'guest' of a running app
+ * const inbox = createInbox({ database });
+ * await inbox.migrate();
+ * // ... on shutdown:
+ * await database.close();
+ * ```
  */
 export function openPGlite(dir: string, options: OpenPGliteOptions = {}): Promise<PGliteDirectory> {
   return openDirectory(dir, options);
@@ -185,7 +205,13 @@ async function openAsGuest(dir: string, claim: Claim & { role: 'guest' }, option
     await pool.query('SELECT 1');
   } catch (error) {
     await pool.end().catch(() => {});
-    throw error;
+    if (isConnectionLost(error)) throw error; // gone meanwhile: the caller claims again
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `the PGlite database in ${dir} is owned by a process that does not answer on ${claim.path} (${reason}): ` +
+        'stop that process (or wait for it), then try again; PGlite serves one owner at a time',
+      { cause: error },
+    );
   }
   let ended: Promise<void> | undefined;
   return { dir, role: 'guest', client: pool, close: () => (ended ??= pool.end()) };
