@@ -787,19 +787,30 @@ describe('inbox on a PGlite directory', () => {
     await listener.waitForLine(/ {2}accepted {3}app:create {2}app=gamma {2}tick_id=- {2}id=5$/);
     const sockets = () => readdirSync(dir).filter((name) => name.startsWith('.s.'));
     expect(sockets()).toEqual(['.s.PGSQL.1']);
-    expect(await cli('inbox', 'stats', '--database', dir)).toMatchObject({ code: 0, err: '', out: expect.stringMatching(/\ntotal {6}5\n/) });
+    expect(await cli('inbox', 'stats', '--database', dir)).toMatchObject({
+      code: 0,
+      err: '',
+      out: expect.stringMatching(/\ntotal {6}5\n/),
+    });
     expect(await listener.stop()).toBe(0);
     expect(sockets()).toEqual([]); // the owner's clean stop took its socket with it
 
     // A socket left by an owner that was killed refuses connections: the next command owns the directory.
     const killed = spawnSync(
       process.execPath,
-      ['-e', `require('node:net').createServer().listen(${JSON.stringify(join(dir, '.s.PGSQL.7'))}, () => process.kill(process.pid, 'SIGKILL'))`],
+      [
+        '-e',
+        `require('node:net').createServer().listen(${JSON.stringify(join(dir, '.s.PGSQL.7'))}, () => process.kill(process.pid, 'SIGKILL'))`,
+      ],
       { encoding: 'utf8' },
     );
     expect(killed.signal).toBe('SIGKILL');
     expect(sockets()).toEqual(['.s.PGSQL.7']);
-    expect(await cli('inbox', 'stats', '--database', dir)).toMatchObject({ code: 0, err: '', out: expect.stringMatching(/\ntotal {6}5\n/) });
+    expect(await cli('inbox', 'stats', '--database', dir)).toMatchObject({
+      code: 0,
+      err: '',
+      out: expect.stringMatching(/\ntotal {6}5\n/),
+    });
     expect(sockets()).toEqual([]);
   }, 90_000);
 
