@@ -83,8 +83,9 @@ export interface InboxOptions<Database> {
   /**
    * While the database is away for a reason that can pass (a restart, a cut connection, a
    * failover, a statement timeout), `receive()` keeps the verified delivery and tries again within
-   * the request, with backoff, up to these bounds; only past them does it answer 503. `false`
-   * answers 503 at once. Refusals for good (a missing table, a refused statement) are never retried.
+   * the request, with backoff, up to these bounds, counted from its arrival; only past them does it
+   * answer 503. `false` answers 503 at once. Refusals for good (a missing table, a refused
+   * statement) are never retried.
    *
    * @defaultValue `{ maxWaitMs: 20000, maxBufferedBytes: 67108864 }`
    */
@@ -241,9 +242,9 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   const findStored = createFindStored(driver, names, (pending) => {
     if (pending) wake.stored();
   });
-  // Waiting deliveries go 4 per pool connection at a time (pg's default of 10 when unknown): the
-  // pool stays busy between them, and its queue stays far from pg's checkout timeout.
-  const circuit = new Circuit(4 * (driver.maxConnections ?? 10));
+  // No more store attempts at once than the pool has connections (pg's default of 10 when
+  // unknown): the others wait their turn here, within their bounds, not in the pool's queue.
+  const circuit = new Circuit(driver.maxConnections ?? 10);
   const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry), circuit);
   const refusals = refusalRecorder(driver, names, options.recordRefusals);
 

@@ -14,6 +14,7 @@ export type ReceiverLogEvent =
   | 'inbox_failed'
   | 'inbox_outage'
   | 'inbox_outage_ended'
+  | 'inbox_stored_after_refusal'
   | 'rejected'
   | 'handler_failed'
   | 'dedup_unavailable'

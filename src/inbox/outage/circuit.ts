@@ -12,18 +12,20 @@ export type Turn = 'probe' | 'go' | 'expired';
 
 interface Waiter {
   readonly resolve: (turn: Turn) => void;
-  readonly timer: ReturnType<typeof setTimeout>;
+  /** Told when an outage becomes known while it waits, with its cause. */
+  readonly onDown: ((cause: string) => void) | undefined;
 }
 
 /**
- * The deliveries of one inbox waiting for its database, as one queue rather than one backoff loop
- * each: N loops would each take a pool connection, or open one, at every step, and all land on the
- * database the moment it answers. While the database is down, one waiting delivery at a time tries
- * (the probe), after a backoff that grows with each failed probe; the others wait for its result.
- * When an attempt reaches the database, the waiting deliveries go in arrival order, at most `width`
- * at a time (a few per pool connection): all at once would only queue in the pool, where pg gives
- * up on a checkout after its `connectionTimeoutMillis` (measured: 1,466 checkouts queued behind a
- * pool of 10 after a 5 s stop at 300 requests/s).
+ * The store attempts of one inbox, as one queue: a gate no wider than the pool, and while the
+ * database is away, one attempt at a time. Every delivery takes a turn here, its first attempt
+ * too: against a server that accepts connections and never answers, nothing fails, and 3,000
+ * deliveries arriving at once made 3,011 pool checkouts; through the gate at most `width` attempts
+ * are under way, the others wait their turn within their bound. While the database is down, one
+ * waiting delivery at a time tries (the probe), after a backoff that grows with each failed probe;
+ * the others wait for its result. When an attempt reaches the database, the waiting deliveries go
+ * in arrival order, `width` at a time. An attempt keeps its turn until it settles, even when its
+ * delivery was answered 503 meanwhile: it still holds a connection, or a place in the pool's queue.
  */
 export class Circuit {
   readonly #width: number;
@@ -32,7 +34,7 @@ export class Circuit {
   #failedProbes = 0;
   #probeTimer: ReturnType<typeof setTimeout> | undefined;
   #probing = false;
-  /** Attempts of waiting deliveries under way. */
+  /** Attempts under way, never more than the width: an attempt keeps its turn until it settles. */
   #running = 0;
 
   constructor(width: number) {
@@ -53,31 +55,26 @@ export class Circuit {
     this.#pump();
   }
 
-  /** Any attempt that failed for a reason that can pass. */
-  unreachable(): void {
+  /** Any attempt that failed for a reason that can pass (`cause`): the deliveries waiting are told, once per outage. */
+  unreachable(cause: string): void {
+    if (!this.#down) for (const waiter of this.#queue) waiter.onDown?.(cause);
     this.#down = true;
     this.#pump();
   }
 
-  /** Resolves when this waiting delivery may try again, or with 'expired' at `deadline` (ms since the epoch). */
-  wait(deadline: number): Promise<Turn> {
+  /** Resolves when this delivery may try, or with 'expired' once `expired` resolves (its bound passed). */
+  wait(expired: Promise<unknown>, onDown?: (cause: string) => void): Promise<Turn> {
     return new Promise((resolve) => {
-      const waiter: Waiter = {
-        resolve,
-        timer: setTimeout(
-          () => {
-            this.#queue.delete(waiter);
-            resolve('expired');
-          },
-          Math.max(0, deadline - Date.now()),
-        ),
-      };
+      const waiter: Waiter = { resolve, onDown };
       this.#queue.add(waiter);
+      void expired.then(() => {
+        if (this.#queue.delete(waiter)) resolve('expired');
+      });
       this.#pump();
     });
   }
 
-  /** A waiting delivery's attempt is over; report its outcome with `reached` or `unreachable` first. */
+  /** A delivery's attempt settled (even after its delivery was answered); report its outcome with `reached` or `unreachable` first. */
   done(turn: Turn): void {
     this.#running--;
     if (turn === 'probe') {
@@ -90,7 +87,6 @@ export class Circuit {
   #take(turn: Turn): void {
     const waiter = this.#queue.values().next().value!;
     this.#queue.delete(waiter);
-    clearTimeout(waiter.timer);
     this.#running++;
     waiter.resolve(turn);
   }
@@ -100,11 +96,12 @@ export class Circuit {
       while (this.#running < this.#width && this.#queue.size > 0) this.#take('go');
       return;
     }
-    if (this.#probing || this.#probeTimer !== undefined || this.#queue.size === 0) return;
+    // Attempts stuck past their deliveries' bounds keep their turns: a probe waits for a free one too.
+    if (this.#probing || this.#probeTimer !== undefined || this.#queue.size === 0 || this.#running >= this.#width) return;
     this.#probeTimer = setTimeout(
       () => {
         this.#probeTimer = undefined;
-        if (!this.#down || this.#probing) return this.#pump();
+        if (!this.#down || this.#probing || this.#running >= this.#width) return this.#pump();
         if (this.#queue.size === 0) return;
         this.#probing = true;
         this.#take('probe');

@@ -3,6 +3,12 @@ import type { ResolvedStoreRetry } from './options.js';
 
 export type OutageLog = (record: ReceiverLogRecord) => void;
 
+/**
+ * The cause of an outage no attempt reported: a delivery reached its bound with its attempt (or
+ * the attempts ahead of it) still unanswered, or the deliveries held without an answer filled the cap.
+ */
+export const NO_ANSWER = 'no_answer';
+
 interface Current {
   readonly startedAt: number;
   readonly cause: string;
@@ -13,16 +19,15 @@ interface Current {
 }
 
 /**
- * One inbox's view of its database being away: the deliveries waiting for it and the bytes they
- * hold, and the two log records of an outage (its start, its end), whatever the number of
- * deliveries and retries in between.
+ * One inbox's view of its database being away: the deliveries waiting for it, and the two log
+ * records of an outage (its start, its end), whatever the number of deliveries and retries in
+ * between. What they hold is counted for the whole process (held.ts).
  */
 export class Outage {
   readonly #retry: ResolvedStoreRetry;
   readonly #now: () => number;
   #current: Current | undefined;
   #waiting = 0;
-  #bufferedBytes = 0;
 
   constructor(retry: ResolvedStoreRetry, now: () => number = Date.now) {
     this.#retry = retry;
@@ -34,22 +39,17 @@ export class Outage {
     return this.#current?.cause;
   }
 
-  get bufferedBytes(): number {
-    return this.#bufferedBytes;
-  }
-
-  /** A delivery's store failed for a reason that can pass: it waits, unless its bytes would go past the cap. */
-  enter(bytes: number, cause: string, log: OutageLog | undefined): boolean {
+  /** A delivery waits for the database: its store failed for a reason that can pass, or it reached its bound unanswered. */
+  enter(cause: string, log: OutageLog | undefined): void {
     const current = this.#begin(cause, log);
     current.reachable = false;
-    if (this.#bufferedBytes + bytes > this.#retry.maxBufferedBytes) {
-      current.refused++;
-      return false;
-    }
     this.#waiting++;
-    this.#bufferedBytes += bytes;
     current.waited++;
-    return true;
+  }
+
+  /** A delivery refused at its arrival: what the deliveries held already would go past the cap with it. */
+  refusedAtOnce(log: OutageLog | undefined): void {
+    this.#begin(NO_ANSWER, log).refused++;
   }
 
   /** A later attempt of a waiting delivery failed again. */
@@ -65,9 +65,8 @@ export class Outage {
   }
 
   /** A waiting delivery leaves: stored, refused past the bound, or refused for good. */
-  leave(bytes: number, refused: boolean, log: OutageLog | undefined): void {
+  leave(refused: boolean, log: OutageLog | undefined): void {
     this.#waiting--;
-    this.#bufferedBytes -= bytes;
     if (refused && this.#current !== undefined) this.#current.refused++;
     this.#endIfOver(log);
   }
@@ -81,7 +80,7 @@ export class Outage {
       event: 'inbox_outage',
       message:
         `the inbox database cannot be reached (${cause}): verified deliveries wait for it, each up to ` +
-        `${this.#retry.maxWaitMs} ms, holding at most ${this.#retry.maxBufferedBytes} bytes, before 503`,
+        `${this.#retry.maxWaitMs} ms from its arrival, all those the process holds at most ${this.#retry.maxBufferedBytes} bytes, before 503`,
       code: cause,
       durationMs: 0,
     });

@@ -2,104 +2,213 @@ import type { DeliveryToStore, StoreDeliveryOptions, StoredRow } from '../../rec
 import { describeThrown } from '../../shared/thrown.js';
 import { WebhookInboxError } from '../errors.js';
 import type { Circuit, Turn } from './circuit.js';
+import { heldCost, processHeld, type HeldDeliveries } from './held.js';
 import type { ResolvedStoreRetry } from './options.js';
-import type { Outage } from './outage.js';
+import { NO_ANSWER, type Outage, type OutageLog } from './outage.js';
 import { transientCause } from './transient.js';
 
 type Store = (delivery: DeliveryToStore) => Promise<StoredRow | undefined>;
-/** The id of the row holding these exact bytes (its replay key), if one is stored. */
+/** The id of the row holding these exact bytes (its body key), if one is stored. */
 type FindStored = (delivery: DeliveryToStore) => Promise<StoredRow | undefined>;
 
-function bodyBytes(body: Uint8Array | string): number {
-  // A string is held as UTF-16: two bytes a code unit.
-  return typeof body === 'string' ? body.length * 2 : body.byteLength;
+/** How one attempt ended; it never rejects, so that an attempt outliving its delivery is still heard. */
+type Attempt = { stored: true; row: StoredRow | undefined } | { stored: false; error: unknown; cause: string | undefined };
+
+/** A delivery's bound, from its arrival: `passed` resolves then (never, for `Infinity`). */
+class Deadline {
+  readonly passed: Promise<'expired'>;
+  #over = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(at: number) {
+    this.passed = new Promise((resolve) => {
+      if (at === Infinity) return;
+      this.#timer = setTimeout(
+        () => {
+          this.#over = true;
+          resolve('expired');
+        },
+        Math.max(0, at - Date.now()),
+      );
+    });
+  }
+
+  get over(): boolean {
+    return this.#over;
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer);
+  }
 }
 
 /**
- * The store the receiver calls: while the database is away for a reason that can pass, the
- * delivery waits within the request, up to `maxWaitMs` and within the byte cap shared by all
- * waiting deliveries, in the inbox's {@link Circuit}: one probe at a time while the database is
- * down, all of them (as many at once as the pool holds) as soon as an attempt reaches it. A
- * delivery that arrives during an outage waits its turn without an attempt of its own. A final
- * refusal is thrown at once.
+ * The store the receiver calls. Every delivery is held from its arrival within two bounds, whatever
+ * the driver does: `maxWaitMs` and the process's byte cap (held.ts). It takes its turns in the
+ * inbox's {@link Circuit}: at most as many attempts at once as the pool has connections, one probe
+ * at a time while the database is down, and a delivery arriving during an outage waits its turn
+ * without an attempt of its own. At its bound it is answered 503 even with an attempt under way:
+ * that attempt goes on and, should it commit, its row stands and `inbox_stored_after_refusal` is
+ * logged. A final refusal is thrown at once.
+ *
+ * A byte-identical copy of a delivery under way (a replay of one captured delivery, or the rack's
+ * copies arriving together) holds no turn and no bytes: it gets the first one's answer, `undefined`
+ * (a copy of stored bytes) when that one is stored, the same error when it is refused.
  *
  * An attempt cut after the INSERT was sent may have committed without the answer arriving. The
  * INSERT is idempotent on its unique keys, so the next attempt conflicts and stores nothing; once
  * an attempt has failed, a conflict is resolved by looking the row up by its body key (the same
  * bytes): found, it is this delivery's row, stored, and answered as stored.
  */
-export function storeWithRetry(store: Store, findStored: FindStored, retry: ResolvedStoreRetry, outage: Outage, circuit: Circuit) {
-  return async (delivery: DeliveryToStore, options: StoreDeliveryOptions = {}): Promise<StoredRow | undefined> => {
-    const { log } = options;
-    const bytes = bodyBytes(delivery.body);
-    let failedAttempts = 0;
-    let lastError: unknown;
-    let deadline = 0;
+export function storeWithRetry(
+  store: Store,
+  findStored: FindStored,
+  retry: ResolvedStoreRetry,
+  outage: Outage,
+  circuit: Circuit,
+  held: HeldDeliveries = processHeld,
+) {
+  // `maxWaitMs: 0` (or `storeRetry: false`): one attempt, answered as the driver answers it.
+  const retrying = retry.maxWaitMs > 0;
+  const underWay = new Map<string, Promise<StoredRow | undefined>>();
+
+  async function attempt(delivery: DeliveryToStore, failedBefore: boolean, turn: Turn, log: OutageLog | undefined): Promise<Attempt> {
+    try {
+      let row = await store(delivery);
+      if (row === undefined && failedBefore) row = await findStored(delivery);
+      circuit.reached();
+      outage.succeeded(log);
+      return { stored: true, row };
+    } catch (error) {
+      const cause = transientCause(error);
+      // The database answered: a refusal for good, not an outage.
+      if (cause === undefined) circuit.reached();
+      else if (retrying) circuit.unreachable(cause);
+      return { stored: false, error, cause };
+    } finally {
+      circuit.done(turn);
+    }
+  }
+
+  async function hold(delivery: DeliveryToStore, log: OutageLog | undefined): Promise<StoredRow | undefined> {
+    const arrival = Date.now();
+    const cost = heldCost(delivery.body);
+    if (!held.take(cost, retry.maxBufferedBytes)) {
+      if (retrying) outage.refusedAtOnce(log);
+      throw overCap(retry, held, outage.cause);
+    }
+    const deadline = new Deadline(retrying ? arrival + retry.maxWaitMs : Infinity);
+    let running = false;
+    let answered = false;
     let waiting = false;
     let refused = true;
-    const startWaiting = (cause: string, error: unknown) => {
-      if (!outage.enter(bytes, cause, log)) throw overCap(error, retry, outage);
+    let failedAttempts = 0;
+    let lastError: unknown;
+    const wait = (cause: string) => {
+      if (waiting) return outage.failedAgain();
+      outage.enter(cause, log);
       waiting = true;
-      deadline = Date.now() + retry.maxWaitMs;
+    };
+    const pastDeadline = (stillRunning: boolean) => {
+      wait(NO_ANSWER);
+      return pastBound(lastError, retry, failedAttempts, outage.cause, stillRunning);
     };
     try {
-      if (retry.maxWaitMs > 0 && circuit.down) startWaiting(outage.cause ?? 'outage', undefined);
+      if (retrying && circuit.down) wait(outage.cause ?? NO_ANSWER);
       for (;;) {
-        let turn: Turn | undefined;
-        if (waiting) {
-          turn = await circuit.wait(deadline);
-          if (turn === 'expired') throw pastBound(lastError, retry, failedAttempts, outage.cause);
+        if (deadline.over) throw pastDeadline(false);
+        // Waiting its turn when an outage becomes known, it waits for the database too.
+        const turn = await circuit.wait(deadline.passed, retrying ? wait : undefined);
+        if (turn === 'expired') throw pastDeadline(false);
+        running = true;
+        const under = attempt(delivery, failedAttempts > 0, turn, log).finally(() => {
+          running = false;
+          // Answered already: the bytes it held in the driver are free only now.
+          if (answered) held.release(cost);
+        });
+        const outcome = await Promise.race([under, deadline.passed]);
+        if (outcome === 'expired') {
+          void under.then((late) => reportLate(late, delivery, arrival, log));
+          throw pastDeadline(true);
         }
-        try {
-          let id = await store(delivery);
-          if (id === undefined && failedAttempts > 0) id = await findStored(delivery);
-          circuit.reached();
+        if (outcome.stored) {
           refused = false;
-          outage.succeeded(log);
-          return id;
-        } catch (error) {
-          const cause = transientCause(error);
-          if (cause === undefined) {
-            // The database answered: a refusal for good, not an outage.
-            circuit.reached();
-            throw error;
-          }
-          circuit.unreachable();
-          if (retry.maxWaitMs === 0) throw error;
-          failedAttempts++;
-          lastError = error;
-          if (!waiting) startWaiting(cause, error);
-          else outage.failedAgain();
-          if (deadline - Date.now() <= 0) throw pastBound(error, retry, failedAttempts, cause);
-        } finally {
-          if (turn !== undefined) circuit.done(turn);
+          return outcome.row;
         }
+        if (outcome.cause === undefined || !retrying) throw outcome.error;
+        failedAttempts++;
+        lastError = outcome.error;
+        wait(outcome.cause);
       }
     } finally {
-      if (waiting) outage.leave(bytes, refused, log);
+      answered = true;
+      deadline.clear();
+      if (!running) held.release(cost);
+      if (waiting) outage.leave(refused, log);
     }
+  }
+
+  return (delivery: DeliveryToStore, options: StoreDeliveryOptions = {}): Promise<StoredRow | undefined> => {
+    const key = delivery.bodyKey;
+    const first = underWay.get(key);
+    // A byte-identical copy: the first one's answer; its bytes, once stored, make this one a copy of stored bytes.
+    if (first !== undefined) return first.then(() => undefined);
+    const answer = hold(delivery, options.log);
+    underWay.set(key, answer);
+    const forget = () => {
+      if (underWay.get(key) === answer) underWay.delete(key);
+    };
+    answer.then(forget, forget);
+    return answer;
   };
+}
+
+/** An attempt that outlived its delivery's 503: a row it committed stands, and the log says so. */
+function reportLate(late: Attempt, delivery: DeliveryToStore, arrival: number, log: OutageLog | undefined): void {
+  if (!late.stored || late.row === undefined) return;
+  const tickId = (delivery.event.data as Record<string, unknown> | undefined)?.['tick_id'];
+  log?.({
+    level: 'warn',
+    event: 'inbox_stored_after_refusal',
+    message:
+      'a delivery answered 503 at storeRetry.maxWaitMs was stored after all by the attempt still under way then: ' +
+      'its row stands and workers will run it (the rack was told 503 and will not send it again)',
+    deliveryId: late.row.id,
+    ...(late.row.duplicateOf !== undefined ? { duplicateOf: late.row.duplicateOf } : {}),
+    action: delivery.event.action,
+    ...(typeof tickId === 'string' ? { tickId } : {}),
+    durationMs: Date.now() - arrival,
+  });
 }
 
 function causeOf(error: unknown): unknown {
   return error instanceof WebhookInboxError ? error.cause : error;
 }
 
-function overCap(error: unknown, retry: ResolvedStoreRetry, outage: Outage): WebhookInboxError {
+function overCap(retry: ResolvedStoreRetry, held: HeldDeliveries, cause: string | undefined): WebhookInboxError {
   return new WebhookInboxError(
     'inbox_unavailable',
-    `The inbox database could not be reached and deliveries waiting for it already hold ${outage.bufferedBytes} bytes ` +
+    `The deliveries this process holds for the inbox database (${held.count}, about ${held.bytes} bytes) leave no room for this one ` +
       `(storeRetry.maxBufferedBytes ${retry.maxBufferedBytes}): refused at once. ` +
-      (error === undefined ? `An outage is under way (${outage.cause ?? 'unknown cause'}).` : describeThrown(error)),
-    { cause: causeOf(error) },
+      (cause === undefined ? 'They are waiting for the database to answer.' : `An outage is under way (${cause}).`),
   );
 }
 
-function pastBound(error: unknown, retry: ResolvedStoreRetry, attempts: number, cause: string | undefined): WebhookInboxError {
+function pastBound(
+  error: unknown,
+  retry: ResolvedStoreRetry,
+  attempts: number,
+  cause: string | undefined,
+  stillRunning: boolean,
+): WebhookInboxError {
+  const why = stillRunning
+    ? 'its attempt got no answer in time; it goes on, and should it commit, the row stands (logged as inbox_stored_after_refusal)'
+    : error === undefined
+      ? `it waited its turn behind an outage (${cause ?? NO_ANSWER}) whose attempts got no answer or kept failing`
+      : describeThrown(error);
   return new WebhookInboxError(
     'inbox_unavailable',
-    `The inbox database could not be reached within storeRetry.maxWaitMs (${retry.maxWaitMs} ms, ${attempts} attempts of this delivery): ` +
-      (error === undefined ? `it waited behind an outage (${cause ?? 'unknown cause'}) whose probes kept failing` : describeThrown(error)),
+    `The inbox database could not be reached within storeRetry.maxWaitMs (${retry.maxWaitMs} ms from its arrival, ${attempts} failed attempts of this delivery): ${why}`,
     { cause: causeOf(error) },
   );
 }
