@@ -84,6 +84,12 @@ describe('healthHandler with the database away: strangers learn the status and c
       health: 'unreachable',
     },
     {
+      name: 'a host name that does not resolve (an internal DNS name)',
+      url: async () => POSTGRES_URL.replace(/@[^/]+\//, '@rack-probe-db-secret.invalid:5432/'),
+      reason: /ENOTFOUND rack-probe-db-secret\.invalid/,
+      health: 'unreachable',
+    },
+    {
       name: 'a role the server does not know',
       url: async () => POSTGRES_URL.replace('postgres@', 'probe_role_secret@'),
       reason: /role "probe_role_secret" does not exist/,
@@ -123,7 +129,20 @@ describe('healthHandler with the database away: strangers learn the status and c
       expect(await get('/ops/health')).toEqual(report);
       expect((await get('/health', true)).text).toBe(report.text);
       for (const text of [ready.text, report.text]) {
-        for (const secret of ['127.0.0.1', 'localhost', `:${port}`, 'ECONNREFUSED', 'probe_', 'postgres', 'test', 'does not exist', 'role'])
+        for (const secret of [
+          '127.0.0.1',
+          'localhost',
+          `:${port}`,
+          'ECONNREFUSED',
+          'probe_',
+          'postgres',
+          'test',
+          'does not exist',
+          'role',
+          'rack-probe',
+          'invalid',
+          'ENOTFOUND',
+        ])
           expect(text).not.toContain(secret);
       }
       expect((await get('/livez')).text).toBe('{"status":"live"}');
