@@ -35,6 +35,8 @@ export { DEFAULT_TABLE } from './inbox/schema/table-name.js';
 export { healthHandler } from './inbox/health/handler.js';
 export type { HealthEndpoint, HealthEndpoints, HealthHandlerOptions, HealthSource, NodeResponse } from './inbox/health/handler.js';
 export type { HealthOptions, HealthStatus, InboxHealth, InboxReadiness } from './inbox/health/health.js';
+export type { HealthCheckName, HealthCheckState, HealthChecks, ReadinessCheckName, ReadinessChecks } from './inbox/health/checks.js';
+export type { HealthLogger, HealthLogRecord } from './inbox/health/probe-log.js';
 export type { RefusalCount, RefusalListener, RefusalMinute, RefusalQuery } from './inbox/health/refusals.js';
 export type { WorkerInfo } from './inbox/health/workers.js';
 export { schemaSql } from './inbox/schema/migrations.js';

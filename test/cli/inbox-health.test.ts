@@ -1,12 +1,10 @@
 /**
  * `rack-webhooks inbox health` on a real PostgreSQL: its exit codes (0 ok or warning, 1 unhealthy,
- * 2 could not check), what it prints for people and as JSON; and healthHandler's liveness,
- * readiness and health endpoints over real HTTP (Node) and as a fetch handler.
+ * 2 could not check), what it prints for people and as JSON (the detail the HTTP probes keep from
+ * strangers: test/inbox/health-handler.test.ts).
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInbox, healthHandler } from '../../src/inbox.js';
+import { createInbox } from '../../src/inbox.js';
 import { LATEST_VERSION } from '../../src/inbox/schema/migrations.js';
 import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
 import { captureOutput, cli, seedDeliveries } from './inbox-helpers.js';
@@ -66,6 +64,7 @@ describe('rack-webhooks inbox health', () => {
         'the oldest pending delivery has waited 2.0 h (more than 15 min)',
         '1 refused delivery in the last hour (malformed_header 1)',
       ],
+      checks: { database: 'ok', schema: 'ok', workers: 'failing', backlog: 'failing', dead: 'ok', refusals: 'warning' },
       database: { reachable: true },
       schema: { version: LATEST_VERSION, expected: LATEST_VERSION, current: true, newerThanPackage: false },
       workers: { live: 0, gone: 0, list: [] },
@@ -102,7 +101,12 @@ describe('rack-webhooks inbox health', () => {
     expect(result.out).toMatch(/^status: unreachable\n {2}- cannot reach the database at 127\.0\.0\.1:\d+: .*ECONNREFUSED/);
     const json = await cli('inbox', 'health', '--database', refused, '--json');
     expect(json.code).toBe(2);
-    expect(JSON.parse(json.out)).toMatchObject({ status: 'unreachable', ok: false, database: { reachable: false } });
+    expect(JSON.parse(json.out)).toMatchObject({
+      status: 'unreachable',
+      ok: false,
+      checks: { database: 'failing', schema: 'unknown', workers: 'unknown', backlog: 'unknown', dead: 'unknown', refusals: 'unknown' },
+      database: { reachable: false },
+    });
     const bad = await cli('inbox', 'health', ...on(newTable()), '--max-pending-age', 'soon');
     expect(bad).toMatchObject({ code: 2, out: '' });
     expect(bad.err).toMatch(/--max-pending-age must be a whole number of seconds/);
@@ -118,69 +122,3 @@ async function waitForExit(table: string, code: number) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
-
-describe('healthHandler', () => {
-  it('answers liveness always, readiness 200/503 with reasons, and the report, over Node http and as fetch', async () => {
-    const table = newTable();
-    const inbox = createInbox({ database: db.database, table });
-    const probes = healthHandler(inbox, { cacheMs: 0 });
-    const server = createServer((req, res) => {
-      const endpoint = req.url === '/livez' ? probes.live : req.url === '/readyz' ? probes.ready : probes.health;
-      void endpoint(req, res);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const get = async (path: string) => {
-      const response = await fetch(`${origin}${path}`);
-      return {
-        status: response.status,
-        type: response.headers.get('content-type'),
-        body: (await response.json()) as Record<string, unknown>,
-      };
-    };
-    try {
-      expect(await get('/livez')).toEqual({ status: 200, type: 'application/json; charset=utf-8', body: { status: 'live' } });
-      expect(await get('/readyz')).toEqual({
-        status: 503,
-        type: 'application/json; charset=utf-8',
-        body: {
-          status: 'not_ready',
-          reasons: [`the inbox table ${table} was never migrated: run inbox.migrate() or rack-webhooks inbox migrate`],
-        },
-      });
-      expect((await get('/health')).status).toBe(503);
-      await inbox.migrate();
-      expect(await get('/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } });
-      const health = await get('/health');
-      expect(health).toMatchObject({ status: 200, body: { status: 'warning', ok: true, database: { reachable: true } } });
-
-      // The same endpoints in a fetch-style runtime: a Request in, a Response out.
-      const ready = await probes.ready(new Request('http://probe.test/readyz'));
-      expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready' });
-      expect((await probes.live()).status).toBe(200);
-    } finally {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
-
-    // An unreachable database: readiness 503, liveness still 200.
-    const pg = await import('pg');
-    const pool = new pg.default.Pool({ connectionString: await connectionRefusedUrl() });
-    pool.on('error', () => {});
-    try {
-      const away = healthHandler(createInbox({ database: pool }));
-      expect((await away.live()).status).toBe(200);
-      const notReady = await away.ready();
-      expect(notReady.status).toBe(503);
-      expect(await notReady.json()).toMatchObject({ status: 'not_ready', reasons: [expect.stringMatching(/could not be reached/)] });
-      const report = await away.health();
-      expect(report.status).toBe(503);
-      expect(await report.json()).toMatchObject({ status: 'unreachable', ok: false });
-    } finally {
-      await pool.end();
-    }
-    expect(() => healthHandler({} as never)).toThrow(TypeError);
-    expect(() => healthHandler(inbox, { cacheMs: -1 })).toThrow(RangeError);
-  });
-});

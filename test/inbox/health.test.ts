@@ -97,7 +97,11 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
     expect(health.reasons).toEqual([
       `the inbox table ${harness.table} was never migrated: run inbox.migrate() or rack-webhooks inbox migrate`,
     ]);
-    expect(await harness.inbox.readiness()).toEqual({ ready: false, reasons: health.reasons });
+    expect(await harness.inbox.readiness()).toEqual({
+      ready: false,
+      reasons: health.reasons,
+      checks: { database: 'ok', schema: 'failing' },
+    });
   });
 
   it('goes from warning (no worker) to ok (a live worker), unhealthy (pending, no worker), and names dead, refusals and age', async () => {
@@ -117,7 +121,7 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
       dead: 0,
       refusalsLastHour: { total: 0, byCode: [] },
     });
-    expect(await harness.inbox.readiness()).toEqual({ ready: true, reasons: [] });
+    expect(await harness.inbox.readiness()).toEqual({ ready: true, reasons: [], checks: { database: 'ok', schema: 'ok' } });
 
     // Two deliveries waiting, nobody to run them.
     await harness.deliver(receiver, budgetEvent(FIRED, at('.1'), { tick_id: 'tick-1' }));
@@ -132,6 +136,7 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
       '2 deliveries waiting and no worker is running',
       'the oldest pending delivery has waited 20 min (more than 60 s)',
     ]);
+    expect(health.checks).toEqual({ database: 'ok', schema: 'ok', workers: 'failing', backlog: 'failing', dead: 'ok', refusals: 'ok' });
 
     // A worker runs them; one fails for good (dead); a forged delivery is refused and counted.
     receiver.on(FIRED, (event) => {
@@ -153,6 +158,7 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
       ok: true,
       reasons: ['1 dead delivery: retry with inbox.retry() once fixed', '1 refused delivery in the last hour (signature_mismatch 1)'],
     });
+    expect(health.checks).toEqual({ database: 'ok', schema: 'ok', workers: 'ok', backlog: 'ok', dead: 'warning', refusals: 'warning' });
     expect(health).toMatchObject({
       workers: { live: 1, gone: 0 },
       oldestPendingAgeMs: null,
@@ -179,7 +185,8 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
       ok: true,
       reasons: [`the schema is at version ${newer}, newer than this package's ${LATEST_VERSION}: upgrade rack-webhooks in this process`],
     });
-    expect((await harness.inbox.readiness()).ready).toBe(true);
+    expect(health.checks).toMatchObject({ database: 'ok', schema: 'warning' });
+    expect(await harness.inbox.readiness()).toEqual({ ready: true, reasons: [], checks: { database: 'ok', schema: 'warning' } });
 
     await harness.db.query(`DELETE FROM ${harness.table}_migrations WHERE version >= $1`, [LATEST_VERSION]);
     health = await harness.inbox.health();
@@ -191,7 +198,11 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
         `the schema is at version ${LATEST_VERSION - 1}, this package needs ${LATEST_VERSION}: run inbox.migrate() or rack-webhooks inbox migrate`,
       ],
     });
-    expect(await harness.inbox.readiness()).toEqual({ ready: false, reasons: health.reasons });
+    expect(await harness.inbox.readiness()).toEqual({
+      ready: false,
+      reasons: health.reasons,
+      checks: { database: 'ok', schema: 'failing' },
+    });
   });
 });
 
@@ -204,7 +215,15 @@ describe('inbox.health() when the database cannot be reached', () => {
       expect(health).toMatchObject({ status: 'unreachable', ok: false, database: { reachable: false }, stats: null });
       expect(health.reasons).toHaveLength(1);
       expect(health.reasons[0]).toMatch(/^The inbox database could not be reached while checking health: .*ECONNREFUSED/);
-      expect(await inbox.readiness()).toMatchObject({ ready: false });
+      expect(health.checks).toEqual({
+        database: 'failing',
+        schema: 'unknown',
+        workers: 'unknown',
+        backlog: 'unknown',
+        dead: 'unknown',
+        refusals: 'unknown',
+      });
+      expect(await inbox.readiness()).toMatchObject({ ready: false, checks: { database: 'failing', schema: 'unknown' } });
     } finally {
       await pool.end();
     }

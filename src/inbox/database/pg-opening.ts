@@ -1,98 +1,57 @@
 import type { Row, Statement } from './driver.js';
-import { statementHash } from './statement-hash.js';
 
-/** The part of a pg client this needs. */
-interface PgSimpleClient {
-  query(text: string): Promise<unknown>;
+/** A statement as pg takes it: a name (planned once per connection) or none, and its values as parameters. */
+export interface PgQueryConfig {
+  name?: string;
+  text: string;
+  values?: readonly unknown[];
+}
+
+/** The part of a pg client this needs. `pipeline` is pg's own mode (8.23 and later: a boolean; absent before). */
+export interface PgPipelineClient {
+  query(config: string | PgQueryConfig): Promise<{ rows: Row[] }>;
+  pipeline?: boolean;
 }
 
 /**
- * What each connection has PREPAREd, shared by every inbox in this process: two inboxes on one
- * pool share its connections.
- */
-const preparedOn = new WeakMap<object, Set<string>>();
-
-/**
- * BEGIN and a transaction's first statement in one round trip, for node-postgres, which sends one
- * query at a time and waits for each: a worker's transaction (BEGIN, done-mark, handlers, COMMIT)
- * is then two round trips, not three. Measured on the worker bench: the claim-ahead loop drained
- * 1.3x faster with this than with a separate BEGIN.
+ * BEGIN and a transaction's first statement in one round trip, through node-postgres's own
+ * pipeline mode (pg 8.23): both are written before the first answer comes back, the statement as
+ * an ordinary query with its values as bind parameters. No SQL text is built from a value. A
+ * worker's transaction (BEGIN, done-mark, handlers, COMMIT) is then two round trips, not three.
  *
- * How: the statement is PREPAREd once per connection (SQL-level, so that it can run inside a
- * multi-statement simple query), then `BEGIN; EXECUTE name(literals)` is one simple query. The
- * parameters go as escaped literals, E'…' with backslashes and quotes doubled, which reads the
- * same whatever `standard_conforming_strings` says. Unplanned literal SQL (no PREPARE) measured
- * 15% slower: PostgreSQL then plans the statement on every delivery.
+ * pg reads its `pipeline` option at each query, so a client checked out of a pool (`exclusive`:
+ * nobody else can queue a query on it meanwhile) is put in pipeline mode for these two queries
+ * and back once both have answered: the handlers then get the client as the application made it.
+ * A client that is already in pipeline mode (`new pg.Pool({ pipeline: true })`) pipelines as it is.
+ * A shared `pg.Client`, or a pg before 8.23, sends BEGIN and waits, then the statement.
  *
- * A SQL-level prepared statement lives on the server connection: behind a pooler that moves a
- * session between server connections (PgBouncer in transaction mode), or after a handler's
- * `DEALLOCATE ALL`, EXECUTE finds no statement (SQLSTATE 26000). The transaction then rolls back
- * (nothing ran in it yet), and this driver stops using the fast path: BEGIN, then the statement
- * as an ordinary named query.
+ * BEGIN and the statement are separate queries (each ends with its own Sync), so the statement
+ * would run outside the transaction if BEGIN alone failed. It cannot: BEGIN has no failure of its
+ * own (inside a transaction it warns), and what does fail it (a broken connection, a transaction
+ * already aborted) fails the statement written after it as well. On any rejection the caller rolls back.
  */
-export class OpeningSender {
-  #usable: boolean;
-
-  /** `prepare`: the inbox's `prepare` option; false (PgBouncer before 1.21) never PREPAREs. */
-  constructor(prepare: boolean) {
-    this.#usable = prepare;
+export async function beginWith(
+  client: PgPipelineClient,
+  opening: Statement | undefined,
+  config: (statement: Statement) => PgQueryConfig,
+  exclusive: boolean,
+): Promise<Row[]> {
+  const alreadyPipelined = client.pipeline === true;
+  const switchable = exclusive && client.pipeline === false;
+  if (opening === undefined || !(alreadyPipelined || switchable)) {
+    await client.query('BEGIN');
+    return opening === undefined ? [] : (await client.query(config(opening))).rows;
   }
-
-  /**
-   * Opens the transaction on `client` with `opening` (or a bare BEGIN) and resolves with its rows.
-   * `plain` runs a statement the ordinary way, once BEGIN is sent. On a rejection the caller rolls back.
-   */
-  async begin(client: PgSimpleClient, opening: Statement | undefined, plain: (statement: Statement) => Promise<Row[]>): Promise<Row[]> {
-    if (opening === undefined || !this.#usable || !opening.params.every(plainAscii)) {
-      await client.query('BEGIN');
-      return opening === undefined ? [] : plain(opening);
-    }
-    const name = preparedName(opening.text);
-    let prepared = preparedOn.get(client);
-    if (prepared === undefined) preparedOn.set(client, (prepared = new Set()));
-    if (!prepared.has(name)) {
-      // 42P05: already there (another copy of this package on the same connection): the same text, so use it.
-      await client.query(`PREPARE ${name} AS ${opening.text}`).catch((error: unknown) => {
-        if ((error as { code?: unknown } | null)?.code !== '42P05') throw error;
-      });
-      prepared.add(name);
-    }
-    try {
-      const results = (await client.query(`BEGIN; EXECUTE ${name}(${opening.params.map(literal).join(', ')})`)) as
-        { rows: Row[] }[] | { rows: Row[] };
-      // pg answers a multi-statement query with one result per statement; a client that gives only the last one, that.
-      return (Array.isArray(results) ? results[results.length - 1] : results)?.rows ?? [];
-    } catch (error) {
-      if ((error as { code?: unknown } | null)?.code !== '26000') throw error;
-      // The connection no longer has it: roll back the empty transaction, then the plain way from now on.
-      this.#usable = false;
-      await client.query('ROLLBACK');
-      await client.query('BEGIN');
-      return plain(opening);
-    }
+  const statement = config(opening);
+  if (switchable) client.pipeline = true;
+  let begun: PromiseSettledResult<unknown>, opened: PromiseSettledResult<{ rows: Row[] }>;
+  try {
+    [begun, opened] = await Promise.allSettled([client.query('BEGIN'), client.query(statement)]);
+  } finally {
+    // Both have answered (settled): nothing of ours is left in pg's pipeline when the mode goes back.
+    if (switchable) client.pipeline = false;
   }
-}
-
-/** `rack_webhooks_open_` and a hash of the text: a plain identifier, under 63 bytes. */
-function preparedName(text: string): string {
-  return `rack_webhooks_open_${statementHash(text)}`;
-}
-
-/**
- * Only printable ASCII goes as a literal: under a client_encoding such as GBK or BIG5 the server
- * converts the query's bytes first, and the trailing byte of a multibyte character could swallow
- * an escaping backslash. Anything else (a workerId with other characters) takes the plain path.
- */
-function plainAscii(value: unknown): boolean {
-  return typeof value !== 'string' || /^[\x20-\x7e]*$/.test(value);
-}
-
-/** A parameter as a SQL literal: numbers as digits, everything else as an escaped string (typed by the PREPARE). */
-export function literal(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  const text = String(value);
-  if (text.includes('\0')) throw new TypeError('a statement parameter contains a NUL character, which PostgreSQL text cannot hold');
-  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  if (begun.status === 'rejected') throw begun.reason;
+  if (opened.status === 'rejected') throw opened.reason;
+  return opened.value.rows;
 }

@@ -1,5 +1,5 @@
 import { Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
-import { OpeningSender } from './pg-opening.js';
+import { beginWith, type PgPipelineClient, type PgQueryConfig } from './pg-opening.js';
 import { statementHash } from './statement-hash.js';
 import { ReentryGuard } from './reentry.js';
 
@@ -7,13 +7,7 @@ import { ReentryGuard } from './reentry.js';
 interface PgResult {
   rows: Row[];
 }
-/** A named query: pg parses and plans it once per connection, then only binds. */
-interface PgQueryConfig {
-  name?: string;
-  text: string;
-  values?: readonly unknown[];
-}
-interface PgClientLike {
+interface PgClientLike extends PgPipelineClient {
   query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<PgResult>;
   on(event: 'notification', listener: (message: { channel: string }) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -78,7 +72,11 @@ export class StatementNames {
   }
 
   config(text: string, params: readonly unknown[] | undefined): string | PgQueryConfig {
-    if (params === undefined) return text;
+    return params === undefined ? text : this.statement(text, params);
+  }
+
+  /** A named query (pg parses and plans it once per connection, then only binds), or an unnamed one with the prepare option off. */
+  statement(text: string, params: readonly unknown[]): PgQueryConfig {
     // Unnamed: parsed and planned on every call, which PgBouncer before 1.21 needs. The values still go.
     if (!this.#enabled) return { text, values: params };
     let name = this.#names.get(text);
@@ -90,32 +88,23 @@ export class StatementNames {
   }
 }
 
-/** A pg driver's statement names and its opening path (pg-opening.ts). */
-interface PgStatements {
-  readonly names: StatementNames;
-  readonly opener: OpeningSender;
-}
-
-function pgStatements(prepare: boolean): PgStatements {
-  return { names: new StatementNames(prepare), opener: new OpeningSender(prepare) };
-}
-
 /**
- * BEGIN (with `opening`, see pg-opening.ts), fn, COMMIT; ROLLBACK when anything throws. Calls
- * `onBroken` when even the ROLLBACK failed: that connection is broken and must leave the pool.
+ * BEGIN (with `opening` in the same round trip, see pg-opening.ts), fn, COMMIT; ROLLBACK when
+ * anything throws. Calls `onBroken` when even the ROLLBACK failed: that connection is broken and
+ * must leave the pool. `exclusive`: nobody else can queue a query on `client` (checked out of a pool).
  */
 async function inTransaction<R>(
   client: PgClientLike,
   fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>,
   onBroken: () => void,
-  statements: PgStatements,
+  names: StatementNames,
   opening: Statement | undefined,
+  exclusive: boolean,
 ): Promise<R> {
-  const { names, opener } = statements;
   const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(names.config(text, params))).rows };
   let opened: Row[];
   try {
-    opened = await opener.begin(client, opening, (statement) => tx.query(statement.text, statement.params));
+    opened = await beginWith(client, opening, (statement) => names.statement(statement.text, statement.params), exclusive);
   } catch (error) {
     // BEGIN itself may have failed (a broken connection), or the opening statement in the transaction.
     await client.query('ROLLBACK').catch(onBroken);
@@ -162,8 +151,7 @@ function checkIn(client: PgPoolClientLike, broken: boolean): void {
 }
 
 export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
-  const statements = pgStatements(prepare);
-  const { names } = statements;
+  const names = new StatementNames(prepare);
   return {
     kind: 'pg',
     parallel: true,
@@ -181,8 +169,9 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
           () => {
             broken = true;
           },
-          statements,
+          names,
           opening,
+          true,
         );
       } finally {
         checkIn(client, broken);
@@ -225,8 +214,7 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
 
 /** One `pg.Client`: one connection, so every call waits its turn. */
 export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driver {
-  const statements = pgStatements(prepare);
-  const { names } = statements;
+  const names = new StatementNames(prepare);
   const mutex = new Mutex();
   const guard = new ReentryGuard();
   const serial = <R>(fn: () => Promise<R>): Promise<R> => {
@@ -244,8 +232,10 @@ export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driv
           client,
           (tx, opened) => guard.inside(() => fn(tx, opened)),
           () => {},
-          statements,
+          names,
           opening,
+          // The application may queue its own queries on the client it passed: its mode is left as it is.
+          false,
         ),
       ),
     async listen(channel, onNotify) {

@@ -1,4 +1,6 @@
+import { checkStates, HEALTH_CHECKS, READINESS_CHECKS, type HealthCheckState } from './checks.js';
 import type { HealthOptions, InboxHealth, InboxReadiness } from './health.js';
+import { verdictLog, type HealthLogger } from './probe-log.js';
 
 /** What {@link healthHandler} needs of an inbox. */
 export interface HealthSource {
@@ -8,8 +10,11 @@ export interface HealthSource {
   readiness(): Promise<InboxReadiness>;
 }
 
-/** Options of {@link healthHandler}. */
-export interface HealthHandlerOptions extends HealthOptions {
+/**
+ * Options of {@link healthHandler}. `Request` is what your server passes the endpoint first: Node's
+ * `IncomingMessage` (Express's `req`), a fetch `Request`, or `undefined` when called with nothing.
+ */
+export interface HealthHandlerOptions<Request = unknown> extends HealthOptions {
   /**
    * Answers are reused for this long, in ms: probes (or anyone who finds the URL) cost at most one
    * check of the database per interval. `0` checks on every request.
@@ -17,6 +22,24 @@ export interface HealthHandlerOptions extends HealthOptions {
    * @defaultValue `1000`
    */
   cacheMs?: number;
+  /**
+   * Who sees the detail: the reasons (the database's error text, table names) and, on `health`,
+   * the whole report (workers' ids, hosts and pids, counts). Without it a probe answers its status
+   * and each check's state only, so that anyone who finds the URL learns nothing of your network.
+   * `true` shows the detail to every caller (mount that endpoint behind your own auth); a function
+   * decides per request, e.g. for an operator's token (only `true` counts; a throw or a rejection
+   * is no). The detail always goes to `logger`, `inbox health` and the console.
+   *
+   * @defaultValue `false`
+   */
+  detail?: boolean | ((request: Request) => boolean | Promise<boolean>);
+  /**
+   * Where the detail goes when a probe's verdict changes (its status or a check's state): one
+   * record then, not one per probe, passwords in URLs masked. `false` logs nothing.
+   *
+   * @defaultValue one line on `console.warn` (`console.info` once all is ok again)
+   */
+  logger?: HealthLogger;
 }
 
 /** A Node `ServerResponse` as far as the handler uses it (Express's `res` is one). */
@@ -40,15 +63,24 @@ export interface HealthEndpoint {
 export interface HealthEndpoints {
   /** Liveness: 200 `{"status":"live"}` whenever the process answers; never touches the database. */
   readonly live: HealthEndpoint;
-  /** Readiness: 200 `{"status":"ready"}` when the database answers and the schema is current, else 503 with the reasons. */
+  /**
+   * Readiness: 200 `{"status":"ready","checks":{"database":"ok","schema":"ok"}}` when the database
+   * answers and the schema is current, else 503 `{"status":"not_ready","checks":{...}}`; with
+   * `detail`, the `reasons` too.
+   */
   readonly ready: HealthEndpoint;
-  /** The whole `inbox.health()` report as JSON: 200 for `ok` and `warning`, 503 for `unhealthy` and `unreachable`. */
+  /**
+   * `inbox.health()`'s verdict: `{"status":"ok","checks":{"database":"ok",...}}`, 200 for `ok` and
+   * `warning`, 503 for `unhealthy` and `unreachable`; with `detail`, the whole report.
+   */
   readonly health: HealthEndpoint;
 }
 
+/** A check's outcome, rendered per request: `summary` for anyone, `detail` for those the application lets see it. */
 interface Answer {
   readonly status: number;
-  readonly body: string;
+  readonly summary: string;
+  readonly detail: string;
 }
 
 const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -57,9 +89,13 @@ function isNodeResponse(value: unknown): value is NodeResponse {
   return typeof (value as NodeResponse | null)?.writeHead === 'function' && typeof (value as NodeResponse).end === 'function';
 }
 
-function endpoint(answer: () => Promise<Answer>): HealthEndpoint {
-  return (async (_request?: unknown, res?: unknown) => {
-    const { status, body } = await answer();
+type DetailFor = (request: unknown) => Promise<boolean>;
+
+function endpoint(answer: () => Promise<Answer>, detailFor: DetailFor): HealthEndpoint {
+  return (async (request?: unknown, res?: unknown) => {
+    const [found, detail] = await Promise.all([answer(), detailFor(request)]);
+    const { status } = found;
+    const body = detail ? found.detail : found.summary;
     if (isNodeResponse(res)) {
       res.writeHead(status, HEADERS);
       res.end(body);
@@ -79,9 +115,27 @@ function cached(cacheMs: number, check: () => Promise<Answer>): () => Promise<An
   };
 }
 
+function detailFor(option: HealthHandlerOptions<never>['detail']): DetailFor {
+  if (option === undefined || option === false) return () => Promise.resolve(false);
+  if (option === true) return () => Promise.resolve(true);
+  if (typeof option !== 'function') throw new TypeError('healthHandler({ detail }) expects true, false or a function (request) => boolean');
+  const decide = option as (request: unknown) => boolean | Promise<boolean>;
+  // Fails closed: only a plain `true` shows the detail.
+  return (request) =>
+    Promise.resolve()
+      .then(() => decide(request))
+      .then(
+        (shown) => shown === true,
+        () => false,
+      );
+}
+
+const UNKNOWN: HealthCheckState = 'unknown';
+
 /**
  * Liveness, readiness and health endpoints over an inbox, for Node's http, Express and fetch-style
- * runtimes. Liveness says the process answers (a database outage must not restart every pod);
+ * runtimes. Anyone who reaches them learns the status and each check's state, nothing else: the
+ * reasons and the report (hosts, pids, the database's error) are for `detail` callers and the log. Liveness says the process answers (a database outage must not restart every pod);
  * readiness says this process can store deliveries (database reachable, schema current); health
  * is the operator's full report. Workers and backlog do not make a process unready: they are the
  * inbox's state, not this process's, and show in `health`.
@@ -90,35 +144,66 @@ function cached(cacheMs: number, check: () => Promise<Answer>): () => Promise<An
  * ```ts
  * import { healthHandler } from 'rack-webhooks/inbox';
  *
- * const probes = healthHandler(inbox);
+ * const probes = healthHandler(inbox, {
+ *   // The full report only for your operators; everyone else gets { status, checks }.
+ *   detail: (req: express.Request) => req.get('authorization') === `Bearer ${process.env.HEALTH_TOKEN}`,
+ * });
  * app.get('/livez', probes.live);       // Express, or Node's http: probes.ready(req, res)
- * app.get('/readyz', probes.ready);
+ * app.get('/readyz', probes.ready);     // {"status":"ready","checks":{"database":"ok","schema":"ok"}}
  * app.get('/health', probes.health);
  * // fetch-style: return probes.ready(request);
  * ```
  */
-export function healthHandler(inbox: HealthSource, options: HealthHandlerOptions = {}): HealthEndpoints {
+export function healthHandler<Request = unknown>(inbox: HealthSource, options: HealthHandlerOptions<Request> = {}): HealthEndpoints {
   if (typeof inbox?.health !== 'function' || typeof inbox.readiness !== 'function')
     throw new TypeError('healthHandler expects an inbox from createInbox()');
   const cacheMs = options.cacheMs ?? 1000;
   if (!(cacheMs >= 0) || !Number.isFinite(cacheMs))
     throw new RangeError(`cacheMs must be a finite number of ms >= 0, got ${String(cacheMs)}`);
-  const { cacheMs: _unused, ...healthOptions } = options;
+  const { cacheMs: _cache, detail: _detail, logger: _logger, ...healthOptions } = options;
+  const maxPendingAgeMs = healthOptions.maxPendingAgeMs;
+  if (maxPendingAgeMs !== undefined && (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs)))
+    throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(maxPendingAgeMs)}`);
+  const detail = detailFor(options.detail as HealthHandlerOptions<never>['detail']);
+  const logReady = verdictLog('ready', options.logger);
+  const logHealth = verdictLog('health', options.logger);
+
   const ready = cached(cacheMs, async () => {
-    const { ready: isReady, reasons } = await inbox.readiness().catch((error: unknown) => ({
+    const found = await inbox.readiness().catch((error: unknown): InboxReadiness => ({
       ready: false,
       reasons: [error instanceof Error ? error.message : 'the readiness check failed'],
+      checks: checkStates(READINESS_CHECKS, new Set(), []),
     }));
-    return { status: isReady ? 200 : 503, body: JSON.stringify(isReady ? { status: 'ready' } : { status: 'not_ready', reasons }) };
+    const status = found.ready ? 'ready' : 'not_ready';
+    const checks = found.checks ?? { database: UNKNOWN, schema: UNKNOWN };
+    logReady(status, found.ready && found.reasons.length === 0, checks, found.reasons);
+    return {
+      status: found.ready ? 200 : 503,
+      summary: JSON.stringify({ status, checks }),
+      detail: JSON.stringify({ status, checks, reasons: found.reasons }),
+    };
   });
   const health = cached(cacheMs, async () => {
-    const report = await inbox.health(healthOptions).catch((error: unknown) => ({
+    const report = await inbox.health(healthOptions).catch((error: unknown): Pick<InboxHealth, 'status' | 'ok' | 'reasons' | 'checks'> => ({
       status: 'unhealthy',
       ok: false,
       reasons: [error instanceof Error ? error.message : 'the health check failed'],
+      checks: checkStates(HEALTH_CHECKS, new Set(), []),
     }));
-    return { status: report.ok ? 200 : 503, body: JSON.stringify(report) };
+    logHealth(report.status, report.status === 'ok', report.checks, report.reasons);
+    return {
+      status: report.ok ? 200 : 503,
+      summary: JSON.stringify({ status: report.status, checks: report.checks }),
+      detail: JSON.stringify(report),
+    };
   });
-  const live = Promise.resolve({ status: 200, body: '{"status":"live"}' });
-  return { live: endpoint(() => live), ready: endpoint(ready), health: endpoint(health) };
+  const live = Promise.resolve({ status: 200, summary: '{"status":"live"}', detail: '{"status":"live"}' });
+  return {
+    live: endpoint(
+      () => live,
+      () => Promise.resolve(false),
+    ),
+    ready: endpoint(ready, detail),
+    health: endpoint(health, detail),
+  };
 }

@@ -4,6 +4,15 @@ import { deliveryStats } from '../operate/read.js';
 import { LATEST_VERSION } from '../schema/migrations.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { InboxStats } from '../types.js';
+import {
+  checkStates,
+  HEALTH_CHECKS,
+  READINESS_CHECKS,
+  type CheckFinding,
+  type HealthCheckName,
+  type HealthChecks,
+  type ReadinessChecks,
+} from './checks.js';
 import { readRefusals, type RefusalCount } from './refusals.js';
 import { listWorkers, type WorkerInfo } from './workers.js';
 
@@ -36,6 +45,11 @@ export interface InboxHealth {
   readonly ok: boolean;
   /** One sentence per finding that is not ok, worst first; empty when `status` is `ok`. */
   readonly reasons: readonly string[];
+  /**
+   * Each check's state by name (`database`, `schema`, `workers`, `backlog`, `dead`, `refusals`):
+   * what `healthHandler` shows anyone, without the reasons' text.
+   */
+  readonly checks: HealthChecks;
   /** When the check ran (this process's clock). */
   readonly checkedAt: Date;
   /** Whether the database answered. */
@@ -86,6 +100,8 @@ export interface InboxReadiness {
   readonly ready: boolean;
   /** Why not, one sentence each; empty when ready. */
   readonly reasons: readonly string[];
+  /** The state of `database` and `schema`: what `healthHandler`'s readiness shows anyone. */
+  readonly checks: ReadinessChecks;
 }
 
 const DEFAULT_MAX_PENDING_AGE_MS = 15 * 60_000;
@@ -112,40 +128,48 @@ async function schemaVersion(driver: Driver, names: TableNames): Promise<number 
 }
 
 /** A cheap check for readiness probes: the database answers and the schema is this package's. */
-export async function checkReadiness(driver: Driver, names: TableNames): Promise<{ ready: boolean; reasons: string[] }> {
+export async function checkReadiness(driver: Driver, names: TableNames): Promise<InboxReadiness> {
   let version: number | null;
   try {
     version = await schemaVersion(driver, names);
   } catch (error) {
-    return { ready: false, reasons: [inboxError(error, names.display, 'checking readiness').message] };
+    const text = inboxError(error, names.display, 'checking readiness').message;
+    return {
+      ready: false,
+      reasons: [text],
+      checks: checkStates(READINESS_CHECKS, new Set(), [{ check: 'database', severity: 'failing', text }]),
+    };
   }
-  const reasons = schemaReasons(names, version).filter((reason) => reason.severity === 'unhealthy');
-  return { ready: reasons.length === 0, reasons: reasons.map((reason) => reason.text) };
+  const findings = schemaReasons(names, version);
+  const failing = findings.filter((finding) => finding.severity === 'failing');
+  return {
+    ready: failing.length === 0,
+    reasons: failing.map((finding) => finding.text),
+    checks: checkStates(READINESS_CHECKS, new Set(READINESS_CHECKS), findings),
+  };
 }
 
-interface Reason {
-  readonly severity: 'unhealthy' | 'warning';
-  readonly text: string;
-}
-
-function schemaReasons(names: TableNames, version: number | null): Reason[] {
+function schemaReasons(names: TableNames, version: number | null): CheckFinding[] {
   if (version === null)
     return [
       {
-        severity: 'unhealthy',
+        check: 'schema',
+        severity: 'failing',
         text: `the inbox table ${names.display} was never migrated: run inbox.migrate() or rack-webhooks inbox migrate`,
       },
     ];
   if (version < LATEST_VERSION)
     return [
       {
-        severity: 'unhealthy',
+        check: 'schema',
+        severity: 'failing',
         text: `the schema is at version ${version}, this package needs ${LATEST_VERSION}: run inbox.migrate() or rack-webhooks inbox migrate`,
       },
     ];
   if (version > LATEST_VERSION)
     return [
       {
+        check: 'schema',
         severity: 'warning',
         text: `the schema is at version ${version}, newer than this package's ${LATEST_VERSION}: upgrade rack-webhooks in this process`,
       },
@@ -169,14 +193,16 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
     refusalsLastHour: { total: 0, byCode: [] },
   };
   // The database did not answer (unreachable), or refused a statement (unhealthy: permissions, say).
-  const failed = (error: unknown): InboxHealth => {
+  const failed = (error: unknown, found: readonly CheckFinding[] = []): InboxHealth => {
     const wrapped = inboxError(error, names.display, 'checking health');
     const reachable = wrapped.code !== 'inbox_unavailable';
+    const ran = new Set<HealthCheckName>(schema.version === null ? [] : ['schema']);
     return {
       ...empty,
       status: reachable ? 'unhealthy' : 'unreachable',
       ok: false,
       reasons: [wrapped.message],
+      checks: checkStates(HEALTH_CHECKS, ran, [{ check: 'database', severity: 'failing', text: wrapped.message }, ...found]),
       database: { reachable, error: wrapped.message },
     };
   };
@@ -187,9 +213,10 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
   }
   schema.current = schema.version === LATEST_VERSION;
   schema.newerThanPackage = schema.version !== null && schema.version > LATEST_VERSION;
-  const reasons = schemaReasons(names, schema.version);
+  const findings = schemaReasons(names, schema.version);
   // Version 4 brought the workers and refusals tables: below it (or unmigrated) there is nothing more to read.
-  if (schema.version === null || schema.version < 4) return verdict({ ...empty, database: { reachable: true } }, reasons);
+  if (schema.version === null || schema.version < 4)
+    return verdict({ ...empty, database: { reachable: true } }, new Set(['database', 'schema']), findings);
 
   let stats: InboxStats, list: WorkerInfo[], byCode: RefusalCount[];
   try {
@@ -199,49 +226,74 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
       readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }) as Promise<RefusalCount[]>,
     ]);
   } catch (error) {
-    return failed(error);
+    return failed(error, findings);
   }
   const live = list.filter((worker) => worker.live).length;
   const total = byCode.reduce((sum, refusal) => sum + refusal.count, 0);
-  const waiting = stats.pending + stats.running;
-  if (live === 0 && waiting > 0)
-    reasons.push({ severity: 'unhealthy', text: `${plural(waiting, 'delivery', 'deliveries')} waiting and no worker is running` });
-  if (stats.oldestPendingAgeMs !== null && stats.oldestPendingAgeMs > maxPendingAgeMs)
-    reasons.push({
-      severity: 'unhealthy',
-      text: `the oldest pending delivery has waited ${minutes(stats.oldestPendingAgeMs)} (more than ${minutes(maxPendingAgeMs)})`,
-    });
-  if (live === 0 && waiting === 0)
-    reasons.push({ severity: 'warning', text: 'no worker is running: new deliveries will wait until one starts' });
-  if (stats.dead > 0)
-    reasons.push({
-      severity: 'warning',
-      text: `${plural(stats.dead, 'dead delivery', 'dead deliveries')}: retry with inbox.retry() once fixed`,
-    });
-  if (total > 0)
-    reasons.push({
-      severity: 'warning',
-      text: `${plural(total, 'refused delivery', 'refused deliveries')} in the last hour (${byCode.map((r) => `${r.code} ${r.count}`).join(', ')})`,
-    });
-  const gone = list.length - live;
+  findings.push(...activityFindings(stats, live, byCode, maxPendingAgeMs));
   return verdict(
     {
       checkedAt,
       schema,
       database: { reachable: true },
-      workers: { live, gone, list },
+      workers: { live, gone: list.length - live, list },
       stats,
       oldestPendingAgeMs: stats.oldestPendingAgeMs,
       dead: stats.dead,
       refusalsLastHour: { total, byCode },
     },
-    reasons,
+    new Set(HEALTH_CHECKS),
+    findings,
   );
 }
 
-function verdict(found: Omit<InboxHealth, 'status' | 'ok' | 'reasons'>, reasons: Reason[]): InboxHealth {
-  const unhealthy = reasons.some((reason) => reason.severity === 'unhealthy');
-  const status: HealthStatus = unhealthy ? 'unhealthy' : reasons.length > 0 ? 'warning' : 'ok';
-  const ordered = [...reasons.filter((r) => r.severity === 'unhealthy'), ...reasons.filter((r) => r.severity === 'warning')];
-  return { status, ok: !unhealthy, reasons: ordered.map((reason) => reason.text), ...found };
+/** What the rows say: workers, backlog, dead deliveries, refusals. */
+function activityFindings(stats: InboxStats, live: number, byCode: readonly RefusalCount[], maxPendingAgeMs: number): CheckFinding[] {
+  const findings: CheckFinding[] = [];
+  const waiting = stats.pending + stats.running;
+  const total = byCode.reduce((sum, refusal) => sum + refusal.count, 0);
+  if (live === 0 && waiting > 0)
+    findings.push({
+      check: 'workers',
+      severity: 'failing',
+      text: `${plural(waiting, 'delivery', 'deliveries')} waiting and no worker is running`,
+    });
+  if (stats.oldestPendingAgeMs !== null && stats.oldestPendingAgeMs > maxPendingAgeMs)
+    findings.push({
+      check: 'backlog',
+      severity: 'failing',
+      text: `the oldest pending delivery has waited ${minutes(stats.oldestPendingAgeMs)} (more than ${minutes(maxPendingAgeMs)})`,
+    });
+  if (live === 0 && waiting === 0)
+    findings.push({ check: 'workers', severity: 'warning', text: 'no worker is running: new deliveries will wait until one starts' });
+  if (stats.dead > 0)
+    findings.push({
+      check: 'dead',
+      severity: 'warning',
+      text: `${plural(stats.dead, 'dead delivery', 'dead deliveries')}: retry with inbox.retry() once fixed`,
+    });
+  if (total > 0)
+    findings.push({
+      check: 'refusals',
+      severity: 'warning',
+      text: `${plural(total, 'refused delivery', 'refused deliveries')} in the last hour (${byCode.map((r) => `${r.code} ${r.count}`).join(', ')})`,
+    });
+  return findings;
+}
+
+function verdict(
+  found: Omit<InboxHealth, 'status' | 'ok' | 'reasons' | 'checks'>,
+  ran: ReadonlySet<HealthCheckName>,
+  findings: readonly CheckFinding[],
+): InboxHealth {
+  const unhealthy = findings.some((finding) => finding.severity === 'failing');
+  const status: HealthStatus = unhealthy ? 'unhealthy' : findings.length > 0 ? 'warning' : 'ok';
+  const ordered = [...findings.filter((f) => f.severity === 'failing'), ...findings.filter((f) => f.severity === 'warning')];
+  return {
+    status,
+    ok: !unhealthy,
+    reasons: ordered.map((finding) => finding.text),
+    checks: checkStates(HEALTH_CHECKS, ran, findings),
+    ...found,
+  };
 }

@@ -1,31 +1,130 @@
-import fc from 'fast-check';
+import { connect, createServer, type Socket } from 'node:net';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
-import { literal, OpeningSender } from '../../../src/inbox/database/pg-opening.js';
-import { statementHash } from '../../../src/inbox/database/statement-hash.js';
 import { POSTGRES_URL } from '../databases.js';
 import { createReceiver } from '../../../src/receiver/create-receiver.js';
-import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, SECRETS, writeEffect } from '../helpers.js';
+import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, SECRETS, writeEffect, type InboxHarness } from '../helpers.js';
 
 /**
- * The default mode's transaction opens with its done-mark in the same round trip as BEGIN (pg:
- * a per-connection PREPARE, then `BEGIN; EXECUTE name(literals)`). What a user relies on: every
- * delivery is done once, its effects commit with the mark, whatever the worker id holds, and a
- * connection that lost its prepared statement (a pooler, `DEALLOCATE ALL`) still runs deliveries.
+ * The default mode's transaction opens with its done-mark in the same round trip as BEGIN, through
+ * pg's own pipeline mode, the mark's values as bind parameters (pg-opening.ts). What a user relies
+ * on: every delivery is done once, its effects commit with the mark, whatever the worker id holds;
+ * the handlers run in the transaction the mark opened, on a client left in the mode the
+ * application gave it; a mark the database refuses rolls back before any handler ran.
  */
 inboxSuiteSetup();
 
-const OPENING = `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'rack_webhooks_open_%'`;
+/** Inside a handler: whether its transaction already wrote (the mark), and the client's pipeline mode. */
+async function insideHandler(transaction: unknown): Promise<{ wrote: boolean; pipeline: unknown }> {
+  const client = transaction as pg.PoolClient & { pipeline?: unknown };
+  const { rows } = await client.query<{ wrote: boolean }>('SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS wrote');
+  return { wrote: rows[0]!.wrote, pipeline: client.pipeline };
+}
+
+/** Delivers `n` events, runs a worker on `inbox` until they are all settled, and stops it. */
+async function drain(
+  harness: InboxHarness,
+  inbox: ReturnType<typeof createInbox>,
+  handler: (transaction: unknown, id: string) => Promise<void>,
+  n: number,
+  from: number,
+) {
+  const receiver = createReceiver({ secrets: SECRETS, inbox });
+  receiver.on('app:budget:*', (_event, { transaction, delivery }) => handler(transaction, delivery.id));
+  for (let i = 0; i < n; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${from + i}`)));
+  const worker = inbox.work(receiver, { concurrency: 2, pollIntervalMs: 20, backoff: { baseMs: 1, jitter: 'none' } });
+  await harness.settle();
+  await worker.stop();
+}
+
+/**
+ * A TCP proxy in front of PostgreSQL that records, per connection, what the client wrote and when
+ * the server answered: enough to see whether a statement was written before BEGIN's answer came.
+ */
+async function recordingProxy() {
+  const connections: { dir: 'up' | 'down'; data: Buffer }[][] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const events: { dir: 'up' | 'down'; data: Buffer }[] = [];
+    connections.push(events);
+    const upstream = connect({ host: '127.0.0.1', port: Number(new URL(POSTGRES_URL).port || 5432) });
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => (client.destroy(), upstream.destroy()));
+    }
+    client.on('data', (data) => (events.push({ dir: 'up', data }), upstream.write(data)));
+    upstream.on('data', (data) => (events.push({ dir: 'down', data }), client.write(data)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(POSTGRES_URL);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as { port: number }).port);
+  return {
+    url: url.toString(),
+    /** Per BEGIN the client sent: whether `marker` went up after it, before any answer came down. */
+    begins(marker: string): boolean[] {
+      const found: boolean[] = [];
+      for (const events of connections) {
+        for (let i = 0; i < events.length; i++) {
+          const at = events[i]!.dir === 'up' ? events[i]!.data.indexOf('BEGIN\0') : -1;
+          if (at < 0) continue;
+          let written = events[i]!.data.subarray(at);
+          for (let j = i + 1; j < events.length && events[j]!.dir === 'up'; j++) written = Buffer.concat([written, events[j]!.data]);
+          found.push(written.includes(marker));
+        }
+      }
+      return found;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 describe("the default mode's opening statement, on pg", () => {
-  it('marks every delivery done once with its effect, PREPAREd once per connection', async () => {
+  it('is written with BEGIN, before BEGIN is answered (one round trip); one pg.Client waits for BEGIN first', async () => {
+    const harness = await openInbox('pg');
+    const proxy = await recordingProxy();
+    const pool = new pg.Pool({ connectionString: proxy.url, max: 4 });
+    const single = new pg.Client({ connectionString: proxy.url });
+    await single.connect();
+    try {
+      const marker = 'worker-seen-on-the-wire';
+      const run = async (database: pg.Pool | pg.Client, from: number) => {
+        // Stored through the harness's own pool: only the worker's statements pass the proxy.
+        const storing = harness.receiver();
+        for (let i = 0; i < 4; i++) await harness.deliver(storing, budgetEvent('app:budget:cap', at(`.${from + i}`)));
+        const inbox = createInbox({ database, table: harness.table });
+        const receiver = createReceiver({ secrets: SECRETS, inbox });
+        receiver.on('app:budget:*', () => {});
+        const worker = inbox.work(receiver, { workerId: marker, concurrency: 1, pollIntervalMs: 20 });
+        await harness.settle();
+        await worker.stop();
+      };
+      await run(pool, 50);
+      expect(proxy.begins(marker)).toEqual([true, true, true, true]);
+      await pool.end();
+      await run(single, 60);
+      // The client's connection was opened first: its four BEGINs, each answered before the mark went, come first.
+      expect(proxy.begins(marker)).toEqual([false, false, false, false, true, true, true, true]);
+      expect(await harness.count(`state = 'done'`)).toBe(8);
+    } finally {
+      await single.end().catch(() => {});
+      await pool.end().catch(() => {});
+      await proxy.close();
+    }
+  });
+
+  it('marks every delivery done once with its effect; the handlers run in the transaction the mark opened, the client back out of pipeline mode', async () => {
     const harness = await openInbox('pg');
     const effects = await createEffectsTable(harness);
     const receiver = harness.receiver();
-    const preparedSeen: number[] = [];
+    const seen: { wrote: boolean; pipeline: unknown }[] = [];
     receiver.on('app:budget:*', async (_event, { delivery, transaction }) => {
-      preparedSeen.push((await (transaction as pg.PoolClient).query<{ n: number }>(OPENING)).rows[0]!.n);
+      seen.push(await insideHandler(transaction));
       await writeEffect('pg', transaction, effects, delivery.id, delivery.attempt);
     });
     for (let i = 0; i < 30; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${100 + i}`)));
@@ -41,11 +140,30 @@ describe("the default mode's opening statement, on pg", () => {
       `SELECT count(*)::int AS n FROM ${harness.attemptsTable} WHERE outcome = 'succeeded' AND attempt = 1`,
     );
     expect(attempts!.n).toBe(30);
-    // Each transaction was opened by the prepared mark, and each connection holds one such statement.
-    expect(preparedSeen).toEqual(Array.from({ length: 30 }, () => 1));
+    expect(seen).toEqual(Array.from({ length: 30 }, () => ({ wrote: true, pipeline: false })));
   });
 
-  it("a worker id with quotes, backslashes and spaces reaches the attempts exactly (the literal's escaping)", async () => {
+  it('on a pool made with pipeline: true, and on one pg.Client: the same, each client left in its own mode', async () => {
+    const harness = await openInbox('pg');
+    const pipelined = new pg.Pool({ connectionString: POSTGRES_URL, max: 4, pipeline: true } as pg.PoolConfig);
+    const single = new pg.Client({ connectionString: POSTGRES_URL });
+    await single.connect();
+    try {
+      const seen: { wrote: boolean; pipeline: unknown }[] = [];
+      const record = async (transaction: unknown) => void seen.push(await insideHandler(transaction));
+      await drain(harness, createInbox({ database: pipelined, table: harness.table }), record, 5, 150);
+      expect(seen).toEqual(Array.from({ length: 5 }, () => ({ wrote: true, pipeline: true })));
+      seen.length = 0;
+      await drain(harness, createInbox({ database: single, table: harness.table }), record, 5, 160);
+      expect(seen).toEqual(Array.from({ length: 5 }, () => ({ wrote: true, pipeline: false })));
+      expect(await harness.count(`state = 'done'`)).toBe(10);
+    } finally {
+      await single.end();
+      await pipelined.end();
+    }
+  });
+
+  it('a worker id with quotes, backslashes and spaces reaches the attempts exactly', async () => {
     const harness = await openInbox('pg');
     const receiver = harness.receiver();
     receiver.on('app:budget:*', () => {});
@@ -58,66 +176,96 @@ describe("the default mode's opening statement, on pg", () => {
     expect(rows).toEqual(Array.from({ length: 3 }, () => ({ worker: workerId, outcome: 'succeeded' })));
   });
 
-  it('a worker id beyond printable ASCII takes the plain path (no literal a client_encoding could misread), and reaches the attempts exactly', async () => {
+  it('a worker id beyond ASCII (the bytes a GBK or BIG5 literal could misread) reaches the attempts exactly', async () => {
     const harness = await openInbox('pg');
     const receiver = harness.receiver();
-    const preparedSeen: number[] = [];
-    receiver.on('app:budget:*', async (_event, { transaction }) => {
-      preparedSeen.push((await (transaction as pg.PoolClient).query<{ n: number }>(OPENING)).rows[0]!.n);
-    });
+    receiver.on('app:budget:*', () => {});
     for (let i = 0; i < 2; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${250 + i}`)));
-    const workerId = "wörker-中\\'";
+    const workerId = "wörker-中\\'\u815c\\";
     const worker = harness.work(receiver, { workerId, concurrency: 1 });
     await harness.settle();
     await worker.stop();
     const rows = await harness.db.query<{ worker: string; outcome: string }>(`SELECT worker, outcome FROM ${harness.attemptsTable}`);
     expect(rows).toEqual(Array.from({ length: 2 }, () => ({ worker: workerId, outcome: 'succeeded' })));
-    expect(preparedSeen).toEqual([0, 0]);
   });
 
-  it('a connection that lost the prepared opening (a pooler, a DEALLOCATE): the next deliveries still run once each, no failed attempt', async () => {
+  it('a mark the database refuses rolls back before any handler ran; the retry runs once, on connections left healthy and out of pipeline mode', async () => {
     const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    let runs = 0;
-    receiver.on('app:budget:*', async (_event, { transaction }) => {
-      runs++;
-      const client = transaction as pg.PoolClient;
-      const { rows } = await client.query<{ name: string }>(
-        `SELECT name FROM pg_prepared_statements WHERE name LIKE 'rack_webhooks_open_%'`,
-      );
-      expect(rows.length).toBeLessThanOrEqual(1);
-      for (const { name } of rows) await client.query(`DEALLOCATE ${name}`);
-    });
-    for (let i = 0; i < 6; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${300 + i}`)));
-    const worker = harness.work(receiver, { concurrency: 1 });
-    await harness.settle();
-    await worker.stop();
-    expect(runs).toBe(6);
-    expect(await harness.count(`state = 'done'`)).toBe(6);
-    const [failed] = await harness.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${harness.attemptsTable} WHERE outcome IS DISTINCT FROM 'succeeded'`,
+    const schema = harness.table.split('.')[0]!;
+    // The first attempt's mark fails (as a constraint or a trigger of the application's would).
+    await harness.db.query(`CREATE FUNCTION ${schema}.refuse_first_mark() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.state = 'done' AND NEW.attempts = 1 THEN RAISE EXCEPTION 'mark refused by the test'; END IF;
+  RETURN NEW;
+END $$`);
+    await harness.db.query(
+      `CREATE TRIGGER refuse_first_mark BEFORE UPDATE ON ${harness.table} FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_first_mark()`,
     );
-    expect(failed!.n).toBe(0);
+    // The fewest connections a worker takes (handler, LISTEN, receive): the failed ones are used again.
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 3 });
+    try {
+      const ran: { attempt: number; wrote: boolean; pipeline: unknown }[] = [];
+      const receiver = createReceiver({ secrets: SECRETS, inbox: createInbox({ database: pool, table: harness.table }) });
+      receiver.on('app:budget:*', async (_event, { delivery, transaction }) => {
+        ran.push({ attempt: delivery.attempt, ...(await insideHandler(transaction)) });
+      });
+      for (let i = 0; i < 3; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${300 + i}`)));
+      const inbox = createInbox({ database: pool, table: harness.table });
+      const worker = inbox.work(receiver, { concurrency: 1, pollIntervalMs: 20, backoff: { baseMs: 1, jitter: 'none' } });
+      await harness.settle();
+      await worker.stop();
+      expect(await harness.count(`state = 'done'`)).toBe(3);
+      // No handler ran on a first attempt: each ran once, on its second, in the mark's transaction.
+      expect(ran).toEqual(Array.from({ length: 3 }, () => ({ attempt: 2, wrote: true, pipeline: false })));
+      const attempts = await harness.db.query<{ attempt: number; outcome: string; error: string | null }>(
+        `SELECT attempt, outcome, error FROM ${harness.attemptsTable} ORDER BY delivery_id, attempt`,
+      );
+      expect(attempts).toEqual(
+        Array.from({ length: 3 }, () => [
+          { attempt: 1, outcome: 'failed', error: expect.stringContaining('mark refused by the test') },
+          { attempt: 2, outcome: 'succeeded', error: null },
+        ]).flat(),
+      );
+    } finally {
+      await pool.end();
+    }
   });
 
-  it('preparedStatements: false (PgBouncer before 1.21) never PREPAREs, and still marks every delivery done', async () => {
+  it('preparedStatements: false (PgBouncer before 1.21) names no statement, and still marks every delivery done', async () => {
     const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4 });
     const harness = await openInbox('pg');
     try {
+      const named: number[] = [];
       const inbox = createInbox({ database: pool, table: harness.table, preparedStatements: false });
-      const receiver = createReceiver({ secrets: SECRETS, inbox });
-      receiver.on('app:budget:*', () => {});
-      for (let i = 0; i < 4; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${400 + i}`)));
-      const worker = inbox.work(receiver, { concurrency: 1, pollIntervalMs: 20 });
-      await harness.settle();
-      await worker.stop();
+      await drain(
+        harness,
+        inbox,
+        async (transaction) => {
+          const { rows } = await (transaction as pg.PoolClient).query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'rack_webhooks_%'`,
+          );
+          named.push(rows[0]!.n);
+        },
+        4,
+        400,
+      );
       expect(await harness.count(`state = 'done'`)).toBe(4);
-      const client = await pool.connect();
-      try {
-        expect((await client.query<{ n: number }>(OPENING)).rows[0]!.n).toBe(0);
-      } finally {
-        client.release();
-      }
+      expect(named).toEqual([0, 0, 0, 0]);
+      // The control: the default names its statements, the mark among them.
+      const control: number[] = [];
+      await drain(
+        harness,
+        createInbox({ database: pool, table: harness.table }),
+        async (transaction) => {
+          const { rows } = await (transaction as pg.PoolClient).query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'rack_webhooks_%' AND statement LIKE '%done%'`,
+          );
+          control.push(rows[0]!.n);
+        },
+        2,
+        410,
+      );
+      expect(control.every((n) => n >= 1)).toBe(true);
     } finally {
       await pool.end();
     }
@@ -167,49 +315,5 @@ describe('claimAhead, on a real database', () => {
     await next.stop();
     expect(handled).toHaveLength(5);
     expect(new Set(handled).size).toBe(5);
-  });
-});
-
-describe('literal(): a parameter as SQL text', () => {
-  let client: pg.Client;
-  beforeAll(async () => {
-    client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.end();
-  });
-
-  it('PostgreSQL reads back any string without NUL exactly, whatever standard_conforming_strings says', async () => {
-    for (const conforming of ['on', 'off']) {
-      await client.query(`SET standard_conforming_strings = ${conforming}`);
-      await fc.assert(
-        fc.asyncProperty(
-          fc.string({ unit: 'binary' }).filter((s) => !s.includes('\0')),
-          async (value) => {
-            const { rows } = await client.query<{ v: string }>(`SELECT ${literal(value)}::text AS v`);
-            expect(rows[0]!.v).toBe(value);
-          },
-        ),
-        { numRuns: 150 },
-      );
-    }
-  });
-
-  it('a connection where the statement is already PREPAREd (another copy of the package): used as it is', async () => {
-    const text = 'SELECT $1::int + 1 AS n, $2::text AS who';
-    await client.query(`PREPARE rack_webhooks_open_${statementHash(text)} AS ${text}`);
-    const opened = await new OpeningSender(true).begin(client, { text, params: [41, "o'neil"] }, () => {
-      throw new Error('the plain path was taken');
-    });
-    expect(opened).toEqual([{ n: 42, who: "o'neil" }]);
-    await client.query('ROLLBACK');
-  });
-
-  it('numbers as digits, null as NULL, and a NUL character refused with a TypeError', () => {
-    expect(literal(42)).toBe('42');
-    expect(literal(null)).toBe('NULL');
-    expect(literal('12')).toBe("E'12'");
-    expect(() => literal('a\0b')).toThrow(TypeError);
   });
 });

@@ -1,3 +1,4 @@
+import { checkStates, HEALTH_CHECKS } from '../../../inbox/health/checks.js';
 import type { InboxHealth } from '../../../inbox/health/health.js';
 import type { WorkerInfo } from '../../../inbox/health/workers.js';
 import { flagsHelp, secondsFlag, UsageError, type FlagDeclarations } from '../../args.js';
@@ -60,6 +61,7 @@ function unreachable(message: string): InboxHealth {
     status: 'unreachable',
     ok: false,
     reasons: [message],
+    checks: checkStates(HEALTH_CHECKS, new Set(), [{ check: 'database', severity: 'failing', text: message }]),
     checkedAt: new Date(),
     database: { reachable: false, error: message },
     schema: { version: null, expected: 0, current: false, newerThanPackage: false },
