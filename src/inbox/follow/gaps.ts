@@ -77,9 +77,10 @@ export class GapWatch {
     let next = cursor;
     for (const row of batch) {
       if (row.id <= cursor) continue;
-      for (let id = expected; id < row.id; id++) {
+      // A jump of more ids than are watched (a sequence moved on by hand): the nearest ones only.
+      const nearest = row.id - BigInt(this.#timing.maxGaps);
+      for (let id = nearest > expected ? nearest : expected; id < row.id; id++) {
         if (!this.#gaps.has(id)) this.#gaps.set(id, { seenAt: now, need: snapshot.xmax });
-        if (this.#gaps.size > this.#timing.maxGaps) break;
       }
       const holdingMs = this.#holdBefore(next, row.id, snapshot, now);
       if (holdingMs !== undefined) {
