@@ -238,6 +238,23 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
     }
   });
 
+  it('a connection lost while following: the resume line, then one line, exit 1', async () => {
+    await fresh();
+    await deliver(production.url, body());
+    const forward = startForward([...source(), '--to', local.url, '--key', LOCAL_KEY, '--from-id', '1']);
+    await forward.waitFor('out', / id=1 .* 200 processed /);
+    const [terminated] = await db.query(
+      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'rack-webhooks' AND query LIKE $1`,
+      [`%${db.schema}%`],
+    );
+    expect(terminated).toEqual({ ok: true });
+    expect(await forward.exit()).toBe(1);
+    expect(forward.err.slice(-2)).toEqual([
+      'rack-webhooks inbox forward: forwarded 1 delivery, the last id 1; continue with --from-id 2',
+      expect.stringMatching(/^rack-webhooks inbox forward: cannot reach the database at 127\.0\.0\.1:5432: /),
+    ]);
+  });
+
   it('a table that is not there: one line, exit 1', async () => {
     const forward = startForward([
       '--database',
