@@ -3,6 +3,7 @@
  * kept (its statements and its LISTEN on the same connection); PGlite is one connection already.
  */
 import { driverFor } from '../database/detect.js';
+import type { Queryable } from '../database/driver.js';
 import { checkIn, checkOut, isPgPool, pgClientDriver, type PgClientOnlyLike } from '../database/pg.js';
 import type { FollowSource } from './follow.js';
 
@@ -12,8 +13,20 @@ export interface HeldConnection {
   release(): void;
 }
 
-export async function holdOneConnection(client: unknown): Promise<HeldConnection> {
-  if (!isPgPool(client)) return { source: driverFor(client, false), release: () => {} };
+/**
+ * `query` serves a client of no known shape (a PGlite directory reached through the process that
+ * owns it): statements only, so following polls.
+ */
+export async function holdOneConnection(client: unknown, query: Queryable['query']): Promise<HeldConnection> {
+  if (!isPgPool(client)) {
+    let source: FollowSource;
+    try {
+      source = driverFor(client, false);
+    } catch {
+      source = { query };
+    }
+    return { source, release: () => {} };
+  }
   const held = await checkOut(client);
   let released = false;
   return {

@@ -132,7 +132,7 @@ ${flagsHelp(FLAGS)}`,
     process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
     let held;
     try {
-      held = await holdOneConnection(database.client);
+      held = await holdOneConnection(database.client, (text, params) => database.query(text, params));
       const after = await startCursor(held.source, names, {
         ...(options.fromId === undefined ? {} : { fromId: options.fromId }),
         ...(options.since === undefined ? {} : { since: options.since }),
