@@ -147,3 +147,14 @@ export function headerNameFlag(flags: Flags): string | undefined {
     `--header-name must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, such as X-Rack-Signature), but ${problem}`,
   );
 }
+
+/** Why a URL flag's value is not an http(s) URL, without quoting it: a webhook URL often carries a credential. */
+export function httpUrlProblem(text: string): string | undefined {
+  let protocol: string;
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    return 'it is not a URL (write the scheme too, as in http://localhost:3000/webhooks)';
+  }
+  return /^https?:$/.test(protocol) ? undefined : `it is a ${JSON.stringify(protocol.slice(0, 20))} URL`;
+}

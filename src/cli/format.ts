@@ -101,15 +101,18 @@ function replyText(reply: DispatchResult['reply']): string {
   return line === '' ? '' : ` ${line.length > 300 ? `${line.slice(0, 299)}…` : line}`;
 }
 
-export function dispatchLine(result: DispatchResult, colour: boolean): string {
+/** What came back: `200 processed`, `401 signature_mismatch (…)`, a timeout or the error (without the URL). */
+export function answerText(result: DispatchResult, colour: boolean): string {
   const answered = result.status !== undefined && result.status >= 200 && result.status < 300;
   const error = result.error === undefined || result.url === undefined ? result.error : withoutUrl(result.error, result.url);
-  let outcome: string;
-  if (result.skipped !== undefined) outcome = paint(colour, 'yellow', `skipped (${result.skipped})`);
-  else if (result.timedOut === true) outcome = paint(colour, 'red', `timeout after ${result.timeoutMs} ms`);
-  else if (result.status !== undefined)
-    outcome = `${paint(colour, answered ? 'green' : 'red', String(result.status))}${replyText(result.reply)}`;
-  else outcome = paint(colour, 'red', `error (${oneLine(error ?? 'no response')})`);
+  if (result.skipped !== undefined) return paint(colour, 'yellow', `skipped (${result.skipped})`);
+  if (result.timedOut === true) return paint(colour, 'red', `timeout after ${result.timeoutMs} ms`);
+  if (result.status !== undefined) return `${paint(colour, answered ? 'green' : 'red', String(result.status))}${replyText(result.reply)}`;
+  return paint(colour, 'red', `error (${oneLine(error ?? 'no response')})`);
+}
+
+export function dispatchLine(result: DispatchResult, colour: boolean): string {
+  const outcome = answerText(result, colour);
   return [oneLine(result.name), result.url === undefined ? '-' : shortUrl(result.url), outcome, `${Math.round(result.durationMs)} ms`].join(
     '  ',
   );

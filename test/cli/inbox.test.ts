@@ -834,7 +834,7 @@ describe('inbox on a PGlite directory', () => {
 describe('inbox usage', () => {
   it('lists the subcommands, helps with each, and suggests the nearest name', async () => {
     expect((await cli('--help')).out).toMatch(
-      /\n {2}inbox {4}operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate\n/,
+      /\n {2}inbox {4}operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate, forward\n/,
     );
     const bare = await cli('inbox');
     expect(bare.code).toBe(2);

@@ -1,6 +1,7 @@
 import type { CommandGroup } from '../command.js';
 import { prune, replay, retry } from './inbox/change.js';
 import { exportCommand } from './inbox/export.js';
+import { forward } from './inbox/forward.js';
 import { health } from './inbox/health.js';
 import { importCommand } from './inbox/import.js';
 import { list } from './inbox/list.js';
@@ -8,12 +9,12 @@ import { migrate } from './inbox/migrate.js';
 import { show } from './inbox/show.js';
 import { stats } from './inbox/stats.js';
 
-const SUBCOMMANDS = [list, show, stats, health, retry, replay, prune, exportCommand, importCommand, migrate];
+const SUBCOMMANDS = [list, show, stats, health, retry, replay, prune, exportCommand, importCommand, migrate, forward];
 const width = Math.max(...SUBCOMMANDS.map((command) => command.name.length));
 
 export const inbox: CommandGroup = {
   name: 'inbox',
-  summary: 'operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate',
+  summary: 'operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate, forward',
   help: `Usage: rack-webhooks inbox <subcommand> --database <postgres:// URL | PGlite directory> [--table T] [flags]
 
 Operates the inbox that rack-webhooks/inbox (createInbox) and listen --inbox store deliveries in.

@@ -9,6 +9,7 @@ import {
   assertUsableKeys,
   flagsHelp,
   headerNameFlag,
+  httpUrlProblem,
   readUserFile,
   resolveKeys,
   secretEncoding,
@@ -23,17 +24,6 @@ import { colourEnabled, dispatchLine } from '../format.js';
 
 const note = (line: string) => process.stderr.write(`rack-webhooks send: ${line}\n`);
 
-/** Why --url is not an http(s) URL, without quoting it: a webhook URL often carries a credential. */
-function notHttpUrl(text: string): string | undefined {
-  let protocol: string;
-  try {
-    protocol = new URL(text).protocol;
-  } catch {
-    return 'it is not a URL (write the scheme too, as in http://localhost:3000/webhooks)';
-  }
-  return /^https?:$/.test(protocol) ? undefined : `it is a ${JSON.stringify(protocol.slice(0, 20))} URL`;
-}
-
 /** The rack's `webhooks` map: from --config (values as strings, or JSON objects for convenience), or one --url. */
 function webhooksConfig(flags: Flags): Record<string, string> {
   const url = stringFlag(flags, 'url');
@@ -42,7 +32,7 @@ function webhooksConfig(flags: Flags): Record<string, string> {
   if (url !== undefined) {
     // A typo in --url is the caller's mistake (exit 2); a bad URL inside --config is skipped or
     // fails at dispatch, as on the rack.
-    const problem = notHttpUrl(url);
+    const problem = httpUrlProblem(url);
     if (problem !== undefined) throw new UsageError(`--url must be an http:// or https:// URL, but ${problem}`);
     return { [stringFlag(flags, 'name') ?? 'default']: url };
   }

@@ -13,7 +13,7 @@ interface PgClientLike extends PgPipelineClient {
   on(event: 'error', listener: (error: Error) => void): unknown;
   removeListener(event: string, listener: (...args: never[]) => void): unknown;
 }
-interface PgPoolClientLike extends PgClientLike {
+export interface PgPoolClientLike extends PgClientLike {
   release(destroy?: boolean | Error): void;
 }
 export interface PgPoolLike {
@@ -131,7 +131,7 @@ const ignoreClientError = (): void => {};
  * read along with the ReadyForQuery) emits an 'error' nobody hears, which ends the process. The
  * callback runs in the pool's own turn, so nothing is left unheard.
  */
-function checkOut(pool: PgPoolLike): Promise<PgPoolClientLike> {
+export function checkOut(pool: PgPoolLike): Promise<PgPoolClientLike> {
   return new Promise((resolve, reject) => {
     pool.connect((error, client) => {
       if (error || client === undefined) {
@@ -145,7 +145,7 @@ function checkOut(pool: PgPoolLike): Promise<PgPoolClientLike> {
 }
 
 /** Back to the pool, or out of it when its connection is broken. */
-function checkIn(client: PgPoolClientLike, broken: boolean): void {
+export function checkIn(client: PgPoolClientLike, broken: boolean): void {
   client.removeListener('error', ignoreClientError);
   client.release(broken ? true : undefined);
 }

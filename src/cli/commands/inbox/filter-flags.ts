@@ -55,17 +55,24 @@ export function eventTimeFlag(flags: Flags, name: string, now: number): string |
   );
 }
 
-/** `prune --before`: a moment in wall-clock time (a date, an RFC 3339 time, or an age). */
-export function beforeFlag(flags: Flags, now: number): Date {
-  const text = stringFlag(flags, 'before');
-  if (text === undefined) throw new UsageError('no --before: pass a date (2026-11-23), an RFC 3339 time, or an age such as 30d');
+/** A moment in wall-clock time (a date, an RFC 3339 time, or an age); undefined when the flag is not given. */
+export function momentFlag(flags: Flags, name: string, now: number): Date | undefined {
+  const text = stringFlag(flags, name);
+  if (text === undefined) return undefined;
   const age = ageToDate(text, now);
   if (age !== undefined) return age;
   const candidate = DATE.test(text) ? `${text}T00:00:00Z` : text;
   const nanos = timestampNanos(candidate);
   if (nanos === undefined)
-    throw new UsageError(`--before must be a date (2026-11-23), an RFC 3339 time or an age such as 30d, got ${shown(text)}`);
+    throw new UsageError(`--${name} must be a date (2026-11-23), an RFC 3339 time or an age such as 30d, got ${shown(text)}`);
   return new Date(Number(nanos / 1_000_000n));
+}
+
+/** `prune --before`: a moment in wall-clock time (a date, an RFC 3339 time, or an age). */
+export function beforeFlag(flags: Flags, now: number): Date {
+  const before = momentFlag(flags, 'before', now);
+  if (before === undefined) throw new UsageError('no --before: pass a date (2026-11-23), an RFC 3339 time, or an age such as 30d');
+  return before;
 }
 
 function states(flags: Flags): DeliveryState[] | undefined {

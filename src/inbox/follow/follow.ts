@@ -1,0 +1,164 @@
+/**
+ * Follows an inbox read-only: every delivery stored after a starting id, in storage (id) order,
+ * handed to `forward` one at a time, the history first, then each new one as it is stored. Woken by
+ * the NOTIFY the inbox sends for a new delivery, with a poll for what sends none (a duplicate, an
+ * ignored action, a database that cannot LISTEN: a read replica). It never writes, never claims a
+ * row, and reads in bounded batches on the one connection it is given.
+ */
+import type { Queryable } from '../database/driver.js';
+import type { TableNames } from '../schema/table-name.js';
+import type { DeliveryFilter, DeliveryState } from '../types.js';
+import { DEFAULT_GAP_TIMING, GapWatch, type GapTiming } from './gaps.js';
+import { readBatch, readBody } from './read.js';
+
+/** One connection: statements, and NOTIFY when it can (PostgreSQL, PGlite). */
+export interface FollowSource extends Queryable {
+  listen?(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
+}
+
+export interface FollowedDelivery {
+  readonly id: bigint;
+  readonly action: string;
+  readonly app: string | null;
+  readonly state: DeliveryState;
+  /** The body exactly as stored (as the rack sent it). */
+  readonly body: Uint8Array;
+}
+
+/** What `forward` says once a delivery is handled: go on, or stop here (it is to be sent again). */
+export type ForwardVerdict = 'next' | 'stop';
+
+export interface FollowOptions {
+  readonly names: TableNames;
+  readonly filter: DeliveryFilter;
+  /** Deliveries with a larger id are followed. */
+  readonly after: bigint;
+  /** Stop once caught up instead of waiting for new deliveries. */
+  readonly once: boolean;
+  /** Stops the following after the delivery being handled. */
+  readonly signal: AbortSignal;
+  /** Rows per read (default 200). */
+  readonly batchSize?: number;
+  /** The poll between reads when no NOTIFY comes (default 1000 ms). */
+  readonly pollMs?: number;
+  readonly gapTiming?: GapTiming;
+  readonly now?: () => number;
+  /** Called once listening (or polling), before the first read: whatever is stored from now on is seen. */
+  readonly onReady?: () => void;
+  /** LISTEN was refused (a read replica): following goes on by polling. */
+  readonly onListenRefused?: (error: unknown) => void;
+  /** A delivery that was pruned between its batch and its turn. */
+  readonly onGone?: (id: bigint) => void;
+}
+
+export interface FollowResult {
+  /** How many deliveries were handed to `forward` and answered 'next'. */
+  readonly forwarded: number;
+  /** The highest id among them. */
+  readonly lastId: bigint | undefined;
+  /** Following again from this id sends nothing twice that was handled, and misses nothing. */
+  readonly resumeFrom: bigint;
+  readonly stoppedBy: 'caught-up' | 'signal' | 'forward' | 'error';
+  /** The database failure that ended it, with stoppedBy 'error'. */
+  readonly error?: unknown;
+}
+
+/** Resolves after `ms`, at a wake-up, or when `signal` aborts, whichever is first. */
+class Wake {
+  #pending = false;
+  #resolve: (() => void) | undefined;
+
+  notify(): void {
+    if (this.#resolve === undefined) this.#pending = true;
+    else this.#resolve();
+  }
+
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.#pending || signal.aborted) {
+      this.#pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.#resolve = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.#resolve = done;
+    });
+  }
+}
+
+async function subscribe(source: FollowSource, options: FollowOptions, wake: Wake): Promise<(() => Promise<void>) | undefined> {
+  if (source.listen === undefined) return undefined;
+  try {
+    return await source.listen(
+      options.names.channel,
+      () => wake.notify(),
+      () => {}, // a lost connection: the next read reports it
+    );
+  } catch (error) {
+    options.onListenRefused?.(error);
+    return undefined;
+  }
+}
+
+export async function followInbox(
+  source: FollowSource,
+  options: FollowOptions,
+  forward: (delivery: FollowedDelivery) => Promise<ForwardVerdict>,
+): Promise<FollowResult> {
+  const { names, filter, signal } = options;
+  const batchSize = options.batchSize ?? 200;
+  const pollMs = options.pollMs ?? 1000;
+  const now = options.now ?? Date.now;
+  const gaps = new GapWatch(options.gapTiming ?? DEFAULT_GAP_TIMING);
+  const wake = new Wake();
+  let cursor = options.after;
+  let forwarded = 0;
+  let lastId: bigint | undefined;
+  const result = (stoppedBy: FollowResult['stoppedBy'], resumeFrom = cursor + 1n, error?: unknown): FollowResult => ({
+    forwarded,
+    lastId,
+    resumeFrom,
+    stoppedBy,
+    ...(error === undefined ? {} : { error }),
+  });
+  let unlisten: (() => Promise<void>) | undefined;
+  try {
+    unlisten = await subscribe(source, options, wake);
+    options.onReady?.();
+    while (!signal.aborted) {
+      const batch = await readBatch(source, names, cursor, gaps.watchedBelow(cursor), filter, batchSize);
+      const full = batch.rows.filter((row) => row.id > cursor).length >= batchSize;
+      const decision = gaps.decide(cursor, batch.rows, batch.snapshot, now());
+      for (const row of decision.rows) {
+        if (signal.aborted) return result('signal', row.id);
+        if (row.matches) {
+          const body = row.body ?? (await readBody(source, names, row.id));
+          if (body === undefined) options.onGone?.(row.id);
+          else {
+            const verdict = await forward({ id: row.id, action: row.action, app: row.app, state: row.state, body });
+            if (verdict === 'stop') return result('forward', row.id);
+            forwarded++;
+            if (lastId === undefined || row.id > lastId) lastId = row.id;
+          }
+        }
+        if (row.id > cursor) cursor = row.id;
+      }
+      cursor = decision.cursor;
+      if (decision.holdingMs !== undefined) await wake.wait(Math.min(decision.holdingMs, pollMs), signal);
+      else if (full) continue;
+      else if (options.once) return result('caught-up');
+      else await wake.wait(pollMs, signal);
+    }
+    return result('signal');
+  } catch (error) {
+    return result('error', cursor + 1n, error);
+  } finally {
+    await unlisten?.().catch(() => {});
+  }
+}
