@@ -4,9 +4,8 @@
  * and a local receiver (local key, its own dedup) that records every body it verified.
  */
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createInbox } from '../../src/inbox.js';
+import { createInbox, openPGlite } from '../../src/inbox.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { POSTGRES_URL, openDatabase, type TestDatabase } from '../inbox/databases.js';
@@ -275,24 +274,27 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
 });
 
 describe('inbox forward on a PGlite directory', { timeout: 120_000 }, () => {
-  it('forwards what an app stored there once that app has stopped', async () => {
+  it('forwards what the app that owns the directory stores, through that app, while it runs', async () => {
     const dir = join(tempDir(), 'inbox');
     const sent = [body(), body('app:create')];
-    const app = new PGlite(dir);
-    const inbox = createInbox({ database: app });
-    await inbox.migrate();
-    const receiver = createReceiver({ secrets: PROD_KEY, inbox });
-    for (const text of sent)
-      expect((await receiver.receive(createSignedRequestSync(text, { secrets: PROD_KEY }))).outcome).toBe('accepted');
-    await app.close();
+    const app = await openPGlite(dir);
+    expect(app.role).toBe('owner');
     const local = await localReceiver();
     try {
+      const inbox = createInbox({ database: app });
+      await inbox.migrate();
+      const receiver = createReceiver({ secrets: PROD_KEY, inbox });
+      for (const text of sent)
+        expect((await receiver.receive(createSignedRequestSync(text, { secrets: PROD_KEY }))).outcome).toBe('accepted');
+      const before = await inbox.list();
       const forward = startForward(['--database', dir, '--to', local.url, '--key', LOCAL_KEY, '--from-id', '1', '--once']);
       expect(await forward.exit(), forward.err.join('\n')).toBe(0);
       expect(forwardedIds(forward.out)).toEqual(['1', '2']);
       expect(local.received.map((r) => r.body)).toEqual(sent);
+      expect(await inbox.list()).toEqual(before); // read-only on the app's rows
     } finally {
       await local.close();
+      await app.close();
     }
   });
 });
