@@ -6,12 +6,13 @@
  * apps in PID namespaces of their own run as real processes. The children import the built
  * package (npx tsup first).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
+import { killConsoles, startConsoleProcess } from '../console/console-process.js';
 import { killAllChildren, killChild, startChild, waitFor, type Child } from '../inbox/fixtures/children.js';
 import { killChildren, removeTempDirs, run, tempDir } from './helpers.js';
 import { BODIES, KEY, captureOutput, cli } from './inbox-helpers.js';
@@ -19,6 +20,7 @@ import { BODIES, KEY, captureOutput, cli } from './inbox-helpers.js';
 captureOutput();
 afterEach(async () => {
   killChildren();
+  killConsoles();
   await killAllChildren();
 });
 afterAll(removeTempDirs);
@@ -103,22 +105,14 @@ describe('a PGlite directory an app owns', () => {
       stdout: expect.stringMatching(/^pending {4}0\nrunning {4}0\ndone {7}1\ndead {7}2\nignored {4}1\n/),
     });
     // The console serves the app's rows too, for as long as it runs.
-    const consoleProcess = spawn(
-      process.execPath,
-      [fileURLToPath(new URL('../../dist/cli.js', import.meta.url)), 'console', '--database', dir],
-      { stdio: 'pipe' },
-    );
+    const consoleProcess = await startConsoleProcess(['--database', dir], 60_000);
     try {
-      let printed = '';
-      consoleProcess.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
-      consoleProcess.stderr.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
-      await waitFor(
-        () => /http:\/\//.test(printed),
-        60_000,
-        () => `the console to start: ${printed}`,
-      );
+      const overview = await fetch(`${consoleProcess.origin}/api/overview`, {
+        headers: { authorization: `Bearer ${new URL(consoleProcess.url).searchParams.get('token')}` },
+      });
+      expect(await overview.json()).toMatchObject({ stats: { total: 4, done: 1, dead: 2, ignored: 1 } });
     } finally {
-      consoleProcess.kill('SIGTERM');
+      expect(await consoleProcess.stop()).toBe(0);
     }
 
     // A clean stop: the rows as the app and the commands left them, and no socket behind.
@@ -187,19 +181,8 @@ describe('a PGlite directory an app owns', () => {
   it('an app passing new PGlite(dir) (deprecated) while the console owns the directory is refused in one line that says to use openPGlite', async () => {
     const dir = join(tempDir(), 'inbox-data');
     expect(await cli('inbox', 'migrate', '--database', dir)).toMatchObject({ code: 0, err: '' });
-    const consoleProcess = spawn(
-      process.execPath,
-      [fileURLToPath(new URL('../../dist/cli.js', import.meta.url)), 'console', '--database', dir],
-      { stdio: 'pipe' },
-    );
+    const consoleProcess = await startConsoleProcess(['--database', dir], 60_000);
     try {
-      let printed = '';
-      consoleProcess.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
-      await waitFor(
-        () => /http:\/\//.test(printed),
-        60_000,
-        () => `the console to start: ${printed}`,
-      );
       const app = startChild('pglite-app.mjs', { RWT_PGLITE_DIR: dir, RWT_SECRET: KEY, RWT_LEGACY: '1' });
       const exit = await app.exited;
       expect(exit.code).toBe(1);
@@ -208,7 +191,7 @@ describe('a PGlite directory an app owns', () => {
           'pass createInbox({ database: await openPGlite(dir) }) to reach it through its owner, instead of a PGlite instance of your own\n',
       );
     } finally {
-      consoleProcess.kill('SIGKILL');
+      await consoleProcess.stop('SIGKILL');
     }
   }, 180_000);
 });
