@@ -1,14 +1,28 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { CHROMIUM, testSlices } from './test/kit/slices.js';
+
+const root = dirname(fileURLToPath(import.meta.url));
+const slices = testSlices(root);
+
+// Outside CI a machine without Chromium skips the browser slice with one line nobody can miss; in
+// CI (CI=true) the slice always runs, so a missing Chromium fails the run.
+const runBrowser = existsSync(CHROMIUM) || Boolean(process.env['CI']);
+if (!runBrowser) {
+  console.warn(
+    `\n!!! SKIPPING the ${slices.browser.length} browser test files: no Chromium at ${CHROMIUM} ` +
+      '(apt-get install -y chromium, or set RACK_WEBHOOKS_CHROMIUM; then npx vitest run --project browser) !!!\n',
+  );
+}
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Type tests (*.test-d.ts) are checked by tsc, not run.
-    typecheck: {
-      enabled: true,
-      include: ['test/**/*.test-d.ts'],
-      tsconfig: './tsconfig.json',
-    },
+    // Most test time is spent waiting on PostgreSQL, child processes and HTTP, not on the CPU: one
+    // worker more than the cores keeps both busy (vitest's default is one fewer, a single worker on 2 cores).
+    maxWorkers: availableParallelism() + 1,
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
@@ -17,5 +31,23 @@ export default defineConfig({
       reporter: ['text-summary', 'json-summary'],
       thresholds: { lines: 90, branches: 85, functions: 90, statements: 90 },
     },
+    // `npx vitest run --project unit` (no service), `database` (PostgreSQL, PGlite, Redis), `browser` (Chromium).
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: slices.unit,
+          // Type tests (*.test-d.ts) are checked by tsc, not run.
+          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+        },
+      },
+      {
+        extends: true,
+        // PGlite's data directories, bare and migrated, built once for the run (test/inbox/databases.ts copies them).
+        test: { name: 'database', include: slices.database, globalSetup: ['test/kit/pglite-template-setup.ts'] },
+      },
+      ...(runBrowser ? [{ extends: true as const, test: { name: 'browser', include: slices.browser } }] : []),
+    ],
   },
 });
