@@ -11,7 +11,10 @@ const slices = testSlices(root);
 // Outside CI a machine without Chromium skips the browser slice with one line nobody can miss; in
 // CI (CI=true) the slice always runs, so a missing Chromium fails the run.
 const runBrowser = existsSync(CHROMIUM) || Boolean(process.env['CI']);
-if (!runBrowser) {
+// vitest evaluates this file again for each project that extends it: say it once.
+const said = globalThis as { rackWebhooksBrowserSkipSaid?: boolean };
+if (!runBrowser && said.rackWebhooksBrowserSkipSaid !== true) {
+  said.rackWebhooksBrowserSkipSaid = true;
   console.warn(
     `\n!!! SKIPPING the ${slices.browser.length} browser test files: no Chromium at ${CHROMIUM} ` +
       '(apt-get install -y chromium, or set RACK_WEBHOOKS_CHROMIUM; then npx vitest run --project browser) !!!\n',
