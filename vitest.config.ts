@@ -23,9 +23,10 @@ if (!runBrowser && said.rackWebhooksBrowserSkipSaid !== true) {
 
 export default defineConfig({
   test: {
-    // Most test time is spent waiting on PostgreSQL, child processes and HTTP, not on the CPU: one
-    // worker more than the cores keeps both busy (vitest's default is one fewer, a single worker on 2 cores).
-    maxWorkers: availableParallelism() + 1,
+    // One worker a core (vitest's default is one fewer: a single worker on the 2-core VM, which then
+    // waits on PostgreSQL, child processes and HTTP with a core idle). One more than the cores ran
+    // faster still but timed out CPU-bound property tests on a loaded machine.
+    maxWorkers: availableParallelism(),
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
