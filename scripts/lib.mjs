@@ -1,6 +1,7 @@
 // Shared helpers for the project's own scripts (not shipped).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -37,4 +38,44 @@ export function installedConsumer(name, tarball, extraPackages = []) {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return dir;
+}
+
+/**
+ * Runs lanes of commands side by side, at most `concurrency` lanes at once; each lane's commands
+ * run in order. A lane's output is held and printed whole when it ends, so the log reads as if
+ * run one after the other. Rejects, after every started lane ends, naming each lane that failed.
+ * lanes: [{ label, commands: [[command, args], ...] }]
+ */
+export async function runLanes(lanes, concurrency = availableParallelism()) {
+  const failed = [];
+  const queue = [...lanes];
+  const runOne = (command, args) =>
+    new Promise((resolve) => {
+      const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+      const output = [];
+      child.stdout.on('data', (chunk) => output.push(chunk));
+      child.stderr.on('data', (chunk) => output.push(chunk));
+      child.on('close', (code, signal) => resolve({ status: code ?? signal, output: Buffer.concat(output) }));
+      child.on('error', (error) => resolve({ status: error.message, output: Buffer.concat(output) }));
+    });
+  const worker = async () => {
+    for (let lane = queue.shift(); lane !== undefined; lane = queue.shift()) {
+      const started = Date.now();
+      const outputs = [];
+      let status = 0;
+      for (const [command, args] of lane.commands) {
+        const result = await runOne(command, args);
+        outputs.push(result.output);
+        if (result.status !== 0) {
+          status = `${command} ${args.join(' ')} exited with ${result.status}`;
+          break;
+        }
+      }
+      console.log(`--- ${lane.label} (${((Date.now() - started) / 1000).toFixed(1)} s)${status === 0 ? '' : ': FAILED'}`);
+      process.stdout.write(Buffer.concat(outputs));
+      if (status !== 0) failed.push(`${lane.label}: ${status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, lanes.length) }, worker));
+  if (failed.length > 0) throw new Error(failed.join('\n'));
 }

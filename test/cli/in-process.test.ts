@@ -6,34 +6,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/cli.js';
 import { logLine } from '../../src/cli/delivery-log.js';
 import { INPUT_LIMIT_BYTES, readBody } from '../../src/cli/input.js';
 import { acceptedLine, dispatchLine, paint, rejectedLine, shortUrl, withoutUrl } from '../../src/cli/format.js';
 import { closeMatch, nearest } from '../../src/cli/suggest.js';
+import { captureOutput, cli, writtenSoFar } from '../kit/cli.js';
 import { tempDir, writeTemp, removeTempDirs } from './helpers.js';
 
-let stdout = '';
-let stderr = '';
 afterAll(removeTempDirs);
-beforeEach(() => {
-  stdout = stderr = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  delete process.env['RACK_WEBHOOK_SECRETS'];
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  delete process.env['RACK_WEBHOOK_SECRETS'];
-});
-
-/** Runs one command and returns its exit code and only the output it wrote. */
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const [outStart, errStart] = [stdout.length, stderr.length];
-  const code = await runCli(args);
-  return { code, out: stdout.slice(outStart), err: stderr.slice(errStart) };
-}
+captureOutput();
+const stdout = () => writtenSoFar().stdout;
 
 const BODY = '{"action":"app:create","status":"success","timestamp":"2026-04-27T10:30:00Z","data":{"name":"a","rack":"r","actor":"x"}}';
 
@@ -121,8 +105,8 @@ describe('runCli in-process', () => {
     const dir = tempDir();
     const log = join(dir, 'events.jsonl');
     const listening = runCli(['listen', '--port', '0', '--key', 'k', '--log', log, '--tolerance', 'inf']);
-    await vi.waitFor(() => expect(stdout).toMatch(/listening on /));
-    const url = /listening on (\S+)/.exec(stdout)![1]!;
+    await vi.waitFor(() => expect(stdout()).toMatch(/listening on /));
+    const url = /listening on (\S+)/.exec(stdout())![1]!;
     const port = new URL(url).port;
     expect(await cli('listen', '--key', 'k', '--port', port)).toMatchObject({ code: 1, err: expect.stringMatching(/EADDRINUSE/) });
 
@@ -187,9 +171,9 @@ describe('runCli in-process', () => {
     expect(await fetch(url)).toMatchObject({ status: 405 });
     expect(await post({ 'content-type': 'text/plain' })).toBe(415);
     expect(await post({ 'content-type': 'application/json' }, 'x'.repeat(1024 * 1024 + 1))).toBe(413);
-    expect(stdout).toMatch(/405 method_not_allowed[\s\S]*415 unsupported_media_type[\s\S]*413 payload_too_large/);
-    expect(stdout).toMatch(/401 signature_mismatch: No v1 signature/);
-    expect(stdout).toMatch(/400 invalid_event: /);
+    expect(stdout()).toMatch(/405 method_not_allowed[\s\S]*415 unsupported_media_type[\s\S]*413 payload_too_large/);
+    expect(stdout()).toMatch(/401 signature_mismatch: No v1 signature/);
+    expect(stdout()).toMatch(/400 invalid_event: /);
 
     process.emit('SIGTERM');
     expect(await listening).toBe(0);
@@ -235,8 +219,8 @@ describe('runCli in-process', () => {
 
     // /dev/null, like a pipe or a terminal, refuses fdatasync: it is written and not synced.
     const listening = runCli(['listen', '--port', '0', '--key', 'k', '--log', '/dev/null']);
-    await vi.waitFor(() => expect(stdout).toMatch(/listening on /));
-    const url = /listening on (\S+)/.exec(stdout)![1]!;
+    await vi.waitFor(() => expect(stdout()).toMatch(/listening on /));
+    const url = /listening on (\S+)/.exec(stdout())![1]!;
     expect(await cli('send', '--url', url, '--key', 'k', '--action', 'app:create')).toMatchObject({
       code: 0,
       out: expect.stringMatching(/ {2}200 processed {2}\d+ ms\n$/),

@@ -1,10 +1,7 @@
 /**
- * For the inbox CLI suite: the commands run in this process through runCli (so coverage sees
- * them; helpers.ts runs the built CLI as a real process), against real databases, with
+ * For the inbox CLI suite: the commands run in this process (test/kit/cli.ts), against real databases, with
  * deliveries stored through the SDK's own receiver and states reached through a real worker.
  */
-import { afterEach, beforeEach, vi } from 'vitest';
-import { runCli } from '../../src/cli/cli.js';
 import { createInbox } from '../../src/inbox.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
@@ -26,37 +23,7 @@ export const BODIES = [
 /** What the failing handler throws: a terminal escape sequence a sender could have put there. */
 export const HANDLER_ERROR = 'cap handler failed \u001b[31mred';
 
-let output = { stdout: '', stderr: '' };
-
-/** For the suite: captures what runCli writes (call at the top level of the test file). */
-export function captureOutput(): void {
-  beforeEach(() => {
-    output = { stdout: '', stderr: '' };
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((output.stdout += String(chunk)), true));
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((output.stderr += String(chunk)), true));
-    delete process.env['RACK_WEBHOOK_SECRETS'];
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
-}
-
-export function writtenSoFar(): { stdout: string; stderr: string } {
-  return output;
-}
-
-export interface CliResult {
-  code: number;
-  out: string;
-  err: string;
-}
-
-/** One command in this process: its exit code and only the output it wrote. */
-export async function cli(...args: string[]): Promise<CliResult> {
-  const [outStart, errStart] = [output.stdout.length, output.stderr.length];
-  const code = await runCli(args);
-  return { code, out: output.stdout.slice(outStart), err: output.stderr.slice(errStart) };
-}
+export { captureOutput, cli, writtenSoFar, type CliResult } from '../kit/cli.js';
 
 /**
  * Stores BODIES through a receiver with the inbox, then runs one worker pass: app:create

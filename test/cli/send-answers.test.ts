@@ -4,33 +4,19 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runCli } from '../../src/cli/cli.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createNodeHandler } from '../../src/adapters/node.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
+import { captureOutput, cli } from '../kit/cli.js';
 import { removeTempDirs, tempDir, writeTemp } from './helpers.js';
 
 const KEY = 'send-answers-key';
-let stdout = '';
-let stderr = '';
 const servers: Server[] = [];
 afterAll(removeTempDirs);
-beforeEach(() => {
-  stdout = stderr = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  delete process.env['RACK_WEBHOOK_SECRETS'];
-});
+captureOutput();
 afterEach(async () => {
-  vi.restoreAllMocks();
   await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
 });
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const [outStart, errStart] = [stdout.length, stderr.length];
-  const code = await runCli(args);
-  return { code, out: stdout.slice(outStart), err: stderr.slice(errStart) };
-}
 
 async function listen(handler: (req: IncomingMessage, res: import('node:http').ServerResponse) => void): Promise<string> {
   const server = createServer(handler);

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import postgres from 'postgres';
+import { inject } from 'vitest';
+import type { PGliteTemplates } from '../kit/pglite-template-setup.js';
 
 /**
  * Real databases for the inbox tests, one isolated place per test: a fresh schema in the shared
@@ -13,7 +16,18 @@ import postgres from 'postgres';
  * and .ci/run starts the server.
  */
 export type ClientKind = 'pg' | 'postgres' | 'pglite';
+
+/**
+ * Every client kind, for the suites about what differs between them: the drivers (types, errors,
+ * transactions), migrations, re-entry and PGlite's single connection.
+ */
 export const CLIENT_KINDS: readonly ClientKind[] = ['pg', 'postgres', 'pglite'];
+
+/**
+ * The inbox scenarios (the same SQL whatever the client) run on both PostgreSQL drivers; PGlite
+ * takes five to ten times as long a test and runs them only with RACK_WEBHOOKS_TEST_PGLITE=all.
+ */
+export const SCENARIO_KINDS: readonly ClientKind[] = process.env['RACK_WEBHOOKS_TEST_PGLITE'] === 'all' ? CLIENT_KINDS : ['pg', 'postgres'];
 
 export const POSTGRES_URL = process.env['RACK_WEBHOOKS_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -63,9 +77,17 @@ export async function connectionRefusedUrl(): Promise<string> {
   return `postgres://postgres@127.0.0.1:${address.port}/test`;
 }
 
-export async function openDatabase<K extends ClientKind>(kind: K): Promise<TestDatabase<K>>;
-export async function openDatabase(kind: ClientKind): Promise<TestDatabase> {
-  if (kind === 'pglite') return openPGlite();
+export interface OpenOptions {
+  /**
+   * PGlite only: start from a copy of a data directory the inbox is already migrated into, as
+   * `public.deliveries` (migrate() then finds nothing to do). PostgreSQL schemas always start empty.
+   */
+  readonly migrated?: boolean;
+}
+
+export async function openDatabase<K extends ClientKind>(kind: K, options?: OpenOptions): Promise<TestDatabase<K>>;
+export async function openDatabase(kind: ClientKind, options: OpenOptions = {}): Promise<TestDatabase> {
+  if (kind === 'pglite') return openPGlite(options.migrated ?? false);
   const schema = await createSchema();
   const table = `${schema}.deliveries`;
   // Once only (a test closing early and an afterEach closing again is fine), and the test's client
@@ -99,13 +121,35 @@ export async function openDatabase(kind: ClientKind): Promise<TestDatabase> {
   } satisfies TestDatabase<'postgres'>;
 }
 
-// A fresh PGlite takes 2.5 to 3.5 s to boot here; a clone of a booted one about 0.9 s. The template
-// stays open for the worker's life and is never handed to a test.
-let template: Promise<PGlite> | undefined;
+// A fresh PGlite takes 2.5 to 3.5 s to boot here (initdb); a copy of a booted one's data directory
+// about 0.9 s. The database slice's globalSetup (test/kit/pglite-template-setup.ts) boots one per
+// run, bare and migrated, and writes both data directories to files; each worker reads them once.
+// A file run without that setup boots its own template instead, never handed to a test.
+const templateData = new Map<keyof PGliteTemplates, Promise<Blob>>();
+let booted: Promise<PGlite> | undefined;
 
-async function openPGlite(): Promise<TestDatabase<'pglite'>> {
-  template ??= PGlite.create();
-  const database = await (await template).clone();
+function providedTemplate(which: keyof PGliteTemplates): Promise<Blob> | undefined {
+  const files = inject('pgliteTemplates') as PGliteTemplates | undefined;
+  if (files === undefined) return undefined;
+  let data = templateData.get(which);
+  if (data === undefined) {
+    data = readFile(files[which]).then((bytes) => new Blob([bytes]));
+    templateData.set(which, data);
+  }
+  return data;
+}
+
+/** Reads the template (or boots one) ahead of the first test, so that test's timeout is not spent on it. */
+export async function preparePGlite(): Promise<void> {
+  const data = providedTemplate('migrated');
+  if (data !== undefined) await data;
+  else await (booted ??= PGlite.create());
+}
+
+async function openPGlite(migrated: boolean): Promise<TestDatabase<'pglite'>> {
+  const data = providedTemplate(migrated ? 'migrated' : 'bare');
+  const database =
+    data !== undefined ? await PGlite.create({ loadDataDir: await data }) : await (await (booted ??= PGlite.create())).clone();
   if (!(database instanceof PGlite)) throw new Error('PGlite.clone() no longer returns a PGlite');
   return {
     kind: 'pglite',

@@ -5,7 +5,10 @@ import { beforeAll, onTestFinished, vi } from 'vitest';
 import { createReceiver, type Receiver, type ReceiveResult, type ReceiverOptions } from '../../src/index.js';
 import { createInbox, type Inbox, type Worker, type WorkOptions } from '../../src/inbox.js';
 import { createSignedRequestSync, type SignedRequest } from '../../src/testing/index.js';
-import { openDatabase, type ClientKind, type TestDatabase } from './databases.js';
+import { sleep } from '../kit/time.js';
+import { openDatabase, preparePGlite, type ClientKind, type TestDatabase } from './databases.js';
+
+export { sleep };
 
 /**
  * What every inbox suite stands on: an inbox over a fresh table of one client kind, receivers and
@@ -66,7 +69,7 @@ export interface InboxHarness {
 
 /** Opens a fresh database of `kind`, creates an inbox on it (migrated unless told not to) and cleans up after the test. */
 export async function openInbox(kind: ClientKind, options: { migrate?: boolean } = {}): Promise<InboxHarness> {
-  const db = await openDatabase(kind);
+  const db = await openDatabase(kind, { migrated: options.migrate ?? true });
   const workers: Worker[] = [];
   onTestFinished(async () => {
     // A worker whose handler hangs (a failing test) must not hang the cleanup: bounded.
@@ -108,14 +111,12 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
 }
 
 /**
- * Boots PGlite's template (3 to 5 s here) in a beforeAll, so the first PGlite test's timeout is not
- * spent on it.
+ * Readies PGlite's template in a beforeAll (booting one, 3 to 5 s here, when the run's globalSetup
+ * did not), so the first PGlite test's timeout is not spent on it.
  */
 export async function warmUp(): Promise<void> {
-  await (await openDatabase('pglite')).close();
+  await preparePGlite();
 }
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A table for handler effects, next to the inbox's (same schema, same database). */
 export async function createEffectsTable(harness: InboxHarness): Promise<string> {

@@ -9,6 +9,7 @@ import { readHistory, refusalsTable, workersTable } from '../../src/inbox/operat
 import { MAX_STACK_LENGTH } from '../../src/inbox/rows.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { at, budgetEvent, openInbox, warmUp } from './helpers.js';
+import { SCENARIO_KINDS } from './databases.js';
 
 // A worker, retries and PGlite's boot on a shared, busy machine: generous bounds (no timing asserted).
 vi.setConfig({ testTimeout: 120_000 });
@@ -17,7 +18,7 @@ beforeAll(warmUp, 180_000);
 class PagerError extends Error {}
 const TICK = 'tick-2026-04-27T10:30:00Z-1f0c9a7e5b2d4c3e8a9b0c1d2e3f4a5b';
 
-describe.each(['pg', 'pglite'] as const)('history on %s', (kind) => {
+describe.each(SCENARIO_KINDS)('history on %s', (kind) => {
   it('counts accepted, duplicate, refused, retried and dead per hour, and the wait from stored to processed', async () => {
     const harness = await openInbox(kind);
     const names = resolveTableNames(harness.db.table);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { WebhookPayloadError, WebhookVerificationError, type Receiver, type ReceiverLogRecord } from '../../src/index.js';
 import { createInbox, schemaSql, WebhookInboxError, type WorkOptions } from '../../src/inbox.js';
-import { CLIENT_KINDS, openDatabase, pgPoolTo, postgresTo, type ClientKind, type TestDatabase } from './databases.js';
+import { CLIENT_KINDS, openDatabase, SCENARIO_KINDS, pgPoolTo, postgresTo, type ClientKind, type TestDatabase } from './databases.js';
 import {
   at,
   budgetEvent,
@@ -586,7 +586,7 @@ async function seed(harness: InboxHarness) {
 
 const idsOf = (page: { deliveries: readonly { id: string }[] }) => page.deliveries.map((delivery) => delivery.id);
 
-describe.each(CLIENT_KINDS)('inbox list/get (%s)', (kind) => {
+describe.each(SCENARIO_KINDS)('inbox list/get (%s)', (kind) => {
   it('lists by event time to the nanosecond then arrival, newest first with desc, and pages with the cursor', async () => {
     const harness = await openInbox(kind);
     const { t, ids } = await seed(harness);
@@ -717,7 +717,7 @@ describe.each(CLIENT_KINDS)('inbox list/get (%s)', (kind) => {
   });
 });
 
-describe.each(CLIENT_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
+describe.each(SCENARIO_KINDS)('inbox retry/replay/stats/prune (%s)', (kind) => {
   it('retry(id) and retry({ action }) move only dead deliveries to pending with a fresh budget of attempts', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver({ ignore: ['app:budget:reset'] });

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver } from '../../src/index.js';
 import { createInbox } from '../../src/inbox.js';
 import { createFetchHandler } from '../../src/adapters/web.js';
-import { CLIENT_KINDS, openDatabase, type ClientKind, type TestDatabase } from './databases.js';
+import { openDatabase, SCENARIO_KINDS, type ClientKind, type TestDatabase } from './databases.js';
 import { at, budgetEvent, inboxSuiteSetup, nowSeconds, SECRETS, sign, warmUp } from './helpers.js';
 import { waitFor } from './fixtures/children.js';
 
@@ -33,7 +33,7 @@ async function recorded(db: TestDatabase) {
   return { counts: Object.fromEntries(rows.map((row) => [row.code, Number(row.n)])), writes: Number(writes!.n) };
 }
 
-describe.each(CLIENT_KINDS)('refusals recorded (%s)', (kind) => {
+describe.each(SCENARIO_KINDS)('refusals recorded (%s)', (kind) => {
   it('counts 200 refused deliveries per code, in memory until the flush, then in one write', async () => {
     await withDatabase(kind, async (db) => {
       const inbox = createInbox({ database: db.database as unknown, table: db.table, recordRefusals: { flushIntervalMs: HOUR } });

@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver, type ReceiverLogRecord } from '../../src/index.js';
 import { createInbox, WebhookInboxError, type Inbox, type WorkOptions } from '../../src/inbox.js';
-import { CLIENT_KINDS, connectionRefusedUrl, openDatabase, pgPoolTo, POSTGRES_URL } from './databases.js';
+import { CLIENT_KINDS, connectionRefusedUrl, SCENARIO_KINDS, openDatabase, pgPoolTo, POSTGRES_URL } from './databases.js';
 import { at, budgetEvent, bytesOf, FAST, inboxSuiteSetup, nowSeconds, openInbox, sign, SECRETS, type InboxHarness } from './helpers.js';
 
 /**
@@ -50,7 +50,7 @@ function onBudget(receiver: Receiver<unknown>, handler: Parameters<Receiver<unkn
 
 // ── 1. retry/replay honour a `state` in the filter ──────────────────────────────────────────────
 
-describe.each(CLIENT_KINDS)('regression: retry/replay narrow by the filter state too (%s)', (kind) => {
+describe.each(SCENARIO_KINDS)('regression: retry/replay narrow by the filter state too (%s)', (kind) => {
   it('replay({ state: "dead" }) and retry({ state: "pending" }) move nothing; retry({ state: "dead", action }) still works', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
@@ -91,7 +91,7 @@ describe.each(CLIENT_KINDS)('regression: retry/replay narrow by the filter state
 
 // ── 2. drain() takes deliveries whose worker died ───────────────────────────────────────────────
 
-describe.each(CLIENT_KINDS)('regression: drain() recovers an expired lease (%s)', (kind) => {
+describe.each(SCENARIO_KINDS)('regression: drain() recovers an expired lease (%s)', (kind) => {
   it("a delivery left running by a dead worker is processed by a fresh worker's drain(): done, ghost attempt crashed, attempt 2 succeeded", async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
@@ -465,7 +465,7 @@ describe('regression: a read-only database (a standby after a failover) is inbox
 
 // ── 11. A retry is not a replay ─────────────────────────────────────────────────────────────────
 
-describe.each(CLIENT_KINDS)('regression: retry() clears the replay mark (%s)', (kind) => {
+describe.each(SCENARIO_KINDS)('regression: retry() clears the replay mark (%s)', (kind) => {
   it('a replayed delivery that died and is retried is logged as processed, not replayed', async () => {
     const harness = await openInbox(kind);
     const records: ReceiverLogRecord[] = [];
@@ -502,7 +502,7 @@ describe.each(CLIENT_KINDS)('regression: retry() clears the replay mark (%s)', (
 
 // ── list() pages in numeric id order, whatever the ids' digits ──────────────────────────────────
 
-describe.each(CLIENT_KINDS)('regression: list() orders ties by the numeric id, not its text (%s)', (kind) => {
+describe.each(SCENARIO_KINDS)('regression: list() orders ties by the numeric id, not its text (%s)', (kind) => {
   it('120 deliveries of one nanosecond (ids 1 to 120) page in id order, both ways, none skipped', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();

@@ -323,7 +323,7 @@ describe('fed by an inbox (PGlite), rebuilt from it after a restart', () => {
   });
 
   it('the worker feeds the live state; inbox.list in timestamp order rebuilds the same one', { timeout: 30_000 }, async () => {
-    db = await openDatabase('pglite');
+    db = await openDatabase('pglite', { migrated: true });
     const inbox = createInbox({ database: db.database, table: db.table });
     await inbox.migrate();
     const live = createRackState();

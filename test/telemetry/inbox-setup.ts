@@ -20,7 +20,7 @@ export function event(action: string, tick: string, app = 'billing-api') {
 }
 
 export async function setup(kind: ClientKind, inboxOptions: Partial<InboxOptions<unknown>> = {}) {
-  const db: TestDatabase = await openDatabase(kind);
+  const db: TestDatabase = await openDatabase(kind, { migrated: true });
   const workers: Worker[] = [];
   onTestFinished(async () => {
     await Promise.allSettled(workers.map((worker) => worker.stop()));

@@ -28,7 +28,7 @@ describe('through the Prometheus exporter, scraped over HTTP', () => {
   it('every metric a scrape shows, named as the README lists them', async () => {
     const exporter = new PrometheusExporter({ preventServerStart: true });
     registerSdk({ readers: [exporter] });
-    const db = await openDatabase('pglite');
+    const db = await openDatabase('pglite', { migrated: true });
     onTestFinished(() => db.close());
     const inbox = createInbox({ database: db.database, table: db.table });
     await inbox.migrate();

@@ -29,7 +29,7 @@ export interface BatchSettings {
 
 interface Held {
   readonly claimed: Claimed;
-  /** When its lease runs out by this process's clock (performance.now()), as last claimed or renewed. */
+  /** When its lease runs out by the loop's clock (Clock.now()), as last claimed or renewed. */
   leaseEndsAt: number;
 }
 
@@ -122,7 +122,7 @@ export class BatchLoop {
     const { batchSize } = this.settings;
     while (this.#state === 'running' && this.#queue.length <= batchSize / 2) {
       const wanted = batchSize - this.#queue.length;
-      const claimedAt = performance.now();
+      const claimedAt = this.clock.now();
       const rows = await this.steps.claim(wanted);
       if (rows === undefined) {
         this.#claimAgain = false; // the database failed: the poll tries again, not a hot loop
@@ -147,7 +147,7 @@ export class BatchLoop {
     const stale: Held[] = [];
     while (this.#state === 'running' && this.#slots.size < this.settings.concurrency && this.#queue.length > 0) {
       const held = this.#queue.shift()!;
-      if (held.leaseEndsAt - performance.now() < this.#leaseMs / 2) stale.push(held);
+      if (held.leaseEndsAt - this.clock.now() < this.#leaseMs / 2) stale.push(held);
       else this.#startSlot(held);
     }
     if (stale.length > 0) {
@@ -206,7 +206,7 @@ export class BatchLoop {
       this.#leaseMs / 3,
       () => {
         const held = [...this.#held.values()];
-        const startedAt = performance.now();
+        const startedAt = this.clock.now();
         const renewing = held.length === 0 ? Promise.resolve(false) : this.steps.renew(held.map((h) => h.claimed.id));
         void renewing.then((renewed) => {
           if (renewed) for (const h of held) h.leaseEndsAt = startedAt + this.#leaseMs;

@@ -2,16 +2,19 @@ import { MAX_TIMER_MS } from '../../shared/timers.js';
 import type { Row } from '../database/driver.js';
 import type { Outcome } from './run-delivery.js';
 
-/** Timers, injectable so that a test can fire them one by one. */
+/** Timers and the time they count from, injectable so that a test can move both without waiting. */
 export interface Clock {
   /**
    * Calls `fn` after `ms`; returns what cancels it. `keepAlive`: the timer holds the process open
    * (the poll: a worker keeps its process alive until stop(), as a listening server does).
    */
   after(ms: number, fn: () => void, keepAlive: boolean): () => void;
+  /** Milliseconds on a monotonic clock (performance.now()): how long a claimed row has been held. */
+  now(): number;
 }
 
 export const systemClock: Clock = {
+  now: () => performance.now(),
   after(ms, fn, keepAlive) {
     const timer = setTimeout(fn, Math.min(ms, MAX_TIMER_MS)); // a longer wait would fire after 1 ms
     if (!keepAlive) (timer as { unref?: () => void }).unref?.();
@@ -154,7 +157,7 @@ export class WorkerLoop {
         this.#claimAgain = false; // the database failed: the poll tries again, not a hot loop
         return;
       }
-      const claimedAt = performance.now();
+      const claimedAt = this.clock.now();
       for (const row of rows) {
         if (this.#state === 'running') this.#ready.push({ row, claimedAt });
         else await this.steps.release(row); // stop() came while claiming
@@ -188,7 +191,7 @@ export class WorkerLoop {
   #watchStale(): void {
     if (this.#staleTimerSet || this.#ready.length === 0) return;
     this.#staleTimerSet = true;
-    const dueInMs = this.#ready[0]!.claimedAt + this.#staleAfterMs() - performance.now();
+    const dueInMs = this.#ready[0]!.claimedAt + this.#staleAfterMs() - this.clock.now();
     this.#after(Math.max(0, Math.ceil(dueInMs)) + 1, () => {
       this.#staleTimerSet = false;
       this.#releaseStale();
@@ -198,7 +201,7 @@ export class WorkerLoop {
 
   /** Gives back (pending, its attempt undone) every held row whose lease is half gone, slots free or not. */
   #releaseStale(): void {
-    const staleAt = performance.now() - this.#staleAfterMs();
+    const staleAt = this.clock.now() - this.#staleAfterMs();
     // Oldest claims first: the stale ones lead the queue.
     while (this.#ready.length > 0 && this.#ready[0]!.claimedAt < staleAt) this.#startRelease(this.#ready.shift()!.row);
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Alert } from '../../../src/inbox.js';
 import { budgetEvent, openInbox, sleep, type InboxHarness } from '../helpers.js';
 import { MINUTE, only, TestClock, told, watch, watchSuiteSetup } from './helpers.js';
+import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * The incident engine on real PostgreSQL (pg) and PGlite: one evaluator across watchers (a lease
@@ -20,7 +21,7 @@ async function silentRack(h: InboxHarness, clock: TestClock) {
   return receiver;
 }
 
-describe.each(['pg', 'pglite'] as const)('incidents on %s', (kind) => {
+describe.each(SCENARIO_KINDS)('incidents on %s', (kind) => {
   it('one evaluator across two watchers: the lease holder alerts once; the other takes over on stop() or when the lease runs out', async () => {
     const h = await openInbox(kind);
     const clock = new TestClock();

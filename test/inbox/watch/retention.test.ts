@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { budgetEvent, openInbox, sleep, type InboxHarness } from '../helpers.js';
 import { TestClock, watch, watchSuiteSetup } from './helpers.js';
+import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * Retention on real PostgreSQL (pg) and PGlite: per state ages, dead and pending kept by default,
@@ -37,7 +38,7 @@ async function oneOfEach(h: InboxHarness) {
 const states = async (h: InboxHarness) =>
   (await h.db.query<{ state: string }>(`SELECT state FROM ${h.table} ORDER BY state`)).map((row) => row.state);
 
-describe.each(['pg', 'pglite'] as const)('retention on %s', (kind) => {
+describe.each(SCENARIO_KINDS)('retention on %s', (kind) => {
   it('by default deletes done, ignored and duplicate rows after 30 days, never dead or pending ones, and their attempts with them', async () => {
     const h = await openInbox(kind);
     await oneOfEach(h);

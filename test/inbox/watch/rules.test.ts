@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { budgetEvent, openInbox, sign } from '../helpers.js';
 import { MINUTE, only, TestClock, told, watch, watchSuiteSetup } from './helpers.js';
+import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * Each alert rule driven on real PostgreSQL (pg) and PGlite with a test clock: the incident opens
@@ -11,7 +12,7 @@ watchSuiteSetup();
 const event = (action: string, minutesAgo: number, data: Record<string, string> = {}) =>
   budgetEvent(action, new Date(Date.now() - minutesAgo * MINUTE).toISOString(), data);
 
-describe.each(['pg', 'pglite'] as const)('alert rules on %s', (kind) => {
+describe.each(SCENARIO_KINDS)('alert rules on %s', (kind) => {
   it('dead: one incident per burst, deliveries joining it without a new alert, resolved by a retry', async () => {
     const h = await openInbox(kind);
     const clock = new TestClock();

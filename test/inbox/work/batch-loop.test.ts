@@ -1,46 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../../../src/inbox/database/driver.js';
 import { BatchLoop, type BatchSteps } from '../../../src/inbox/work/batch.js';
-import type { Clock } from '../../../src/inbox/work/loop.js';
 import type { Completion } from '../../../src/inbox/work/run-batched.js';
 import type { Claimed } from '../../../src/inbox/work/run-delivery.js';
+import { deferred, flush as flushOnce, ManualClock } from '../../kit/time.js';
 
 /**
  * mode: 'batched''s loop driven step by step: a clock whose timers fire only when the test says,
  * steps that answer when the test says. No database, no real timer.
  */
 
-class ManualClock implements Clock {
-  readonly timers: { ms: number; fn: () => void; cancelled: boolean }[] = [];
-  after(ms: number, fn: () => void) {
-    const timer = { ms, fn, cancelled: false };
-    this.timers.push(timer);
-    return () => {
-      timer.cancelled = true;
-    };
-  }
-  live(ms: number) {
-    return this.timers.filter((t) => !t.cancelled && t.ms === ms);
-  }
-  fire(ms: number) {
-    const due = this.live(ms);
-    for (const timer of due) {
-      timer.cancelled = true;
-      timer.fn();
-    }
-    return due.length;
-  }
-}
+// A batch's completion crosses a few promise hops before the loop acts on it.
+const flush = () => flushOnce(5);
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-const flush = async () => {
-  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-};
 const rows = (...ids: number[]): Row[] => ids.map((id) => ({ id: String(id), attempts: 1 }));
 const LEASE_SECONDS = 30;
 

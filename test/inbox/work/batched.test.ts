@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebhookInboxError } from '../../../src/inbox.js';
 import { at, budgetEvent, openInbox, sleep, warmUp, type InboxHarness } from '../helpers.js';
+import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * mode: 'batched' in one process, on PostgreSQL (pg, postgres.js) and PGlite: the rows each outcome leaves, the
@@ -42,7 +43,7 @@ async function deliverMany(harness: InboxHarness, receiver: ReturnType<InboxHarn
   return ids;
 }
 
-for (const kind of ['pg', 'postgres', 'pglite'] as const) {
+for (const kind of SCENARIO_KINDS) {
   describe(`mode: 'batched' (${kind})`, () => {
     it('runs every delivery once, records one succeeded attempt each, and leaves every row done', async () => {
       const harness = await openInbox(kind);

@@ -1,43 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../../../src/inbox/database/driver.js';
-import { WorkerLoop, type Clock, type LoopSteps } from '../../../src/inbox/work/loop.js';
+import { WorkerLoop, type LoopSteps } from '../../../src/inbox/work/loop.js';
 import type { Outcome } from '../../../src/inbox/work/run-delivery.js';
+import { deferred, flush, ManualClock } from '../../kit/time.js';
 
 /**
  * The worker loop driven step by step: a clock whose timers fire only when the test says, steps
  * that answer when the test says. No database and no real timer: each state change is observed.
  */
-
-class ManualClock implements Clock {
-  readonly timers: { ms: number; fn: () => void; keepAlive: boolean; cancelled: boolean }[] = [];
-  after(ms: number, fn: () => void, keepAlive: boolean) {
-    const timer = { ms, fn, keepAlive, cancelled: false };
-    this.timers.push(timer);
-    return () => {
-      timer.cancelled = true;
-    };
-  }
-  get live() {
-    return this.timers.filter((t) => !t.cancelled);
-  }
-  /** Fires the live timers of `ms` (and removes them). */
-  fire(ms: number) {
-    const due = this.live.filter((t) => t.ms === ms);
-    for (const timer of due) {
-      timer.cancelled = true;
-      timer.fn();
-    }
-    return due.length;
-  }
-}
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Steps whose claims hand out `queue` and whose runs wait until the test finishes them. */
 function scriptedSteps(queue: Row[]) {
@@ -107,12 +77,12 @@ describe('the worker loop, step by step', () => {
     );
     loop.start();
     await flush();
-    expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([[1000, true]]); // the poll keeps the process alive
+    expect(clock.live().map((t) => [t.ms, t.keepAlive])).toEqual([[1000, true]]); // the poll keeps the process alive
     let stopped = false;
     const stopping = loop.stop().then(() => (stopped = true));
     await flush();
     expect(loop.state).toBe('stopping');
-    expect(clock.live).toEqual([]);
+    expect(clock.live()).toEqual([]);
     expect(stopped).toBe(false);
     script.finish('1');
     await stopping;
@@ -154,7 +124,7 @@ describe('the worker loop, step by step', () => {
     await flush();
     script.finish('1', { kind: 'failed', retryInMs: 200 });
     await flush();
-    expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([
+    expect(clock.live().map((t) => [t.ms, t.keepAlive])).toEqual([
       [1000, true],
       [205, false],
     ]);
@@ -179,7 +149,7 @@ describe('the worker loop, step by step', () => {
     script.finish('3', { kind: 'lease-lost' });
     script.finish('4', { kind: 'unrecorded' });
     await flush();
-    expect(clock.live.map((t) => t.ms)).toEqual([1000]);
+    expect(clock.live().map((t) => t.ms)).toEqual([1000]);
     await loop.stop();
   });
 
@@ -316,17 +286,18 @@ describe('the worker loop, step by step', () => {
   });
 
   it('a row held ahead until its lease is half gone is given back, not started', async () => {
+    const clock = new ManualClock();
     const script = scriptedSteps(rows('1', '2'));
-    // A lease of 4 ms: a held row is stale 2 ms after its claim.
+    // A lease of 30 s: a held row is stale 15 s after its claim.
     const loop = new WorkerLoop(
       script.steps,
-      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
-      new ManualClock(),
+      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 30 },
+      clock,
     );
     loop.start();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    clock.advance(15_001);
     script.finish('1');
     await flush();
     expect(script.log.slice(3, 5)).toEqual(['release 2', 'claim 2']); // given back, then room to claim again
@@ -338,19 +309,23 @@ describe('the worker loop, step by step', () => {
   it('a held row goes back once half its lease is gone even while every slot stays busy (a timer, not a free slot)', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1', '2'));
-    // A lease of 4 ms: the held row is stale 2 ms after its claim; the timer is set for about 3 ms.
+    // A lease of 30 s: the held row is stale 15 s after its claim; its timer is set for just past that.
     const loop = new WorkerLoop(
       script.steps,
-      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
+      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
     loop.start();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']);
-    const staleTimer = clock.live.find((t) => t.ms <= 4); // the poll's is 1000
-    expect(staleTimer).toBeDefined();
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    clock.fire(staleTimer!.ms);
+    expect(clock.live(15_001)).toHaveLength(1); // besides the poll's 1000
+    clock.advance(15_000);
+    clock.fire(15_001); // fired a hair early, by this clock: the row is not stale yet, so it stays held
+    await flush();
+    expect(script.log).not.toContain('release 2');
+    expect(clock.live(1)).toHaveLength(1); // the next look, 1 ms on
+    clock.advance(1);
+    clock.fire(1);
     await flush();
     expect(script.log).toContain('release 2'); // handler 1 still runs: the slot never freed
     expect(script.log).not.toContain('run 2');

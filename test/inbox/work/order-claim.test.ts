@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { workerSql } from '../../../src/inbox/work/sql.js';
 import { inboxSuiteSetup, openInbox, type InboxHarness } from '../helpers.js';
+import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * The per-app claim statement itself: it must take exactly the rows the definition allows (each
@@ -57,7 +58,7 @@ const storedRow = fc.record({
   eventNs: fc.integer({ min: 1, max: 4 }), // ties: the id decides
 });
 
-for (const kind of ['pg', 'postgres', 'pglite'] as const) {
+for (const kind of SCENARIO_KINDS) {
   describe(`the per-app claim (${kind})`, () => {
     for (const onFailure of ['hold', 'skip'] as const) {
       it(`'${onFailure}': takes exactly the rows the definition allows, in event order`, async () => {

@@ -1,0 +1,42 @@
+/**
+ * vitest globalSetup of the database slice: PGlite's initdb (3 to 5 s here, far longer under load)
+ * and the inbox's migrations run once per run, here, instead of once per test file and per test.
+ * Each test then loads a copy of these data directories (test/inbox/databases.ts).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { TestProject } from 'vitest/node';
+import { createInbox } from '../../src/inbox.js';
+
+export interface PGliteTemplates {
+  /** A data directory right after initdb. */
+  readonly bare: string;
+  /** The same with the inbox migrated into `public.deliveries`, the table PGlite tests use. */
+  readonly migrated: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgliteTemplates: PGliteTemplates;
+  }
+}
+
+export const PGLITE_TABLE = 'deliveries';
+
+export default async function setup(project: TestProject): Promise<() => void> {
+  const dir = mkdtempSync(join(tmpdir(), 'rack-webhooks-pglite-templates-'));
+  const database = await PGlite.create();
+  try {
+    const bare = join(dir, 'bare.tar');
+    writeFileSync(bare, Buffer.from(await (await database.dumpDataDir('none')).arrayBuffer()));
+    await createInbox({ database, table: PGLITE_TABLE }).migrate();
+    const migrated = join(dir, 'migrated.tar');
+    writeFileSync(migrated, Buffer.from(await (await database.dumpDataDir('none')).arrayBuffer()));
+    project.provide('pgliteTemplates', { bare, migrated });
+  } finally {
+    await database.close();
+  }
+  return () => rmSync(dir, { recursive: true, force: true });
+}

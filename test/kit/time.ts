@@ -1,0 +1,73 @@
+/**
+ * Time in tests without waiting on it: a clock the test moves and fires, promises the test
+ * resolves, and the few real waits that remain (a bounded cleanup, a poll for a row).
+ */
+import type { Clock } from '../../src/inbox/work/loop.js';
+
+/** A real wait. For bounds and polls only: a test that must wait for time injects a ManualClock. */
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Lets pending promise callbacks and I/O callbacks run: `rounds` turns of the event loop. */
+export async function flush(rounds = 1): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+export interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+}
+
+/** A promise the test settles when it chooses. */
+export function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+export interface ManualTimer {
+  readonly ms: number;
+  readonly fn: () => void;
+  readonly keepAlive: boolean;
+  cancelled: boolean;
+}
+
+/**
+ * The worker loops' Clock, driven by the test: timers fire only on fire(), and now() moves only on
+ * advance(). Starts at 0.
+ */
+export class ManualClock implements Clock {
+  readonly timers: ManualTimer[] = [];
+  #now = 0;
+
+  now(): number {
+    return this.#now;
+  }
+
+  /** Moves now() forward; fires nothing (the test fires the timers it means to). */
+  advance(ms: number): void {
+    this.#now += ms;
+  }
+
+  after(ms: number, fn: () => void, keepAlive = false): () => void {
+    const timer: ManualTimer = { ms, fn, keepAlive, cancelled: false };
+    this.timers.push(timer);
+    return () => {
+      timer.cancelled = true;
+    };
+  }
+
+  /** The timers not yet fired or cancelled, of `ms` only when given. */
+  live(ms?: number): ManualTimer[] {
+    return this.timers.filter((timer) => !timer.cancelled && (ms === undefined || timer.ms === ms));
+  }
+
+  /** Fires the live timers of `ms` (and removes them); returns how many fired. */
+  fire(ms: number): number {
+    const due = this.live(ms);
+    for (const timer of due) {
+      timer.cancelled = true;
+      timer.fn();
+    }
+    return due.length;
+  }
+}
