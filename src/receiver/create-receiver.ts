@@ -6,19 +6,21 @@ import type { AnyWebhookEvent } from '../events/types.js';
 import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
-import { WebhookHandlerError } from './errors.js';
+import { checkHandlerName } from './action-names.js';
+import { WebhookHandlerError, type WebhookMountError } from './errors.js';
 import {
   OBSERVE_RECEIVER,
   PERSIST_STEP,
   RECEIVER_RUNTIME,
   REFUSAL_COUNTER,
+  REPORT_MOUNT_ERROR,
   type DeliveryInbox,
   type ReceiverRuntime,
 } from './inbox-contract.js';
 import { describeRejection, errorCode, rejectionFacts } from './log.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
-import { createReporting } from './reporting.js';
+import { createReporting, type Reporting } from './reporting.js';
 import { handlerFailureSummary } from './run-handlers.js';
 import { createClaimStep, type Claimed } from './steps/claim.js';
 import { createDispatcher } from './steps/dispatch.js';
@@ -38,6 +40,36 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
     throw new RangeError(`${name} must be a finite number of seconds > 0, got ${String(value)}`);
   }
   return value;
+}
+
+/** Where a handler for an action outside the catalog is reported: the logger, or the console without one. */
+function unknownActionWarning(reporting: Reporting): (name: string) => void {
+  return (name) => {
+    const message =
+      `on(${JSON.stringify(name)}): not an action this version of rack-webhooks knows (a newer rack's?); ` +
+      'its deliveries are ignored (onAny only) until an upgrade knows it';
+    if (reporting.logging) reporting.log(reporting.clock(), { level: 'warn', event: 'unknown_action_handler', message, action: name });
+    else console.warn(`[rack-webhooks] ${message}; warnUnknownActions: false silences this`);
+  };
+}
+
+/**
+ * How a receiver hears that an adapter found the body already consumed: one error record (the
+ * logger, or the console without one) per receiver, since every delivery fails the same way until
+ * the app is fixed, and onError each time.
+ */
+function mountErrorReport(reporting: Reporting): (error: WebhookMountError) => Promise<void> {
+  let logged = false;
+  return (error) => {
+    const started = reporting.clock();
+    if (!logged) {
+      logged = true;
+      const message = `every delivery is refused with 500 raw_body_unavailable: ${error.message}`;
+      if (reporting.logging) reporting.log(started, { level: 'error', event: 'raw_body_unavailable', message, code: error.code });
+      else console.error(`[rack-webhooks] ${message}`);
+    }
+    return reporting.reportError(error, started);
+  };
 }
 
 type InboxWithPersistStep = DeliveryInbox<unknown> & {
@@ -115,6 +147,8 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const persistStep =
     inbox === undefined ? undefined : (inbox as InboxWithPersistStep)[PERSIST_STEP](inbox, reporting, options.now !== undefined);
   const countRefusal = (inbox as InboxWithPersistStep | undefined)?.[REFUSAL_COUNTER];
+  const unknownNamesSeen = new Set<string>();
+  const warnUnknownName = options.warnUnknownActions === false ? undefined : unknownActionWarning(reporting);
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   // A refusal is logged with what was really there, and onError hears it before receive() rejects.
@@ -215,6 +249,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
     on(pattern, handler) {
       for (const one of (Array.isArray(pattern) ? pattern : [pattern]) as string[]) {
         assertPattern(one);
+        checkHandlerName(one, unknownNamesSeen, warnUnknownName);
         registry.add(one, handler as EventHandler<never, never>);
       }
       return receiver;
@@ -251,6 +286,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
     },
   };
   Object.defineProperty(receiver, RECEIVER_RUNTIME, { value: runtime, enumerable: false });
+  Object.defineProperty(receiver, REPORT_MOUNT_ERROR, { value: mountErrorReport(reporting), enumerable: false });
   if (countRefusal) Object.defineProperty(receiver, REFUSAL_COUNTER, { value: countRefusal });
   // With an inbox, its telemetry observes this receiver (the Node adapters do it otherwise).
   return (inbox as InboxWithPersistStep | undefined)?.[OBSERVE_RECEIVER]?.(receiver) ?? receiver;

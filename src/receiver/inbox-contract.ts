@@ -126,6 +126,13 @@ export const REFUSAL_COUNTER: unique symbol = Symbol.for('rack-webhooks.refusal-
  */
 export const OBSERVE_RECEIVER: unique symbol = Symbol.for('rack-webhooks.observe-receiver') as never;
 
+/**
+ * Where a receiver keeps the function an adapter calls when a body parser consumed the request
+ * (`raw_body_unavailable`): the rack never reads answers, so the receiver's logger and onError
+ * handlers must hear it. Not enumerable, not public.
+ */
+export const REPORT_MOUNT_ERROR: unique symbol = Symbol('rack-webhooks.report-mount-error') as never;
+
 /** Where a receiver keeps its runtime for `inbox.work(receiver)`; not enumerable, not public. */
 export const RECEIVER_RUNTIME: unique symbol = Symbol.for('rack-webhooks.receiver-runtime') as never;
 

@@ -141,6 +141,11 @@ describe('inbox on PostgreSQL', () => {
       /^rack-webhooks inbox list: --state must be one of pending, running, done, dead, ignored, duplicate, got "finished"\n$/,
     );
     usage(await cli('inbox', 'list', ...on(table), '--action', 'app*'), /--action must be an action or a prefix pattern/);
+    usage(
+      await cli('inbox', 'list', ...on(table), '--action', 'app:budget:capp'),
+      /^rack-webhooks inbox list: --action "app:budget:capp" is not a known action: did you mean "app:budget:cap"\?\n$/,
+    );
+    usage(await cli('inbox', 'replay', ...on(table), '--action', 'App:Budget:*'), /did you mean "app:budget:\*"\?/);
     usage(await cli('inbox', 'list', ...on(table), '--from', 'yesterday'), /--from must be an RFC 3339 time .* got "yesterday"/);
     usage(await cli('inbox', 'list', ...on(table), '--limit', '0'), /--limit must be a whole number from 1 to 1000/);
     usage(await cli('inbox', 'list', ...on(table), '--after', 'page-2'), /--after must be the "next" cursor/);
