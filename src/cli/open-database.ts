@@ -73,7 +73,41 @@ export function databaseTarget(text: string, flag: string): DatabaseTarget {
       `${flag} must be a postgres:// or postgresql:// URL, or a directory for PGlite; got a ${text.slice(0, text.indexOf(':'))}:// URL`,
     );
   }
+  refuseMistakenDirectory(text, flag);
   return { kind: 'pglite', dir: resolve(text), shown: shellWord(text) };
+}
+
+/** `127.0.0.1:5432/db`, `db.internal:5432`: a host and a port, with or without a path. */
+const HOST_AND_PORT = /^(\[[\da-f:.]+\]|[\w.-]+):\d{1,5}(\/|$)/i;
+/** `user:password@host/db`: credentials then a host, no scheme. */
+const CREDENTIALS_AT_HOST = /^[^/\s@]+@[\w.[\]-]+([:/]|$)/;
+/** `$DATABASE_URL`, `${DATABASE_URL}`, `%DATABASE_URL%`: the shell did not expand it. */
+const SHELL_VARIABLE = /^(\$\{?[A-Za-z_]\w*\}?|%\w+%)$/;
+/** `DATABASE_URL`: a variable's name with its `$` forgotten (all capitals, an underscore). */
+const BARE_VARIABLE_NAME = /^[A-Z][A-Z0-9]*_[A-Z0-9_]+$/;
+
+/**
+ * A value that was meant as a database address, not a directory: without this, PGlite would
+ * create a database in a folder named `127.0.0.1:5432` and `migrate` would succeed on it.
+ */
+function refuseMistakenDirectory(text: string, flag: string): void {
+  const pglite = 'a PGlite directory is a path such as ./inbox-data';
+  if (CREDENTIALS_AT_HOST.test(text)) {
+    // Not echoed: it holds a password as often as not.
+    throw new UsageError(`${flag} looks like a database URL without its scheme: put postgres:// in front of it (${pglite})`);
+  }
+  if (HOST_AND_PORT.test(text)) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(text)} looks like a host and port without a scheme: write postgres://${text} ` +
+        `(with user:password@ before the host if needed; ${pglite})`,
+    );
+  }
+  const variable = SHELL_VARIABLE.test(text) ? text.replace(/[${}%]/g, '') : BARE_VARIABLE_NAME.test(text) ? text : undefined;
+  if (variable === undefined || (!SHELL_VARIABLE.test(text) && existsSync(text))) return;
+  const set = process.env[variable] !== undefined ? `; it is set in this environment` : '';
+  throw new UsageError(
+    `${flag} ${JSON.stringify(text)} is the name of an environment variable, not its value: write ${flag} "$${variable}"${set} (${pglite})`,
+  );
 }
 
 function safeDecode(text: string): string {
@@ -177,6 +211,12 @@ function directoryExists(dir: string, shown: string): boolean {
   return true;
 }
 
+/** A new directory for a new database, said in one line: a mistyped path must not pass unnoticed. */
+function createPGliteDirectory(target: DatabaseTarget & { kind: 'pglite' }): void {
+  mkdirSync(target.dir, { recursive: true });
+  process.stderr.write(`rack-webhooks: created ${target.dir} for a new PGlite database\n`);
+}
+
 /** Read once the directory is locked: a process that holds it may be creating the database right now. */
 function holdsDatabase(dir: string, shown: string): boolean {
   if (existsSync(`${dir}/PG_VERSION`)) return true;
@@ -195,7 +235,7 @@ async function openPGlite(target: DatabaseTarget & { kind: 'pglite' }, options: 
   const exists = directoryExists(target.dir, target.shown);
   if (!exists && !options.create) throw noDatabase();
   const { PGlite } = await loadPeer(PGLITE_PACKAGE, target, () => import('@electric-sql/pglite'));
-  if (!exists) mkdirSync(target.dir, { recursive: true });
+  if (!exists) createPGliteDirectory(target);
   // The lock first: another process holding the directory is what the user needs to hear about.
   const lock = lockDirectory(fs, target.dir, target.shown, CLI_REMEDY);
   const unlock = () => lock.release();

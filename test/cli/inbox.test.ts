@@ -5,8 +5,9 @@
  * optional peers run as real processes.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/cli.js';
@@ -749,6 +750,11 @@ describe('inbox on a PGlite directory', () => {
     expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({
       code: 0,
       out: `rack_webhooks_inbox: ${APPLIED_ALL}\n`,
+      err: `rack-webhooks: created ${dir} for a new PGlite database\n`,
+    });
+    expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({
+      code: 0,
+      out: `rack_webhooks_inbox: nothing to apply; schema version ${LATEST_VERSION}\n`,
       err: '',
     });
 
@@ -815,6 +821,56 @@ describe('inbox on a PGlite directory', () => {
     });
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
   }, 90_000);
+
+  it('refuses a host, a URL without its scheme or a variable name as a directory, creating nothing', async () => {
+    const cwd = process.cwd();
+    process.chdir(tempDir());
+    try {
+      for (const [value, reason] of [
+        [
+          '127.0.0.1:5432/db',
+          /^--database "127\.0\.0\.1:5432\/db" looks like a host and port without a scheme: write postgres:\/\/127\.0\.0\.1:5432\/db /,
+        ],
+        ['db.internal:5432', /looks like a host and port without a scheme: write postgres:\/\/db\.internal:5432 /],
+        ['[::1]:5432/app', /looks like a host and port/],
+        ['u:s3cret@db.internal/app', /^--database looks like a database URL without its scheme: put postgres:\/\/ in front of it/],
+        [
+          'DATABASE_URL',
+          /^--database "DATABASE_URL" is the name of an environment variable, not its value: write --database "\$DATABASE_URL"/,
+        ],
+        ['${INBOX_URL}', /is the name of an environment variable, not its value: write --database "\$INBOX_URL"/],
+        ['%DATABASE_URL%', /write --database "\$DATABASE_URL"/],
+      ] as const) {
+        expect(() => databaseTarget(value, '--database'), value).toThrow(reason);
+        const result = await cli('inbox', 'migrate', '--database', value);
+        expect(result.code, value).toBe(2);
+        expect(result.err, value).not.toContain('s3cret');
+        expect(readdirSync('.'), value).toEqual([]);
+      }
+      // What stays a directory: paths, a drive letter, a variable-like name that already is a directory.
+      for (const value of ['./inbox-data', 'inbox-data', 'C:/inbox', '/var/lib/inbox:old', 'data/INBOX_DATA']) {
+        expect(databaseTarget(value, '--database').kind, value).toBe('pglite');
+      }
+      const host = fc.oneof(
+        fc.domain(),
+        fc.ipV4(),
+        fc.ipV6().map((ip) => `[${ip}]`),
+      );
+      const password = fc.stringMatching(/^[A-Za-z0-9]{6,20}$/);
+      fc.assert(
+        fc.property(host, fc.integer({ min: 1, max: 65_535 }), password, (name, port, secret) => {
+          expect(() => databaseTarget(`${name}:${port}/app`, '--database')).toThrow(/without a scheme/);
+          expect(() => databaseTarget(`u:${secret}@${name}:${port}/app`, '--database')).toThrow(
+            expect.objectContaining({ message: expect.not.stringContaining(secret) as string }),
+          );
+        }),
+      );
+      mkdirSync('INBOX_DATA');
+      expect(databaseTarget('INBOX_DATA', '--database').kind).toBe('pglite');
+    } finally {
+      process.chdir(cwd);
+    }
+  });
 
   it('refuses a path that is a file, or a directory that holds something else', async () => {
     const dir = tempDir();

@@ -148,7 +148,10 @@ describe('a PGlite directory an app has open', () => {
 
   it('an app started while a CLI command holds the directory is refused by createInbox, in one line that names the command', async () => {
     const dir = join(tempDir(), 'inbox-data');
-    expect(await cli('inbox', 'migrate', '--database', dir)).toMatchObject({ code: 0, err: '' });
+    expect(await cli('inbox', 'migrate', '--database', dir)).toMatchObject({
+      code: 0,
+      err: `rack-webhooks: created ${dir} for a new PGlite database\n`,
+    });
     // `console` keeps the directory until it is stopped.
     const consoleProcess = spawn(process.execPath, [join(process.cwd(), 'dist/cli.js'), 'console', '--database', dir], { stdio: 'pipe' });
     try {
@@ -213,7 +216,10 @@ describe('a PGlite directory an app has open', () => {
 
   it('a lock naming a live process that started after the lock was written (its pid reused) is stale; one naming a process older than it is not', async () => {
     const dir = join(tempDir(), 'inbox-data');
-    expect(await cli('inbox', 'migrate', '--database', dir)).toMatchObject({ code: 0, err: '' });
+    expect(await cli('inbox', 'migrate', '--database', dir)).toMatchObject({
+      code: 0,
+      err: `rack-webhooks: created ${dir} for a new PGlite database\n`,
+    });
     const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {
       const lock = join(dir, LOCK_FILE);
