@@ -106,3 +106,16 @@ export function rackSignatureHeaders(headers: HeadersInput | null | undefined, e
   });
   return found;
 }
+
+/**
+ * Any header other than `except` whose value has the rack's shape, whatever its name
+ * (`X-Webhook-Sig`, `Signature`): never read unless `headerName` names it, but a refusal names it,
+ * so that a signed delivery is not called unsigned.
+ */
+export function rackShapedHeaders(headers: HeadersInput | null | undefined, except: string): NamedHeader[] {
+  const found: NamedHeader[] = [];
+  eachHeader(headers, (name, value) => {
+    if (name.toLowerCase() !== except && looksLikeRackSignature(value)) found.push({ name, value });
+  });
+  return found;
+}
