@@ -3,13 +3,14 @@ import { encodeSecret, type SecretEncoding, type SigningKey } from './secrets.js
 
 /**
  * A failed verification is usually a configuration slip, not an attack. These are the keys that
- * the two common slips would have produced; if one of them matches, the error says which slip.
+ * the common slips would have produced (the other encoding, whitespace around the key, the quotes
+ * of a `.env` line left in); if one of them matches, the error says which slip.
  * Only the failure path pays for this.
  */
 export interface MismatchCandidate {
   readonly key: SigningKey;
   readonly secretIndex: number;
-  readonly slip: 'other_encoding' | 'whitespace';
+  readonly slip: 'other_encoding' | 'whitespace' | 'quotes';
 }
 
 /** `tried`: the alternates already tried (secretEncoding not set); they are not tried again. */
@@ -36,8 +37,22 @@ export function mismatchCandidates(
         candidates.push({ key: { source: trimmed, bytes: trimmedBytes, index: key.index, encoding }, secretIndex, slip: 'whitespace' });
       }
     }
+    const unquoted = withoutQuotes(trimmed);
+    if (unquoted !== undefined) {
+      for (const keyEncoding of [encoding, other]) {
+        const bytes = encodeSecret(unquoted, keyEncoding);
+        if (bytes !== undefined)
+          candidates.push({ key: { source: unquoted, bytes, index: key.index, encoding: keyEncoding }, secretIndex, slip: 'quotes' });
+      }
+    }
   });
   return candidates;
+}
+
+/** The key inside a pair of matching quotes (`"abc"`, `'abc'`), as a `.env` line writes it; undefined otherwise. */
+function withoutQuotes(source: string): string | undefined {
+  const match = /^(["'])(.+)\1$/s.exec(source);
+  return match === null ? undefined : match[2]!;
 }
 
 export function mismatchError(
@@ -69,11 +84,22 @@ export function mismatchError(
       { timestamp },
     );
   }
+  if (matched?.slip === 'quotes') {
+    return new WebhookVerificationError(
+      'signature_mismatch',
+      `${base} Secret #${matched.secretIndex + 1} is wrapped in quotes (copied from a .env line?); ` +
+        'without them the signature verifies. Remove the quotes.',
+      { timestamp },
+    );
+  }
   const padded = keys.findIndex((key) => key.source.trim() !== key.source);
+  const quoted = keys.findIndex((key) => withoutQuotes(key.source.trim()) !== undefined);
   const hint =
-    padded === -1
-      ? " Check that the secret is the rack's current webhook_signing_key and that the body is " +
-        'passed exactly as received, not re-serialised JSON.'
-      : ` Note: secret #${padded + 1} has whitespace at its start or end.`;
+    padded !== -1
+      ? ` Note: secret #${padded + 1} has whitespace at its start or end.`
+      : quoted !== -1
+        ? ` Note: secret #${quoted + 1} is wrapped in quotes.`
+        : " Check that the secret is the rack's current webhook_signing_key and that the body is " +
+          'passed exactly as received, not re-serialised JSON.';
   return new WebhookVerificationError('signature_mismatch', base + hint, { timestamp });
 }

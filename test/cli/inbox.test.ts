@@ -43,6 +43,10 @@ let tableCount = 0;
 const newTable = (prefix = 't') => `${db.schema}.${prefix}${++tableCount}`;
 const on = (table: string) => ['--database', POSTGRES_URL, '--table', table];
 
+/** What retry and replay add on stderr when no worker is live to run what they moved. */
+const NO_WORKER = (what: 'it' | 'them') =>
+  `note: no worker is running, so nothing runs ${what} until one starts (inbox.work(receiver) in your app)\n`;
+
 /** A fresh table in this file's schema, migrated by the CLI and seeded through the SDK. */
 async function seeded(): Promise<string> {
   const table = newTable();
@@ -283,7 +287,7 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'retry', repeat.id!, ...on(table))).toEqual({
       code: 0,
       out: 'retried 1 delivery (duplicate -> pending)\n',
-      err: '',
+      err: NO_WORKER('it'),
     });
     expect((await cli('inbox', 'retry', ...on(table), '--state', 'duplicate')).out).toBe('retried 0 deliveries (duplicate -> pending)\n');
     expect((await rows(table)).map((row) => row['state'])).toEqual(['pending', 'pending', 'pending']);
@@ -316,7 +320,11 @@ describe('inbox on PostgreSQL', () => {
     const channel = `${table.replace('.', '__')}_due`;
     await listener.query(`LISTEN "${channel}"`);
     try {
-      expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({ code: 0, out: 'retried 1 delivery (dead -> pending)\n', err: '' });
+      expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({
+        code: 0,
+        out: 'retried 1 delivery (dead -> pending)\n',
+        err: NO_WORKER('it'),
+      });
       expect(await Promise.race([notified, new Promise((resolve) => setTimeout(resolve, 5000, 'no notification'))])).toBe(channel);
     } finally {
       await listener.end();
@@ -335,11 +343,14 @@ describe('inbox on PostgreSQL', () => {
       out: '',
       err: 'rack-webhooks inbox retry: no delivery with id 999999\n',
     });
+    // With a live worker (a fresh heartbeat), no note: it runs what moved.
+    await db.query(`INSERT INTO ${table}_workers (id, host, pid, beat_ms, concurrency, mode) VALUES ('w1', 'h', 1, 60000, 1, 'none')`);
     expect(await cli('inbox', 'retry', ...on(table), '--action', 'app:budget:*', '--state', 'dead')).toEqual({
       code: 0,
       out: 'retried 1 delivery (dead -> pending)\n',
       err: '',
     });
+    await db.query(`DELETE FROM ${table}_workers`);
     expect(await cli('inbox', 'retry', ...on(table), '--all')).toEqual({
       code: 0,
       out: 'retried 0 deliveries (dead -> pending)\n',
@@ -396,7 +407,7 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'replay', done!.id, ...on(table))).toEqual({
       code: 0,
       out: 'replayed 1 delivery (done -> pending)\n',
-      err: '',
+      err: NO_WORKER('it'),
     });
     expect(await cli('inbox', 'replay', done!.id, ...on(table))).toEqual({
       code: 1,
