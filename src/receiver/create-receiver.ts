@@ -13,7 +13,6 @@ import {
   PERSIST_STEP,
   RECEIVER_RUNTIME,
   REFUSAL_COUNTER,
-  REPORT_MOUNT_ERROR,
   type DeliveryInbox,
   type ReceiverRuntime,
 } from './inbox-contract.js';
@@ -27,7 +26,7 @@ import { createDispatcher } from './steps/dispatch.js';
 import { createParseStep, type ParsedDelivery } from './steps/parse.js';
 import type { createPersistStep } from './steps/persist.js';
 import { createVerifyStep, type VerifiedDelivery } from './steps/verify.js';
-import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverOptions } from './types.js';
+import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverLogRecord, ReceiverOptions } from './types.js';
 
 /** The header the rack's spec puts the signature in; a receiver's `headerName` by default. */
 export const DEFAULT_HEADER_NAME = 'Service-Signature';
@@ -42,32 +41,25 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
-/** Where a handler for an action outside the catalog is reported: the logger, or the console without one. */
-function unknownActionWarning(reporting: Reporting): (name: string) => void {
-  return (name) => {
-    const message =
-      `on(${JSON.stringify(name)}): not an action this version of rack-webhooks knows (a newer rack's?); ` +
-      'its deliveries are ignored (onAny only) until an upgrade knows it';
-    if (reporting.logging) reporting.log(reporting.clock(), { level: 'warn', event: 'unknown_action_handler', message, action: name });
-    else console.warn(`[rack-webhooks] ${message}; warnUnknownActions: false silences this`);
-  };
+/**
+ * A record the application must see even without a logger: the logger's record, or the console.
+ * Used for mistakes in the app's own setup (a handler for an unknown action, a body parser first).
+ */
+function tell(reporting: Reporting, record: Omit<ReceiverLogRecord, 'durationMs'>, started = reporting.clock()): void {
+  if (reporting.logging) reporting.log(started, record);
+  else console.warn(`[rack-webhooks] ${record.message}`);
 }
 
 /**
- * How a receiver hears that an adapter found the body already consumed: one error record (the
- * logger, or the console without one) per receiver, since every delivery fails the same way until
- * the app is fixed, and onError each time.
+ * How a receiver hears that an adapter found the body already consumed: one error record per
+ * receiver (every delivery fails the same way until the app is fixed), and onError each time.
  */
 function mountErrorReport(reporting: Reporting): (error: WebhookMountError) => Promise<void> {
   let logged = false;
   return (error) => {
     const started = reporting.clock();
-    if (!logged) {
-      logged = true;
-      const message = `every delivery is refused with 500 raw_body_unavailable: ${error.message}`;
-      if (reporting.logging) reporting.log(started, { level: 'error', event: 'raw_body_unavailable', message, code: error.code });
-      else console.error(`[rack-webhooks] ${message}`);
-    }
+    if (!logged) tell(reporting, { level: 'error', event: 'raw_body_unavailable', message: error.message, code: error.code }, started);
+    logged = true;
     return reporting.reportError(error, started);
   };
 }
@@ -147,8 +139,16 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const persistStep =
     inbox === undefined ? undefined : (inbox as InboxWithPersistStep)[PERSIST_STEP](inbox, reporting, options.now !== undefined);
   const countRefusal = (inbox as InboxWithPersistStep | undefined)?.[REFUSAL_COUNTER];
-  const unknownNamesSeen = new Set<string>();
-  const warnUnknownName = options.warnUnknownActions === false ? undefined : unknownActionWarning(reporting);
+  const warnUnknownName =
+    options.warnUnknownActions === false
+      ? undefined
+      : (name: string) =>
+          tell(reporting, {
+            level: 'warn',
+            event: 'unknown_action_handler',
+            message: `on(${JSON.stringify(name)}): unknown action (a newer rack's?): onAny only`,
+            action: name,
+          });
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   // A refusal is logged with what was really there, and onError hears it before receive() rejects.
@@ -241,6 +241,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
       await reporting.reportError(error, started);
     },
     log: (record) => reporting.log(clock(), record),
+    reportMountError: mountErrorReport(reporting),
     telemetry: options.telemetry,
   };
 
@@ -249,7 +250,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
     on(pattern, handler) {
       for (const one of (Array.isArray(pattern) ? pattern : [pattern]) as string[]) {
         assertPattern(one);
-        checkHandlerName(one, unknownNamesSeen, warnUnknownName);
+        checkHandlerName(one, warnUnknownName);
         registry.add(one, handler as EventHandler<never, never>);
       }
       return receiver;
@@ -286,7 +287,6 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
     },
   };
   Object.defineProperty(receiver, RECEIVER_RUNTIME, { value: runtime, enumerable: false });
-  Object.defineProperty(receiver, REPORT_MOUNT_ERROR, { value: mountErrorReport(reporting), enumerable: false });
   if (countRefusal) Object.defineProperty(receiver, REFUSAL_COUNTER, { value: countRefusal });
   // With an inbox, its telemetry observes this receiver (the Node adapters do it otherwise).
   return (inbox as InboxWithPersistStep | undefined)?.[OBSERVE_RECEIVER]?.(receiver) ?? receiver;

@@ -1,4 +1,5 @@
 import type { AnyWebhookEvent } from '../events/types.js';
+import type { WebhookMountError } from './errors.js';
 import type { ReceiverLogRecord } from './log-record.js';
 
 /**
@@ -101,6 +102,11 @@ export interface ReceiverRuntime {
     delivery: { id: string; attempt: number; willRetry: boolean },
   ): Promise<void>;
   log(record: Omit<ReceiverLogRecord, 'durationMs'>): void;
+  /**
+   * What an adapter calls when a body parser consumed the request (`raw_body_unavailable`): the
+   * rack never reads answers, so the receiver's logger (once) and onError (each time) must hear it.
+   */
+  reportMountError?(error: WebhookMountError): Promise<void>;
   /** The receiver's `telemetry` option: `false` turns its spans and metrics off. */
   readonly telemetry?: boolean | undefined;
 }
@@ -125,13 +131,6 @@ export const REFUSAL_COUNTER: unique symbol = Symbol.for('rack-webhooks.refusal-
  * code ships with `rack-webhooks/inbox` and not in a Worker's bundle. Not enumerable, not public.
  */
 export const OBSERVE_RECEIVER: unique symbol = Symbol.for('rack-webhooks.observe-receiver') as never;
-
-/**
- * Where a receiver keeps the function an adapter calls when a body parser consumed the request
- * (`raw_body_unavailable`): the rack never reads answers, so the receiver's logger and onError
- * handlers must hear it. Not enumerable, not public.
- */
-export const REPORT_MOUNT_ERROR: unique symbol = Symbol('rack-webhooks.report-mount-error') as never;
 
 /** Where a receiver keeps its runtime for `inbox.work(receiver)`; not enumerable, not public. */
 export const RECEIVER_RUNTIME: unique symbol = Symbol.for('rack-webhooks.receiver-runtime') as never;

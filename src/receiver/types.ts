@@ -94,7 +94,7 @@ export interface ReceiverOptions<Tx = undefined> {
   ignore?: readonly string[];
   /**
    * `on()` with a name that is no known action and close to none (a newer rack's action) is
-   * accepted with one warning per name: in the `logger` (`unknown_action_handler`), or with
+   * accepted with a warning: in the `logger` (`unknown_action_handler`), or with
    * `console.warn` when there is no logger. `false` silences it. A name close to a known action
    * (a typo, another case, a space) always throws a TypeError naming that action.
    *

@@ -30,30 +30,23 @@ export function mismatchCandidates(
         slip: 'other_encoding',
       });
     }
-    const trimmed = key.source.trim();
-    if (trimmed !== key.source && trimmed !== '') {
-      const trimmedBytes = encodeSecret(trimmed, encoding);
-      if (trimmedBytes !== undefined) {
-        candidates.push({ key: { source: trimmed, bytes: trimmedBytes, index: key.index, encoding }, secretIndex, slip: 'whitespace' });
-      }
-    }
-    const unquoted = withoutQuotes(trimmed);
-    if (unquoted !== undefined) {
-      for (const keyEncoding of [encoding, other]) {
-        const bytes = encodeSecret(unquoted, keyEncoding);
+    // Whitespace around the key (a pasted newline), or the quotes of a .env line left in: the key
+    // without them, in the encoding used and (quoted hex keys are not hex) in the other one.
+    const cleaned = unquoted(key.source.trim());
+    if (cleaned !== key.source && cleaned !== '') {
+      const slip = cleaned === key.source.trim() ? 'whitespace' : 'quotes';
+      for (const keyEncoding of slip === 'quotes' ? [encoding, other] : [encoding]) {
+        const bytes = encodeSecret(cleaned, keyEncoding);
         if (bytes !== undefined)
-          candidates.push({ key: { source: unquoted, bytes, index: key.index, encoding: keyEncoding }, secretIndex, slip: 'quotes' });
+          candidates.push({ key: { source: cleaned, bytes, index: key.index, encoding: keyEncoding }, secretIndex, slip });
       }
     }
   });
   return candidates;
 }
 
-/** The key inside a pair of matching quotes (`"abc"`, `'abc'`), as a `.env` line writes it; undefined otherwise. */
-function withoutQuotes(source: string): string | undefined {
-  const match = /^(["'])(.+)\1$/s.exec(source);
-  return match === null ? undefined : match[2]!;
-}
+/** The key inside a pair of matching quotes (`"abc"`, `'abc'`), as a `.env` line writes it; else the key. */
+const unquoted = (source: string) => source.replace(/^(["'])(.+)\1$/s, '$2');
 
 export function mismatchError(
   keys: readonly SigningKey[],
@@ -76,30 +69,20 @@ export function mismatchError(
       { timestamp, suggestedSecretEncoding: other },
     );
   }
-  if (matched?.slip === 'whitespace') {
+  if (matched !== undefined) {
+    const quotes = matched.slip === 'quotes';
     return new WebhookVerificationError(
       'signature_mismatch',
-      `${base} Secret #${matched.secretIndex + 1} has whitespace at its start or end (a pasted ` +
-        'newline?); without it the signature verifies. Trim the secret.',
+      `${base} Secret #${matched.secretIndex + 1} ${quotes ? 'is in quotes (a .env line?)' : 'has whitespace at its start or end (a pasted newline?)'}; ` +
+        `without ${quotes ? 'them' : 'it'} the signature verifies. ${quotes ? 'Remove the quotes' : 'Trim the secret'}.`,
       { timestamp },
     );
   }
-  if (matched?.slip === 'quotes') {
-    return new WebhookVerificationError(
-      'signature_mismatch',
-      `${base} Secret #${matched.secretIndex + 1} is wrapped in quotes (copied from a .env line?); ` +
-        'without them the signature verifies. Remove the quotes.',
-      { timestamp },
-    );
-  }
-  const padded = keys.findIndex((key) => key.source.trim() !== key.source);
-  const quoted = keys.findIndex((key) => withoutQuotes(key.source.trim()) !== undefined);
+  const padded = keys.findIndex((key) => unquoted(key.source.trim()) !== key.source);
   const hint =
-    padded !== -1
-      ? ` Note: secret #${padded + 1} has whitespace at its start or end.`
-      : quoted !== -1
-        ? ` Note: secret #${quoted + 1} is wrapped in quotes.`
-        : " Check that the secret is the rack's current webhook_signing_key and that the body is " +
-          'passed exactly as received, not re-serialised JSON.';
+    padded === -1
+      ? " Check that the secret is the rack's current webhook_signing_key and that the body is " +
+        'passed exactly as received, not re-serialised JSON.'
+      : ` Note: secret #${padded + 1} has whitespace or quotes at its start or end.`;
   return new WebhookVerificationError('signature_mismatch', base + hint, { timestamp });
 }

@@ -7,7 +7,7 @@ export interface UnsignedContext {
   readonly lookedFor?: string;
   readonly headerNames?: readonly string[];
   /** A `t=…,v1=…` header under another name than the configured one. */
-  readonly suggestedHeaderName?: string;
+  readonly suggestedHeaderName?: string | undefined;
 }
 
 const RACK_CHECKS =

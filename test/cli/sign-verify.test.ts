@@ -91,7 +91,7 @@ describe('sign and verify', { timeout: 60_000 }, () => {
     const quoted = await run(['verify', '--key', `"${KEY}"`, '--header', signed], { stdin: BODY });
     expect(quoted).toMatchObject({
       code: 1,
-      stdout: expect.stringMatching(/^signature_mismatch: .*Secret #1 is wrapped in quotes .*Remove the quotes\./),
+      stdout: expect.stringMatching(/^signature_mismatch: .*Secret #1 is in quotes .*Remove the quotes\./),
     });
     expect(quoted.stdout).not.toContain(KEY);
   });

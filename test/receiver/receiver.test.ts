@@ -101,18 +101,17 @@ describe('dispatch', () => {
     expect(() => receiver.on(['app:budget:cap', 'app:budget:capp' as 'app:budget:cap'], () => {})).toThrow('"app:budget:cap"');
   });
 
-  it('a name far from every known action is accepted with one warning naming it; warnUnknownActions: false silences it', async () => {
+  it('a name far from every known action is accepted with a warning naming it; warnUnknownActions: false silences it', async () => {
     const records: ReceiverLogRecord[] = [];
     const receiver = createReceiver({ secrets: SECRET, dedup: false, logger: (record) => records.push(record) });
     const handler = vi.fn();
-    receiver.on('app:budget:forecast' as 'app:create', handler).on('app:budget:forecast' as 'app:create', handler);
-    receiver.on('app:budget:forecast:*' as 'app:*', handler);
+    receiver.on('app:budget:forecast' as 'app:create', handler).on('app:budget:forecast:*' as 'app:*', handler);
     const warnings = records.filter((record) => record.event === 'unknown_action_handler');
     expect(warnings.map((record) => [record.level, record.action])).toEqual([
       ['warn', 'app:budget:forecast'],
       ['warn', 'app:budget:forecast:*'],
     ]);
-    expect(warnings[0]!.message).toMatch(/"app:budget:forecast".*ignored/);
+    expect(warnings[0]!.message).toBe(`on("app:budget:forecast"): unknown action (a newer rack's?): onAny only`);
     // Known names and patterns warn about nothing.
     receiver.on('app:budget:auto-shutdown:*', handler).on('build:*', handler).on('app:budget:set', handler);
     expect(records).toHaveLength(2);
@@ -128,7 +127,7 @@ describe('dispatch', () => {
     try {
       createReceiver({ secrets: SECRET }).on('app:budget:forecast' as 'app:create', handler);
       expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0]![0])).toMatch(/"app:budget:forecast".*warnUnknownActions: false/);
+      expect(warn.mock.calls[0]![0]).toBe(`[rack-webhooks] on("app:budget:forecast"): unknown action (a newer rack's?): onAny only`);
     } finally {
       warn.mockRestore();
     }

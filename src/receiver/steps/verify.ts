@@ -6,7 +6,7 @@ import type { SigningKey } from '../../signature/secrets.js';
 import { resolveNow } from '../../signature/timestamp.js';
 import { unsignedError } from '../../signature/unsigned.js';
 import { verifyResolved, verifyResolvedSync, type KeyChoice, type VerifiedSignature } from '../../signature/verify.js';
-import { getLowerCasedHeader, headerNamesOf, rackShapedHeaders, rackSignatureHeaders, type HeadersInput } from '../headers.js';
+import { getLowerCasedHeader, headerNamesOf, rackSignatureHeaders, type HeadersInput } from '../headers.js';
 import type { Delivery } from '../types.js';
 
 /** What the receiver verified: which secret, in which form, read from which header. */
@@ -48,11 +48,6 @@ function isAbsent(value: string | readonly string[] | undefined): value is undef
   return value === undefined || value.length === 0;
 }
 
-/** The header to suggest as `headerName`: the first one carrying a `t=…,v1=…` value. */
-function suggestion(candidates: readonly { readonly name: string }[]): { suggestedHeaderName?: string } {
-  return candidates.length > 0 ? { suggestedHeaderName: candidates[0]!.name } : {};
-}
-
 export function createVerifyStep(options: VerifyStepOptions): VerifyStep {
   const { keys, alternates, encoding, tolerance, headerName, headerNameSet } = options;
   const headerKey = headerName.toLowerCase();
@@ -81,7 +76,8 @@ export function createVerifyStep(options: VerifyStepOptions): VerifyStep {
     throw unsignedError(sources, {
       lookedFor: headerNameSet ? `${headerName} header` : `${headerName} header, nor any *-Signature header with a t=…,v1=… value`,
       headerNames,
-      ...suggestion(others.length > 0 ? others : rackShapedHeaders(headers, headerKey)),
+      // A t=…,v1=… value under any other name is named, so that a signed delivery is not called unsigned.
+      suggestedHeaderName: (others[0] ?? rackSignatureHeaders(headers, headerKey, true)[0])?.name,
     });
   };
 

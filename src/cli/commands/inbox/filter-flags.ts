@@ -86,7 +86,7 @@ function actions(flags: Flags): string[] | undefined {
       throw new UsageError(`--action must be an action or a prefix pattern ending in :* (app:budget:*), got ${shown(value)}`);
     // A typo would match nothing and list nothing; a name far from every known one may be a newer rack's.
     const intended = likelyIntendedAction(value);
-    if (intended !== undefined)
+    if (intended !== undefined && intended !== value)
       throw new UsageError(`--action ${shown(value)} is not a known action: did you mean ${JSON.stringify(intended)}?`);
   }
   return values;
