@@ -7,7 +7,7 @@ import { getHeader } from '../receiver/headers.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { WebhookVerificationError } from '../signature/errors.js';
 import { REFUSAL_FACTS, definedFields } from '../receiver/log.js';
-import { REFUSAL_COUNTER } from '../receiver/inbox-contract.js';
+import { RECEIVER_RUNTIME, REFUSAL_COUNTER, type ReceiverRuntime } from '../receiver/inbox-contract.js';
 import { WebhookMountError } from './errors.js';
 
 /**
@@ -184,12 +184,18 @@ export function handleWebhookRequest(
     'tooLarge' in read
       ? Promise.resolve(early(respond(413, { error: 'payload_too_large' })))
       : receiveToResponse(receiver, read.body, request.headers, receiveOptionsOf(options));
-  const readFailed = (error: unknown) => early(bodyReadFailed(error));
+  // A consumed body: the rack never reads answers, so the app's logger and onError must hear it.
+  const readFailed = async (error: unknown): Promise<WebhookResponse> => {
+    const response = early(bodyReadFailed(error));
+    if (error instanceof WebhookMountError)
+      await (receiver as { [RECEIVER_RUNTIME]?: ReceiverRuntime })[RECEIVER_RUNTIME]?.reportMountError?.(error);
+    return response;
+  };
   let read: BodyReadResult | Promise<BodyReadResult>;
   try {
     read = request.readBody(options.maxBodyBytes);
   } catch (error) {
-    return Promise.resolve(readFailed(error));
+    return readFailed(error);
   }
   return read instanceof Promise ? read.then(received, readFailed) : received(read);
 }

@@ -47,12 +47,12 @@ export function stringFlag(flags: Flags, name: string): string | undefined {
 
 /**
  * The keys, from the first source given: --key and --key-file (together, in that order), then
- * $RACK_WEBHOOK_SECRETS, so a key never has to appear in shell history. `--key` is taken byte for
- * byte (split on commas only), so the SDK can point out a key with stray whitespace; the file and
- * the variable are trimmed per key, as the rack trims its own parameter.
+ * $RACK_WEBHOOK_SECRETS, so a key never has to appear in shell history. Each source is split on
+ * commas and trimmed per key, as the rack trims its own parameter and as the SDK's string form does:
+ * one rule everywhere (`--key "$K "` verifies as `--key "$K"`).
  */
 export function resolveKeys(flags: Flags, env: NodeJS.ProcessEnv): string[] | undefined {
-  const keys = ((flags['key'] as string[] | undefined) ?? []).flatMap((value) => value.split(','));
+  const keys = ((flags['key'] as string[] | undefined) ?? []).flatMap((value) => value.split(',').map((part) => part.trim()));
   const keyFile = stringFlag(flags, 'key-file');
   if (keyFile !== undefined) {
     const text = readUserFile(keyFile, '--key-file', KEY_FILE_LIMIT_BYTES).toString('utf8');

@@ -4,7 +4,7 @@ import { ACTION_FIELDS } from '../generated/fields.js';
 import type { WebhookAction } from '../events/types.js';
 import { createTestEvent } from '../testing/test-event.js';
 import { INPUT_LIMIT_BYTES, UsageError, readUserFile } from './args.js';
-import { nearest } from './suggest.js';
+import { closeMatch, nearest } from './suggest.js';
 
 /** JSON text from a file the user named; the error names the file, never its contents. */
 export function parseJsonFile(bytes: Buffer, flag: string, path: string): unknown {
@@ -60,6 +60,14 @@ export function eventFromFlags(action: string, sets: readonly string[], warn: (l
     if (name === 'status' || name === 'timestamp') overrides[name] = value;
     else if (sampleFields.includes(field)) overrides.data[field] = value;
     else {
+      // A typo of a field would send an event with that field missing: refused. A field far from
+      // every one (a newer rack's) is sent, in extraData, with a note.
+      const intended = closeMatch(field, sampleFields);
+      if (intended !== undefined)
+        throw new UsageError(
+          `--set data.${field}: ${action} has no field ${JSON.stringify(field)}; did you mean data.${intended}? ` +
+            '(to send a new field this close to a known one, send a file with --file)',
+        );
       warn(`note: data.${field} is not a field of ${action}; sending it anyway`);
       overrides.extraData[field] = value;
     }

@@ -72,7 +72,41 @@ export function databaseTarget(text: string, flag: string): DatabaseTarget {
       `${flag} must be a postgres:// or postgresql:// URL, or a directory for PGlite; got a ${text.slice(0, text.indexOf(':'))}:// URL`,
     );
   }
+  refuseMistakenDirectory(text, flag);
   return { kind: 'pglite', dir: resolve(text), shown: shellWord(text) };
+}
+
+/** `127.0.0.1:5432/db`, `db.internal:5432`: a host and a port, with or without a path. */
+const HOST_AND_PORT = /^(\[[\da-f:.]+\]|[\w.-]+):\d{1,5}(\/|$)/i;
+/** `user:password@host/db`: credentials then a host, no scheme. */
+const CREDENTIALS_AT_HOST = /^[^/\s@]+@[\w.[\]-]+([:/]|$)/;
+/** `$DATABASE_URL`, `${DATABASE_URL}`, `%DATABASE_URL%`: the shell did not expand it. */
+const SHELL_VARIABLE = /^(\$\{?[A-Za-z_]\w*\}?|%\w+%)$/;
+/** `DATABASE_URL`: a variable's name with its `$` forgotten (all capitals, an underscore). */
+const BARE_VARIABLE_NAME = /^[A-Z][A-Z0-9]*_[A-Z0-9_]+$/;
+
+/**
+ * A value that was meant as a database address, not a directory: without this, PGlite would
+ * create a database in a folder named `127.0.0.1:5432` and `migrate` would succeed on it.
+ */
+function refuseMistakenDirectory(text: string, flag: string): void {
+  const pglite = 'a PGlite directory is a path such as ./inbox-data';
+  if (CREDENTIALS_AT_HOST.test(text)) {
+    // Not echoed: it holds a password as often as not.
+    throw new UsageError(`${flag} looks like a database URL without its scheme: put postgres:// in front of it (${pglite})`);
+  }
+  if (HOST_AND_PORT.test(text)) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(text)} looks like a host and port without a scheme: write postgres://${text} ` +
+        `(with user:password@ before the host if needed; ${pglite})`,
+    );
+  }
+  const variable = SHELL_VARIABLE.test(text) ? text.replace(/[${}%]/g, '') : BARE_VARIABLE_NAME.test(text) ? text : undefined;
+  if (variable === undefined || (!SHELL_VARIABLE.test(text) && existsSync(text))) return;
+  const set = process.env[variable] !== undefined ? `; it is set in this environment` : '';
+  throw new UsageError(
+    `${flag} ${JSON.stringify(text)} is the name of an environment variable, not its value: write ${flag} "$${variable}"${set} (${pglite})`,
+  );
 }
 
 function safeDecode(text: string): string {
@@ -176,6 +210,11 @@ function directoryExists(dir: string, shown: string): boolean {
   return true;
 }
 
+/** A new directory for a new database, said in one line: a mistyped path must not pass unnoticed. */
+function saidCreated(target: DatabaseTarget & { kind: 'pglite' }): void {
+  process.stderr.write(`rack-webhooks: created ${target.dir} for a new PGlite database\n`);
+}
+
 /** Read once the directory is this process's own: the files of an owner that is gone are what it left. */
 function holdsDatabase(dir: string, shown: string): boolean {
   if (existsSync(`${dir}/PG_VERSION`)) return true;
@@ -192,7 +231,8 @@ async function openPGlite(target: DatabaseTarget & { kind: 'pglite' }, options: 
   const noDatabase = new Error(
     `no PGlite database in ${target.shown}: create it with rack-webhooks inbox migrate --database ${target.shown}`,
   );
-  if (!directoryExists(target.dir, target.shown) && !options.create) throw noDatabase;
+  const exists = directoryExists(target.dir, target.shown);
+  if (!exists && !options.create) throw noDatabase;
   let directory: PGliteDirectory;
   try {
     directory = await openDirectory(target.dir, { poolSize: options.poolSize }, (dir) => {
@@ -203,6 +243,7 @@ async function openPGlite(target: DatabaseTarget & { kind: 'pglite' }, options: 
     if (error instanceof MissingPeerError) throw error.peer === PGLITE_PACKAGE ? missingPeerError(target) : new Error(error.message);
     throw new Error(`cannot open the PGlite database in ${target.shown}: ${describeThrown(error)}`, { cause: error });
   }
+  if (!exists) saidCreated(target);
   const client = directory.client as { query(text: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
   return {
     target,

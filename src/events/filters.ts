@@ -26,8 +26,8 @@ export type RoutineAction = (typeof ROUTINE_ACTIONS)[number];
 /** One of {@link ON_CALL_ACTIONS}. */
 export type OnCallAction = (typeof ON_CALL_ACTIONS)[number];
 
-const routine: ReadonlySet<string> = new Set(ROUTINE_ACTIONS);
-const onCall: ReadonlySet<string> = new Set(ON_CALL_ACTIONS);
+const routine: ReadonlySet<string> = /* @__PURE__ */ new Set(ROUTINE_ACTIONS);
+const onCall: ReadonlySet<string> = /* @__PURE__ */ new Set(ON_CALL_ACTIONS);
 
 /** True for the routine, high-volume events of {@link ROUTINE_ACTIONS} (`:noop`, `:simulated`). */
 export function isRoutineEvent(event: AnyWebhookEvent): event is EventOf<RoutineAction> {

@@ -33,7 +33,7 @@ function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string {
 const INTEGER_TEXT = /^-?[0-9]+$/;
 // A Map, not the generated object: the action is the sender's text, and an object lookup would
 // find Object.prototype's members for "constructor" or "__proto__".
-const INTEGER_FIELDS_BY_ACTION = new Map(Object.entries(INTEGER_FIELDS));
+const INTEGER_FIELDS_BY_ACTION = /* @__PURE__ */ new Map(/* @__PURE__ */ Object.entries(INTEGER_FIELDS));
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -6,7 +6,8 @@ import type { AnyWebhookEvent } from '../events/types.js';
 import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
-import { WebhookHandlerError } from './errors.js';
+import { checkHandlerName } from './action-names.js';
+import { WebhookHandlerError, type WebhookMountError } from './errors.js';
 import {
   OBSERVE_RECEIVER,
   PERSIST_STEP,
@@ -18,14 +19,14 @@ import {
 import { describeRejection, errorCode, rejectionFacts } from './log.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
-import { createReporting } from './reporting.js';
+import { createReporting, type Reporting } from './reporting.js';
 import { handlerFailureSummary } from './run-handlers.js';
 import { createClaimStep, type Claimed } from './steps/claim.js';
 import { createDispatcher } from './steps/dispatch.js';
 import { createParseStep, type ParsedDelivery } from './steps/parse.js';
 import type { createPersistStep } from './steps/persist.js';
 import { createVerifyStep, type VerifiedDelivery } from './steps/verify.js';
-import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverOptions } from './types.js';
+import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverLogRecord, ReceiverOptions } from './types.js';
 
 /** The header the rack's spec puts the signature in; a receiver's `headerName` by default. */
 export const DEFAULT_HEADER_NAME = 'Service-Signature';
@@ -38,6 +39,29 @@ function positiveSeconds(name: string, value: number | undefined, fallback: numb
     throw new RangeError(`${name} must be a finite number of seconds > 0, got ${String(value)}`);
   }
   return value;
+}
+
+/**
+ * A record the application must see even without a logger: the logger's record, or the console.
+ * Used for mistakes in the app's own setup (a handler for an unknown action, a body parser first).
+ */
+function tell(reporting: Reporting, record: Omit<ReceiverLogRecord, 'durationMs'>, started = reporting.clock()): void {
+  if (reporting.logging) reporting.log(started, record);
+  else console.warn(`[rack-webhooks] ${record.message}`);
+}
+
+/**
+ * How a receiver hears that an adapter found the body already consumed: one error record per
+ * receiver (every delivery fails the same way until the app is fixed), and onError each time.
+ */
+function mountErrorReport(reporting: Reporting): (error: WebhookMountError) => Promise<void> {
+  let logged = false;
+  return (error) => {
+    const started = reporting.clock();
+    if (!logged) tell(reporting, { level: 'error', event: 'raw_body_unavailable', message: error.message, code: error.code }, started);
+    logged = true;
+    return reporting.reportError(error, started);
+  };
 }
 
 type InboxWithPersistStep = DeliveryInbox<unknown> & {
@@ -115,6 +139,16 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const persistStep =
     inbox === undefined ? undefined : (inbox as InboxWithPersistStep)[PERSIST_STEP](inbox, reporting, options.now !== undefined);
   const countRefusal = (inbox as InboxWithPersistStep | undefined)?.[REFUSAL_COUNTER];
+  const warnUnknownName =
+    options.warnUnknownActions === false
+      ? undefined
+      : (name: string) =>
+          tell(reporting, {
+            level: 'warn',
+            event: 'unknown_action_handler',
+            message: `on(${JSON.stringify(name)}): unknown action (a newer rack's?): onAny only`,
+            action: name,
+          });
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   // A refusal is logged with what was really there, and onError hears it before receive() rejects.
@@ -207,6 +241,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
       await reporting.reportError(error, started);
     },
     log: (record) => reporting.log(clock(), record),
+    reportMountError: mountErrorReport(reporting),
     telemetry: options.telemetry,
   };
 
@@ -215,6 +250,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
     on(pattern, handler) {
       for (const one of (Array.isArray(pattern) ? pattern : [pattern]) as string[]) {
         assertPattern(one);
+        checkHandlerName(one, warnUnknownName);
         registry.add(one, handler as EventHandler<never, never>);
       }
       return receiver;

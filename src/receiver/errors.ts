@@ -24,3 +24,16 @@ export class WebhookHandlerError extends WebhookError {
     this.event = event;
   }
 }
+
+/**
+ * The raw body is gone: a body parser consumed the stream before the webhook route. Raised at
+ * once (never a hang, never a 200, never a check over re-serialised JSON), with the fix.
+ */
+export class WebhookMountError extends WebhookError {
+  /** Always `'WebhookMountError'`. */
+  override readonly name = 'WebhookMountError';
+  /** Always `'raw_body_unavailable'`. */
+  readonly code = 'raw_body_unavailable';
+  /** The HTTP status adapters answer with: always 500. */
+  readonly status = 500;
+}

@@ -95,14 +95,16 @@ function looksLikeRackSignature(value: string | readonly string[]): boolean {
 /**
  * Headers named `*-Signature` (any case) other than `except` whose value has the rack's
  * `t=…,v1=…` shape: where a deployed rack puts its signature (`<Vendor>-Signature`). Other
- * schemes under such names (`X-Hub-Signature: sha256=…`) are not candidates.
+ * schemes under such names (`X-Hub-Signature: sha256=…`) are not candidates. With `anyName`,
+ * headers of any name (`X-Webhook-Sig`, `Signature`): never read unless `headerName` names them,
+ * but a refusal names them, so that a signed delivery is not called unsigned.
  */
-export function rackSignatureHeaders(headers: HeadersInput | null | undefined, except: string): NamedHeader[] {
+export function rackSignatureHeaders(headers: HeadersInput | null | undefined, except: string, anyName = false): NamedHeader[] {
   const found: NamedHeader[] = [];
   eachHeader(headers, (name, value) => {
     const lower = name.toLowerCase();
-    if (lower === except || lower === SIGNATURE_SUFFIX || !lower.endsWith(SIGNATURE_SUFFIX) || !looksLikeRackSignature(value)) return;
-    found.push({ name, value });
+    if (lower === except || !looksLikeRackSignature(value)) return;
+    if (anyName || (lower !== SIGNATURE_SUFFIX && lower.endsWith(SIGNATURE_SUFFIX))) found.push({ name, value });
   });
   return found;
 }

@@ -1,4 +1,5 @@
 import type { AnyWebhookEvent } from '../events/types.js';
+import type { WebhookMountError } from './errors.js';
 import type { ReceiverLogRecord } from './log-record.js';
 
 /**
@@ -101,6 +102,11 @@ export interface ReceiverRuntime {
     delivery: { id: string; attempt: number; willRetry: boolean },
   ): Promise<void>;
   log(record: Omit<ReceiverLogRecord, 'durationMs'>): void;
+  /**
+   * What an adapter calls when a body parser consumed the request (`raw_body_unavailable`): the
+   * rack never reads answers, so the receiver's logger (once) and onError (each time) must hear it.
+   */
+  reportMountError?(error: WebhookMountError): Promise<void>;
   /** The receiver's `telemetry` option: `false` turns its spans and metrics off. */
   readonly telemetry?: boolean | undefined;
 }

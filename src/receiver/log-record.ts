@@ -18,7 +18,9 @@ export type ReceiverLogEvent =
   | 'rejected'
   | 'handler_failed'
   | 'dedup_unavailable'
-  | 'on_error_failed';
+  | 'on_error_failed'
+  | 'unknown_action_handler'
+  | 'raw_body_unavailable';
 
 /**
  * One structured record for the receiver's `logger`. It never holds a secret, a signature or a

@@ -2,7 +2,7 @@ import type { AnyWebhookEvent } from '../events/types.js';
 import type { WebhookHandlerError } from './errors.js';
 import type { EventHandler } from './patterns.js';
 
-export const NO_FAILURES: readonly unknown[] = Object.freeze([]);
+export const NO_FAILURES: readonly unknown[] = /* @__PURE__ */ Object.freeze([]);
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';

@@ -4,7 +4,7 @@ import type { AnyWebhookEvent } from '../events/types.js';
 import type { ValidateOption } from '../events/validation.js';
 import type { RawPayload } from '../signature/payload.js';
 import type { SecretEncoding, SecretsInput } from '../signature/secrets.js';
-import type { WebhookHandlerError } from './errors.js';
+import type { WebhookHandlerError, WebhookMountError } from './errors.js';
 import type { WebhookVerificationError } from '../signature/errors.js';
 import type { WebhookPayloadError } from '../events/errors.js';
 import type { HeadersInput } from './headers.js';
@@ -93,6 +93,15 @@ export interface ReceiverOptions<Tx = undefined> {
    */
   ignore?: readonly string[];
   /**
+   * `on()` with a name that is no known action and close to none (a newer rack's action) is
+   * accepted with a warning: in the `logger` (`unknown_action_handler`), or with
+   * `console.warn` when there is no logger. `false` silences it. A name close to a known action
+   * (a typo, another case, a space) always throws a TypeError naming that action.
+   *
+   * @defaultValue `true`
+   */
+  warnUnknownActions?: boolean;
+  /**
    * Structured records of what the receiver did. Never holds a secret, a signature or a body.
    *
    * @defaultValue none: nothing is logged
@@ -142,10 +151,13 @@ export interface ReceiveResult {
 }
 
 /**
- * An `onError` handler: gets handler failures, store failures when dedup fails open, and every
+ * An `onError` handler: gets handler failures, store failures when dedup fails open, an adapter's
+ * `raw_body_unavailable` (a body parser mounted before the webhook route), and every
  * refused delivery (`WebhookVerificationError`, `WebhookPayloadError`) before `receive()` rejects.
  */
-export type ErrorHandler = (error: WebhookHandlerError | WebhookDedupError | WebhookVerificationError | WebhookPayloadError) => unknown;
+export type ErrorHandler = (
+  error: WebhookHandlerError | WebhookDedupError | WebhookVerificationError | WebhookPayloadError | WebhookMountError,
+) => unknown;
 
 /**
  * What {@link createReceiver} returns: register typed handlers, then pass each delivery to

@@ -19,7 +19,11 @@ export type WebhookVerificationErrorCode =
   | 'no_secrets'
   | 'invalid_secret';
 
-const RECEIVER_SIDE_CODES: ReadonlySet<WebhookVerificationErrorCode> = new Set(['payload_not_raw', 'no_secrets', 'invalid_secret']);
+const RECEIVER_SIDE_CODES: ReadonlySet<WebhookVerificationErrorCode> = /* @__PURE__ */ new Set([
+  'payload_not_raw',
+  'no_secrets',
+  'invalid_secret',
+]);
 
 /** What a {@link WebhookVerificationError} knows besides its code, when the check got that far. */
 export interface WebhookVerificationErrorDetails {

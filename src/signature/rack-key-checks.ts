@@ -18,7 +18,7 @@ export const RACK_MIN_ENTROPY_BITS_PER_BYTE = 3.5;
  * sample values that pass every other check (most placeholders, such as a repeated `deadbeef` or
  * `0123456789abcdef`, already fail the entropy check).
  */
-const KNOWN_PLACEHOLDERS: ReadonlySet<string> = new Set([
+const KNOWN_PLACEHOLDERS: ReadonlySet<string> = /* @__PURE__ */ new Set([
   '0123456789abcdeffedcba9876543210'.repeat(2),
   '00112233445566778899aabbccddeeff'.repeat(2),
 ]);

@@ -7,7 +7,7 @@ export interface UnsignedContext {
   readonly lookedFor?: string;
   readonly headerNames?: readonly string[];
   /** A `t=…,v1=…` header under another name than the configured one. */
-  readonly suggestedHeaderName?: string;
+  readonly suggestedHeaderName?: string | undefined;
 }
 
 const RACK_CHECKS =
@@ -22,10 +22,11 @@ const RACK_CHECKS =
 export function unsignedError(sources: readonly string[], context: UnsignedContext = {}): WebhookVerificationError {
   const problems = rackKeyProblems(sources);
   const causes: string[] = [];
-  if (context.suggestedHeaderName !== undefined) {
-    causes.push(
-      `a ${context.suggestedHeaderName} header carries a t=…,v1=… value; set headerName: '${context.suggestedHeaderName}', or leave headerName unset`,
-    );
+  const suggested = context.suggestedHeaderName;
+  if (suggested !== undefined) {
+    // Left unset, headerName reads a *-Signature header; a header of another name only when named.
+    const unset = /-signature$/i.test(suggested) ? ', or leave headerName unset' : '';
+    causes.push(`the ${suggested} header carries a t=…,v1=… value; set headerName: '${suggested}'${unset}`);
   }
   for (const problem of problems) {
     causes.push(

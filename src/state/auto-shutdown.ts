@@ -70,7 +70,7 @@ const STEP_TABLE: Readonly<Record<string, Step>> = {
 };
 
 // A Map: `app:budget:auto-shutdown:constructor` finds no step.
-const STEPS: ReadonlyMap<string, Step> = new Map(Object.entries(STEP_TABLE));
+const STEPS: ReadonlyMap<string, Step> = /* @__PURE__ */ new Map(/* @__PURE__ */ Object.entries(STEP_TABLE));
 
 export const IDLE: AutoShutdownState = { phase: 'idle' };
 

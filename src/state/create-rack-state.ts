@@ -6,7 +6,7 @@ import { LifecycleIndex } from './lifecycle-index.js';
 import type { Anomaly, AppState, ApplyResult, PhaseTransition, RackState, RackStateOptions } from './types.js';
 
 const HOUR_MS = 3_600_000;
-const NO_TRANSITIONS: readonly PhaseTransition[] = Object.freeze([]);
+const NO_TRANSITIONS: readonly PhaseTransition[] = /* @__PURE__ */ Object.freeze([]);
 const MIN_WINDOW_MS = 24 * HOUR_MS;
 const NANOS_PER_MS = 1_000_000n;
 

@@ -20,7 +20,7 @@ export interface PromoteEvents {
 export const MAX_PROMOTES = 1000;
 export const MAX_TICKS = 1000;
 
-const TICK_ROLES: ReadonlyMap<string, keyof TickEvents> = new Map([
+const TICK_ROLES: ReadonlyMap<string, keyof TickEvents> = /* @__PURE__ */ new Map([
   ['app:budget:auto-shutdown:armed', 'armed'],
   ['app:budget:auto-shutdown:fired', 'fired'],
   ['app:budget:auto-shutdown:restored', 'restored'],

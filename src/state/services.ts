@@ -51,7 +51,7 @@ export function stepTriggersOverrides(
 }
 
 // A Map: an action named `constructor` finds nothing here.
-const TERMINALS: ReadonlyMap<string, PromoteOutcome> = new Map([
+const TERMINALS: ReadonlyMap<string, PromoteOutcome> = /* @__PURE__ */ new Map([
   ['app:promote:completed', 'completed'],
   ['app:promote:errored', 'errored'],
   ['app:promote:cancelled', 'cancelled'],
@@ -89,7 +89,7 @@ export function stepPromotes(
   };
 }
 
-const BUILD_ACTIONS = new Set(['build:create', 'build:import-image:start', 'build:import-image:done', 'build:cancel']);
+const BUILD_ACTIONS = /* @__PURE__ */ new Set(['build:create', 'build:import-image:start', 'build:import-image:done', 'build:cancel']);
 
 export function stepBuild(build: BuildState | undefined, event: AnyWebhookEvent): BuildState | undefined {
   if (!BUILD_ACTIONS.has(event.action)) return build;

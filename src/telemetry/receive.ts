@@ -93,7 +93,7 @@ function finish(
 }
 
 /** What an adapter answers before `receive()` runs: the request never reached the receiver. */
-const BEFORE_RECEIVE = new Set([
+const BEFORE_RECEIVE = /* @__PURE__ */ new Set([
   'method_not_allowed',
   'unsupported_media_type',
   'payload_too_large',

@@ -4,6 +4,7 @@ import { isKnownAction } from '../events/known.js';
 import type { EventOf, WebhookAction } from '../events/types.js';
 import { closeMatch } from '../shared/suggest.js';
 import { checkOverrides } from './check-overrides.js';
+import { dataAt } from './event-times.js';
 
 /** Integer fields travel as decimal strings; a test event is the payload as it travels. */
 type WireValue<V> = V extends number ? string : V;
@@ -84,8 +85,14 @@ export function createTestEvent<A extends WebhookAction>(action: A, overrides: T
   checkOverrides(action, overrides);
   const sample = SAMPLE_EVENTS[action]!;
   const now = new Date();
-  const data: Record<string, string> = { ...sample.data };
-  if (data['tick_id'] !== undefined) data['tick_id'] = rackTickId(now);
+  // Every time in data is relative to the event's timestamp, the one given or now.
+  const given = overrides.timestamp === undefined ? Number.NaN : Date.parse(overrides.timestamp.replace(/(\.\d{3})\d+/, '$1'));
+  const data = dataAt(action, sample.data, Number.isNaN(given) ? now : new Date(given));
+  // A fresh tick_id, at the tick's time: for :fired, the tick that armed it, an hour before.
+  if (data['tick_id'] !== undefined) {
+    const tickTime = Date.parse(/^tick-(.+?Z)-/.exec(data['tick_id'])?.[1] ?? '');
+    data['tick_id'] = rackTickId(Number.isNaN(tickTime) ? now : new Date(tickTime));
+  }
   for (const fields of [overrides.data, overrides.extraData] as (Record<string, string | undefined> | undefined)[]) {
     for (const [field, value] of Object.entries(fields ?? {})) if (value !== undefined) data[field] = value;
   }

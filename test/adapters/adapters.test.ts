@@ -1,6 +1,7 @@
 // The shared adapter suite: every adapter, on a real server, driven by real signed requests.
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryDedupStore, createReceiver, signSync, type Receiver } from '../../src/index.js';
+import { MemoryDedupStore, createReceiver, signSync, type Receiver, type ReceiverLogRecord } from '../../src/index.js';
+import { WebhookMountError } from '../../src/adapters/express.js';
 import { SECRET, T0, manualClock } from '../receiver/helpers.js';
 import { fixtureFor } from '../events/fixtures.js';
 import { connect } from 'node:net';
@@ -289,6 +290,22 @@ describe('a body parser mounted first', () => {
       expect(String(reply.json['message'])).toMatch(/before express\.json\(\)/);
       expect(String(reply.json['message'])).toMatch(/express\.raw/);
       expect(performance.now() - started).toBeLessThan(1000);
+    });
+    it(`${name}: the app hears of it: one error record in its log, onError on every delivery`, async () => {
+      const records: ReceiverLogRecord[] = [];
+      const heard: unknown[] = [];
+      const receiver = createReceiver({ secrets: SECRET, logger: (record) => records.push(record) }).onError((error) => {
+        heard.push(error);
+      });
+      const server = await adapters[name]!(receiver, {}, 'json-parser-first');
+      running.push(server);
+      for (let i = 0; i < 2; i++) expect((await send(server.url, { body: fired, headers: signed(fired) })).status).toBe(500);
+      const logged = records.filter((record) => record.event === 'raw_body_unavailable');
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toMatchObject({ level: 'error', code: 'raw_body_unavailable' });
+      expect(logged[0]!.message).toMatch(/before express\.json\(\)/);
+      expect(heard).toHaveLength(2);
+      expect(heard.every((error) => error instanceof WebhookMountError && error.code === 'raw_body_unavailable')).toBe(true);
     });
     it(`${name}: the raw bytes kept by express.json({ verify }) or express.raw() are used`, async () => {
       for (const mount of ['json-parser-keeping-raw', 'raw-parser'] as const) {

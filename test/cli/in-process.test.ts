@@ -90,6 +90,10 @@ describe('runCli in-process', () => {
       [['send', '--url', 'http://127.0.0.1:9/', '--event', writeTemp(dir, 'bad.json', '{')], /is not valid JSON/],
       [['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:creat'], /nearest known actions: app:create, /],
       [['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:create', '--set', 'data'], /--set "data": write/],
+      [
+        ['send', '--url', 'http://127.0.0.1:9/', '--action', 'app:budget:cap', '--set', 'data.cap_us=5'],
+        /--set data\.cap_us: app:budget:cap has no field "cap_us"; did you mean data\.cap_usd\?/,
+      ],
     ] as const) {
       expect(await cli(...args), args.join(' ')).toMatchObject({ code: 2, out: '', err: expect.stringMatching(reason) });
     }

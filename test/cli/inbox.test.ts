@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/cli.js';
@@ -40,6 +41,10 @@ afterAll(async () => {
 let tableCount = 0;
 const newTable = (prefix = 't') => `${db.schema}.${prefix}${++tableCount}`;
 const on = (table: string) => ['--database', POSTGRES_URL, '--table', table];
+
+/** What retry and replay add on stderr when no worker is live to run what they moved. */
+const NO_WORKER = (what: 'it' | 'them') =>
+  `note: no worker is running, so nothing runs ${what} until one starts (inbox.work(receiver) in your app)\n`;
 
 /** A fresh table in this file's schema, migrated by the CLI and seeded through the SDK. */
 async function seeded(): Promise<string> {
@@ -140,6 +145,11 @@ describe('inbox on PostgreSQL', () => {
       /^rack-webhooks inbox list: --state must be one of pending, running, done, dead, ignored, duplicate, got "finished"\n$/,
     );
     usage(await cli('inbox', 'list', ...on(table), '--action', 'app*'), /--action must be an action or a prefix pattern/);
+    usage(
+      await cli('inbox', 'list', ...on(table), '--action', 'app:budget:capp'),
+      /^rack-webhooks inbox list: --action "app:budget:capp" is not a known action: did you mean "app:budget:cap"\?\n$/,
+    );
+    usage(await cli('inbox', 'replay', ...on(table), '--action', 'App:Budget:*'), /did you mean "app:budget:\*"\?/);
     usage(await cli('inbox', 'list', ...on(table), '--from', 'yesterday'), /--from must be an RFC 3339 time .* got "yesterday"/);
     usage(await cli('inbox', 'list', ...on(table), '--limit', '0'), /--limit must be a whole number from 1 to 1000/);
     usage(await cli('inbox', 'list', ...on(table), '--after', 'page-2'), /--after must be the "next" cursor/);
@@ -276,7 +286,7 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'retry', repeat.id!, ...on(table))).toEqual({
       code: 0,
       out: 'retried 1 delivery (duplicate -> pending)\n',
-      err: '',
+      err: NO_WORKER('it'),
     });
     expect((await cli('inbox', 'retry', ...on(table), '--state', 'duplicate')).out).toBe('retried 0 deliveries (duplicate -> pending)\n');
     expect((await rows(table)).map((row) => row['state'])).toEqual(['pending', 'pending', 'pending']);
@@ -309,7 +319,11 @@ describe('inbox on PostgreSQL', () => {
     const channel = `${table.replace('.', '__')}_due`;
     await listener.query(`LISTEN "${channel}"`);
     try {
-      expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({ code: 0, out: 'retried 1 delivery (dead -> pending)\n', err: '' });
+      expect(await cli('inbox', 'retry', '2', ...on(table))).toEqual({
+        code: 0,
+        out: 'retried 1 delivery (dead -> pending)\n',
+        err: NO_WORKER('it'),
+      });
       expect(await Promise.race([notified, new Promise((resolve) => setTimeout(resolve, 5000, 'no notification'))])).toBe(channel);
     } finally {
       await listener.end();
@@ -328,11 +342,14 @@ describe('inbox on PostgreSQL', () => {
       out: '',
       err: 'rack-webhooks inbox retry: no delivery with id 999999\n',
     });
+    // With a live worker (a fresh heartbeat), no note: it runs what moved.
+    await db.query(`INSERT INTO ${table}_workers (id, host, pid, beat_ms, concurrency, mode) VALUES ('w1', 'h', 1, 60000, 1, 'none')`);
     expect(await cli('inbox', 'retry', ...on(table), '--action', 'app:budget:*', '--state', 'dead')).toEqual({
       code: 0,
       out: 'retried 1 delivery (dead -> pending)\n',
       err: '',
     });
+    await db.query(`DELETE FROM ${table}_workers`);
     expect(await cli('inbox', 'retry', ...on(table), '--all')).toEqual({
       code: 0,
       out: 'retried 0 deliveries (dead -> pending)\n',
@@ -389,7 +406,7 @@ describe('inbox on PostgreSQL', () => {
     expect(await cli('inbox', 'replay', done!.id, ...on(table))).toEqual({
       code: 0,
       out: 'replayed 1 delivery (done -> pending)\n',
-      err: '',
+      err: NO_WORKER('it'),
     });
     expect(await cli('inbox', 'replay', done!.id, ...on(table))).toEqual({
       code: 1,
@@ -743,6 +760,11 @@ describe('inbox on a PGlite directory', () => {
     expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({
       code: 0,
       out: `rack_webhooks_inbox: ${APPLIED_ALL}\n`,
+      err: `rack-webhooks: created ${dir} for a new PGlite database\n`,
+    });
+    expect(await cli('inbox', 'migrate', '--database', dir)).toEqual({
+      code: 0,
+      out: `rack_webhooks_inbox: nothing to apply; schema version ${LATEST_VERSION}\n`,
       err: '',
     });
 
@@ -813,6 +835,56 @@ describe('inbox on a PGlite directory', () => {
     });
     expect(sockets()).toEqual([]);
   }, 90_000);
+
+  it('refuses a host, a URL without its scheme or a variable name as a directory, creating nothing', async () => {
+    const cwd = process.cwd();
+    process.chdir(tempDir());
+    try {
+      for (const [value, reason] of [
+        [
+          '127.0.0.1:5432/db',
+          /^--database "127\.0\.0\.1:5432\/db" looks like a host and port without a scheme: write postgres:\/\/127\.0\.0\.1:5432\/db /,
+        ],
+        ['db.internal:5432', /looks like a host and port without a scheme: write postgres:\/\/db\.internal:5432 /],
+        ['[::1]:5432/app', /looks like a host and port/],
+        ['u:s3cret@db.internal/app', /^--database looks like a database URL without its scheme: put postgres:\/\/ in front of it/],
+        [
+          'DATABASE_URL',
+          /^--database "DATABASE_URL" is the name of an environment variable, not its value: write --database "\$DATABASE_URL"/,
+        ],
+        ['${INBOX_URL}', /is the name of an environment variable, not its value: write --database "\$INBOX_URL"/],
+        ['%DATABASE_URL%', /write --database "\$DATABASE_URL"/],
+      ] as const) {
+        expect(() => databaseTarget(value, '--database'), value).toThrow(reason);
+        const result = await cli('inbox', 'migrate', '--database', value);
+        expect(result.code, value).toBe(2);
+        expect(result.err, value).not.toContain('s3cret');
+        expect(readdirSync('.'), value).toEqual([]);
+      }
+      // What stays a directory: paths, a drive letter, a variable-like name that already is a directory.
+      for (const value of ['./inbox-data', 'inbox-data', 'C:/inbox', '/var/lib/inbox:old', 'data/INBOX_DATA']) {
+        expect(databaseTarget(value, '--database').kind, value).toBe('pglite');
+      }
+      const host = fc.oneof(
+        fc.domain(),
+        fc.ipV4(),
+        fc.ipV6().map((ip) => `[${ip}]`),
+      );
+      const password = fc.stringMatching(/^[A-Za-z0-9]{6,20}$/);
+      fc.assert(
+        fc.property(host, fc.integer({ min: 1, max: 65_535 }), password, (name, port, secret) => {
+          expect(() => databaseTarget(`${name}:${port}/app`, '--database')).toThrow(/without a scheme/);
+          expect(() => databaseTarget(`u:${secret}@${name}:${port}/app`, '--database')).toThrow(
+            expect.objectContaining({ message: expect.not.stringContaining(secret) as string }),
+          );
+        }),
+      );
+      mkdirSync('INBOX_DATA');
+      expect(databaseTarget('INBOX_DATA', '--database').kind).toBe('pglite');
+    } finally {
+      process.chdir(cwd);
+    }
+  });
 
   it('refuses a path that is a file, or a directory that holds something else', async () => {
     const dir = tempDir();

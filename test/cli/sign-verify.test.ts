@@ -62,7 +62,7 @@ describe('sign and verify', { timeout: 60_000 }, () => {
     for (const secret of ['KEYMARKER', 'BODYMARKER', header.slice(header.indexOf('v1=') + 3)]) expect(output).not.toContain(secret);
   });
 
-  it('tells the operator when the key is meant to be hex-decoded, or carries whitespace', async () => {
+  it('tells the operator when the key is meant to be hex-decoded or quoted, and trims whitespace', async () => {
     const hexKey = (await run(['keygen'])).stdout.trim();
     const header = await signBody(['--key', hexKey, '--secret-encoding', 'hex']);
     const failed = await run(['verify', '--key', hexKey, '--secret-encoding', 'utf8', '--header', header], { stdin: BODY });
@@ -83,8 +83,17 @@ describe('sign and verify', { timeout: 60_000 }, () => {
     });
     expect(unset.stdout).not.toContain(hexKey);
 
-    const padded = await run(['verify', '--key', `${KEY} `, '--header', await signBody(['--key', KEY])], { stdin: BODY });
-    expect(padded.stdout).toMatch(/^signature_mismatch: .*Secret #1 has whitespace at its start or end/);
+    // One rule everywhere: --key is trimmed per key, as the key file, the variable and the SDK's string form are.
+    const signed = await signBody(['--key', KEY]);
+    const padded = await run(['verify', '--key', `${KEY} `, '--header', signed], { stdin: BODY });
+    expect(padded).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: signature verified with secret #1 of 1/) });
+    expect(await run(['verify', '--key', `other, ${KEY}\n`, '--header', signed], { stdin: BODY })).toMatchObject({ code: 0 });
+    const quoted = await run(['verify', '--key', `"${KEY}"`, '--header', signed], { stdin: BODY });
+    expect(quoted).toMatchObject({
+      code: 1,
+      stdout: expect.stringMatching(/^signature_mismatch: .*Secret #1 is in quotes .*Remove the quotes\./),
+    });
+    expect(quoted.stdout).not.toContain(KEY);
   });
 
   it('reports a stale timestamp and a malformed header by their codes', async () => {

@@ -134,13 +134,32 @@ describe('headerName and secretEncoding, when set, mean exactly that', () => {
     expect(error.message).toMatch(
       /no Service-Signature header .*but it is signed: .*acme-signature header carries a t=…,v1=… value; set headerName: 'acme-signature'/,
     );
-    expect(error.message).not.toMatch(/sent unsigned/);
+    expect(error.message).not.toMatch(/sent unsigned|\ba acme/);
     expect(records[0]).toMatchObject({
       event: 'rejected',
       code: 'missing_header',
       suggestedHeaderName: 'acme-signature',
       headerNames: ['content-type', 'acme-signature'],
     });
+  });
+
+  it('a t=…,v1=… value under a name that is not *-Signature is named, never read unpinned, and read once headerName names it', async () => {
+    for (const name of ['X-Webhook-Sig', 'Signature']) {
+      const request = deployed(body('app:budget:cap'), { header: name });
+      const error = await refusal(receiverOf().receive(request));
+      expect(error).toMatchObject({ code: 'missing_header', status: 401, suggestedHeaderName: name });
+      expect(error.message).toMatch(
+        new RegExp(`but it is signed: the ${name} header carries a t=…,v1=… value; set headerName: '${name}'\\.$`),
+      );
+      expect(error.message).not.toMatch(/sent unsigned|leave headerName unset/);
+      await expect(receiverOf({ headerName: name }).receive(request)).resolves.toMatchObject({ outcome: 'processed' });
+    }
+    // Another scheme under such a name is no suggestion: the delivery is unsigned as far as the rack goes.
+    const github = { ...spec(body('app:budget:cap')).headers, signature: 'sha256=abc' };
+    delete (github as Record<string, string>)['service-signature'];
+    const unsigned = await refusal(receiverOf().receive({ body: body('app:budget:cap'), headers: github }));
+    expect(unsigned).toMatchObject({ code: 'missing_header', suggestedHeaderName: undefined });
+    expect(unsigned.message).toMatch(/it was sent unsigned/);
   });
 
   it("headerName: 'Acme-Signature' reads only that header", async () => {

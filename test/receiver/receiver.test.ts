@@ -84,6 +84,55 @@ describe('dispatch', () => {
     expect(any).toHaveBeenCalledTimes(3);
   });
 
+  it('a name close to a known action throws a TypeError naming it: a typo, another case, a space, a pattern', () => {
+    const receiver = createReceiver({ secrets: SECRET, logger: () => {} });
+    const on = (name: string) => () => receiver.on(name as 'app:create', () => {});
+    const cases: [string, string][] = [
+      ['app:budget:auto-shutdown:fird', 'app:budget:auto-shutdown:fired'],
+      ['app:budget:auto-shutdown:fired ', 'app:budget:auto-shutdown:fired'],
+      ['App:Budget:Cap', 'app:budget:cap'],
+      ['app.budget.auto_shutdown.armed', 'app:budget:auto-shutdown:armed'],
+      ['app:budget:auto-shutdwn:*', 'app:budget:auto-shutdown:*'],
+    ];
+    for (const [typo, intended] of cases) {
+      expect(on(typo), typo).toThrow(TypeError);
+      expect(on(typo), typo).toThrow(`did you mean ${JSON.stringify(intended)}?`);
+    }
+    expect(() => receiver.on(['app:budget:cap', 'app:budget:capp' as 'app:budget:cap'], () => {})).toThrow('"app:budget:cap"');
+  });
+
+  it('a name far from every known action is accepted with a warning naming it; warnUnknownActions: false silences it', async () => {
+    const records: ReceiverLogRecord[] = [];
+    const receiver = createReceiver({ secrets: SECRET, dedup: false, logger: (record) => records.push(record) });
+    const handler = vi.fn();
+    receiver.on('app:budget:forecast' as 'app:create', handler).on('app:budget:forecast:*' as 'app:*', handler);
+    const warnings = records.filter((record) => record.event === 'unknown_action_handler');
+    expect(warnings.map((record) => [record.level, record.action])).toEqual([
+      ['warn', 'app:budget:forecast'],
+      ['warn', 'app:budget:forecast:*'],
+    ]);
+    expect(warnings[0]!.message).toBe(`on("app:budget:forecast"): unknown action (a newer rack's?): onAny only`);
+    // Known names and patterns warn about nothing.
+    receiver.on('app:budget:auto-shutdown:*', handler).on('build:*', handler).on('app:budget:set', handler);
+    expect(records).toHaveLength(2);
+
+    const quiet: ReceiverLogRecord[] = [];
+    createReceiver({ secrets: SECRET, warnUnknownActions: false, logger: (record) => quiet.push(record) }).on(
+      'app:budget:forecast' as 'app:create',
+      handler,
+    );
+    expect(quiet).toEqual([]);
+
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      createReceiver({ secrets: SECRET }).on('app:budget:forecast' as 'app:create', handler);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls[0]![0]).toBe(`[rack-webhooks] on("app:budget:forecast"): unknown action (a newer rack's?): onAny only`);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('off removes a handler from a pattern or everywhere', async () => {
     const { options } = base();
     const receiver = createReceiver({ ...options, dedup: false });

@@ -74,6 +74,22 @@ describe('error details a receiver relies on', () => {
     expect(error.message).toMatch(/secret #1 has whitespace/);
   });
 
+  it('hints at the quotes of a .env line left around a secret, in either encoding', () => {
+    for (const secrets of [`"${SECRET}"`, ['other', `'${SECRET}'`]]) {
+      const error = caught(() => verifySync(BODY, header, { secrets, now: NOW }));
+      expect(error.code).toBe('signature_mismatch');
+      expect(error.message).toMatch(
+        /Secret #\d is in quotes \(a \.env line\?\); without them the signature verifies\. Remove the quotes\./,
+      );
+    }
+    const hexKey = 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90';
+    const hexHeader = signSync(BODY, { secrets: hexKey, secretEncoding: 'hex', timestamp: NOW });
+    expect(caught(() => verifySync(BODY, hexHeader, { secrets: `"${hexKey}"`, now: NOW })).message).toMatch(/Secret #1 is in quotes/);
+    expect(caught(() => verifySync(BODY, header, { secrets: '"wrong"', now: NOW })).message).toMatch(
+      /Note: secret #1 has whitespace or quotes at its start or end\./,
+    );
+  });
+
   it('trims each key of the comma-separated string form, as the rack does', () => {
     expect(verifySync(BODY, header, { secrets: ` old , ${SECRET}\n`, now: NOW }).secretIndex).toBe(1);
   });

@@ -31,6 +31,42 @@ describe('createTestEvent', () => {
     expect(rackTimestamp(new Date('2026-04-27T10:30:00.100Z'))).toMatch(/^2026-04-27T10:30:00\.1\d{0,8}Z$/);
   });
 
+  it('puts every time in data relative to the timestamp, keeping the lifecycle in order, unless overridden', () => {
+    const seconds = (time: string) => Date.parse(time) / 1000;
+    const armed = createTestEvent('app:budget:auto-shutdown:armed', { timestamp: '2026-11-27T20:00:00.123456789Z' });
+    expect(armed.data).toMatchObject({ scheduled_at: '2026-11-27T20:00:00Z', expected_shutdown_at: '2026-11-27T21:00:00Z' });
+    expect(armed.data.tick_id).toMatch(/^tick-2026-11-27T20:00:00Z-/);
+    const fired = createTestEvent('app:budget:auto-shutdown:fired', { timestamp: '2026-11-27T21:00:00Z' });
+    expect(fired.data).toMatchObject({ shutdown_at: '2026-11-27T21:00:00Z' });
+    expect(fired.data.tick_id).toMatch(/^tick-2026-11-27T20:00:00Z-/); // the tick that armed it
+    expect(JSON.parse(fired.data.snapshot_annotation!)).toMatchObject({ shutdown_at: '2026-11-27T21:00:00Z' });
+    const cancelled = createTestEvent('app:budget:auto-shutdown:cancelled', { timestamp: '2026-11-27T20:17:17Z' });
+    expect(cancelled.data).toMatchObject({
+      armed_at: '2026-11-27T20:00:00Z',
+      cancelled_at: '2026-11-27T20:17:17Z',
+      expected_shutdown_at: '2026-11-27T21:00:00Z',
+    });
+    const expired = createTestEvent('app:budget:auto-shutdown:expired', { timestamp: '2027-01-01T00:00:00Z' });
+    expect(expired.data).toMatchObject({
+      expired_at: '2027-01-01T00:00:00Z',
+      new_month_label: '2027-01',
+      prev_month_label: '2026-12',
+      original_armed_at: '2026-12-30T16:00:00Z',
+      original_shutdown_at: '2026-12-30T17:00:00Z',
+    });
+    // Without a timestamp: now. Every time of every action lies within a few days of it.
+    for (const action of WEBHOOK_ACTIONS) {
+      const event = createTestEvent(action);
+      const times = JSON.stringify(event.data).match(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/g) ?? [];
+      for (const time of times) expect(Math.abs(seconds(time) - seconds(event.timestamp)), `${action} ${time}`).toBeLessThan(3 * 86_400);
+    }
+    // What inbox.watch() reads as overdue: an armed event made now expects its shutdown ahead.
+    expect(seconds(createTestEvent('app:budget:auto-shutdown:armed').data.expected_shutdown_at!)).toBeGreaterThan(Date.now() / 1000);
+    // A field given is sent as given.
+    const given = createTestEvent('app:budget:auto-shutdown:armed', { data: { expected_shutdown_at: '2026-04-27T11:30:00Z' } });
+    expect(given.data.expected_shutdown_at).toBe('2026-04-27T11:30:00Z');
+  });
+
   it('applies overrides and refuses an unknown action', () => {
     const event = createTestEvent('app:budget:auto-shutdown:cancelled', {
       status: 'success',

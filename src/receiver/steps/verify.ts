@@ -76,7 +76,8 @@ export function createVerifyStep(options: VerifyStepOptions): VerifyStep {
     throw unsignedError(sources, {
       lookedFor: headerNameSet ? `${headerName} header` : `${headerName} header, nor any *-Signature header with a t=…,v1=… value`,
       headerNames,
-      ...(others.length > 0 ? { suggestedHeaderName: others[0]!.name } : {}),
+      // A t=…,v1=… value under any other name is named, so that a signed delivery is not called unsigned.
+      suggestedHeaderName: (others[0] ?? rackSignatureHeaders(headers, headerKey, true)[0])?.name,
     });
   };
 

@@ -4,7 +4,17 @@ import { UsageError, flagsHelp, type FlagDeclarations, type Flags } from '../../
 import type { Command } from '../../command.js';
 import { beforeFlag, filterFlagsFor, filterFromFlags, idArgument, isEmptyFilter } from './filter-flags.js';
 import { deliveries } from './render.js';
-import { DATABASE_FLAGS, notifyWorkers, withInbox } from '../../inbox-session.js';
+import { liveWorkers } from '../../../console/server/api/workers.js';
+import { DATABASE_FLAGS, notifyWorkers, withInbox, type InboxSession } from '../../inbox-session.js';
+
+/**
+ * What moved runs only when a worker does: with no live worker (no heartbeat), say so, as the
+ * console does, or the operator waits for something that never happens. Undefined otherwise.
+ */
+async function noWorkerNote(session: InboxSession, moved: number): Promise<string | undefined> {
+  if (moved === 0 || (await liveWorkers(session.inbox)) !== 0) return undefined;
+  return `note: no worker is running, so nothing runs ${moved === 1 ? 'it' : 'them'} until one starts (inbox.work(receiver) in your app)\n`;
+}
 
 /**
  * The filter for a bulk change: at least one filter flag, or --all, so a forgotten flag never
@@ -54,10 +64,12 @@ ${flagsHelp(RETRY_FLAGS)}`,
       throw new UsageError('pass an id or filter flags, not both');
     // What the line says moved: the state the filter names, or the state the one delivery was in.
     let from = filter?.state === undefined ? 'dead' : [filter.state].flat().join(' or ');
+    let note: string | undefined;
     const count = await withInbox(flags, {}, async (session) => {
       if (id !== undefined) from = (await session.inbox.get(id))?.state === 'duplicate' ? 'duplicate' : 'dead';
       const moved = await session.inbox.retry(id ?? filter!);
       if (moved > 0) await notifyWorkers(session);
+      note = await noWorkerNote(session, moved);
       if (moved === 0 && id !== undefined) {
         const delivery = await session.inbox.get(id);
         if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
@@ -68,6 +80,7 @@ ${flagsHelp(RETRY_FLAGS)}`,
       return moved;
     });
     process.stdout.write(`retried ${deliveries(count)} (${from} -> pending)\n`);
+    if (note !== undefined) process.stderr.write(note);
     return 0;
   },
 };
@@ -97,9 +110,11 @@ ${flagsHelp(REPLAY_FLAGS)}`,
     if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true))
       throw new UsageError('pass an id or filter flags, not both');
     const filter = id === undefined ? bulkFilter(flags, 'replay', 'done') : { ids: [id] };
+    let note: string | undefined;
     const count = await withInbox(flags, {}, async (session) => {
       const moved = await session.inbox.replay(filter);
       if (moved > 0) await notifyWorkers(session);
+      note = await noWorkerNote(session, moved);
       if (moved === 0 && id !== undefined) {
         const delivery = await session.inbox.get(id);
         if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
@@ -110,6 +125,7 @@ ${flagsHelp(REPLAY_FLAGS)}`,
       return moved;
     });
     process.stdout.write(`replayed ${deliveries(count)} (done -> pending)\n`);
+    if (note !== undefined) process.stderr.write(note);
     return 0;
   },
 };

@@ -1,4 +1,5 @@
 /** The filter flags list, retry, replay and export share, checked before the database is opened. */
+import { likelyIntendedAction } from '../../../events/action-names.js';
 import { timestampNanos } from '../../../events/compare.js';
 import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from '../../../inbox/types.js';
 import { UsageError, stringFlag, type FlagDeclarations, type Flags } from '../../args.js';
@@ -90,6 +91,10 @@ function actions(flags: Flags): string[] | undefined {
   for (const value of values ?? []) {
     if (!ACTION_PATTERN.test(value))
       throw new UsageError(`--action must be an action or a prefix pattern ending in :* (app:budget:*), got ${shown(value)}`);
+    // A typo would match nothing and list nothing; a name far from every known one may be a newer rack's.
+    const intended = likelyIntendedAction(value);
+    if (intended !== undefined && intended !== value)
+      throw new UsageError(`--action ${shown(value)} is not a known action: did you mean ${JSON.stringify(intended)}?`);
   }
   return values;
 }
