@@ -32,6 +32,14 @@ const TRANSITIONS: Readonly<Record<LoopState, readonly LoopState[]>> = {
   stopped: [],
 };
 
+/** `stop()`'s `timeoutMs`, checked: a `RangeError` before anything stops. */
+export function stopTimeout(options: { timeoutMs?: number } = {}): number | undefined {
+  const { timeoutMs } = options;
+  if (timeoutMs !== undefined && !(timeoutMs >= 0))
+    throw new RangeError(`stop(): timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
+  return timeoutMs;
+}
+
 /** A RETRY_SLACK_MS after a retry is due, look for it (its run_at is now() + delay, set a moment later). */
 const RETRY_SLACK_MS = 5;
 
@@ -124,9 +132,7 @@ export class WorkerLoop {
    * Past `timeoutMs`, aborts the handlers' `context.signal` and returns: their rows are left to the lease.
    */
   async stop(options: { timeoutMs?: number } = {}): Promise<void> {
-    const { timeoutMs } = options;
-    if (timeoutMs !== undefined && !(timeoutMs >= 0))
-      throw new RangeError(`stop(): timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
+    const timeoutMs = stopTimeout(options);
     if (this.#state === 'created') return this.#transition('stopped');
     if (this.#state === 'running') {
       this.#transition('stopping');

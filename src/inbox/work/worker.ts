@@ -5,7 +5,7 @@ import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
 import { systemClock, type Clock } from './clock.js';
 import { batchedCompleter, transactionalCompleter } from './completers.js';
-import { WorkerLoop } from './loop.js';
+import { stopTimeout, WorkerLoop } from './loop.js';
 import { resolveWorkOptions, type WorkOptions } from './options.js';
 import type { RunEnvironment } from './run-delivery.js';
 import { DatabaseHealth, workerSource } from './source.js';
@@ -85,6 +85,7 @@ export function startWorker(
   return {
     id: options.workerId,
     async stop(stopOptions) {
+      stopTimeout(stopOptions); // a bad timeoutMs stops nothing
       const unsubscribed = unsubscribe();
       await loop.stop(stopOptions);
       await unsubscribed;

@@ -41,7 +41,8 @@ for (const kind of ['pg', 'pglite'] as const) {
         });
         const id = await deliverOne(harness, receiver);
         const worker = harness.work(receiver, { mode, concurrency: 1 });
-        const signal = await started.promise;
+        await expect(worker.stop({ timeoutMs: -5 })).rejects.toThrow(new RangeError('stop(): timeoutMs must be a number >= 0, got -5'));
+        const signal = await started.promise; // a refused stop() stopped nothing
         let stopped = false;
         const stopping = worker.stop({ timeoutMs: 30_000 }).then(() => (stopped = true));
         await new Promise((resolve) => setImmediate(resolve));
