@@ -14,8 +14,14 @@ import { workerTelemetry } from '../../telemetry/process.js';
 
 export type { WorkOptions } from './options.js';
 
+/** Options of `worker.stop(options)`. */
 export interface StopOptions {
-  /** How long to wait for in-flight handlers, in ms; then `context.signal` is aborted and `stop()` resolves. */
+  /**
+   * How long to wait for in-flight handlers, in ms; then their `context.signal` is aborted and
+   * `stop()` resolves, their deliveries left to the lease. A negative or non-number value is a `RangeError`.
+   *
+   * @defaultValue none: `stop()` waits for the handlers however long they take
+   */
   timeoutMs?: number;
 }
 
