@@ -9,7 +9,7 @@ export type { OpenPGliteOptions, PGliteDirectory } from './inbox/database/owner/
 export type { DirectoryQueryResult, DirectoryTransaction, Inbox, InboxOptions, TransactionOf } from './inbox/create-inbox.js';
 export { WebhookInboxError } from './inbox/errors.js';
 export type { WebhookInboxErrorCode } from './inbox/errors.js';
-export type { Worker } from './inbox/work/worker.js';
+export type { StopOptions, Worker } from './inbox/work/worker.js';
 export type { WorkOptions } from './inbox/work/options.js';
 export type { BackoffOptions } from './inbox/work/backoff.js';
 export type { StoreRetryOptions } from './inbox/outage/options.js';

@@ -286,7 +286,7 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
       if (!observed) return worker;
       // The gauges (depth by state, oldest pending age, live workers) read this table while it has a worker here.
       const stopped = workerStarted(inbox, names.display, () => deliveryStats(driver, names));
-      return { ...worker, stop: () => worker.stop().finally(stopped) };
+      return { ...worker, stop: (stopOptions) => worker.stop(stopOptions).finally(stopped) };
     },
     list: (listOptions) => listDeliveries(driver, names, listOptions),
     get: (id) => getDelivery(driver, names, id),

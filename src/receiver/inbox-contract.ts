@@ -85,6 +85,11 @@ export interface InboxHandlerContext<Tx> {
    * delivery done: what you write through it commits if and only if the delivery is done.
    */
   readonly transaction: Tx;
+  /**
+   * Aborted when the worker stops past `stop({ timeoutMs })`: the handler should give up (pass it
+   * to `fetch` and the like); its delivery is then left to the lease and runs again.
+   */
+  readonly signal: AbortSignal;
 }
 
 /** A handler's second argument: {@link InboxHandlerContext} with an inbox, `undefined` without one. */

@@ -10,6 +10,7 @@ export type ReceiverLogEvent =
   | 'dead'
   | 'replayed'
   | 'inbox_unavailable'
+  | 'inbox_reachable'
   | 'inbox_not_migrated'
   | 'inbox_failed'
   | 'inbox_outage'

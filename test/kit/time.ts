@@ -2,7 +2,7 @@
  * Time in tests without waiting on it: a clock the test moves and fires, promises the test
  * resolves, and the few real waits that remain (a bounded cleanup, a poll for a row).
  */
-import type { Clock } from '../../src/inbox/work/loop.js';
+import type { Clock } from '../../src/inbox/work/clock.js';
 
 /** A real wait. For bounds and polls only: a test that must wait for time injects a ManualClock. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -31,10 +31,7 @@ export interface ManualTimer {
   cancelled: boolean;
 }
 
-/**
- * The worker loops' Clock, driven by the test: timers fire only on fire(), and now() moves only on
- * advance(). Starts at 0.
- */
+/** The worker loop's Clock, driven by the test: time moves and timers fire only when the test says. Starts at 0. */
 export class ManualClock implements Clock {
   readonly timers: ManualTimer[] = [];
   #now = 0;
@@ -44,7 +41,7 @@ export class ManualClock implements Clock {
   }
 
   /** Moves now() forward; fires nothing (the test fires the timers it means to). */
-  advance(ms: number): void {
+  pass(ms: number): void {
     this.#now += ms;
   }
 
@@ -56,14 +53,14 @@ export class ManualClock implements Clock {
     };
   }
 
-  /** The timers not yet fired or cancelled, of `ms` only when given. */
-  live(ms?: number): ManualTimer[] {
-    return this.timers.filter((timer) => !timer.cancelled && (ms === undefined || timer.ms === ms));
+  /** The timers not yet fired or cancelled. */
+  get live(): ManualTimer[] {
+    return this.timers.filter((timer) => !timer.cancelled);
   }
 
   /** Fires the live timers of `ms` (and removes them); returns how many fired. */
   fire(ms: number): number {
-    const due = this.live(ms);
+    const due = this.live.filter((timer) => timer.ms === ms);
     for (const timer of due) {
       timer.cancelled = true;
       timer.fn();

@@ -4,10 +4,10 @@
  */
 
 /** The checks of `inbox.health()`, in the order they are reported. */
-export const HEALTH_CHECKS = ['database', 'schema', 'workers', 'backlog', 'dead', 'refusals'] as const;
+export const HEALTH_CHECKS: readonly HealthCheckName[] = ['database', 'schema', 'workers', 'backlog', 'dead', 'refusals'];
 
 /** The checks of `inbox.readiness()`: the ones that say whether this process can store deliveries. */
-export const READINESS_CHECKS = ['database', 'schema'] as const;
+export const READINESS_CHECKS: readonly ReadinessCheckName[] = ['database', 'schema'];
 
 /**
  * What one check found. `ok`: nothing to say. `warning`: something to look at, deliveries still
@@ -17,10 +17,10 @@ export const READINESS_CHECKS = ['database', 'schema'] as const;
 export type HealthCheckState = 'ok' | 'warning' | 'failing' | 'unknown';
 
 /** A check of `inbox.health()`: `database`, `schema`, `workers`, `backlog` (the oldest pending delivery's age), `dead`, `refusals`. */
-export type HealthCheckName = (typeof HEALTH_CHECKS)[number];
+export type HealthCheckName = 'database' | 'schema' | 'workers' | 'backlog' | 'dead' | 'refusals';
 
 /** A check of `inbox.readiness()`: `database`, `schema`. */
-export type ReadinessCheckName = (typeof READINESS_CHECKS)[number];
+export type ReadinessCheckName = 'database' | 'schema';
 
 /** Each check's state, by name. */
 export type HealthChecks = Readonly<Record<HealthCheckName, HealthCheckState>>;

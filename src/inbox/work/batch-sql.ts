@@ -1,7 +1,7 @@
 import type { TableNames } from '../schema/table-name.js';
 
 /**
- * The statements only `mode: 'batched'` sends (it claims with `claim` of `work/sql.ts`). Each
+ * The statements on many rows: `release` the loop sends in both modes, `complete` and `renew` only `mode: 'batched'`. Each
  * takes its rows as one JSON array in $1, typed text (postgres.js would JSON-encode a jsonb
  * parameter's string a second time), the same for every client (pg, postgres.js, PGlite), and
  * worker $2; each is one round trip that commits on its own.
@@ -13,7 +13,7 @@ export interface BatchSql {
    * left alone; the ids recorded come back.
    */
   readonly complete: string;
-  /** Gives back claimed rows whose handlers never started ($1 `[{ id, attempt }]`): their attempts are deleted. */
+  /** Gives back claimed rows whose handlers never started ($1 `[{ id, attempt }]`; stop(), or held ahead too long): their attempts are deleted. */
   readonly release: string;
   /** Extends the lease of the rows worker $2 holds ($1 `[id, ...]`) by $3 seconds from now. */
   readonly renew: string;

@@ -1,40 +1,7 @@
-import { MAX_TIMER_MS } from '../../shared/timers.js';
 import type { Row } from '../database/driver.js';
-import type { Outcome } from './run-delivery.js';
-
-/** Timers and the time they count from, injectable so that a test can move both without waiting. */
-export interface Clock {
-  /**
-   * Calls `fn` after `ms`; returns what cancels it. `keepAlive`: the timer holds the process open
-   * (the poll: a worker keeps its process alive until stop(), as a listening server does).
-   */
-  after(ms: number, fn: () => void, keepAlive: boolean): () => void;
-  /** Milliseconds on a monotonic clock (performance.now()): how long a claimed row has been held. */
-  now(): number;
-}
-
-export const systemClock: Clock = {
-  now: () => performance.now(),
-  after(ms, fn, keepAlive) {
-    const timer = setTimeout(fn, Math.min(ms, MAX_TIMER_MS)); // a longer wait would fire after 1 ms
-    if (!keepAlive) (timer as { unref?: () => void }).unref?.();
-    return () => clearTimeout(timer);
-  },
-};
-
-/** What the loop asks of the database; each step handles (logs) its own database errors. */
-export interface LoopSteps {
-  /** Claims up to `wanted` due rows; undefined when the database failed. */
-  claim(wanted: number): Promise<Row[] | undefined>;
-  /** Runs one claimed row and records its outcome; never rejects. */
-  run(row: Row): Promise<Outcome>;
-  /** Gives back a row claimed while stop() came: its handlers never started. */
-  release(row: Row): Promise<void>;
-  /** Rows whose worker stopped mid-attempt: pending again, or dead. */
-  recover(): Promise<void>;
-  /** Before each poll (re-LISTEN if the listening connection was lost). */
-  beforePoll(): void;
-}
+import { systemClock, type Clock } from './clock.js';
+import type { Completer, CompleterHooks } from './completers.js';
+import type { LoopSource } from './source.js';
 
 export interface LoopSettings {
   readonly concurrency: number;
@@ -42,46 +9,77 @@ export interface LoopSettings {
   readonly batchSize: number;
   /**
    * Rows held claimed beyond the slots, started as slots free: a claim's round trip then overlaps
-   * the handlers instead of leaving a slot idle. 0: claim only for free slots.
+   * the handlers instead of leaving a slot idle. Refilled once half of it is used. 0: claim only for free slots.
    */
   readonly claimAhead: number;
   readonly pollIntervalMs: number;
-  /** A row held ahead this long, half its lease, is given back instead of started (another worker may soon take it). */
+  /** A row held ahead with less than half its lease left is given back instead of started (another worker may soon take it). */
   readonly leaseSeconds: number;
 }
 
 /**
- * `running`: claims whenever a slot is free and woken (a notification, a finished delivery, a
- * retry coming due, the poll); `stopping`: claims nothing more, waits for the claim under way and
- * the handlers running; `stopped`: nothing under way, no timer left.
+ * `created`: nothing started; `running`: claims whenever it has room and is woken (a notification,
+ * a finished delivery, a retry coming due, the poll); `stopping`: claims nothing more, gives back
+ * what it holds, waits for the claim under way and the handlers running; `stopped`: nothing under
+ * way that it waits for, no timer left.
  */
-export type LoopState = 'running' | 'stopping' | 'stopped';
+export type LoopState = 'created' | 'running' | 'stopping' | 'stopped';
+
+const TRANSITIONS: Readonly<Record<LoopState, readonly LoopState[]>> = {
+  created: ['running', 'stopped'],
+  running: ['stopping'],
+  stopping: ['stopped'],
+  stopped: [],
+};
+
+/** `stop()`'s `timeoutMs`, checked: a `RangeError` before anything stops. */
+export function stopTimeout(options: { timeoutMs?: number } = {}): number | undefined {
+  const { timeoutMs } = options;
+  if (timeoutMs !== undefined && !(timeoutMs >= 0))
+    throw new RangeError(`stop(): timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
+  return timeoutMs;
+}
 
 /** A RETRY_SLACK_MS after a retry is due, look for it (its run_at is now() + delay, set a moment later). */
 const RETRY_SLACK_MS = 5;
 
+interface Held {
+  readonly row: Row;
+  /** When its lease runs out by the loop's clock, as claimed or last renewed. */
+  leaseEndsAt: number;
+}
+
 /**
- * The worker's loop: owns the slots (handlers running), the one claim pass at a time, the poll
- * and the retry timers. One claim pass runs at a time; a wake-up during it runs another after it.
+ * The worker's loop, for both modes: owns the slots (handlers running), the rows held ahead, one
+ * claim pass at a time (a wake-up during it runs another after it), the poll, the lease timers
+ * and the retry wake-ups. What it claims goes through the mode's `Completer`.
  */
 export class WorkerLoop {
-  #state: LoopState = 'running';
-  readonly #slots = new Set<Promise<void>>();
+  #state: LoopState = 'created';
+  readonly #completer: Completer;
+  readonly #slots = new Map<Promise<void>, Held>();
+  /** Claimed rows waiting for a slot, oldest claim first. */
+  readonly #ready: Held[] = [];
   readonly #releasing = new Set<Promise<void>>();
-  #staleTimerSet = false;
   readonly #timers = new Set<() => void>();
+  readonly #abort = new AbortController();
   #claiming: Promise<void> | undefined;
   #claimAgain = false;
   #polling: Promise<void> | undefined;
+  #staleTimerSet = false;
   #idleWaiters: (() => void)[] = [];
-  /** Claimed rows waiting for a slot (claim-ahead), oldest event first, with when each was claimed. */
-  readonly #ready: { row: Row; claimedAt: number }[] = [];
 
   constructor(
-    private readonly steps: LoopSteps,
+    private readonly source: LoopSource,
+    completerFor: (hooks: CompleterHooks) => Completer,
     private readonly settings: LoopSettings,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.#completer = completerFor({
+      retryDue: (inMs) => this.#after(inMs + RETRY_SLACK_MS, () => void this.wake()),
+      recorded: () => this.#settleIdle(),
+    });
+  }
 
   get state(): LoopState {
     return this.#state;
@@ -92,19 +90,26 @@ export class WorkerLoop {
     return this.#slots.size;
   }
 
-  /** Starts polling (recover, then claim), every `pollIntervalMs`. */
+  /** Starts polling (recover, then claim), every `pollIntervalMs`; renews leases when the mode needs it. */
   start(): void {
+    this.#transition('running');
     this.#poll();
+    if (this.#completer.renewsLeases) this.#renewLater();
   }
 
-  /** Claims now if a slot is free; after the pass under way if there is one. Resolves when this pass ends. */
+  /** False while anything is claimed, held, running, given back or waiting to be recorded here. */
+  get idle(): boolean {
+    return this.#idle();
+  }
+
+  /** Claims now if there is room; after the pass under way if there is one. Resolves when this pass ends. */
   wake(): Promise<void> {
     if (this.#state !== 'running') return Promise.resolve();
     if (this.#claiming !== undefined) {
       this.#claimAgain = true;
       return this.#claiming;
     }
-    const pass = this.#claimWhileFree().finally(() => {
+    const pass = this.#claimWhileRoom().finally(() => {
       this.#claiming = undefined;
       if (this.#claimAgain) {
         this.#claimAgain = false;
@@ -115,36 +120,59 @@ export class WorkerLoop {
     return pass;
   }
 
-  /** Resolves once no claim is under way and no handler runs in this worker. */
+  /** Resolves once nothing is claimed, held, running, given back or waiting to be recorded in this worker. */
   whenIdle(): Promise<void> {
     if (this.#idle()) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /**
-   * Claims no more, gives back the rows claimed ahead, cancels the timers, and resolves once the
-   * claim under way and every handler have finished.
+   * Claims no more, gives back the rows held ahead and waits until they are back, cancels the
+   * timers, and waits for the claim under way and every handler (and its outcome's record).
+   * Past `timeoutMs`, aborts the handlers' `context.signal` and returns: their rows are left to the lease.
    */
-  async stop(): Promise<void> {
+  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    const timeoutMs = stopTimeout(options);
+    if (this.#state === 'created') return this.#transition('stopped');
     if (this.#state === 'running') {
-      this.#state = 'stopping';
+      this.#transition('stopping');
       for (const cancel of this.#timers) cancel();
       this.#timers.clear();
     }
     // A claim pass under way gives back what it takes from now on; slots only end from here.
     await Promise.allSettled([this.#claiming, this.#polling]);
-    // Tracked in #releasing, so that a second stop() waits for these releases too.
-    for (const { row } of this.#ready.splice(0)) this.#startRelease(row);
-    await Promise.allSettled([...this.#slots, ...this.#releasing]);
-    this.#state = 'stopped';
+    this.#startRelease(this.#ready.splice(0).map((held) => held.row));
+    const finished = Promise.allSettled([...this.#slots.keys()]).then(() => this.#completer.recorded());
+    if (timeoutMs === undefined) await finished;
+    else if (!(await this.#within(finished, timeoutMs))) {
+      this.#abort.abort(new DOMException(`the worker stopped: its handlers outlived stop()'s timeoutMs (${timeoutMs} ms)`, 'AbortError'));
+      this.#completer.abandon();
+    }
+    // Given back before stop() resolves, so that a pool.end() right after never turns them into crashed attempts.
+    await Promise.allSettled([...this.#releasing]);
+    if (this.#state === 'stopping') this.#transition('stopped');
     this.#settleIdle();
+  }
+
+  /** True when `work` ended within `ms`; false when the time ran out first. */
+  async #within(work: Promise<void>, ms: number): Promise<boolean> {
+    let cancel = () => {};
+    const timedOut = new Promise<boolean>((resolve) => (cancel = this.clock.after(ms, () => resolve(false), true)));
+    const ended = await Promise.race([work.then(() => true), timedOut]);
+    cancel();
+    return ended;
+  }
+
+  #transition(to: LoopState): void {
+    if (!TRANSITIONS[this.#state].includes(to)) throw new Error(`worker loop: no transition from ${this.#state} to ${to}`);
+    this.#state = to;
   }
 
   /**
    * Claims while a slot would otherwise idle, or once half the claim-ahead has been used (one
    * claim then refills several rows). Rows go to the slots first, the rest wait in `#ready`.
    */
-  async #claimWhileFree(): Promise<void> {
+  async #claimWhileRoom(): Promise<void> {
     const { concurrency, batchSize, claimAhead } = this.settings;
     while (this.#state === 'running') {
       this.#startReady();
@@ -152,35 +180,33 @@ export class WorkerLoop {
       const room = concurrency + claimAhead - held;
       if (room <= 0 || (held >= concurrency && room < Math.ceil(claimAhead / 2))) return;
       const wanted = Math.min(batchSize, room);
-      const rows = await this.steps.claim(wanted);
+      const leaseEndsAt = this.clock.now() + this.settings.leaseSeconds * 1000; // measured from before the claim
+      const rows = await this.source.claim(wanted);
       if (rows === undefined) {
         this.#claimAgain = false; // the database failed: the poll tries again, not a hot loop
         return;
       }
-      const claimedAt = this.clock.now();
-      for (const row of rows) {
-        if (this.#state === 'running') this.#ready.push({ row, claimedAt });
-        else await this.steps.release(row); // stop() came while claiming
-      }
-      this.#startReady();
-      this.#watchStale();
-      if (rows.length < wanted) {
-        this.#startReady();
+      if (this.#state !== 'running') {
+        this.#startRelease(rows); // stop() came while claiming
         return;
       }
+      for (const row of rows) this.#ready.push({ row, leaseEndsAt });
+      this.#startReady();
+      this.#watchStale();
+      if (rows.length < wanted) return;
     }
   }
 
-  /** Half the lease: a row held ahead that long goes back rather than race a worker that may take it. */
-  #staleAfterMs(): number {
-    return this.settings.leaseSeconds * 500;
-  }
-
-  /** Starts waiting rows while slots are free; never waits for a claim under way. */
+  /** Starts waiting rows while slots are free, the stale ones given back first; never waits for a claim under way. */
   #startReady(): void {
     this.#releaseStale();
     while (this.#state === 'running' && this.#slots.size < this.settings.concurrency && this.#ready.length > 0)
-      this.#startSlot(this.#ready.shift()!.row);
+      this.#startSlot(this.#ready.shift()!);
+  }
+
+  /** Less than half its lease left: started now, another worker might take it while it runs. */
+  #staleAt(held: Held): number {
+    return held.leaseEndsAt - this.settings.leaseSeconds * 500;
   }
 
   /**
@@ -191,7 +217,7 @@ export class WorkerLoop {
   #watchStale(): void {
     if (this.#staleTimerSet || this.#ready.length === 0) return;
     this.#staleTimerSet = true;
-    const dueInMs = this.#ready[0]!.claimedAt + this.#staleAfterMs() - this.clock.now();
+    const dueInMs = this.#staleAt(this.#ready[0]!) - this.clock.now();
     this.#after(Math.max(0, Math.ceil(dueInMs)) + 1, () => {
       this.#staleTimerSet = false;
       this.#releaseStale();
@@ -199,42 +225,53 @@ export class WorkerLoop {
     });
   }
 
-  /** Gives back (pending, its attempt undone) every held row whose lease is half gone, slots free or not. */
+  /** Gives back every held row whose lease is half gone, slots free or not (oldest claims lead the queue). */
   #releaseStale(): void {
-    const staleAt = this.clock.now() - this.#staleAfterMs();
-    // Oldest claims first: the stale ones lead the queue.
-    while (this.#ready.length > 0 && this.#ready[0]!.claimedAt < staleAt) this.#startRelease(this.#ready.shift()!.row);
+    const now = this.clock.now();
+    let stale = 0;
+    while (stale < this.#ready.length && this.#staleAt(this.#ready[stale]!) <= now) stale++;
+    if (stale > 0) this.#startRelease(this.#ready.splice(0, stale).map((held) => held.row));
   }
 
   /** A release counts as work under way: stop() and whenIdle() wait for it. */
-  #startRelease(row: Row): void {
-    const slot: Promise<void> = this.steps.release(row).finally(() => {
-      this.#releasing.delete(slot);
+  #startRelease(rows: readonly Row[]): void {
+    if (rows.length === 0) return;
+    const releasing: Promise<void> = this.source.release(rows).finally(() => {
+      this.#releasing.delete(releasing);
       void this.wake();
       this.#settleIdle();
     });
-    this.#releasing.add(slot);
+    this.#releasing.add(releasing);
   }
 
-  #startSlot(row: Row): void {
-    const slot: Promise<void> = this.steps
-      .run(row)
-      .then((outcome) => {
-        if (outcome.kind === 'failed') this.#after(outcome.retryInMs + RETRY_SLACK_MS, () => void this.wake());
-      })
-      .finally(() => {
-        this.#slots.delete(slot);
-        this.#startReady();
-        void this.wake();
-        this.#settleIdle();
+  #startSlot(held: Held): void {
+    const slot: Promise<void> = this.#completer.run(held.row, this.#abort.signal).finally(() => {
+      this.#slots.delete(slot);
+      this.#startReady();
+      void this.wake();
+      this.#settleIdle();
+    });
+    this.#slots.set(slot, held);
+  }
+
+  /** Every third of a lease, one statement extends the leases of every row held here, queued or running. */
+  #renewLater(): void {
+    const leaseMs = this.settings.leaseSeconds * 1000;
+    this.#after(leaseMs / 3, () => {
+      const held = [...this.#ready, ...this.#slots.values()];
+      const startedAt = this.clock.now();
+      const renewing = held.length === 0 ? Promise.resolve(false) : this.source.renew(held.map((h) => h.row));
+      void renewing.then((renewed) => {
+        if (renewed) for (const h of held) h.leaseEndsAt = startedAt + leaseMs;
+        this.#renewLater();
       });
-    this.#slots.add(slot);
+    });
   }
 
   #poll(): void {
     if (this.#state !== 'running') return;
-    this.steps.beforePoll();
-    this.#polling = this.steps
+    this.source.beforePoll();
+    this.#polling = this.source
       .recover()
       .then(() => this.wake())
       .finally(() => {
@@ -243,7 +280,7 @@ export class WorkerLoop {
       });
   }
 
-  /** Retry timers need not keep the process alive: the poll picks those rows up too. */
+  /** Only the poll keeps the process alive: retries and leases need not, the poll picks those rows up too. */
   #after(ms: number, fn: () => void, keepAlive = false): void {
     if (this.#state !== 'running') return;
     const cancel = this.clock.after(
@@ -258,7 +295,13 @@ export class WorkerLoop {
   }
 
   #idle(): boolean {
-    return this.#slots.size === 0 && this.#claiming === undefined && this.#ready.length === 0 && this.#releasing.size === 0;
+    return (
+      this.#slots.size === 0 &&
+      this.#claiming === undefined &&
+      this.#ready.length === 0 &&
+      this.#releasing.size === 0 &&
+      this.#completer.unrecorded === 0
+    );
   }
 
   #settleIdle(): void {

@@ -1,10 +1,9 @@
-import type { AnyWebhookEvent } from '../../events/types.js';
 import type { InboxHandlerContext } from '../../receiver/inbox-contract.js';
 import { describeThrown } from '../../shared/thrown.js';
 import { WebhookInboxError } from '../errors.js';
 import { boundError } from '../rows.js';
 import { retryDelayMs } from './backoff.js';
-import type { Claimed, RunEnvironment } from './run-delivery.js';
+import { logProcessed, logUnparsable, parseClaimed, Unparsable, type Claimed, type RunEnvironment } from './run-delivery.js';
 
 /** One attempt's outcome in `mode: 'batched'`, waiting for the statement that records many. */
 export interface Completion {
@@ -44,33 +43,23 @@ const NO_TRANSACTION: unknown = new Proxy(function noTransactionClient() {}, {
   set: noTransaction,
 });
 
-/** Runs one claimed delivery's handlers outside any transaction; never rejects. */
-export async function runBatched(env: RunEnvironment, claimed: Claimed): Promise<Completion> {
+/** Runs one claimed delivery's handlers outside any transaction; never rejects. `signal`: the handlers' `context.signal`. */
+export async function runBatched(env: RunEnvironment, claimed: Claimed, signal: AbortSignal): Promise<Completion> {
   const { runtime } = env;
-  let event: AnyWebhookEvent;
-  try {
-    event = runtime.parseStored(claimed.body);
-  } catch (error) {
-    // It parsed when it was accepted; a stricter SDK version (validate) may refuse it now. No retry helps.
+  const event = parseClaimed(runtime, claimed);
+  if (event instanceof Unparsable) {
     return {
       claimed,
       state: 'dead',
       delayMs: 0,
-      error: boundError(`the stored body no longer parses: ${describeThrown(error)}`),
+      error: boundError(event.message),
       settle: async (recording) => {
-        if (recording !== 'recorded') return;
-        runtime.log({
-          level: 'error',
-          event: 'dead',
-          message: 'the stored body no longer parses: the delivery is dead',
-          deliveryId: claimed.id,
-          attempt: claimed.attempt,
-        });
+        if (recording === 'recorded') logUnparsable(runtime, claimed);
       },
     };
   }
   const delivery = { id: claimed.id, attempt: claimed.attempt };
-  const context: InboxHandlerContext<unknown> = { delivery, transaction: NO_TRANSACTION };
+  const context: InboxHandlerContext<unknown> = { delivery, transaction: NO_TRANSACTION, signal };
   let failures: readonly unknown[];
   try {
     failures = await runtime.runHandlers(event, context);
@@ -78,22 +67,13 @@ export async function runBatched(env: RunEnvironment, claimed: Claimed): Promise
     failures = [error];
   }
   if (failures.length === 0) {
-    const replayed = claimed.replayed && claimed.budgetUsed === 1;
     return {
       claimed,
       state: 'done',
       delayMs: 0,
       error: null,
       settle: async (recording) => {
-        if (recording !== 'recorded') return;
-        runtime.log({
-          level: 'info',
-          event: replayed ? 'replayed' : 'processed',
-          message: replayed ? 'replayed delivery processed' : 'delivery processed',
-          action: event.action,
-          deliveryId: claimed.id,
-          attempt: claimed.attempt,
-        });
+        if (recording === 'recorded') logProcessed(runtime, claimed, event.action);
       },
     };
   }

@@ -72,22 +72,13 @@ class HandlersFailed {
 }
 const LEASE_LOST = Symbol('lease lost');
 
-/** Runs one claimed delivery's handlers and records the outcome; never rejects. */
-export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promise<Outcome> {
+/** Runs one claimed delivery's handlers and records the outcome; never rejects. `signal`: the handlers' `context.signal`. */
+export async function runDelivery(env: RunEnvironment, claimed: Claimed, signal: AbortSignal): Promise<Outcome> {
   const { runtime } = env;
-  let event: AnyWebhookEvent;
-  try {
-    event = runtime.parseStored(claimed.body);
-  } catch (error) {
-    // It parsed when it was accepted; a stricter SDK version (validate) may refuse it now. No retry helps.
-    const recorded = await recordFailure(env, claimed, `the stored body no longer parses: ${describeThrown(error)}`, true, 0, error);
-    runtime.log({
-      level: 'error',
-      event: 'dead',
-      message: 'the stored body no longer parses: the delivery is dead',
-      deliveryId: claimed.id,
-      attempt: claimed.attempt,
-    });
+  const event = parseClaimed(runtime, claimed);
+  if (event instanceof Unparsable) {
+    const recorded = await recordFailure(env, claimed, event.message, true, 0, event.error);
+    logUnparsable(runtime, claimed);
     return recorded ? { kind: 'dead' } : { kind: 'unrecorded' };
   }
   const delivery = { id: claimed.id, attempt: claimed.attempt };
@@ -97,7 +88,7 @@ export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promis
     const mark = { text: env.sql.done, params: [claimed.id, env.options.workerId, claimed.attempt] };
     await env.driver.transaction(async (tx, held) => {
       if (held.length === 0) throw LEASE_LOST;
-      const failures = await runtime.runHandlers(event, { delivery, transaction: tx.client });
+      const failures = await runtime.runHandlers(event, { delivery, transaction: tx.client, signal });
       if (failures.length > 0) throw new HandlersFailed(failures);
     }, mark);
   } catch (error) {
@@ -120,16 +111,47 @@ export async function runDelivery(env: RunEnvironment, claimed: Claimed): Promis
     if (!recorded) return { kind: 'unrecorded' };
     return dead ? { kind: 'dead' } : { kind: 'failed', retryInMs };
   }
+  logProcessed(runtime, claimed, event.action);
+  return { kind: 'succeeded' };
+}
+
+/** A stored body that parsed when it was accepted and no longer does (a stricter SDK version, validate): no retry helps. */
+export class Unparsable {
+  readonly message: string;
+  constructor(readonly error: unknown) {
+    this.message = `the stored body no longer parses: ${describeThrown(error)}`;
+  }
+}
+
+export function parseClaimed(runtime: ReceiverRuntime, claimed: Claimed): AnyWebhookEvent | Unparsable {
+  try {
+    return runtime.parseStored(claimed.body);
+  } catch (error) {
+    return new Unparsable(error);
+  }
+}
+
+export function logUnparsable(runtime: ReceiverRuntime, claimed: Claimed): void {
+  runtime.log({
+    level: 'error',
+    event: 'dead',
+    message: 'the stored body no longer parses: the delivery is dead',
+    deliveryId: claimed.id,
+    attempt: claimed.attempt,
+  });
+}
+
+/** A replay's first attempt says `replayed`, every other success `processed`. */
+export function logProcessed(runtime: ReceiverRuntime, claimed: Claimed, action: string): void {
   const replayed = claimed.replayed && claimed.budgetUsed === 1;
   runtime.log({
     level: 'info',
     event: replayed ? 'replayed' : 'processed',
     message: replayed ? 'replayed delivery processed' : 'delivery processed',
-    action: event.action,
+    action,
     deliveryId: claimed.id,
     attempt: claimed.attempt,
   });
-  return { kind: 'succeeded' };
 }
 
 /**

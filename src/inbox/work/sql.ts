@@ -26,8 +26,6 @@ export interface WorkerSql {
   readonly done: string;
   /** After a failed attempt: pending again at $4 ms from now, or dead ($5). */
   readonly fail: string;
-  /** Gives an unstarted claim back (stop() before a handler began). */
-  readonly release: string;
   /**
    * For drain(): one delivery still to finish, if any: due and pending, or running on any worker
    * (a dead one's too), with how many ms until its lease runs out; pending ones first.
@@ -89,11 +87,6 @@ SELECT id::text AS id FROM finished`,
 )
 UPDATE ${a} SET outcome = 'failed', finished_at = now(), error = $6, error_class = $7, error_stack = $8
  WHERE delivery_id = (SELECT id FROM failed) AND attempt = $3`,
-    release: `WITH released AS (
-  UPDATE ${t} SET state = 'pending', attempts = attempts - 1, locked_by = NULL, locked_until = NULL
-   WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
-)
-DELETE FROM ${a} WHERE delivery_id = (SELECT id FROM released) AND attempt = $3`,
     // No FOR UPDATE: a row a live handler holds locked is still running, and must be seen.
     unfinished: `SELECT state, greatest(0, extract(epoch FROM coalesce(locked_until, now()) - now()) * 1000)::float8 AS lease_ms
   FROM ${t} WHERE (state = 'pending' AND run_at <= now()) OR state = 'running'

@@ -3,21 +3,39 @@ import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
-import { startBatchLoop } from './batch-steps.js';
-import { systemClock, WorkerLoop, type Clock } from './loop.js';
-import { resolveWorkOptions, type ResolvedWorkOptions, type WorkOptions } from './options.js';
-import { claimedFromRow, runDelivery, type RunEnvironment } from './run-delivery.js';
-import { workerSql, type WorkerSql } from './sql.js';
-import { workerTelemetry, type WorkerTelemetry } from '../../telemetry/process.js';
+import { systemClock, type Clock } from './clock.js';
+import { batchedCompleter, transactionalCompleter } from './completers.js';
+import { stopTimeout, WorkerLoop } from './loop.js';
+import { resolveWorkOptions, type WorkOptions } from './options.js';
+import type { RunEnvironment } from './run-delivery.js';
+import { DatabaseHealth, workerSource } from './source.js';
+import { workerSql } from './sql.js';
+import { workerTelemetry } from '../../telemetry/process.js';
 
 export type { WorkOptions } from './options.js';
+
+/** Options of `worker.stop(options)`. */
+export interface StopOptions {
+  /**
+   * How long to wait for in-flight handlers, in ms; then their `context.signal` is aborted and
+   * `stop()` resolves, their deliveries left to the lease. A negative or non-number value is a `RangeError`.
+   *
+   * @defaultValue none: `stop()` waits for the handlers however long they take
+   */
+  timeoutMs?: number;
+}
 
 /** A running worker, as `inbox.work()` returns it. */
 export interface Worker {
   /** Its `workerId`, as recorded in attempts and logs. */
   readonly id: string;
-  /** Stops claiming, gives back the deliveries claimed ahead, lets in-flight handlers finish: nothing stays claimed. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming, gives back the deliveries claimed ahead (and waits until they are back), lets
+   * in-flight handlers finish: nothing stays claimed. Past `timeoutMs`, aborts the handlers'
+   * `context.signal` and resolves without them: their deliveries stay claimed until the lease runs
+   * out, then run again. Without `timeoutMs` it waits for the handlers however long they take.
+   */
+  stop(options?: StopOptions): Promise<void>;
   /**
    * Resolves when no delivery is due and none is running, on any worker (tests, scripts, one-off
    * catch-up runs). A delivery whose worker died is waited for: once its lease runs out this
@@ -25,72 +43,6 @@ export interface Worker {
    * with a `WebhookInboxError` when the database cannot be read; resolves at once after `stop()`.
    */
   drain(): Promise<void>;
-}
-
-/** Logs a database failure once per outage, not once per poll, and its end. */
-class DatabaseHealth {
-  #down = false;
-
-  constructor(
-    private readonly runtime: ReceiverRuntime,
-    private readonly options: ResolvedWorkOptions,
-    private readonly table: string,
-  ) {}
-
-  failed(error: unknown, doing: string): void {
-    const wrapped = inboxError(error, this.table, doing);
-    if (!this.#down)
-      this.runtime.log({
-        level: 'error',
-        // Only migrate() reports a newer schema, and a database's error is never inbox_no_transaction:
-        // a worker's statements fail as inbox_failed.
-        event: wrapped.code === 'inbox_schema_newer' || wrapped.code === 'inbox_no_transaction' ? 'inbox_failed' : wrapped.code,
-        message: `worker ${this.options.workerId}: ${wrapped.message}; retrying every ${this.options.pollIntervalMs} ms`,
-        code: wrapped.code,
-      });
-    this.#down = true;
-  }
-
-  reachable(): void {
-    if (!this.#down) return;
-    this.#down = false;
-    this.runtime.log({
-      level: 'info',
-      event: 'inbox_unavailable',
-      message: `worker ${this.options.workerId}: the inbox database is reachable again`,
-    });
-  }
-}
-
-async function recover(
-  driver: Driver,
-  sql: WorkerSql,
-  options: ResolvedWorkOptions,
-  runtime: ReceiverRuntime,
-  health: DatabaseHealth,
-  telemetry: WorkerTelemetry,
-) {
-  let rows: Row[];
-  try {
-    rows = await driver.query(sql.recover, [options.maxAttempts]);
-  } catch (error) {
-    health.failed(error, 'recovering expired leases');
-    return;
-  }
-  for (const row of rows) {
-    const dead = row['state'] === 'dead';
-    if (dead) telemetry.wentDead(String(row['action']));
-    runtime.log({
-      level: dead ? 'error' : 'warn',
-      event: dead ? 'dead' : 'retried',
-      message: dead
-        ? `attempt ${String(row['attempts'])} did not finish (its worker stopped) and no attempts are left: the delivery is dead`
-        : `attempt ${String(row['attempts'])} did not finish (its worker stopped): due again`,
-      action: String(row['action']),
-      deliveryId: String(row['id']),
-      attempt: Number(row['attempts']),
-    });
-  }
 }
 
 export function startWorker(
@@ -105,8 +57,6 @@ export function startWorker(
 ): Worker {
   const options = resolveWorkOptions(driver, workOptions);
   const sql = workerSql(names, options);
-  // Ordered claims follow one another, per table.
-  const orderKey = `rack-webhooks order ${names.display}`;
   const health = new DatabaseHealth(runtime, options, names.display);
   const env: RunEnvironment = {
     driver,
@@ -117,47 +67,15 @@ export function startWorker(
     databaseFailed: (error, doing) => health.failed(error, doing),
   };
   const telemetry = workerTelemetry(telemetryEnabled, names.display);
-  const recoverExpired = () => recover(driver, sql, options, runtime, health, telemetry);
-  const steps = {
-    async claim(wanted: number): Promise<Row[] | undefined> {
-      try {
-        const params = [wanted, options.workerId, options.leaseSeconds];
-        const rows =
-          options.order === 'per-app'
-            ? await driver.transaction(async (tx) => {
-                await tx.query(sql.orderLock, [orderKey]);
-                return tx.query(sql.claim, params);
-              })
-            : await driver.query(sql.claim, params);
-        health.reachable();
-        return rows;
-      } catch (error) {
-        health.failed(error, 'claiming deliveries');
-        return undefined;
-      }
-    },
-    recover: recoverExpired,
-    beforePoll: () => {
-      if (options.listen) relisten();
-    },
-  };
-  const loop =
-    options.mode === 'batched'
-      ? startBatchLoop(env, names, steps, telemetry, clock)
-      : new WorkerLoop(
-          {
-            ...steps,
-            run: (row) => {
-              const claimed = claimedFromRow(row);
-              return telemetry.attempt(claimed, () => runDelivery(env, claimed));
-            },
-            async release(row) {
-              await driver.query(sql.release, [String(row['id']), options.workerId, Number(row['attempts'])]).catch(() => {});
-            },
-          },
-          options,
-          clock,
-        );
+  const source = workerSource(env, names, health, telemetry, relisten);
+  const batched = options.mode === 'batched';
+  const loop = new WorkerLoop(
+    source,
+    (hooks) => (batched ? batchedCompleter(env, names, telemetry, hooks) : transactionalCompleter(env, telemetry, hooks)),
+    // Batched: the claim-ahead is the batch, claimed ahead of the handlers in one round trip.
+    batched ? { ...options, claimAhead: options.batchSize } : options,
+    clock,
+  );
   // Wake-ups: notifications from the database and this process's own receivers; the poll as the floor.
   const unsubscribe = options.listen ? subscribe(() => void loop.wake()) : async () => {};
   const heartbeat = new Heartbeat(
@@ -172,9 +90,10 @@ export function startWorker(
 
   return {
     id: options.workerId,
-    async stop() {
+    async stop(stopOptions) {
+      stopTimeout(stopOptions); // a bad timeoutMs stops nothing
       const unsubscribed = unsubscribe();
-      await loop.stop();
+      await loop.stop(stopOptions);
       await unsubscribed;
       // Last: the worker is there until its handlers have finished.
       await heartbeat.stop();
@@ -182,9 +101,9 @@ export function startWorker(
     async drain() {
       while (loop.state === 'running') {
         // Deliveries whose worker died count as due once their lease ran out: a catch-up run takes them too.
-        await recoverExpired();
+        await source.recover();
         await loop.wake();
-        if (loop.running > 0) {
+        if (!loop.idle) {
           await loop.whenIdle();
           continue;
         }

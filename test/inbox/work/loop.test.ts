@@ -1,42 +1,67 @@
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../../../src/inbox/database/driver.js';
-import { WorkerLoop, type LoopSteps } from '../../../src/inbox/work/loop.js';
+import type { Completer, CompleterHooks } from '../../../src/inbox/work/completers.js';
+import { WorkerLoop } from '../../../src/inbox/work/loop.js';
+import type { LoopSource } from '../../../src/inbox/work/source.js';
 import type { Outcome } from '../../../src/inbox/work/run-delivery.js';
-import { deferred, flush, ManualClock } from '../../kit/time.js';
+import { deferred, ManualClock } from '../../kit/time.js';
 
 /**
  * The worker loop driven step by step: a clock whose timers fire only when the test says, steps
  * that answer when the test says. No database and no real timer: each state change is observed.
  */
 
-/** Steps whose claims hand out `queue` and whose runs wait until the test finishes them. */
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * A source whose claims hand out `queue`, and a completer (the default mode's shape: the outcome
+ * recorded when the handlers end) whose runs wait until the test finishes them.
+ */
 function scriptedSteps(queue: Row[]) {
   const log: string[] = [];
   const runs = new Map<string, (outcome: Outcome) => void>();
+  const signals = new Map<string, AbortSignal>();
   let claimFails = false;
-  const steps: LoopSteps = {
+  const steps: LoopSource = {
     async claim(wanted) {
       log.push(`claim ${wanted}`);
       if (claimFails) return undefined;
       return queue.splice(0, wanted);
     },
-    run(row) {
-      log.push(`run ${String(row['id'])}`);
-      const done = deferred<Outcome>();
-      runs.set(String(row['id']), done.resolve);
-      return done.promise;
+    async release(released) {
+      for (const row of released) log.push(`release ${String(row['id'])}`);
     },
-    async release(row) {
-      log.push(`release ${String(row['id'])}`);
+    async renew(renewed) {
+      log.push(`renew ${renewed.map((row) => String(row['id'])).join(',')}`);
+      return true;
     },
     async recover() {
       log.push('recover');
     },
     beforePoll() {},
   };
+  const completer = (hooks: CompleterHooks): Completer => ({
+    unrecorded: 0,
+    renewsLeases: false,
+    async run(row, signal) {
+      const id = String(row['id']);
+      log.push(`run ${id}`);
+      signals.set(id, signal);
+      const done = deferred<Outcome>();
+      runs.set(id, done.resolve);
+      const outcome = await done.promise;
+      if (outcome.kind === 'failed') hooks.retryDue(outcome.retryInMs);
+    },
+    recorded: () => Promise.resolve(),
+    abandon() {
+      log.push('abandon');
+    },
+  });
   return {
     steps,
+    completer,
     log,
+    signals,
     finish(id: string, outcome: Outcome = { kind: 'succeeded' }) {
       runs.get(id)!(outcome);
       runs.delete(id);
@@ -54,6 +79,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2', '3', '4', '5'));
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 2, batchSize: 2, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -72,17 +98,18 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1'));
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
     loop.start();
     await flush();
-    expect(clock.live().map((t) => [t.ms, t.keepAlive])).toEqual([[1000, true]]); // the poll keeps the process alive
+    expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([[1000, true]]); // the poll keeps the process alive
     let stopped = false;
     const stopping = loop.stop().then(() => (stopped = true));
     await flush();
     expect(loop.state).toBe('stopping');
-    expect(clock.live()).toEqual([]);
+    expect(clock.live).toEqual([]);
     expect(stopped).toBe(false);
     script.finish('1');
     await stopping;
@@ -100,6 +127,7 @@ describe('the worker loop, step by step', () => {
     };
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -117,6 +145,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1'));
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
@@ -124,7 +153,7 @@ describe('the worker loop, step by step', () => {
     await flush();
     script.finish('1', { kind: 'failed', retryInMs: 200 });
     await flush();
-    expect(clock.live().map((t) => [t.ms, t.keepAlive])).toEqual([
+    expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([
       [1000, true],
       [205, false],
     ]);
@@ -139,6 +168,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2', '3', '4'));
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 4, batchSize: 4, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
@@ -149,7 +179,7 @@ describe('the worker loop, step by step', () => {
     script.finish('3', { kind: 'lease-lost' });
     script.finish('4', { kind: 'unrecorded' });
     await flush();
-    expect(clock.live().map((t) => t.ms)).toEqual([1000]);
+    expect(clock.live.map((t) => t.ms)).toEqual([1000]);
     await loop.stop();
   });
 
@@ -159,6 +189,7 @@ describe('the worker loop, step by step', () => {
     script.failClaims(true);
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
@@ -179,6 +210,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2'));
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 2, batchSize: 2, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -199,6 +231,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2', '3', '4', '5', '6', '7', '8', '9', '10'));
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 2, batchSize: 4, claimAhead: 4, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -243,6 +276,7 @@ describe('the worker loop, step by step', () => {
     };
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 1, batchSize: 1, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -268,6 +302,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2', '3'));
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 1, batchSize: 3, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -288,16 +323,17 @@ describe('the worker loop, step by step', () => {
   it('a row held ahead until its lease is half gone is given back, not started', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1', '2'));
-    // A lease of 30 s: a held row is stale 15 s after its claim.
+    // A lease of 4 ms: a held row is stale 2 ms after its claim.
     const loop = new WorkerLoop(
       script.steps,
-      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 30 },
+      script.completer,
+      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
       clock,
     );
     loop.start();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']);
-    clock.advance(15_001);
+    clock.pass(10);
     script.finish('1');
     await flush();
     expect(script.log.slice(3, 5)).toEqual(['release 2', 'claim 2']); // given back, then room to claim again
@@ -309,23 +345,20 @@ describe('the worker loop, step by step', () => {
   it('a held row goes back once half its lease is gone even while every slot stays busy (a timer, not a free slot)', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1', '2'));
-    // A lease of 30 s: the held row is stale 15 s after its claim; its timer is set for just past that.
+    // A lease of 4 ms: the held row is stale 2 ms after its claim; the timer is set for about 3 ms.
     const loop = new WorkerLoop(
       script.steps,
-      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 30 },
+      script.completer,
+      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
       clock,
     );
     loop.start();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']);
-    expect(clock.live(15_001)).toHaveLength(1); // besides the poll's 1000
-    clock.advance(15_000);
-    clock.fire(15_001); // fired a hair early, by this clock: the row is not stale yet, so it stays held
-    await flush();
-    expect(script.log).not.toContain('release 2');
-    expect(clock.live(1)).toHaveLength(1); // the next look, 1 ms on
-    clock.advance(1);
-    clock.fire(1);
+    const staleTimer = clock.live.find((t) => t.ms <= 4); // the poll's is 1000
+    expect(staleTimer).toBeDefined();
+    clock.pass(10);
+    clock.fire(staleTimer!.ms);
     await flush();
     expect(script.log).toContain('release 2'); // handler 1 still runs: the slot never freed
     expect(script.log).not.toContain('run 2');
@@ -345,6 +378,7 @@ describe('the worker loop, step by step', () => {
     };
     const loop = new WorkerLoop(
       script.steps,
+      script.completer,
       { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -363,5 +397,121 @@ describe('the worker loop, step by step', () => {
     await Promise.all([first, second]);
     expect(script.log.slice(3)).toEqual(['release 2']);
     expect(loop.state).toBe('stopped');
+  });
+});
+
+describe('the worker loop: its states', () => {
+  const settings = { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 };
+
+  it('goes created -> running -> stopping -> stopped, and refuses every other transition', async () => {
+    const clock = new ManualClock();
+    const script = scriptedSteps(rows('1'));
+    const loop = new WorkerLoop(script.steps, script.completer, settings, clock);
+    expect(loop.state).toBe('created');
+    await loop.wake(); // nothing claimed before start()
+    expect(script.log).toEqual([]);
+    loop.start();
+    expect(loop.state).toBe('running');
+    expect(() => loop.start()).toThrow('worker loop: no transition from running to running');
+    await flush();
+    const stopping = loop.stop();
+    expect(loop.state).toBe('stopping');
+    expect(() => loop.start()).toThrow('worker loop: no transition from stopping to running');
+    script.finish('1');
+    await stopping;
+    expect(loop.state).toBe('stopped');
+    expect(() => loop.start()).toThrow('worker loop: no transition from stopped to running');
+    await loop.stop(); // a second stop() is no transition: it resolves
+    expect(loop.state).toBe('stopped');
+  });
+
+  it('stop() before start(): created -> stopped, nothing claimed, no timer', async () => {
+    const clock = new ManualClock();
+    const script = scriptedSteps(rows('1'));
+    const loop = new WorkerLoop(script.steps, script.completer, settings, clock);
+    await loop.stop();
+    expect(loop.state).toBe('stopped');
+    expect(() => loop.start()).toThrow('worker loop: no transition from stopped to running');
+    expect(script.log).toEqual([]);
+    expect(clock.live).toEqual([]);
+  });
+
+  it('stop({ timeoutMs }): handlers that end in time are waited for, their signal never aborted, the timer cancelled', async () => {
+    const clock = new ManualClock();
+    const script = scriptedSteps(rows('1'));
+    const loop = new WorkerLoop(script.steps, script.completer, settings, clock);
+    loop.start();
+    await flush();
+    const stopping = loop.stop({ timeoutMs: 250 });
+    await flush();
+    expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([[250, true]]); // stop()'s caller waits on it
+    script.finish('1');
+    await stopping;
+    expect(script.signals.get('1')!.aborted).toBe(false);
+    expect(clock.live).toEqual([]);
+    expect(script.log).not.toContain('abandon');
+  });
+
+  it('stop({ timeoutMs }): past it, aborts context.signal and returns, the running row left to its lease; held rows given back first', async () => {
+    const clock = new ManualClock();
+    const script = scriptedSteps(rows('1', '2'));
+    const loop = new WorkerLoop(script.steps, script.completer, { ...settings, batchSize: 2, claimAhead: 1 }, clock);
+    loop.start();
+    await flush();
+    expect(script.log).toEqual(['recover', 'claim 2', 'run 1']); // row 2 held
+    let stopped = false;
+    const stopping = loop.stop({ timeoutMs: 250 }).then(() => (stopped = true));
+    await flush();
+    expect(stopped).toBe(false);
+    expect(script.signals.get('1')!.aborted).toBe(false);
+    expect(clock.fire(250)).toBe(1);
+    await stopping;
+    const signal = script.signals.get('1')!;
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as DOMException).name).toBe('AbortError');
+    expect((signal.reason as DOMException).message).toBe("the worker stopped: its handlers outlived stop()'s timeoutMs (250 ms)");
+    expect(script.log.slice(3)).toEqual(['release 2', 'abandon']); // row 1 is not given back: its handler may still write
+    expect(loop.state).toBe('stopped');
+    expect(loop.running).toBe(1);
+    script.finish('1'); // ends late: nothing more is claimed or started
+    await flush();
+    expect(script.log.slice(5)).toEqual([]);
+    expect(loop.running).toBe(0);
+  });
+
+  it('stop({ timeoutMs }) refuses a negative or non-number timeout with a RangeError', async () => {
+    const script = scriptedSteps([]);
+    const loop = new WorkerLoop(script.steps, script.completer, settings, new ManualClock());
+    loop.start();
+    await expect(loop.stop({ timeoutMs: -1 })).rejects.toThrow(new RangeError('stop(): timeoutMs must be a number >= 0, got -1'));
+    await expect(loop.stop({ timeoutMs: Number.NaN })).rejects.toThrow(RangeError);
+    expect(loop.state).toBe('running');
+    await loop.stop();
+  });
+
+  it('stop() waits for the stale rows it gave back, in either completion mode (the batched stop() regression)', async () => {
+    const clock = new ManualClock();
+    const script = scriptedSteps(rows('1', '2', '3'));
+    const gate = deferred<void>();
+    const release = script.steps.release.bind(script.steps);
+    script.steps.release = async (released) => {
+      await gate.promise;
+      await release(released);
+    };
+    const loop = new WorkerLoop(script.steps, script.completer, { ...settings, batchSize: 3, claimAhead: 2 }, clock);
+    loop.start();
+    await flush();
+    expect(script.log).toEqual(['recover', 'claim 3', 'run 1']);
+    clock.pass(15_001); // rows 2 and 3: half their lease of 30 s gone
+    script.finish('1'); // the slot frees: the stale rows go back instead of starting
+    await flush();
+    expect(script.log).not.toContain('run 2');
+    let stopped = false;
+    const stopping = loop.stop().then(() => (stopped = true));
+    await flush();
+    expect(stopped).toBe(false); // their release is still under way
+    gate.resolve();
+    await stopping;
+    expect(script.log.filter((line) => line.startsWith('release'))).toEqual(['release 2', 'release 3']);
   });
 });

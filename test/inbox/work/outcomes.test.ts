@@ -3,6 +3,7 @@ import { receiverRuntime } from '../../../src/receiver/inbox-contract.js';
 import { driverFor } from '../../../src/inbox/database/detect.js';
 import type { Driver } from '../../../src/inbox/database/driver.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
+import { batchSql } from '../../../src/inbox/work/batch-sql.js';
 import { resolveWorkOptions } from '../../../src/inbox/work/options.js';
 import { claimedFromRow, runDelivery, type RunEnvironment } from '../../../src/inbox/work/run-delivery.js';
 import { workerSql } from '../../../src/inbox/work/sql.js';
@@ -87,7 +88,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
     const setup = await setUp((id, attempt, tx, effects) => writeEffect('pg', tx, effects, id, attempt));
     const claimed = await setup.claim();
     expect(await setup.attempts(claimed.id)).toEqual([{ attempt: 1, worker: WORKER, outcome: null, error: null }]); // recorded before the handler
-    expect(await runDelivery(setup.env, claimed)).toEqual({ kind: 'succeeded' });
+    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'succeeded' });
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'done', attempts: 1, locked_by: null, last_error: null, finished: true });
     expect(await setup.attempts(claimed.id)).toEqual([{ attempt: 1, worker: WORKER, outcome: 'succeeded', error: null }]);
     expect(await effectRows(setup)).toEqual([{ id: claimed.id, attempt: 1 }]);
@@ -99,7 +100,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
       throw new Error('downstream said 503');
     });
     const claimed = await setup.claim();
-    expect(await runDelivery(setup.env, claimed)).toEqual({ kind: 'failed', retryInMs: 60_000 });
+    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'failed', retryInMs: 60_000 });
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'pending', attempts: 1, locked_by: null, due_in_s: 60 });
     expect((await setup.row(claimed.id))['last_error']).toContain('downstream said 503');
     expect(await setup.attempts(claimed.id)).toEqual([
@@ -116,7 +117,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
       { maxAttempts: 1 },
     );
     const claimed = await setup.claim();
-    expect(await runDelivery(setup.env, claimed)).toEqual({ kind: 'dead' });
+    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'dead' });
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'dead', attempts: 1, locked_by: null });
     expect(await setup.attempts(claimed.id)).toEqual([
       { attempt: 1, worker: WORKER, outcome: 'failed', error: expect.stringContaining('always') },
@@ -127,7 +128,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
     const setup = await setUp(async () => {});
     await setup.harness.db.query(`UPDATE ${setup.harness.table} SET body = convert_to('not json', 'UTF8')`);
     const claimed = await setup.claim();
-    expect(await runDelivery(setup.env, claimed)).toEqual({ kind: 'dead' });
+    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'dead' });
     expect(setup.handled).toEqual([]);
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'dead', attempts: 1 });
     expect((await setup.row(claimed.id))['last_error']).toContain('no longer parses');
@@ -137,7 +138,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
     const setup = await setUp(async () => {});
     const claimed = await setup.claim();
     await setup.harness.db.query(`UPDATE ${setup.harness.table} SET locked_by = 'other-worker', attempts = 2`);
-    expect(await runDelivery(setup.env, claimed)).toEqual({ kind: 'lease-lost' });
+    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'lease-lost' });
     expect(setup.handled).toEqual([]);
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'running', attempts: 2, locked_by: 'other-worker' });
   });
@@ -158,7 +159,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
       },
     );
     const claimed = await setup.claim();
-    expect(await runDelivery(setup.env, claimed)).toEqual({ kind: 'unrecorded' });
+    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'unrecorded' });
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'running', attempts: 1, locked_by: WORKER });
     // The lease runs out: `recover` (any worker's poll, or drain) ends the attempt as crashed.
     await setup.harness.db.query(`UPDATE ${setup.harness.table} SET locked_until = now() - interval '1 second'`);
@@ -172,7 +173,8 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   it('released: a claim taken while stop() came is given back, its attempt unrecorded', async () => {
     const setup = await setUp(async () => {});
     const claimed = await setup.claim();
-    await setup.harness.db.query(setup.env.sql.release, [claimed.id, WORKER, claimed.attempt]);
+    const { release } = batchSql(resolveTableNames(setup.harness.db.table));
+    await setup.harness.db.query(release, [JSON.stringify([{ id: claimed.id, attempt: claimed.attempt }]), WORKER]);
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'pending', attempts: 0, locked_by: null });
     expect(await setup.attempts(claimed.id)).toEqual([]);
   });

@@ -1,0 +1,149 @@
+import type { WorkerTelemetry } from '../../telemetry/process.js';
+import type { Row } from '../database/driver.js';
+import type { TableNames } from '../schema/table-name.js';
+import { batchSql } from './batch-sql.js';
+import { withAttemptTelemetry } from './batch-telemetry.js';
+import { runBatched, type Completion, type Recording } from './run-batched.js';
+import { claimedFromRow, runDelivery, type RunEnvironment } from './run-delivery.js';
+
+/**
+ * How a mode records outcomes: the one difference between the modes. The default mode records
+ * each in the handlers' own transaction; `mode: 'batched'` hands them to one statement for many.
+ */
+export interface Completer {
+  /** Runs one claimed row's handlers; resolves when they end (its slot frees); never rejects. */
+  run(row: Row, signal: AbortSignal): Promise<void>;
+  /** Outcomes handed over and not yet recorded (batched: waiting for their statement). */
+  readonly unrecorded: number;
+  /** Resolves once every outcome handed over so far is recorded (or its statement failed). */
+  recorded(): Promise<void>;
+  /** Running handlers hold no lock on their rows, so their leases are renewed while they run. */
+  readonly renewsLeases: boolean;
+  /** stop() ran out of time: outcomes that arrive from now on are left to the lease. */
+  abandon(): void;
+}
+
+/** What the loop gives a completer: wake-ups for retries it recorded, and word that it recorded some. */
+export interface CompleterHooks {
+  retryDue(inMs: number): void;
+  recorded(): void;
+}
+
+/** The default mode: each outcome is recorded in the handlers' own transaction (or by `fail`), before the slot frees. */
+export function transactionalCompleter(env: RunEnvironment, telemetry: WorkerTelemetry, hooks: CompleterHooks): Completer {
+  return {
+    unrecorded: 0,
+    renewsLeases: false, // a running handler's transaction holds its row locked
+    async run(row, signal) {
+      const claimed = claimedFromRow(row);
+      const outcome = await telemetry.attempt(claimed, () => runDelivery(env, claimed, signal));
+      if (outcome.kind === 'failed') hooks.retryDue(outcome.retryInMs);
+    },
+    recorded: () => Promise.resolve(),
+    abandon() {},
+  };
+}
+
+/** `mode: 'batched'`: one completion statement for many outcomes, with a `process` span per attempt. */
+export function batchedCompleter(env: RunEnvironment, names: TableNames, telemetry: WorkerTelemetry, hooks: CompleterHooks): Completer {
+  const sql = batchSql(names);
+  return new BatchedCompleter(
+    (row, signal) => withAttemptTelemetry(telemetry, (claimed) => runBatched(env, claimed, signal))(claimedFromRow(row)),
+    (completions) => completeBatch(env, sql.complete, completions),
+    hooks,
+  );
+}
+
+/**
+ * Handlers run outside any transaction, and one completion statement records every outcome that
+ * finished while the one before was under way.
+ */
+export class BatchedCompleter implements Completer {
+  readonly renewsLeases = true;
+  #finished: Completion[] = [];
+  #flushing: Promise<void> | undefined;
+  #abandoned = false;
+
+  constructor(
+    /** Runs one row's handlers; never rejects. */
+    private readonly attempt: (row: Row, signal: AbortSignal) => Promise<Completion>,
+    /** One statement for many outcomes; resolves with the ids recorded, undefined when the database failed. */
+    private readonly complete: (completions: readonly Completion[]) => Promise<ReadonlySet<string> | undefined>,
+    private readonly hooks: CompleterHooks,
+  ) {}
+
+  get unrecorded(): number {
+    return this.#finished.length + (this.#flushing === undefined ? 0 : 1);
+  }
+
+  async run(row: Row, signal: AbortSignal): Promise<void> {
+    const completion = await this.attempt(row, signal); // before reading #finished: a flush may swap it meanwhile
+    this.#finished.push(completion);
+    this.#flush();
+  }
+
+  async recorded(): Promise<void> {
+    while (this.#flushing !== undefined) await this.#flushing;
+  }
+
+  abandon(): void {
+    this.#abandoned = true;
+  }
+
+  /** One completion statement at a time; what finishes meanwhile goes with the next. */
+  #flush(): void {
+    if (this.#flushing !== undefined || this.#finished.length === 0) return;
+    const batch = this.#finished;
+    this.#finished = [];
+    // Abandoned by a stop() past its timeout: left to the lease, the database may be gone already.
+    const recording = this.#abandoned ? Promise.resolve(undefined) : this.complete(batch);
+    this.#flushing = recording
+      .then(async (recorded) => {
+        const recordingOf = (id: string): Recording => (recorded === undefined ? 'unrecorded' : recorded.has(id) ? 'recorded' : 'lost');
+        await Promise.allSettled(batch.map((completion) => completion.settle(recordingOf(completion.claimed.id))));
+        for (const completion of batch)
+          if (completion.state === 'pending' && recorded?.has(completion.claimed.id)) this.hooks.retryDue(completion.delayMs);
+      })
+      .finally(() => {
+        this.#flushing = undefined;
+        this.#flush();
+        this.hooks.recorded();
+      });
+  }
+}
+
+/** The completion statement; resolves with the ids recorded, undefined when the database failed. */
+async function completeBatch(
+  env: RunEnvironment,
+  statement: string,
+  completions: readonly Completion[],
+): Promise<ReadonlySet<string> | undefined> {
+  const { driver, options, runtime } = env;
+  const input = completions.map(({ claimed, state, delayMs, error }) => ({
+    id: claimed.id,
+    attempt: claimed.attempt,
+    state,
+    delay_ms: delayMs,
+    error,
+  }));
+  let rows: Row[];
+  try {
+    rows = await driver.query(statement, [JSON.stringify(input), options.workerId]);
+  } catch (error) {
+    // The rows stay running; when their leases run out, recovery counts the attempts as crashed.
+    env.databaseFailed(error, 'recording finished attempts');
+    return undefined;
+  }
+  const recorded = new Set(rows.map((row) => String(row['id'])));
+  for (const { claimed } of completions) {
+    if (recorded.has(claimed.id)) continue;
+    runtime.log({
+      level: 'warn',
+      event: 'retried',
+      message: 'the lease ran out before the outcome was recorded; another worker has the delivery',
+      deliveryId: claimed.id,
+      attempt: claimed.attempt,
+    });
+  }
+  return recorded;
+}

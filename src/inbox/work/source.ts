@@ -1,0 +1,134 @@
+import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
+import type { WorkerTelemetry } from '../../telemetry/process.js';
+import type { Row } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import type { TableNames } from '../schema/table-name.js';
+import { batchSql } from './batch-sql.js';
+import type { ResolvedWorkOptions } from './options.js';
+import type { RunEnvironment } from './run-delivery.js';
+
+/** What the loop asks of the database, the same in both modes; each step handles (logs) its own database errors. */
+export interface LoopSource {
+  /** Claims up to `wanted` due rows, an attempt recorded for each; undefined when the database failed. */
+  claim(wanted: number): Promise<Row[] | undefined>;
+  /** Gives back claimed rows whose handlers never started (pending again, their attempts undone); never rejects. */
+  release(rows: readonly Row[]): Promise<void>;
+  /** Extends the leases of these rows; false when the database failed. */
+  renew(rows: readonly Row[]): Promise<boolean>;
+  /** Rows whose worker stopped mid-attempt: pending again, or dead. */
+  recover(): Promise<void>;
+  /** Before each poll (re-LISTEN if the listening connection was lost). */
+  beforePoll(): void;
+}
+
+/** Logs a database failure once per outage, not once per poll, and its end. */
+export class DatabaseHealth {
+  #down = false;
+
+  constructor(
+    private readonly runtime: ReceiverRuntime,
+    private readonly options: ResolvedWorkOptions,
+    private readonly table: string,
+  ) {}
+
+  failed(error: unknown, doing: string): void {
+    const wrapped = inboxError(error, this.table, doing);
+    if (!this.#down)
+      this.runtime.log({
+        level: 'error',
+        // Only migrate() reports a newer schema, and a database's error is never inbox_no_transaction:
+        // a worker's statements fail as inbox_failed.
+        event: wrapped.code === 'inbox_schema_newer' || wrapped.code === 'inbox_no_transaction' ? 'inbox_failed' : wrapped.code,
+        // The message is a sentence of its own: its full stop goes before the retry clause joins it.
+        message: `worker ${this.options.workerId}: ${wrapped.message.replace(/\.$/, '')}; retrying every ${this.options.pollIntervalMs} ms`,
+        code: wrapped.code,
+      });
+    this.#down = true;
+  }
+
+  reachable(): void {
+    if (!this.#down) return;
+    this.#down = false;
+    this.runtime.log({
+      level: 'info',
+      event: 'inbox_reachable',
+      message: `worker ${this.options.workerId}: the inbox database is reachable again`,
+    });
+  }
+}
+
+/** Rows whose worker stopped mid-attempt: pending again, or dead, each logged. */
+async function recover(env: RunEnvironment, health: DatabaseHealth, telemetry: WorkerTelemetry): Promise<void> {
+  let rows: Row[];
+  try {
+    rows = await env.driver.query(env.sql.recover, [env.options.maxAttempts]);
+  } catch (error) {
+    health.failed(error, 'recovering expired leases');
+    return;
+  }
+  for (const row of rows) {
+    const dead = row['state'] === 'dead';
+    if (dead) telemetry.wentDead(String(row['action']));
+    env.runtime.log({
+      level: dead ? 'error' : 'warn',
+      event: dead ? 'dead' : 'retried',
+      message: dead
+        ? `attempt ${String(row['attempts'])} did not finish (its worker stopped) and no attempts are left: the delivery is dead`
+        : `attempt ${String(row['attempts'])} did not finish (its worker stopped): due again`,
+      action: String(row['action']),
+      deliveryId: String(row['id']),
+      attempt: Number(row['attempts']),
+    });
+  }
+}
+
+/** The loop's statements, the same in both modes: the claim (with the per-app lock when ordered), release, renew, recovery. */
+export function workerSource(
+  env: RunEnvironment,
+  names: TableNames,
+  health: DatabaseHealth,
+  telemetry: WorkerTelemetry,
+  relisten: () => void,
+): LoopSource {
+  const { driver, sql, options } = env;
+  const batch = batchSql(names);
+  // Ordered claims follow one another, per table.
+  const orderKey = `rack-webhooks order ${names.display}`;
+  return {
+    async claim(wanted) {
+      try {
+        const params = [wanted, options.workerId, options.leaseSeconds];
+        const rows =
+          options.order === 'per-app'
+            ? await driver.transaction(async (tx) => {
+                await tx.query(sql.orderLock, [orderKey]);
+                return tx.query(sql.claim, params);
+              })
+            : await driver.query(sql.claim, params);
+        health.reachable();
+        return rows;
+      } catch (error) {
+        health.failed(error, 'claiming deliveries');
+        return undefined;
+      }
+    },
+    async release(rows) {
+      // Best effort: a row not given back stays claimed until its lease runs out, then recovery takes it.
+      const input = rows.map((row) => ({ id: String(row['id']), attempt: Number(row['attempts']) }));
+      await driver.query(batch.release, [JSON.stringify(input), options.workerId]).catch(() => {});
+    },
+    async renew(rows) {
+      try {
+        await driver.query(batch.renew, [JSON.stringify(rows.map((row) => String(row['id']))), options.workerId, options.leaseSeconds]);
+        return true;
+      } catch (error) {
+        health.failed(error, 'renewing leases');
+        return false;
+      }
+    },
+    recover: () => recover(env, health, telemetry),
+    beforePoll: () => {
+      if (options.listen) relisten();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { driverFor } from '../../../src/inbox/database/detect.js';
+import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
+import { startWorker } from '../../../src/inbox/work/worker.js';
+import { receiverRuntime } from '../../../src/receiver/inbox-contract.js';
+import { pgPoolTo } from '../databases.js';
+import { at, budgetEvent, openInbox, warmUp, type InboxHarness } from '../helpers.js';
+import { deferred, ManualClock } from '../../kit/time.js';
+
+/**
+ * `worker.stop({ timeoutMs })` and `context.signal` on real databases, in both modes, and the
+ * rows a stop leaves: what a caller relies on when it ends its pool right after `stop()`.
+ */
+vi.setConfig({ testTimeout: 60_000 });
+beforeAll(warmUp, 180_000);
+
+const rowsOf = (harness: InboxHarness) =>
+  harness.db.query<Record<string, unknown>>(`SELECT id::text AS id, state, attempts, locked_by FROM ${harness.table} ORDER BY id`);
+const attemptsOf = (harness: InboxHarness) =>
+  harness.db.query<Record<string, unknown>>(
+    `SELECT delivery_id::text AS id, attempt, outcome, error FROM ${harness.attemptsTable} ORDER BY delivery_id, attempt`,
+  );
+
+async function deliverOne(harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n = 0): Promise<string> {
+  const result = await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${String(n).padStart(3, '0')}`)));
+  expect(result.outcome).toBe('accepted');
+  return result.id!;
+}
+
+for (const kind of ['pg', 'pglite'] as const) {
+  for (const mode of ['transactional', 'batched'] as const) {
+    describe(`stop({ timeoutMs }) in mode '${mode}' (${kind})`, () => {
+      it('waits for a handler that ends in time; its context.signal is never aborted', async () => {
+        const harness = await openInbox(kind);
+        const receiver = harness.receiver();
+        const started = deferred<AbortSignal>();
+        const finish = deferred<void>();
+        receiver.on('app:budget:cap', async (_event, { signal }) => {
+          started.resolve(signal);
+          await finish.promise;
+        });
+        const id = await deliverOne(harness, receiver);
+        const worker = harness.work(receiver, { mode, concurrency: 1 });
+        await expect(worker.stop({ timeoutMs: -5 })).rejects.toThrow(new RangeError('stop(): timeoutMs must be a number >= 0, got -5'));
+        const signal = await started.promise; // a refused stop() stopped nothing
+        let stopped = false;
+        const stopping = worker.stop({ timeoutMs: 30_000 }).then(() => (stopped = true));
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(stopped).toBe(false);
+        finish.resolve();
+        await stopping;
+        expect(signal.aborted).toBe(false);
+        expect(await rowsOf(harness)).toEqual([{ id, state: 'done', attempts: 1, locked_by: null }]);
+      });
+
+      it('past the timeout, aborts context.signal and resolves while the handler still runs; the row is left to its lease', async () => {
+        const harness = await openInbox(kind);
+        const receiver = harness.receiver();
+        const started = deferred<AbortSignal>();
+        const gaveUp = deferred<unknown>();
+        receiver.on('app:budget:cap', async (_event, { signal }) => {
+          started.resolve(signal);
+          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+          gaveUp.resolve(signal.reason);
+          throw signal.reason;
+        });
+        const id = await deliverOne(harness, receiver);
+        const worker = harness.work(receiver, { mode, concurrency: 1, leaseSeconds: 600 });
+        const signal = await started.promise;
+        await worker.stop({ timeoutMs: 20 });
+        expect(signal.aborted).toBe(true);
+        const reason = (await gaveUp.promise) as DOMException;
+        expect([reason.name, reason.message]).toEqual([
+          'AbortError',
+          "the worker stopped: its handlers outlived stop()'s timeoutMs (20 ms)",
+        ]);
+        if (mode === 'batched') {
+          // Abandoned: nothing records it; recovery takes it once the lease runs out.
+          expect(await rowsOf(harness)).toEqual([{ id, state: 'running', attempts: 1, locked_by: expect.any(String) }]);
+        } else {
+          // The handler's own transaction still records what it did: here, a failed attempt, due again.
+          await vi.waitFor(async () => expect((await rowsOf(harness))[0]).toMatchObject({ id, state: 'pending', attempts: 1 }));
+          expect(await attemptsOf(harness)).toEqual([
+            { id, attempt: 1, outcome: 'failed', error: "the worker stopped: its handlers outlived stop()'s timeoutMs (20 ms)" },
+          ]);
+        }
+      });
+    });
+  }
+}
+
+describe("mode: 'batched': stop() then pool.end() at once (pg)", () => {
+  it('the rows given back for being held too long are back before stop() resolves: none ends as a crashed attempt', async () => {
+    const harness = await openInbox('pg');
+    const receiver = harness.receiver();
+    const gate = deferred<void>();
+    const started = deferred<void>();
+    receiver.on('app:budget:cap', async () => {
+      started.resolve();
+      await gate.promise;
+    });
+    const ids: string[] = [];
+    for (let n = 0; n < 5; n++) ids.push(await deliverOne(harness, receiver, n));
+    const pool = pgPoolTo();
+    pool.on('error', () => {});
+    const clock = new ManualClock();
+    const options = { mode: 'batched' as const, concurrency: 1, batchSize: 5, listen: false, leaseSeconds: 30, workerId: 'w-stop' };
+    const worker = startWorker(
+      driverFor(pool),
+      resolveTableNames(harness.table),
+      receiverRuntime(receiver)!,
+      options,
+      () => async () => {},
+      () => {},
+      clock,
+      false,
+    );
+    await started.promise; // the first row runs, four are held
+    clock.pass(15_001); // no renewal fired: the held rows have less than half their lease left
+    expect(clock.fire(15_001)).toBe(1); // the stale timer gives them back
+    const stopping = worker.stop();
+    gate.resolve();
+    await stopping;
+    await pool.end();
+    const [first, ...rest] = await rowsOf(harness);
+    expect(first).toEqual({ id: ids[0], state: 'done', attempts: 1, locked_by: null });
+    expect(rest).toEqual(ids.slice(1).map((id) => ({ id, state: 'pending', attempts: 0, locked_by: null })));
+    expect(await attemptsOf(harness)).toEqual([{ id: ids[0], attempt: 1, outcome: 'succeeded', error: null }]);
+  });
+});
