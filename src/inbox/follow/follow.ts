@@ -120,13 +120,18 @@ export async function followInbox(
   let cursor = options.after;
   let forwarded = 0;
   let lastId: bigint | undefined;
-  const result = (stoppedBy: FollowResult['stoppedBy'], resumeFrom = cursor + 1n, error?: unknown): FollowResult => ({
-    forwarded,
-    lastId,
-    resumeFrom,
-    stoppedBy,
-    ...(error === undefined ? {} : { error }),
-  });
+  // A gap still watched may yet fill: resuming from it re-sends what follows it (answered
+  // 'duplicate' by the local receiver) rather than skip a delivery that commits after this run.
+  const result = (stoppedBy: FollowResult['stoppedBy'], resumeFrom = cursor + 1n, error?: unknown): FollowResult => {
+    const open = gaps.watchedBelow(resumeFrom - 1n)[0];
+    return {
+      forwarded,
+      lastId,
+      resumeFrom: open !== undefined && open < resumeFrom ? open : resumeFrom,
+      stoppedBy,
+      ...(error === undefined ? {} : { error }),
+    };
+  };
   let unlisten: (() => Promise<void>) | undefined;
   try {
     unlisten = await subscribe(source, options, wake);

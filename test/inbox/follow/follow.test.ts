@@ -91,6 +91,32 @@ describe('followInbox', { timeout: 30_000 }, () => {
     expect(Buffer.from(seen[1]!.body).toString('utf8')).toBe(large);
   });
 
+  it('stopped while an id below the last one forwarded may still commit: the resume id is that gap, not past it', async () => {
+    const table = `${db.schema}.gapped`;
+    const inbox = createInbox({ database: db.database, table, notify: false });
+    await inbox.migrate();
+    const receiver = createReceiver({ secrets: KEY, inbox });
+    await receiver.receive(createSignedRequestSync(event(1), { secrets: KEY }));
+    // Id 2 drawn and not (yet) committed, as by a delivery still being stored.
+    await db.query(`SELECT nextval(pg_get_serial_sequence('${table}', 'id'))`);
+    await receiver.receive(createSignedRequestSync(event(3), { secrets: KEY }));
+    const held = await holdOneConnection(db.database, () => Promise.reject(new Error('not used')));
+    const stop = new AbortController();
+    try {
+      const result = await followInbox(
+        held.source,
+        { names: resolveTableNames(table), filter: {}, after: 0n, once: false, signal: stop.signal, pollMs: 20 },
+        async (delivery) => {
+          if (delivery.id === 3n) stop.abort();
+          return 'next';
+        },
+      );
+      expect(result).toEqual({ forwarded: 2, lastId: 3n, resumeFrom: 2n, stoppedBy: 'signal' });
+    } finally {
+      held.release();
+    }
+  });
+
   it('stops where forward says stop: that delivery is the one to resume from', async () => {
     const table = `${db.schema}.stopping`;
     const inbox = createInbox({ database: db.database, table, notify: false });
