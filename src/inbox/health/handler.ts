@@ -142,11 +142,12 @@ const UNKNOWN: HealthCheckState = 'unknown';
  *
  * @example
  * ```ts
+ * import type { Request } from 'express';
  * import { healthHandler } from 'rack-webhooks/inbox';
  *
  * const probes = healthHandler(inbox, {
  *   // The full report only for your operators; everyone else gets { status, checks }.
- *   detail: (req: express.Request) => req.get('authorization') === `Bearer ${process.env.HEALTH_TOKEN}`,
+ *   detail: (req: Request) => req.get('authorization') === `Bearer ${process.env.HEALTH_TOKEN}`,
  * });
  * app.get('/livez', probes.live);       // Express, or Node's http: probes.ready(req, res)
  * app.get('/readyz', probes.ready);     // {"status":"ready","checks":{"database":"ok","schema":"ok"}}
