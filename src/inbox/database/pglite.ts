@@ -49,8 +49,13 @@ function holdDirectory(db: PGliteLike): Promise<void> | undefined {
       { type: 'DeprecationWarning', code: 'RACK_WEBHOOKS_PGLITE_INSTANCE' },
     );
   }
-  return claimInstance(db, dir).catch((error: unknown) => Promise.reject(refused(error)));
+  // One claim per instance, however many inboxes (tables) it is given to: the second would find the first's socket.
+  let claim = claims.get(db);
+  if (claim === undefined) claims.set(db, (claim = claimInstance(db, dir).catch((error: unknown) => Promise.reject(refused(error)))));
+  return claim;
 }
+
+const claims = new WeakMap<object, Promise<void>>();
 
 async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
   let node;

@@ -221,6 +221,8 @@ describe('createInbox({ database: new PGlite(dir) }), deprecated', () => {
       const legacy = new PGlite(dir);
       const inbox = createInbox({ database: legacy });
       await inbox.migrate();
+      // The same instance given to a second inbox (another table) is the same owner, not a rival.
+      await createInbox({ database: legacy, table: 'another_inbox' }).migrate();
       expect(sockets(dir)).toEqual(['.s.PGSQL.1']);
       const guest = await openPGlite(dir);
       expect(guest.role).toBe('guest');
