@@ -200,6 +200,32 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
     expect(local.received).toEqual([]);
   });
 
+  it('in this process (the CLI as a function): forwards with --once, retries nothing on a 401, stops with --stop-on-error', async () => {
+    await fresh();
+    const sent = [body(), body('app:create')];
+    for (const text of sent) await deliver(production.url, text);
+    const done = await cli('inbox', 'forward', ...source(), '--to', local.url, '--key', LOCAL_KEY, '--from-id', '1', '--once');
+    expect(done.code, done.err).toBe(0);
+    expect(forwardedIds(done.out.trim().split('\n'))).toEqual(['1', '2']);
+    expect(done.err).toMatch(/forwarded 2 deliveries, the last id 2; continue with --from-id 3\n$/);
+    expect(local.received.map((r) => r.body)).toEqual(sent);
+    const wrongKey = await cli(
+      'inbox',
+      'forward',
+      ...source(),
+      '--to',
+      local.url,
+      '--key',
+      'not-the-local-key',
+      '--from-id',
+      '1',
+      '--once',
+      '--stop-on-error',
+    );
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.out).toMatch(/ {2}id=1 {2}.* {2}401 signature_mismatch {2}\d+ ms {2}\(stopping: --stop-on-error\)\n$/);
+  });
+
   it('signs under --header-name; takes the key from RACK_WEBHOOK_SECRETS', async () => {
     await fresh();
     await local.close();

@@ -75,6 +75,24 @@ describe('who owns a PGlite directory', () => {
     if (claim.role === 'owner') await claim.release();
   });
 
+  it('an owner that accepts and does not serve is not taken over: openPGlite refuses in one line that says what to do', async () => {
+    const dir = newDir();
+    mkdirSync(dir, { recursive: true });
+    const stuck = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => stuck.listen(socketPath(dir, 3), resolve));
+    try {
+      await expect(openPGlite(dir)).rejects.toThrow(
+        new RegExp(
+          `^the PGlite database in ${dir} is owned by a process that does not answer on ${socketPath(dir, 3)} \\(.+\\): ` +
+            'stop that process \\(or wait for it\\), then try again; PGlite serves one owner at a time$',
+        ),
+      );
+      expect(sockets(dir)).toEqual(['.s.PGSQL.3']); // a live listener is never removed
+    } finally {
+      await new Promise((resolve) => stuck.close(resolve));
+    }
+  });
+
   it('a directory path too long for a Unix socket is refused in one line', async () => {
     const dir = join(tmpdir(), 'x'.repeat(120));
     await expect(claimDirectory({ fs, net }, dir)).rejects.toThrow(
