@@ -6,7 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createInbox } from '../../src/inbox/create-inbox.js';
 import { expectUsageError, killChildren, run } from '../cli/helpers.js';
 import { openDatabase, POSTGRES_URL } from '../inbox/databases.js';
+import { captureOutput, cli, writtenSoFar } from '../kit/cli.js';
 import { killConsoles, startConsoleProcess } from './console-process.js';
+
+captureOutput();
 
 afterEach(() => {
   killConsoles();
@@ -36,6 +39,27 @@ describe('rack-webhooks console', () => {
       expect((await script.text()).length).toBeGreaterThan(1000); // the real, built page
       expect(await running.stop('SIGINT')).toBe(0);
       expect(running.stderr()).toBe('rack-webhooks console: stopping (Ctrl-C again to quit at once)\n');
+    } finally {
+      await db.close();
+    }
+  }, 30_000);
+
+  it('in this process (the CLI as a function): serves the overview with the printed token and returns 0 on Ctrl-C', async () => {
+    const db = await openDatabase('pg');
+    try {
+      await createInbox({ database: db.database, table: db.table }).migrate();
+      const before = process.listeners('SIGINT').length;
+      const running = cli('console', '--database', POSTGRES_URL, '--table', db.table, '--host', '[::1]');
+      await expect.poll(() => /^open (http:\/\/\S+)$/m.test(writtenSoFar().stdout), { timeout: 20_000 }).toBe(true);
+      const url = new URL(/^open (http:\/\/\S+)$/m.exec(writtenSoFar().stdout)![1]!);
+      const overview = await fetch(`${url.origin}/api/overview`, { headers: { authorization: `Bearer ${url.searchParams.get('token')}` } });
+      expect(await overview.json()).toMatchObject({ stats: { total: 0 } });
+      // Ctrl-C, as the process would get it: the handler the command added.
+      const stop = process.listeners('SIGINT').at(-1) as () => void;
+      expect(process.listeners('SIGINT')).toHaveLength(before + 1);
+      stop();
+      expect(await running).toMatchObject({ code: 0, err: 'rack-webhooks console: stopping (Ctrl-C again to quit at once)\n' });
+      expect(process.listeners('SIGINT')).toHaveLength(before);
     } finally {
       await db.close();
     }
