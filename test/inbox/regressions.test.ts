@@ -526,3 +526,31 @@ describe.each(SCENARIO_KINDS)('regression: list() orders ties by the numeric id,
     }
   }, 60_000);
 });
+
+describe('a worker on a table not migrated yet says so in one sentence, and names its recovery inbox_reachable', () => {
+  it('logs the error once without a doubled stop (".;"), then inbox_reachable once migrate() made the table', async () => {
+    const db = await openDatabase('pg');
+    try {
+      const records: ReceiverLogRecord[] = [];
+      const inbox = createInbox({ database: db.database, table: `${db.schema}.later` });
+      const receiver = createReceiver({ secrets: SECRETS, inbox, logger: (record) => records.push(record) });
+      const worker = inbox.work(receiver, { listen: false, pollIntervalMs: 20 });
+      try {
+        await expect.poll(() => records.filter((record) => record.level === 'error').length, { timeout: 10_000 }).toBe(1);
+        const failed = records.find((record) => record.level === 'error')!;
+        expect(failed).toMatchObject({ event: 'inbox_not_migrated', code: 'inbox_not_migrated' });
+        expect(failed.message).toMatch(/[^.]; retrying every 20 ms$/);
+        await inbox.migrate();
+        await expect.poll(() => records.filter((record) => record.event === 'inbox_reachable').length, { timeout: 10_000 }).toBe(1);
+        expect(records.find((record) => record.event === 'inbox_reachable')).toMatchObject({
+          level: 'info',
+          message: expect.stringMatching(/: the inbox database is reachable again$/),
+        });
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await db.close();
+    }
+  });
+});
