@@ -179,6 +179,22 @@ describe('openPGlite', () => {
     await owner.close();
   }, 60_000);
 
+  it('an owner that never calls close() still lets its process exit, and the next caller owns the directory', async () => {
+    const dir = newDir();
+    const script = `
+      const { openPGlite } = await import(${JSON.stringify(`${ROOT}dist/inbox.js`)});
+      const owner = await openPGlite(${JSON.stringify(dir)});
+      await owner.client.query('SELECT 1');
+      console.log(owner.role);`;
+    const exited = await runNode(['--input-type=module', '-e', script]);
+    expect(exited).toEqual({ code: 0, stdout: 'owner\n', stderr: '' });
+    expect(sockets(dir)).toHaveLength(1); // left behind, refusing connections
+    const next = await openPGlite(dir);
+    expect(next.role).toBe('owner');
+    await next.close();
+    expect(sockets(dir)).toEqual([]);
+  }, 60_000);
+
   it('a guest that goes away mid-transaction is rolled back; one that asks to LISTEN is told to poll; the session goes on', async () => {
     const dir = newDir();
     const owner = await openPGlite(dir);

@@ -70,6 +70,9 @@ function listen(parts: NodeParts, path: string): Promise<NodeNet.Server> {
     server.once('error', reject);
     server.listen(path, () => {
       server.off('error', reject);
+      // Serving others never keeps the owner's process alive: a script that ends without close()
+      // exits as it did with a bare PGlite, and its socket then refuses, so the next caller takes over.
+      server.unref();
       resolve(server);
     });
   });

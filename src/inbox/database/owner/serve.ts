@@ -142,7 +142,10 @@ class Guest {
     if (!this.socket.destroyed) this.socket.write(answer.bytes);
     if (answer.status !== undefined) this.#status = answer.status;
     if (answer.status === 'I') this.#letGo();
-    else this.#idle = setTimeout(() => this.socket.destroy(), this.idleInTransactionMs);
+    else {
+      this.#idle = setTimeout(() => this.socket.destroy(), this.idleInTransactionMs);
+      this.#idle.unref?.();
+    }
   }
 
   /** SSLRequest / GSSENCRequest: no; CancelRequest: not served; StartupMessage: the session is ready. */
