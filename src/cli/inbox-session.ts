@@ -3,9 +3,15 @@
  * database, hand an inbox over, close it whatever happens, and turn a database failure into the
  * one line that says what to do.
  */
-import { createInbox, type Inbox } from '../inbox/create-inbox.js';
-import { WebhookInboxError, inboxError } from '../inbox/errors.js';
-import { DEFAULT_TABLE, resolveTableNames, type TableNames } from '../inbox/schema/table-name.js';
+import {
+  createInbox,
+  DEFAULT_TABLE,
+  type Inbox,
+  inboxError,
+  resolveTableNames,
+  type TableNames,
+  WebhookInboxError,
+} from '../inbox/facade/index.js';
 import { UsageError, stringFlag, type FlagDeclarations, type Flags } from './args.js';
 import { databaseTarget, openDatabase, scrub, unreachableError, type DatabaseTarget, type OpenedDatabase } from './open-database.js';
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MissingPeerError, openDirectory, type PGliteDirectory } from '../inbox/database/owner/open.js';
+import { MissingPeerError, openDirectory, type PGliteDirectory } from '../inbox/facade/index.js';
 import { describeThrown } from '../shared/thrown.js';
 import { UsageError } from './usage-error.js';
 

@@ -6,9 +6,16 @@ import { describe, expect, it } from 'vitest';
 /**
  * The folders under src/ are layers: every import runs down the tree (signature -> crypto -> shared),
  * never back up. A cycle between two folders means neither can be read, tested or bundled without
- * the other, so it fails here with the files that close it.
+ * the other, so it fails here with the files that close it. The same holds for the folders (and
+ * files) inside src/inbox, a quarter of the code; and the CLI and the console, which operate an
+ * inbox, reach it through one door, src/inbox/facade/, so its layout can change without them.
  */
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+const INBOX = join(SRC, 'inbox');
+const FACADE = join(INBOX, 'facade');
+/** The console's page runs in a browser: its door, page.ts, reaches types that import nothing of Node. */
+const PAGE = join(SRC, 'console', 'app');
+const PAGE_DOOR = join(FACADE, 'page.ts');
 
 /** A relative specifier in an import, an export ... from, a side-effect import or a dynamic import(). */
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
@@ -30,13 +37,19 @@ function layerOf(path: string): string | undefined {
   return parts.length === 1 ? '(entry points)' : parts[0];
 }
 
+/** The folder, or file (`errors.ts` for `./errors.js`), directly under src/inbox that holds a path; undefined outside it. */
+function inboxLayerOf(path: string): string | undefined {
+  const [first] = relative(INBOX, path).split(sep);
+  return first === '..' || first === '' ? undefined : first!.replace(/\.js$/, '.ts');
+}
+
 /** folder -> folder it imports -> the `file: specifier` lines that do it. */
-function folderGraph(files: readonly string[], read: (file: string) => string): FolderGraph {
+function folderGraph(files: readonly string[], read: (file: string) => string, layer = layerOf): FolderGraph {
   const graph: FolderGraph = new Map();
   for (const file of files) {
-    const from = layerOf(file)!;
+    const from = layer(file)!;
     for (const [, specifier] of read(file).matchAll(SPECIFIER)) {
-      const to = layerOf(resolve(dirname(file), specifier!));
+      const to = layer(resolve(dirname(file), specifier!));
       if (to === undefined || to === from) continue;
       if (!graph.has(from)) graph.set(from, new Map());
       const edges = graph.get(from)!;
@@ -71,6 +84,26 @@ function fileGraph(files: readonly string[], read: (file: string) => string, exi
     }
   }
   return graph;
+}
+
+const inside = (dir: string, path: string) => path.startsWith(dir + sep);
+
+/**
+ * The imports of src/cli and src/console into the inbox that do not go through its facade, as
+ * `file: specifier` lines. The public entry src/inbox.ts counts as the inbox: it is the users' door.
+ */
+function facadeBypasses(files: readonly string[], read: (file: string) => string, exists = resolveSource): string[] {
+  const tools = [join(SRC, 'cli'), join(SRC, 'console')];
+  const found: string[] = [];
+  for (const file of files.filter((f) => tools.some((dir) => inside(dir, f)))) {
+    for (const [, specifier] of read(file).matchAll(SPECIFIER)) {
+      const target = exists(file, specifier!);
+      if (target === undefined || !(inside(INBOX, target) || target === `${INBOX}.ts`)) continue;
+      const allowed = inside(PAGE, file) ? target === PAGE_DOOR : inside(FACADE, target);
+      if (!allowed) found.push(`${relative(SRC, file)}: ${specifier}`);
+    }
+  }
+  return found;
 }
 
 /** The first cycle found by depth-first search, as the list of folders on it; undefined if none. */
@@ -168,5 +201,83 @@ describe('src/ files import one another without a cycle', () => {
     const synthetic = fileGraph(files, (file) => sources[file]!, exists);
     expect(findCycle(synthetic)).toEqual([join('cli', 'args.ts'), join('cli', 'parse-flags.ts'), join('cli', 'args.ts')]);
     expect(findCycle(fileGraph(files.slice(1), (file) => sources[file]!, exists))).toBeUndefined();
+  });
+});
+
+describe('the folders inside src/inbox form layers too', () => {
+  const graph = folderGraph(sourceFiles(INBOX), (file) => readFileSync(file, 'utf8'), inboxLayerOf);
+
+  it('sees the imports it is meant to check, its root files as layers of their own', () => {
+    expect(graph.get('work')?.has('database')).toBe(true);
+    expect(graph.get('watch')?.has('queries')).toBe(true);
+    expect(graph.get('operate')?.has('queries')).toBe(true);
+    expect(graph.get('create-inbox.ts')?.has('work')).toBe(true);
+  });
+
+  it('has no cycle', () => {
+    const cycle = findCycle(graph);
+    expect(cycle === undefined ? 'no cycle' : `import cycle between src/inbox folders:\n${describeCycle(graph, cycle)}`).toBe('no cycle');
+  });
+
+  it('queries, the reads operate and watch share, imports neither: only the floors below', () => {
+    expect([...(graph.get('queries')?.keys() ?? [])].sort()).toEqual(['database', 'errors.ts', 'rows.ts', 'schema', 'types.ts']);
+  });
+
+  it('reports a cycle between two of its folders, with the files that close it', () => {
+    const files = ['operate/alerts.ts', 'watch/rules/lifecycle.ts', 'errors.ts'].map((f) => join(INBOX, f));
+    const sources: Record<string, string> = {
+      [files[0]!]: "import type { AlertRule } from '../watch/types.js';\nimport { inboxError } from '../errors.js';",
+      [files[1]!]: "import { listDeliveries } from '../../operate/read.js';\nimport { state } from '../../../state/fold.js';",
+      [files[2]!]: "import { WebhookError } from '../shared/webhook-error.js';",
+    };
+    const synthetic = folderGraph(files, (file) => sources[file]!, inboxLayerOf);
+    const cycle = findCycle(synthetic);
+    expect(cycle).toEqual(['operate', 'watch', 'operate']);
+    expect(describeCycle(synthetic, cycle!)).toContain(`${join('watch', 'rules', 'lifecycle.ts')}: ../../operate/read.js`);
+    expect([...synthetic.keys()].sort()).toEqual(['operate', 'watch']); // errors.ts imports only outside src/inbox
+    expect(findCycle(folderGraph([files[0]!, files[2]!], (file) => sources[file]!, inboxLayerOf))).toBeUndefined();
+  });
+});
+
+describe('the CLI and the console reach the inbox only through src/inbox/facade/', () => {
+  const files = sourceFiles(SRC);
+  const read = (file: string) => readFileSync(file, 'utf8');
+
+  it('sees the imports it is meant to check', () => {
+    const throughFacade = files.filter((file) => /inbox\/facade\/index\.js'/.test(read(file)));
+    expect(throughFacade).toContain(join(SRC, 'cli', 'inbox-session.ts'));
+    expect(throughFacade).toContain(join(SRC, 'console', 'server', 'router.ts'));
+  });
+
+  it('imports nothing else from src/inbox (add what a command needs to src/inbox/facade/index.ts)', () => {
+    expect(facadeBypasses(files, read)).toEqual([]);
+  });
+
+  it('reports every import around the facade, the page through page.ts only', () => {
+    const at = (f: string) => join(SRC, f);
+    const sources: Record<string, string> = {
+      [at('cli/commands/inbox/stats.ts')]:
+        "import { readHistory } from '../../../inbox/operate/history.js';\nimport { formatTime } from '../../../inbox/facade/index.js';",
+      [at('cli/open-database.ts')]: "import type { Inbox } from '../inbox.js';\nimport { oneLine } from './format.js';",
+      [at('console/server/router.ts')]: "export type { Query } from '../../inbox/queries/query.js';",
+      [at('console/app/types.ts')]:
+        "import type { InboxStats } from '../../inbox/facade/page.js';\nimport type { DeliveryJson } from '../../inbox/facade/index.js';",
+      [at('inbox/create-inbox.ts')]: "import { listDeliveries } from './queries/read.js';",
+    };
+    const exists = (file: string, specifier: string) => resolve(dirname(file), specifier).replace(/\.js$/, '.ts');
+    expect(facadeBypasses(Object.keys(sources), (file) => sources[file]!, exists)).toEqual([
+      `${join('cli', 'commands', 'inbox', 'stats.ts')}: ../../../inbox/operate/history.js`,
+      `${join('cli', 'open-database.ts')}: ../inbox.js`,
+      `${join('console', 'server', 'router.ts')}: ../../inbox/queries/query.js`,
+      `${join('console', 'app', 'types.ts')}: ../../inbox/facade/index.js`,
+    ]);
+  });
+
+  it("the page's door reaches no node: module (the page is checked with browser types only)", () => {
+    const graph = fileGraph(files, read);
+    const reached = new Set([relative(SRC, PAGE_DOOR)]);
+    for (const file of reached) for (const next of graph.get(file)?.keys() ?? []) reached.add(next);
+    expect(reached.size).toBeGreaterThan(2);
+    expect([...reached].filter((file) => /from\s*['"]node:/.test(read(join(SRC, file))))).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createInbox } from '../../inbox/create-inbox.js';
+import { createInbox } from '../../inbox/facade/index.js';
 import { startConsole } from '../../console/server/start-console.js';
 import { isLoopback } from '../../console/server/auth.js';
 import { UsageError, flagsHelp, stringFlag, type FlagDeclarations, type Flags } from '../args.js';

@@ -4,8 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_MAX_BODY_BYTES, handleWebhookRequest } from '../../adapters/core.js';
 import { readNodeBody } from '../../adapters/node-body.js';
 import { writeNodeResponse } from '../../adapters/node.js';
-import { createInbox } from '../../inbox/create-inbox.js';
-import { DEFAULT_TABLE } from '../../inbox/schema/table-name.js';
+import { createInbox, DEFAULT_TABLE } from '../../inbox/facade/index.js';
 import { createReceiver, DEFAULT_HEADER_NAME, type Receiver } from '../../receiver/create-receiver.js';
 import {
   HEADER_NAME_FLAG,

@@ -1,10 +1,10 @@
 // The console API's JSON, exactly as scratch/CONSOLE-API.md (the server/page contract) fixes it.
-// A delivery, its attempts and the counts are the inbox's own JSON (src/inbox/json.ts): imported as
-// types, so a change there fails the page's type check instead of the page at run time.
-import type { AttemptJson, DeliveryJson } from '../../inbox/json.js';
-import type { DeliveryState, InboxStats } from '../../inbox/types.js';
+// A delivery, its attempts and the counts are the inbox's own JSON (src/inbox/json.ts, reached through
+// src/inbox/facade/page.ts): imported as types, so a change there fails the page's type check
+// instead of the page at run time.
+import type { AttemptJson, DeliveryJson, DeliveryState, InboxStats } from '../../inbox/facade/page.js';
 
-export type { DeliveryState } from '../../inbox/types.js';
+export type { DeliveryState } from '../../inbox/facade/page.js';
 export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 'done', 'dead', 'ignored', 'duplicate'];
 
 export type Stats = InboxStats;

@@ -3,9 +3,7 @@
  * header, then the route. Reads are GET; the three actions are POST from the console's own page.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Inbox } from '../../inbox/create-inbox.js';
-import type { OpenAlert } from '../../inbox/operate/alerts.js';
-import type { HistorySpan, InboxHistory } from '../../inbox/operate/history.js';
+import type { HistorySpan, Inbox, InboxHistory, OpenAlert } from '../../inbox/facade/index.js';
 import type { AppsIndex } from './api/apps.js';
 import type { ChangeFeed } from './api/changes.js';
 import { deliveryDetail, historySpan, listPage, moveOne, retryAllDead } from './api/deliveries.js';

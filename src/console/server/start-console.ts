@@ -5,11 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Inbox } from '../../inbox/create-inbox.js';
-import { readOpenAlerts } from '../../inbox/operate/alerts.js';
-import { readHistory, type HistorySpan } from '../../inbox/operate/history.js';
-import type { Query } from '../../inbox/operate/watch.js';
-import { resolveTableNames } from '../../inbox/schema/table-name.js';
+import { type HistorySpan, type Inbox, type Query, readHistory, readOpenAlerts, resolveTableNames } from '../../inbox/facade/index.js';
 import { AppsIndex } from './api/apps.js';
 import { ChangeFeed } from './api/changes.js';
 import { fieldDescriber } from './api/schema-fields.js';

@@ -4,7 +4,7 @@
  * those states are visited, however long the table's history.
  */
 import { inboxError } from '../errors.js';
-import type { Query } from './history.js';
+import type { Query } from '../queries/query.js';
 
 export interface AppAttention {
   readonly dead: number;

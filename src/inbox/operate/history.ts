@@ -4,9 +4,8 @@
  * view and `rack-webhooks inbox stats --history`. Hours come from the database's clock.
  */
 import { inboxError } from '../errors.js';
+import type { Query } from '../queries/query.js';
 import { quoteIdentifier, type TableNames } from '../schema/table-name.js';
-
-export type Query = (text: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
 
 export type HistorySpan = 'day' | 'week';
 export const HISTORY_SPANS: readonly HistorySpan[] = ['day', 'week'];

@@ -1,5 +1,5 @@
 /** The three commands that change rows: retry (dead -> pending), replay (done -> pending), prune. */
-import type { DeliveryFilter } from '../../../inbox/types.js';
+import type { DeliveryFilter } from '../../../inbox/facade/index.js';
 import { UsageError, flagsHelp, type FlagDeclarations, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { beforeFlag, filterFlagsFor, filterFromFlags, idArgument, isEmptyFilter } from './filter-flags.js';

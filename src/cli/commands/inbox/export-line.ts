@@ -10,7 +10,7 @@
  * stored as `ignored` (an `ignore` pattern, an unknown action) carries `"state":"ignored"`, so an
  * import keeps it a record instead of running handlers the source chose not to run.
  */
-import type { StoredDeliveryDetail } from '../../../inbox/types.js';
+import type { StoredDeliveryDetail } from '../../../inbox/facade/index.js';
 import { bodyText } from './render.js';
 
 export interface ExportedDelivery {

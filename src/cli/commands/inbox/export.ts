@@ -1,6 +1,5 @@
 import { closeSync, fdatasyncSync, fstatSync, openSync, writeSync } from 'node:fs';
-import type { Inbox } from '../../../inbox/create-inbox.js';
-import type { DeliveryFilter } from '../../../inbox/types.js';
+import type { DeliveryFilter, Inbox } from '../../../inbox/facade/index.js';
 import { UsageError, flagsHelp, stringFlag, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
 import { logLine } from '../../delivery-log.js';

@@ -1,7 +1,7 @@
 /** The filter flags list, retry, replay and export share, checked before the database is opened. */
 import { likelyIntendedAction } from '../../../events/action-names.js';
 import { timestampNanos } from '../../../events/compare.js';
-import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from '../../../inbox/types.js';
+import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from '../../../inbox/facade/index.js';
 import { UsageError, stringFlag, type FlagDeclarations, type Flags } from '../../args.js';
 
 export const FILTER_FLAGS = {

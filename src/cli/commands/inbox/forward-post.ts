@@ -4,7 +4,7 @@
  * is down or failing (a refused connection, a timeout, a 5xx) is retried with backoff a few times;
  * any other answer is final.
  */
-import type { FollowedDelivery, ForwardVerdict } from '../../../inbox/follow/follow.js';
+import type { FollowedDelivery, ForwardVerdict } from '../../../inbox/facade/index.js';
 import { createRackEmulator } from '../../../testing/emulator.js';
 import type { DispatchResult } from '../../../testing/types.js';
 import { answerText, clock, oneLine, paint } from '../../format.js';

@@ -1,7 +1,5 @@
 /** `inbox forward`: a deployed inbox's real deliveries, re-signed and posted to a receiver on this machine. */
-import { holdOneConnection } from '../../../inbox/follow/connection.js';
-import { followInbox, type FollowResult } from '../../../inbox/follow/follow.js';
-import { startCursor } from '../../../inbox/follow/read.js';
+import { followInbox, type FollowResult, holdOneConnection, startCursor } from '../../../inbox/facade/index.js';
 import { DEFAULT_HEADER_NAME } from '../../../receiver/create-receiver.js';
 import { MAX_SIGNING_SECRETS } from '../../../signature/limits.js';
 import { describeThrown } from '../../../shared/thrown.js';

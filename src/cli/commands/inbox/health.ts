@@ -1,6 +1,4 @@
-import { checkStates, HEALTH_CHECKS } from '../../../inbox/health/checks.js';
-import type { InboxHealth } from '../../../inbox/health/health.js';
-import type { WorkerInfo } from '../../../inbox/health/workers.js';
+import { checkStates, HEALTH_CHECKS, type InboxHealth, type WorkerInfo } from '../../../inbox/facade/index.js';
 import { flagsHelp, secondsFlag, UsageError, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
 import { formatAge, oneLine } from '../../format.js';

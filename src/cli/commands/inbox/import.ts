@@ -2,7 +2,7 @@ import { constants, createReadStream, fstatSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { WEBHOOK_ACTIONS } from '../../../generated/catalog.js';
-import { WebhookInboxError } from '../../../inbox/errors.js';
+import { WebhookInboxError } from '../../../inbox/facade/index.js';
 import { createReceiver } from '../../../receiver/create-receiver.js';
 import {
   KEY_FLAGS,

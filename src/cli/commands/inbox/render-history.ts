@@ -2,7 +2,7 @@
  * `stats --history`: each measure as a text sparkline with its total and peak, then (for a day)
  * one line per hour. ASCII table, one sparkline of block characters a terminal shows as bars.
  */
-import type { HistoryHour, InboxHistory } from '../../../inbox/operate/history.js';
+import type { HistoryHour, InboxHistory } from '../../../inbox/facade/index.js';
 import { formatAge } from '../../format.js';
 
 const BLOCKS = ['\u2581', '\u2582', '\u2583', '\u2584', '\u2585', '\u2586', '\u2587', '\u2588'];

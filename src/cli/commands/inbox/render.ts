@@ -3,8 +3,14 @@
  * through oneLine), one JSON object each for scripts. The signature header is only ever in the
  * JSON of `show`; the human view says it is there and how long it is.
  */
-import { attemptJson, deliveryJson } from '../../../inbox/json.js';
-import type { DeliveryAttempt, InboxStats, StoredDelivery, StoredDeliveryDetail } from '../../../inbox/types.js';
+import {
+  attemptJson,
+  type DeliveryAttempt,
+  deliveryJson,
+  type InboxStats,
+  type StoredDelivery,
+  type StoredDeliveryDetail,
+} from '../../../inbox/facade/index.js';
 
 export { deliveryJson };
 import { formatAge, oneLine } from '../../format.js';

@@ -1,8 +1,12 @@
-import { WebhookInboxError } from '../../../inbox/errors.js';
-import type { RefusalCount } from '../../../inbox/health/refusals.js';
-import { readOpenAlerts, type OpenAlert } from '../../../inbox/operate/alerts.js';
-import { readHistory, type HistorySpan } from '../../../inbox/operate/history.js';
-import { formatTime } from '../../../inbox/watch/incidents.js';
+import {
+  formatTime,
+  type HistorySpan,
+  type OpenAlert,
+  readHistory,
+  readOpenAlerts,
+  type RefusalCount,
+  WebhookInboxError,
+} from '../../../inbox/facade/index.js';
 import { UsageError, flagsHelp, stringFlag, type FlagDeclarations, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { oneLine } from '../../format.js';

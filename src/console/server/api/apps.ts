@@ -5,14 +5,12 @@
  * the transitions of a fresh fold over those events in order.
  */
 import type { AnyWebhookEvent } from '../../../events/types.js';
-import type { Inbox } from '../../../inbox/create-inbox.js';
+import { type Inbox, type Query, readAppAttention, readIdsAfter } from '../../../inbox/facade/index.js';
 import { createRackState } from '../../../state/create-rack-state.js';
 import type { Anomaly, AutoShutdownPhase, RackState } from '../../../state/types.js';
-import { readAppAttention } from '../../../inbox/operate/app-attention.js';
-import { readIdsAfter, type Query } from '../../../inbox/operate/watch.js';
 import { ConsoleRequestError } from './http.js';
 
-export type { Query } from '../../../inbox/operate/watch.js';
+export type { Query } from '../../../inbox/facade/index.js';
 
 const BATCH = 1000;
 /**

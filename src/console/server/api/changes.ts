@@ -5,9 +5,7 @@
  * PostgreSQL and PGlite, and costs one index-only aggregate per interval.
  */
 import type { ServerResponse } from 'node:http';
-import type { Inbox } from '../../../inbox/create-inbox.js';
-import type { InboxStats } from '../../../inbox/types.js';
-import { readChangeFingerprint, type Query } from '../../../inbox/operate/watch.js';
+import { type Inbox, type InboxStats, type Query, readChangeFingerprint } from '../../../inbox/facade/index.js';
 
 const HEARTBEAT_MS = 15_000;
 

@@ -1,8 +1,14 @@
 /** The delivery log: a filtered page, one delivery in full, and the retry and replay actions. */
-import type { Inbox } from '../../../inbox/create-inbox.js';
-import { attemptJson, deliveryJson } from '../../../inbox/json.js';
-import type { HistorySpan } from '../../../inbox/operate/history.js';
-import { DELIVERY_STATES, type DeliveryState, type ListOptions, type StoredDeliveryDetail } from '../../../inbox/types.js';
+import {
+  attemptJson,
+  DELIVERY_STATES,
+  deliveryJson,
+  type DeliveryState,
+  type HistorySpan,
+  type Inbox,
+  type ListOptions,
+  type StoredDeliveryDetail,
+} from '../../../inbox/facade/index.js';
 import { ConsoleRequestError } from './http.js';
 import type { FieldDescriber } from './schema-fields.js';
 import { liveWorkers } from './workers.js';

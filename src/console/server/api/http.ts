@@ -1,6 +1,6 @@
 /** JSON in and out, and the one error shape the page reads: `{ error: { code, message } }`. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { WebhookInboxError } from '../../../inbox/errors.js';
+import { WebhookInboxError } from '../../../inbox/facade/index.js';
 
 export class ConsoleRequestError extends Error {
   override readonly name = 'ConsoleRequestError';

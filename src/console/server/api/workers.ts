@@ -1,7 +1,6 @@
 // Live workers and recent refusals for the page's header and stats view, and the count of live
 // workers that the move actions report (so the page can say when nothing will run what moved).
-import type { Inbox } from '../../../inbox/create-inbox.js';
-import { WebhookInboxError } from '../../../inbox/errors.js';
+import { type Inbox, WebhookInboxError } from '../../../inbox/facade/index.js';
 
 /** A schema from before heartbeats and refusals (version 4) has none to show: null, not a failure. */
 async function unlessOlderSchema<T>(read: Promise<T>): Promise<T | null> {

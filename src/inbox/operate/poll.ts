@@ -4,9 +4,7 @@
  * the ids stored after a given one. Here, with the inbox's other SQL, so the console holds none.
  */
 import { inboxError } from '../errors.js';
-
-/** One statement on the inbox's database; rows as plain objects. */
-export type Query = (text: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
+import type { Query } from '../queries/query.js';
 
 /**
  * Per state: how many rows, their attempts, the newest id. Any store, retry, replay or prune

@@ -1,3 +1,4 @@
+/** A DeliveryFilter as a WHERE clause, and the ids and times it accepts: for list, retry, replay, prune and follow. */
 import { timestampNanos } from '../../events/compare.js';
 import { DELIVERY_STATES, type DeliveryFilter } from '../types.js';
 

@@ -4,9 +4,9 @@
  * console's stats view. A schema from before the incidents table (version 6) has none to read.
  */
 import { inboxError } from '../errors.js';
+import type { Query } from '../queries/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
-import type { AlertRule, AlertSeverity } from '../watch/types.js';
-import type { Query } from './history.js';
+import type { AlertRule, AlertSeverity } from './types.js';
 
 /** One open incident, as a person reads it: no fields, which may be long (delivery ids). */
 export interface OpenAlert {

@@ -1,3 +1,9 @@
+/**
+ * The reads of deliveries that several parts of the inbox make: list, get and stats for
+ * createInbox, the counts of the health check, the lifecycle deliveries of the watcher's
+ * overdue_lifecycle rule. queries/ is the floor below operate/ and watch/: both use it, it imports
+ * neither, so neither needs the other.
+ */
 import { parseEvent } from '../../events/parse-event.js';
 import type { AnyWebhookEvent } from '../../events/types.js';
 import type { Driver } from '../database/driver.js';
