@@ -14,7 +14,7 @@ export { DEFAULT_TABLE, resolveTableNames, type TableNames } from '../schema/tab
 
 // Errors, deliveries and their JSON (`inbox list --json`, `inbox show --json` and the console's API print the same).
 export { inboxError, WebhookInboxError } from '../errors.js';
-export { attemptJson, deliveryJson, type AttemptJson, type DeliveryJson } from '../json.js';
+export { attemptJson, deliveryJson } from '../json.js';
 export {
   DELIVERY_STATES,
   type DeliveryAttempt,
