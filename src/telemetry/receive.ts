@@ -4,7 +4,7 @@ import { RECEIVE_CHANNEL, REFUSAL_CHANNEL, type ReceiveTraceMessage, type Refusa
 import type { ReceiveResult } from '../receiver/types.js';
 import { ATTR, MESSAGING_SYSTEM, SPAN_KIND_CONSUMER, SPAN_STATUS_ERROR, appOf, errorType } from './conventions.js';
 import { currentInstruments, type Instruments } from './instruments.js';
-import { activeContext, currentTracer, withSpan } from './otel-api.js';
+import { activeContext, currentTracer, openTelemetryApi, withSpan } from './otel-api.js';
 
 /**
  * Spans and metrics for received deliveries, from what receivers publish on their
@@ -74,12 +74,24 @@ function observeRefusal(message: unknown): void {
 let subscribed = false;
 
 /**
- * Subscribes this package's OpenTelemetry code to what every receiver publishes: once per copy of
- * the package, however often it is called. Without `diagnostics_channel` there is nothing to do.
+ * Turns on OpenTelemetry spans and metrics for every receiver in this process, those called
+ * directly (`receiver.receive()` from a framework without an adapter here) or through
+ * `createFetchHandler` on Node included. The Node adapters and `createInbox` call it themselves;
+ * call it once (say, in the file that starts the SDK) when you use neither. Nothing is emitted
+ * until an SDK is registered; without `@opentelemetry/api` installed it subscribes nothing, and
+ * receivers then cost one `hasSubscribers` check a delivery. Idempotent.
+ *
+ * @example
+ * ```ts
+ * import { observeReceivers } from 'rack-webhooks/node';
+ *
+ * observeReceivers(); // every receiver's receive() is traced from here on, once an SDK is registered
+ * ```
  */
 export function observeReceivers(): void {
   if (subscribed) return;
   subscribed = true;
+  if (openTelemetryApi() === undefined) return;
   const channels = globalThis.process?.getBuiltinModule?.('node:diagnostics_channel') as
     typeof import('node:diagnostics_channel') | undefined;
   channels?.tracingChannel<unknown, ReceiveTraceMessage>(RECEIVE_CHANNEL).subscribe(receiveSubscribers);
