@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -10,7 +10,7 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
 
 describe('without @opentelemetry/api installed', () => {
   it('the receiver, its refusals, observeReceivers() and the Node adapter all work, and nothing is printed', () => {
-    const child = spawnSync(process.execPath, ['--require', fixture('hide-otel-api.cjs'), fixture('without-api.mjs')], {
+    const child = spawnSync(process.execPath, ['--import', pathToFileURL(fixture('hide-otel-api.mjs')).href, fixture('without-api.mjs')], {
       encoding: 'utf8',
       timeout: 60_000,
     });
