@@ -4,6 +4,7 @@
  * @module rack-webhooks/inbox
  */
 export { createInbox } from './inbox/create-inbox.js';
+export { connectReceiver } from './inbox/connect-receiver.js';
 export { openPGlite } from './inbox/database/owner/open.js';
 export type { OpenPGliteOptions, PGliteDirectory } from './inbox/database/owner/open.js';
 export type { DirectoryQueryResult, DirectoryTransaction, Inbox, InboxOptions, TransactionOf } from './inbox/create-inbox.js';
@@ -51,4 +52,13 @@ export type {
   StoredDelivery,
   StoredDeliveryDetail,
 } from './inbox/types.js';
-export type { DeliveryInbox, DeliveryToStore, InboxHandlerContext, StoreDeliveryOptions, StoredRow } from './receiver/inbox-contract.js';
+export type {
+  DeliveryInbox,
+  DeliveryToStore,
+  InboxConnection,
+  InboxHandlerContext,
+  ReceiverConnection,
+  ReceiverRuntime,
+  StoreDeliveryOptions,
+  StoredRow,
+} from './receiver/inbox-contract.js';

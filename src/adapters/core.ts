@@ -7,7 +7,6 @@ import { getHeader } from '../receiver/headers.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { WebhookVerificationError } from '../signature/errors.js';
 import { REFUSAL_FACTS, definedFields } from '../receiver/log.js';
-import { RECEIVER_RUNTIME, REFUSAL_COUNTER, type ReceiverRuntime } from '../receiver/inbox-contract.js';
 import { WebhookMountError } from './errors.js';
 
 /**
@@ -69,6 +68,8 @@ export interface AdapterRequest {
    * once, without a promise.
    */
   readBody: (maxBytes: number) => BodyReadResult | Promise<BodyReadResult>;
+  /** When the request arrived, as `performance.now()`, when it was before this call (Fastify has read the body by then). */
+  startTime?: number;
 }
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -173,24 +174,19 @@ export function handleWebhookRequest(
   request: AdapterRequest,
   options: AdapterOptions & { maxBodyBytes: number },
 ): Promise<WebhookResponse> {
-  // Refused before the receiver saw the delivery: counted here, in the receiver's inbox if it has one.
-  const early = (response: WebhookResponse): WebhookResponse => {
-    (receiver as { [REFUSAL_COUNTER]?: (code: string) => void })[REFUSAL_COUNTER]?.((response.result as { error: string }).error);
-    return response;
-  };
+  // Refused before the receiver saw the delivery: reported to it (the inbox's count, telemetry).
+  const startTime = request.startTime ?? performance.now();
+  const early = (response: WebhookResponse, refusal?: WebhookMountError): Promise<WebhookResponse> =>
+    Promise.resolve(receiver.reportRefusal?.(refusal ?? (response.result as { error: string }).error, { startTime })).then(() => response);
   const refused = refuseBeforeBody(request.method, request.headers, options.maxBodyBytes);
-  if (refused !== undefined) return Promise.resolve(early(refused));
+  if (refused !== undefined) return early(refused);
   const received = (read: BodyReadResult): Promise<WebhookResponse> =>
     'tooLarge' in read
-      ? Promise.resolve(early(respond(413, { error: 'payload_too_large' })))
+      ? early(respond(413, { error: 'payload_too_large' }))
       : receiveToResponse(receiver, read.body, request.headers, receiveOptionsOf(options));
   // A consumed body: the rack never reads answers, so the app's logger and onError must hear it.
-  const readFailed = async (error: unknown): Promise<WebhookResponse> => {
-    const response = early(bodyReadFailed(error));
-    if (error instanceof WebhookMountError)
-      await (receiver as { [RECEIVER_RUNTIME]?: ReceiverRuntime })[RECEIVER_RUNTIME]?.reportMountError?.(error);
-    return response;
-  };
+  const readFailed = (error: unknown): Promise<WebhookResponse> =>
+    early(bodyReadFailed(error), error instanceof WebhookMountError ? error : undefined);
   let read: BodyReadResult | Promise<BodyReadResult>;
   try {
     read = request.readBody(options.maxBodyBytes);

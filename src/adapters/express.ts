@@ -8,7 +8,7 @@ import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions } from './core.js';
 import { readNodeBody, type RequestWithBody } from './node-body.js';
 import { writeNodeResponse } from './node.js';
-import { instrumentReceiver, recordAdapterRefusal } from '../telemetry/receive.js';
+import { observeReceivers } from '../telemetry/receive.js';
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 export { WebhookMountError } from './errors.js';
@@ -40,16 +40,13 @@ export function webhookMiddleware(
   options: AdapterOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
   const maxBodyBytes = resolveMaxBodyBytes(options);
-  instrumentReceiver(receiver);
+  // Spans and metrics of every receiver, this one included, once an OpenTelemetry SDK is registered.
+  observeReceivers();
   return (req, res, next) => {
-    const started = performance.now();
     handleWebhookRequest(
       receiver,
       { method: req.method, headers: req.headers, readBody: (limit) => readNodeBody(req as RequestWithBody, limit, 'express') },
       { ...options, maxBodyBytes },
-    ).then((response) => {
-      recordAdapterRefusal(receiver, response.result, started);
-      writeNodeResponse(res, response, req);
-    }, next);
+    ).then((response) => writeNodeResponse(res, response, req), next);
   };
 }

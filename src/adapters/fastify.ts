@@ -15,7 +15,7 @@ import {
   type AdapterOptions,
   type WebhookResponse,
 } from './core.js';
-import { instrumentReceiver, recordAdapterRefusal } from '../telemetry/receive.js';
+import { observeReceivers } from '../telemetry/receive.js';
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 
@@ -75,14 +75,18 @@ const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, 
   if (typeof receiver?.receive !== 'function') throw new TypeError('rack-webhooks/fastify: pass { receiver } from createReceiver()');
   const maxBodyBytes = options.maxBodyBytes ?? fastify.initialConfig.bodyLimit ?? DEFAULT_MAX_BODY_BYTES;
   const coreOptions = { ...options, maxBodyBytes };
-  instrumentReceiver(receiver);
+  // Spans and metrics of every receiver, this one included, once an OpenTelemetry SDK is registered.
+  observeReceivers();
 
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_request, body, done) => done(null, body));
   fastify.setErrorHandler(async (error: { statusCode?: number }, request, reply) => {
-    const response = fastifyClientError(error.statusCode) ?? errorResponse(error);
+    const refused = fastifyClientError(error.statusCode);
+    const response = refused ?? errorResponse(error);
     if (response.status >= 500) request.log.error({ err: error }, 'rack webhook failed');
-    recordAdapterRefusal(receiver, response.result, performance.now() - reply.elapsedTime);
+    // Refused by Fastify before the handler ran: the receiver counts it (inbox, telemetry) as the other adapters' refusals.
+    if (refused !== undefined)
+      await receiver.reportRefusal?.((refused.result as { error: string }).error, { startTime: performance.now() - reply.elapsedTime });
     if (response.status === 413) {
       // Written as the Node adapter writes it: the 413 first, then the rest of the body drained
       // before the response ends, so the client gets the 413 rather than a reset.
@@ -102,12 +106,14 @@ const rackWebhooks: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, 
     handler: (request, reply) =>
       handleWebhookRequest(
         receiver,
-        { method: request.method, headers: request.headers, readBody: () => ({ body: (request.body as Uint8Array | undefined) ?? '' }) },
+        {
+          method: request.method,
+          headers: request.headers,
+          readBody: () => ({ body: (request.body as Uint8Array | undefined) ?? '' }),
+          startTime: performance.now() - reply.elapsedTime,
+        },
         coreOptions,
-      ).then((response) => {
-        recordAdapterRefusal(receiver, response.result, performance.now() - reply.elapsedTime);
-        send(request, reply, response);
-      }),
+      ).then((response) => void send(request, reply, response)),
   });
 };
 

@@ -7,10 +7,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyReceiver as Receiver } from '../receiver/types.js';
 import { handleWebhookRequest, resolveMaxBodyBytes, type AdapterOptions, type WebhookResponse } from './core.js';
 import { discardRest, readNodeBody, type RequestWithBody } from './node-body.js';
-import { instrumentReceiver, recordAdapterRefusal } from '../telemetry/receive.js';
+import { observeReceivers } from '../telemetry/receive.js';
 
 export type { AdapterOptions, WebhookResponse } from './core.js';
 export { WebhookMountError } from './errors.js';
+export { observeReceivers } from '../telemetry/receive.js';
 
 /**
  * Writes the answer. A 413 is written in full at once (a client reading while it sends has it),
@@ -55,15 +56,14 @@ export function createNodeHandler(
   options: AdapterOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const maxBodyBytes = resolveMaxBodyBytes(options);
-  instrumentReceiver(receiver);
+  // Spans and metrics of every receiver, this one included, once an OpenTelemetry SDK is registered.
+  observeReceivers();
   return async (req, res) => {
-    const started = performance.now();
     const response = await handleWebhookRequest(
       receiver,
       { method: req.method, headers: req.headers, readBody: (limit) => readNodeBody(req as RequestWithBody, limit, 'node') },
       { ...options, maxBodyBytes },
     );
-    recordAdapterRefusal(receiver, response.result, started);
     writeNodeResponse(res, response, req);
   };
 }

@@ -1,7 +1,6 @@
 import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../receiver/inbox-contract.js';
-import { OBSERVE_RECEIVER, PERSIST_STEP, REFUSAL_COUNTER, receiverRuntime } from '../receiver/inbox-contract.js';
-import { createPersistStep } from '../receiver/steps/persist.js';
 import type { Receiver } from '../receiver/types.js';
+import { connectReceiver, receiverRuntime } from './connect-receiver.js';
 import { driverFor } from './database/detect.js';
 import { inboxError } from './errors.js';
 import { checkHealth, checkReadiness, type HealthOptions, type InboxHealth, type InboxReadiness } from './health/health.js';
@@ -33,7 +32,7 @@ import type { WatchOptions, Watcher } from './watch/types.js';
 import { Wake } from './work/wake.js';
 import { startWorker, type Worker, type WorkOptions } from './work/worker.js';
 import { workerStarted } from '../telemetry/inbox-probes.js';
-import { instrumentReceiver } from '../telemetry/receive.js';
+import { observeReceivers } from '../telemetry/receive.js';
 import { activeTraceparent } from '../telemetry/trace-context.js';
 
 /** `context.transaction` with openPGlite(dir): what the owner's PGlite Transaction and a guest's pg PoolClient share. */
@@ -258,8 +257,8 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
         throw error;
       }),
     work(receiver, workOptions = {}) {
-      const runtime = typeof receiver === 'object' && receiver !== null ? receiverRuntime(receiver) : undefined;
-      if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver()');
+      const runtime = receiverRuntime(receiver);
+      if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver({ inbox })');
       const onListenError = (error: unknown) => {
         const wrapped = inboxError(error, names.display, 'listening for new deliveries');
         runtime.log({
@@ -309,14 +308,13 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
     refusals: ((query?: RefusalQuery) => readRefusals(driver, names, query)) as Inbox['refusals'],
     onRefusal: (listener) => refusals?.subscribe(listener) ?? (() => {}),
     refusalTotals: () => refusals?.totals() ?? new Map(),
+    countRefusal: (code) => refusals?.count(code),
+    // The receiver's store step ships here, with the inbox, not in every receiver's bundle.
+    connectReceiver: (connection) => ({ ...connectReceiver(connection), telemetry }),
     close: async () => refusals?.close(),
   };
-  // The receiver's store step ships here, with the inbox, not in every receiver's bundle.
-  Object.defineProperty(inbox, PERSIST_STEP, { value: createPersistStep, enumerable: false });
-  if (refusals !== undefined)
-    Object.defineProperty(inbox, REFUSAL_COUNTER, { value: (code: string) => refusals.count(code), enumerable: false });
-  // And the receiver's spans and metrics, applied by createReceiver({ inbox }).
-  if (telemetry) Object.defineProperty(inbox, OBSERVE_RECEIVER, { value: instrumentReceiver, enumerable: false });
+  // Its receivers' spans and metrics: the OpenTelemetry code subscribes to what they publish.
+  if (telemetry) observeReceivers();
   return inbox;
 }
 

@@ -7,24 +7,16 @@ import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
 import { checkHandlerName } from './action-names.js';
-import { WebhookHandlerError, type WebhookMountError } from './errors.js';
-import {
-  OBSERVE_RECEIVER,
-  PERSIST_STEP,
-  RECEIVER_RUNTIME,
-  REFUSAL_COUNTER,
-  type DeliveryInbox,
-  type ReceiverRuntime,
-} from './inbox-contract.js';
+import type { WebhookMountError } from './errors.js';
+import { receiveChannel, refusalChannel, type ReceiveTraceMessage } from './channels.js';
+import type { ReceiverRuntime } from './inbox-contract.js';
 import { describeRejection, errorCode, rejectionFacts } from './log.js';
 import { WebhookError } from '../shared/webhook-error.js';
 import { HandlerRegistry, assertPattern, type EventHandler } from './patterns.js';
 import { createReporting, type Reporting } from './reporting.js';
-import { handlerFailureSummary } from './run-handlers.js';
 import { createClaimStep, type Claimed } from './steps/claim.js';
 import { createDispatcher } from './steps/dispatch.js';
 import { createParseStep, type ParsedDelivery } from './steps/parse.js';
-import type { createPersistStep } from './steps/persist.js';
 import { createVerifyStep, type VerifiedDelivery } from './steps/verify.js';
 import type { Delivery, ErrorHandler, Receiver, ReceiveOptions, ReceiveResult, ReceiverLogRecord, ReceiverOptions } from './types.js';
 
@@ -62,16 +54,6 @@ function mountErrorReport(reporting: Reporting): (error: WebhookMountError) => P
     logged = true;
     return reporting.reportError(error, started);
   };
-}
-
-type InboxWithPersistStep = DeliveryInbox<unknown> & {
-  readonly [PERSIST_STEP]: typeof createPersistStep;
-  readonly [REFUSAL_COUNTER]?: (code: string) => void;
-  readonly [OBSERVE_RECEIVER]?: <R>(receiver: R) => R;
-};
-
-function isInbox(value: unknown): value is InboxWithPersistStep {
-  return typeof (value as InboxWithPersistStep | null)?.[PERSIST_STEP] === 'function';
 }
 
 /**
@@ -115,7 +97,8 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   if (typeof headerName !== 'string' || headerName.trim() === '') throw new TypeError('headerName must be a non-empty string');
   const eventKeyTtl = positiveSeconds('eventKeyTtl', options.eventKeyTtl, 86_400);
   const inbox = options.inbox;
-  if (inbox !== undefined && !isInbox(inbox)) throw new TypeError('inbox must come from createInbox() (rack-webhooks/inbox)');
+  if (typeof inbox?.connectReceiver !== 'function' && inbox !== undefined)
+    throw new TypeError('inbox must come from createInbox() (rack-webhooks/inbox)');
   if (inbox !== undefined && options.dedup !== undefined && options.dedup !== false) {
     throw new TypeError("inbox and dedup cannot be combined: the inbox's unique keys are the dedup");
   }
@@ -136,9 +119,6 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const verifyStep = createVerifyStep({ keys, alternates, encoding, tolerance, headerName, headerNameSet });
   const parseStep = createParseStep(validators, ignore);
   const claimStep = store === undefined ? undefined : createClaimStep({ store, tolerance, eventKeyTtl, failClosed, reporting });
-  const persistStep =
-    inbox === undefined ? undefined : (inbox as InboxWithPersistStep)[PERSIST_STEP](inbox, reporting, options.now !== undefined);
-  const countRefusal = (inbox as InboxWithPersistStep | undefined)?.[REFUSAL_COUNTER];
   const warnUnknownName =
     options.warnUnknownActions === false
       ? undefined
@@ -149,11 +129,12 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
             message: `on(${JSON.stringify(name)}): unknown action (a newer rack's?): onAny only`,
             action: name,
           });
+  const reportMountError = mountErrorReport(reporting);
   const dispatcher = createDispatcher({ registry, reporting, releaseOnError: options.releaseOnError ?? true, store });
 
   // A refusal is logged with what was really there, and onError hears it before receive() rejects.
   const rejected = (error: unknown, started: number): Promise<never> => {
-    countRefusal?.(errorCode(error));
+    inbox?.countRefusal?.(errorCode(error));
     if (reporting.logging) {
       reporting.log(started, {
         level: 'warn',
@@ -224,24 +205,10 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
   const runtime: ReceiverRuntime = {
     parseStored: (body) => parseEventWith(body, validators),
     runHandlers: (event, context) => dispatcher.dispatchStored(event, isKnownEvent(event), context),
-    async reportFailure(event, failures, delivery) {
-      const error = new WebhookHandlerError(event, [...failures]);
-      const started = clock();
-      if (reporting.logging) {
-        reporting.log(started, {
-          level: delivery.willRetry ? 'warn' : 'error',
-          event: delivery.willRetry ? 'retried' : 'dead',
-          message: `${handlerFailureSummary(error)}; ${delivery.willRetry ? 'the delivery will be retried' : 'no attempts left: the delivery is dead'}`,
-          code: error.code,
-          action: event.action,
-          deliveryId: delivery.id,
-          attempt: delivery.attempt,
-        });
-      }
-      await reporting.reportError(error, started);
-    },
-    log: (record) => reporting.log(clock(), record),
-    reportMountError: mountErrorReport(reporting),
+    reportError: reporting.reportError,
+    logging: reporting.logging,
+    log: (record, started = clock()) => reporting.log(started, record),
+    now: clock,
     telemetry: options.telemetry,
   };
 
@@ -275,19 +242,34 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
     },
 
     receive(delivery, receiveOptions = {}) {
-      if (typeof delivery !== 'object' || delivery === null) {
-        return Promise.reject(new TypeError(`receive expects { body, headers }, got ${delivery === null ? 'null' : typeof delivery}`));
-      }
-      try {
-        const result = receiveNow(delivery, receiveOptions.acknowledge);
-        return result instanceof Promise ? result : Promise.resolve(result);
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      const run = (): Promise<ReceiveResult> => {
+        if (typeof delivery !== 'object' || delivery === null) {
+          return Promise.reject(new TypeError(`receive expects { body, headers }, got ${delivery === null ? 'null' : typeof delivery}`));
+        }
+        try {
+          const result = receiveNow(delivery, receiveOptions.acknowledge);
+          return result instanceof Promise ? result : Promise.resolve(result);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
+      // Observed (an OpenTelemetry subscriber, src/telemetry) only while someone listens.
+      if (!traced?.hasSubscribers) return run();
+      const message: ReceiveTraceMessage = {};
+      return traced.tracePromise(() => (message.runInside ? message.runInside(run) : run()), message);
+    },
+
+    reportRefusal(refusal, refusalOptions) {
+      const code = typeof refusal === 'string' ? refusal : refusal.code;
+      inbox?.countRefusal?.(code);
+      if (traced && refusalChannel?.hasSubscribers)
+        refusalChannel.publish({ code, startTime: refusalOptions?.startTime ?? performance.now() });
+      return typeof refusal === 'string' ? Promise.resolve() : reportMountError(refusal);
     },
   };
-  Object.defineProperty(receiver, RECEIVER_RUNTIME, { value: runtime, enumerable: false });
-  if (countRefusal) Object.defineProperty(receiver, REFUSAL_COUNTER, { value: countRefusal });
-  // With an inbox, its telemetry observes this receiver (the Node adapters do it otherwise).
-  return (inbox as InboxWithPersistStep | undefined)?.[OBSERVE_RECEIVER]?.(receiver) ?? receiver;
+  // With an inbox: the receiver hands it what a worker runs, and takes its store step.
+  const connection = inbox?.connectReceiver({ inbox, receiver, runtime, customClock: options.now !== undefined });
+  const persistStep = connection?.store;
+  const traced = options.telemetry === false || connection?.telemetry === false ? undefined : receiveChannel;
+  return receiver;
 }

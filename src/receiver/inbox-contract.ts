@@ -1,10 +1,16 @@
 import type { AnyWebhookEvent } from '../events/types.js';
-import type { WebhookMountError } from './errors.js';
+import type { ReceiveResult } from './delivery.js';
+import type { WebhookHandlerError } from './errors.js';
 import type { ReceiverLogRecord } from './log-record.js';
+import type { ParsedDelivery } from './steps/parse.js';
+import type { VerifiedDelivery } from './steps/verify.js';
 
 /**
- * What the receiver asks of an inbox, and what an inbox's worker asks of the receiver. The core
- * holds only these shapes; `rack-webhooks/inbox` implements them over PostgreSQL.
+ * What the receiver asks of an inbox, and what an inbox's worker asks of the receiver: one typed
+ * interface, {@link DeliveryInbox}, passed as `createReceiver({ inbox })`. The core holds only these
+ * shapes; `rack-webhooks/inbox` implements them over PostgreSQL, and the code of the store step
+ * ships there too (`connectReceiver`), so that a receiver without an inbox (a Worker's bundle)
+ * carries none of it.
  */
 
 /** One verified, parsed delivery, ready to store. */
@@ -56,6 +62,8 @@ export interface StoreDeliveryOptions {
 
 /**
  * What a receiver's `inbox` option takes: `createInbox` from `rack-webhooks/inbox` returns one.
+ * Another inbox implements `storeDelivery` (and `countRefusal` if it keeps counts) and takes
+ * `connectReceiver` from `rack-webhooks/inbox` as it is.
  *
  * @typeParam Tx - The transaction client that handlers receive.
  */
@@ -67,9 +75,58 @@ export interface DeliveryInbox<Tx = unknown> {
    * pass (see `storeRetry`).
    */
   storeDelivery(delivery: DeliveryToStore, options?: StoreDeliveryOptions): Promise<StoredRow | undefined>;
+  /**
+   * Counts one delivery refused before it was stored, by its code (`signature_mismatch`,
+   * `payload_too_large`...): called by the receiver for the deliveries `receive()` refuses, and by
+   * `receiver.reportRefusal()` for those an adapter refuses before `receive()` runs. Synchronous
+   * and cheap: it runs on the refusal path, a flood of forged requests included.
+   *
+   * @defaultValue none: refusals are not counted
+   */
+  countRefusal?(code: string): void;
+  /**
+   * Called once by `createReceiver({ inbox })`, as the receiver is created: the receiver hands
+   * over what a worker runs for it (`inbox.work(receiver)` finds it by the receiver), and takes
+   * back its store step. `createInbox`'s inboxes have it; another inbox uses `connectReceiver`
+   * from `rack-webhooks/inbox`.
+   */
+  connectReceiver(connection: ReceiverConnection): InboxConnection;
   /** Type only: the transaction client handlers receive. */
   readonly transactionType?: Tx;
 }
+
+/** What `createReceiver({ inbox })` hands its inbox, once, through {@link DeliveryInbox.connectReceiver}. */
+export interface ReceiverConnection {
+  /** The inbox the receiver was created with: its `storeDelivery` is what the store step calls. */
+  readonly inbox: DeliveryInbox<unknown>;
+  /** The receiver being created: the key under which a worker finds its runtime. */
+  readonly receiver: object;
+  /** What a worker runs for this receiver: parse a stored body, run the handlers, report, log. */
+  readonly runtime: ReceiverRuntime;
+  /** True when the receiver was given a `now` clock: a stored delivery then takes its time, not the database's. */
+  readonly customClock: boolean;
+}
+
+/** What the inbox hands back to the receiver from {@link DeliveryInbox.connectReceiver}. */
+export interface InboxConnection {
+  /** The receiver's store step, run for each verified, parsed delivery in place of its handlers. */
+  readonly store: StoreStep;
+  /**
+   * `false` when the inbox was created with `telemetry: false`: the receiver then publishes nothing
+   * for OpenTelemetry (see docs/operating.md).
+   *
+   * @defaultValue `true`
+   */
+  readonly telemetry?: boolean;
+}
+
+/**
+ * Step 3 with an inbox: one committed row is the claim. Resolves with what `receive()` resolves
+ * with, or rejects with the inbox's error (the receiver counts and reports it).
+ *
+ * @internal
+ */
+export type StoreStep = (verified: VerifiedDelivery, parsed: ParsedDelivery, started: number) => Promise<ReceiveResult>;
 
 /** A handler's second argument when the receiver has an inbox. */
 export interface InboxHandlerContext<Tx> {
@@ -95,51 +152,41 @@ export interface InboxHandlerContext<Tx> {
 /** A handler's second argument: {@link InboxHandlerContext} with an inbox, `undefined` without one. */
 export type HandlerContext<Tx> = [Tx] extends [undefined] ? undefined : InboxHandlerContext<Tx>;
 
-/** What a worker needs from the receiver it runs: parse a stored body, run handlers, log. Internal. */
+/**
+ * What a receiver hands its inbox for the worker ({@link DeliveryInbox.connectReceiver}): parse a
+ * stored body, run the handlers, tell `onError` and the logger. Its records and messages about
+ * attempts are the inbox's (they ship with it, not in a Worker's bundle).
+ */
 export interface ReceiverRuntime {
+  /** Parses a stored body, validated as the receiver's `validate` option says. */
   parseStored(body: Uint8Array): AnyWebhookEvent;
   /** Runs the handlers of one event; resolves with what they threw (empty: success). */
   runHandlers(event: AnyWebhookEvent, context: InboxHandlerContext<unknown>): Promise<readonly unknown[]>;
-  /** Tells onError and the logger about failed handlers of a stored delivery. */
-  reportFailure(
-    event: AnyWebhookEvent,
-    failures: readonly unknown[],
-    delivery: { id: string; attempt: number; willRetry: boolean },
-  ): Promise<void>;
-  log(record: Omit<ReceiverLogRecord, 'durationMs'>): void;
-  /**
-   * What an adapter calls when a body parser consumed the request (`raw_body_unavailable`): the
-   * rack never reads answers, so the receiver's logger (once) and onError (each time) must hear it.
-   */
-  reportMountError?(error: WebhookMountError): Promise<void>;
+  /** Tells the receiver's `onError` handlers; resolves once they ran (what they throw is logged, not thrown). */
+  reportError(error: WebhookHandlerError, started: number): Promise<void>;
+  /** False when the receiver has no logger: callers skip building records. */
+  readonly logging: boolean;
+  /** Writes one record to the receiver's logger; its `durationMs` runs from `started` (the receiver's clock, default now). */
+  log(record: Omit<ReceiverLogRecord, 'durationMs'>, started?: number): void;
+  /** The receiver's clock, in ms (its `now` option, or `Date.now`). */
+  now(): number;
   /** The receiver's `telemetry` option: `false` turns its spans and metrics off. */
   readonly telemetry?: boolean | undefined;
 }
 
-/**
- * Where an inbox from `createInbox` keeps the receiver's store step, so that the code of that step
- * ships with `rack-webhooks/inbox` and a receiver without an inbox (a Worker's bundle) carries none
- * of it. Not enumerable, not public.
- */
-export const PERSIST_STEP: unique symbol = Symbol.for('rack-webhooks.persist-step') as never;
-
-/**
- * Where an inbox keeps its refusal counter (`(code) => void`), and a receiver with an inbox hands
- * it on to the adapters, which refuse some requests before the receiver sees them. The counting
- * and writing live in the inbox; the receiver's part is one call. Not enumerable, not public.
- */
-export const REFUSAL_COUNTER: unique symbol = Symbol.for('rack-webhooks.refusal-counter') as never;
-
-/**
- * Where an inbox keeps the function that observes a receiver's deliveries (OpenTelemetry spans and
- * metrics, src/telemetry): applied by `createReceiver` to the receiver it returns, so that its
- * code ships with `rack-webhooks/inbox` and not in a Worker's bundle. Not enumerable, not public.
- */
-export const OBSERVE_RECEIVER: unique symbol = Symbol.for('rack-webhooks.observe-receiver') as never;
-
-/** Where a receiver keeps its runtime for `inbox.work(receiver)`; not enumerable, not public. */
-export const RECEIVER_RUNTIME: unique symbol = Symbol.for('rack-webhooks.receiver-runtime') as never;
-
-export function receiverRuntime(receiver: object): ReceiverRuntime | undefined {
-  return (receiver as { [RECEIVER_RUNTIME]?: ReceiverRuntime })[RECEIVER_RUNTIME];
+/** What a worker runs: the receiver's runtime, and the report of a failed attempt (built by the inbox). */
+export interface WorkerRuntime extends ReceiverRuntime {
+  /** Tells onError and the logger about failed handlers of a stored delivery. */
+  reportFailure(
+    event: AnyWebhookEvent,
+    failures: readonly unknown[],
+    delivery: {
+      /** The stored row's id. */
+      id: string;
+      /** Which attempt failed, from 1. */
+      attempt: number;
+      /** Whether another attempt follows. */
+      willRetry: boolean;
+    },
+  ): Promise<void>;
 }

@@ -2,15 +2,16 @@ import type { WebhookDedupError } from '../dedup/errors.js';
 import type { DedupStore } from '../dedup/store.js';
 import type { AnyWebhookEvent } from '../events/types.js';
 import type { ValidateOption } from '../events/validation.js';
-import type { RawPayload } from '../signature/payload.js';
 import type { SecretEncoding, SecretsInput } from '../signature/secrets.js';
 import type { WebhookHandlerError, WebhookMountError } from './errors.js';
 import type { WebhookVerificationError } from '../signature/errors.js';
 import type { WebhookPayloadError } from '../events/errors.js';
-import type { HeadersInput } from './headers.js';
 import type { ActionPattern, EventForPattern, EventHandler } from './patterns.js';
 import type { DeliveryInbox, HandlerContext } from './inbox-contract.js';
 import type { ReceiverLogRecord } from './log-record.js';
+import type { Delivery, ReceiveResult } from './delivery.js';
+
+export type { Delivery, ReceiveOutcome, ReceiveResult } from './delivery.js';
 
 export type { ReceiverLogEvent, ReceiverLogRecord } from './log-record.js';
 
@@ -124,32 +125,6 @@ export interface ReceiverOptions<Tx = undefined> {
   now?: () => number;
 }
 
-/** One delivery as an HTTP framework hands it over. */
-export interface Delivery {
-  /** The raw body exactly as received. */
-  body: RawPayload;
-  /** The request's headers in any shape frameworks use (see {@link HeadersInput}); looked up case-insensitively. */
-  headers: HeadersInput | null | undefined;
-}
-
-/** `'processed'` without an inbox (handlers ran); `'accepted'` with one (the row is committed). */
-export type ReceiveOutcome = 'processed' | 'accepted' | 'duplicate' | 'ignored';
-
-/** What {@link Receiver.receive} resolves with. */
-export interface ReceiveResult {
-  /** What happened to the delivery. */
-  outcome: ReceiveOutcome;
-  /** The parsed event (for a duplicate: the copy's own event). */
-  event: AnyWebhookEvent;
-  /**
-   * With an inbox: the stored row's id, for `'accepted'`, `'ignored'`, and a `'duplicate'` that was
-   * stored as its own row (different bytes, the same event).
-   */
-  id?: string;
-  /** With an inbox, for a `'duplicate'` stored as its own row: the id of the row it repeats. */
-  duplicateOf?: string;
-}
-
 /**
  * An `onError` handler: gets handler failures, store failures when dedup fails open, an adapter's
  * `raw_body_unavailable` (a body parser mounted before the webhook route), and every
@@ -185,6 +160,31 @@ export interface Receiver<Tx = undefined> {
    * WebhookInboxError (503 `inbox_unavailable`, 500 `inbox_not_migrated`) when it cannot.
    */
   receive(delivery: Delivery, options?: ReceiveOptions): Promise<ReceiveResult>;
+  /**
+   * Reports a request refused before `receive()` ran: what an adapter answers on its own (a wrong
+   * method or media type, a body over the limit or that failed to read, a body a parser consumed).
+   * The adapters of this package call it; call it from an adapter of your own. The refusal is
+   * counted in the inbox's refusals (with an inbox) and in OpenTelemetry (a `receive` span with
+   * `error.type` = the code, and the received counter; see docs/operating.md); a
+   * {@link WebhookMountError} also goes to the logger (once per receiver) and to `onError`.
+   *
+   * @param refusal - The refusal's code (`method_not_allowed`, `unsupported_media_type`,
+   * `payload_too_large`, `body_read_failed`...), or the `WebhookMountError` raised.
+   * @param options - When the request arrived.
+   * @returns Resolves once `onError` handlers have run (at once for a code).
+   */
+  reportRefusal(refusal: string | WebhookMountError, options?: RefusalOptions): Promise<void>;
+}
+
+/** Options of {@link Receiver.reportRefusal}. */
+export interface RefusalOptions {
+  /**
+   * When the request arrived, as `performance.now()`: the refusal's span starts there and its
+   * duration is measured from there.
+   *
+   * @defaultValue now
+   */
+  startTime?: number;
 }
 
 /** Options of one {@link Receiver.receive} call. */
@@ -200,5 +200,8 @@ export interface ReceiveOptions {
   acknowledge?: 'after-handlers' | 'before-handlers';
 }
 
-/** What an adapter needs of a receiver: any receiver, with or without an inbox. */
-export type AnyReceiver = Pick<Receiver<unknown>, 'receive' | 'headerName'>;
+/**
+ * What an adapter needs of a receiver: any receiver, with or without an inbox. `reportRefusal` is
+ * optional here so that an object of your own with `receive` and `headerName` still fits.
+ */
+export type AnyReceiver = Pick<Receiver<unknown>, 'receive' | 'headerName'> & Partial<Pick<Receiver<unknown>, 'reportRefusal'>>;

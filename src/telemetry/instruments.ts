@@ -1,5 +1,5 @@
 import type { Counter, Histogram, Meter, ObservableResult } from '@opentelemetry/api';
-import { currentMeter } from './otel-global.js';
+import { currentMeter } from './otel-api.js';
 import { ATTR, DURATION_BUCKETS, METRIC } from './conventions.js';
 import { observeInboxes } from './inbox-probes.js';
 

@@ -1,7 +1,7 @@
 import type { Attributes, Link } from '@opentelemetry/api';
 import { ATTR, MESSAGING_SYSTEM, SPAN_KIND_CONSUMER, SPAN_STATUS_ERROR } from './conventions.js';
 import { currentInstruments } from './instruments.js';
-import { activeContext, currentTracer, withSpan } from './otel-global.js';
+import { activeContext, currentTracer, withSpan } from './otel-api.js';
 import { parseTraceparent } from './trace-context.js';
 
 /** One claimed delivery, as the worker's claim returns it. */

@@ -1,73 +1,104 @@
 import type { Attributes, Context, Span } from '@opentelemetry/api';
-import { receiverRuntime } from '../receiver/inbox-contract.js';
-import type { AnyReceiver, ReceiveResult } from '../receiver/types.js';
+import type { TracingChannelSubscribers } from 'node:diagnostics_channel';
+import { RECEIVE_CHANNEL, REFUSAL_CHANNEL, type ReceiveTraceMessage, type RefusalMessage } from '../receiver/channels.js';
+import type { ReceiveResult } from '../receiver/types.js';
 import { ATTR, MESSAGING_SYSTEM, SPAN_KIND_CONSUMER, SPAN_STATUS_ERROR, appOf, errorType } from './conventions.js';
 import { currentInstruments, type Instruments } from './instruments.js';
-import { activeContext, currentTracer, withSpan } from './otel-global.js';
+import { activeContext, currentTracer, openTelemetryApi, withSpan } from './otel-api.js';
 
 /**
- * Spans and metrics for received deliveries. The receiver core (in the Worker bundle, under its
- * 40 kB budget) holds none of this: the inbox (`createReceiver({ inbox })`) and the Node adapters
- * (`rack-webhooks/node`, `/express`, `/fastify`) wrap the receiver's `receive` once, and the wrap
- * costs one property read per delivery when no OpenTelemetry SDK is registered.
+ * Spans and metrics for received deliveries, from what receivers publish on their
+ * `diagnostics_channel` channels (src/receiver/channels.ts): `rack-webhooks:receive` around each
+ * `receive()`, called by an adapter or directly, and `rack-webhooks:refusal` for each
+ * `receiver.reportRefusal()`. The receiver core (in the Worker bundle, under its 40 kB budget)
+ * holds none of this code; the inbox and the Node adapters subscribe once, and while nothing
+ * subscribes a delivery costs a receiver one `hasSubscribers` check.
  */
-const INSTRUMENTED = Symbol.for('rack-webhooks.telemetry.receiver');
-
 const RECEIVE: Attributes = {
   [ATTR.system]: MESSAGING_SYSTEM,
   [ATTR.operationType]: 'receive',
   [ATTR.operationName]: 'receive',
 };
 
-type Receive = AnyReceiver['receive'];
-
-/**
- * Wraps `receiver.receive` (in place, once: the receiver the application holds, its chained
- * `on()` calls and every adapter then see the same observed method) unless the receiver was
- * created with `telemetry: false`.
- */
-export function instrumentReceiver<R extends AnyReceiver>(receiver: R): R {
-  const marked = receiver as R & { [INSTRUMENTED]?: true };
-  if (marked[INSTRUMENTED] === true || receiverRuntime(receiver)?.telemetry === false) return receiver;
-  Object.defineProperty(receiver, INSTRUMENTED, { value: true, enumerable: false });
-  const receive: Receive = receiver.receive;
-  (receiver as { receive: Receive }).receive = (delivery, options) => observeReceive(() => receive.call(receiver, delivery, options));
-  return receiver;
+interface Observed {
+  readonly span: Span | undefined;
+  readonly instruments: Instruments | undefined;
+  readonly started: number;
 }
 
-function observeReceive(run: () => Promise<ReceiveResult>): Promise<ReceiveResult> {
+/** The receives this copy of the package observes: another copy (a CJS build beside the ESM one) leaves them alone. */
+const observing = new WeakMap<ReceiveTraceMessage, Observed>();
+
+const receiveSubscribers: TracingChannelSubscribers<ReceiveTraceMessage> = {
+  start(message) {
+    if (message.runInside !== undefined) return;
+    const tracer = currentTracer();
+    const instruments = currentInstruments();
+    if (tracer === undefined && instruments === undefined) return;
+    const parent: Context | undefined = activeContext();
+    // A child of the HTTP server span when one is active (instrumentation-http, a framework's own).
+    const span = tracer?.startSpan('receive', { kind: SPAN_KIND_CONSUMER, attributes: RECEIVE }, parent);
+    observing.set(message, { span, instruments, started: performance.now() });
+    // receive() runs inside the span: the handlers' spans are its children, an inbox stores its trace context.
+    message.runInside = span === undefined ? (run) => run() : (run) => withSpan(parent, span, run);
+  },
+  end() {},
+  asyncStart() {},
+  asyncEnd(message) {
+    const observed = observing.get(message);
+    if (observed === undefined) return;
+    observing.delete(message);
+    finish(observed, 'error' in message ? undefined : message.result, message.error);
+  },
+  error() {},
+};
+
+/** A request an adapter refused before `receive()` ran (`receiver.reportRefusal()`): a refused `receive` span and its count. */
+function observeRefusal(message: unknown): void {
+  const { code, startTime } = message as RefusalMessage;
   const tracer = currentTracer();
   const instruments = currentInstruments();
-  if (tracer === undefined && instruments === undefined) return run();
-  const started = performance.now();
-  const parent: Context | undefined = activeContext();
-  // A child of the HTTP server span when one is active (instrumentation-http, a framework's own).
-  const span = tracer?.startSpan('receive', { kind: SPAN_KIND_CONSUMER, attributes: RECEIVE }, parent);
-  let result: Promise<ReceiveResult>;
-  try {
-    result = span === undefined ? run() : withSpan(parent, span, run);
-  } catch (error) {
-    result = Promise.reject(error);
-  }
-  return result.then(
-    (received) => {
-      finish(span, instruments, started, received, undefined);
-      return received;
-    },
-    (error: unknown) => {
-      finish(span, instruments, started, undefined, error);
-      throw error;
-    },
+  if (tracer === undefined && instruments === undefined) return;
+  const attributes: Attributes = { ...RECEIVE, [ATTR.outcome]: 'refused', [ATTR.errorType]: code };
+  instruments?.received.add(1, attributes);
+  instruments?.receiveDuration.record((performance.now() - startTime) / 1000, attributes);
+  const span = tracer?.startSpan(
+    'receive',
+    { kind: SPAN_KIND_CONSUMER, attributes, startTime: performance.timeOrigin + startTime },
+    activeContext(),
   );
+  span?.setStatus({ code: SPAN_STATUS_ERROR, message: code });
+  span?.end();
 }
 
-function finish(
-  span: Span | undefined,
-  instruments: Instruments | undefined,
-  started: number,
-  received: ReceiveResult | undefined,
-  error: unknown,
-): void {
+let subscribed = false;
+
+/**
+ * Turns on OpenTelemetry spans and metrics for every receiver in this process, those called
+ * directly (`receiver.receive()` from a framework without an adapter here) or through
+ * `createFetchHandler` on Node included. The Node adapters and `createInbox` call it themselves;
+ * call it once (say, in the file that starts the SDK) when you use neither. Nothing is emitted
+ * until an SDK is registered; without `@opentelemetry/api` installed it subscribes nothing, and
+ * receivers then cost one `hasSubscribers` check a delivery. Idempotent.
+ *
+ * @example
+ * ```ts
+ * import { observeReceivers } from 'rack-webhooks/node';
+ *
+ * observeReceivers(); // every receiver's receive() is traced from here on, once an SDK is registered
+ * ```
+ */
+export function observeReceivers(): void {
+  if (subscribed) return;
+  subscribed = true;
+  if (openTelemetryApi() === undefined) return;
+  const channels = globalThis.process?.getBuiltinModule?.('node:diagnostics_channel') as
+    typeof import('node:diagnostics_channel') | undefined;
+  channels?.tracingChannel<unknown, ReceiveTraceMessage>(RECEIVE_CHANNEL).subscribe(receiveSubscribers);
+  channels?.subscribe(REFUSAL_CHANNEL, observeRefusal);
+}
+
+function finish({ span, instruments, started }: Observed, received: ReceiveResult | undefined, error: unknown): void {
   const attributes: Attributes = { ...RECEIVE };
   if (received === undefined) {
     attributes[ATTR.outcome] = 'refused';
@@ -90,35 +121,4 @@ function finish(
     span.setStatus({ code: SPAN_STATUS_ERROR, message: attributes[ATTR.errorType] as string });
   }
   span.end();
-}
-
-/** What an adapter answers before `receive()` runs: the request never reached the receiver. */
-const BEFORE_RECEIVE = /* @__PURE__ */ new Set([
-  'method_not_allowed',
-  'unsupported_media_type',
-  'payload_too_large',
-  'body_read_failed',
-  'raw_body_unavailable',
-  'bad_request', // Fastify's own 4xx (a content-length that does not match the body)
-]);
-
-/**
- * Counts (and traces) a request that a Node adapter refused before the receiver saw it: a body
- * over the limit, a consumed body, a wrong method or content type. The rack will not resend it.
- */
-export function recordAdapterRefusal(receiver: AnyReceiver, result: { error: string } | { status: string }, started: number): void {
-  if (!('error' in result) || !BEFORE_RECEIVE.has(result.error) || receiverRuntime(receiver)?.telemetry === false) return;
-  const tracer = currentTracer();
-  const instruments = currentInstruments();
-  if (tracer === undefined && instruments === undefined) return;
-  const attributes: Attributes = { ...RECEIVE, [ATTR.outcome]: 'refused', [ATTR.errorType]: result.error };
-  instruments?.received.add(1, attributes);
-  instruments?.receiveDuration.record((performance.now() - started) / 1000, attributes);
-  const span = tracer?.startSpan(
-    'receive',
-    { kind: SPAN_KIND_CONSUMER, attributes, startTime: performance.timeOrigin + started },
-    activeContext(),
-  );
-  span?.setStatus({ code: SPAN_STATUS_ERROR, message: result.error });
-  span?.end();
 }

@@ -1,5 +1,5 @@
 import type { SpanContext } from '@opentelemetry/api';
-import { activeSpan } from './otel-global.js';
+import { activeSpan } from './otel-api.js';
 
 /**
  * The receiving span's context, kept with the stored delivery so that the worker's `process` span

@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver } from '../../src/index.js';
 import { createInbox } from '../../src/inbox.js';
-import { createFetchHandler } from '../../src/adapters/web.js';
+import { createFetchHandler, WebhookMountError } from '../../src/adapters/web.js';
 import { openDatabase, SCENARIO_KINDS, type ClientKind, type TestDatabase } from './databases.js';
 import { at, budgetEvent, inboxSuiteSetup, nowSeconds, SECRETS, sign, warmUp } from './helpers.js';
 import { waitFor } from './fixtures/children.js';
@@ -123,6 +123,25 @@ describe.each(SCENARIO_KINDS)('refusals recorded (%s)', (kind) => {
       );
       expect(counts).toEqual({ signature_mismatch: 3 });
       await inbox.close();
+    });
+  });
+});
+
+describe('refusals an adapter reports (receiver.reportRefusal)', () => {
+  it("an adapter of your own: counted in the inbox's refusals and written with the others; a mount error also reaches onError", async () => {
+    await withDatabase('pg', async (db) => {
+      const inbox = createInbox({ database: db.database, table: db.table, recordRefusals: { flushIntervalMs: HOUR } });
+      await inbox.migrate();
+      const receiver = createReceiver({ secrets: SECRETS, inbox });
+      const errors: unknown[] = [];
+      receiver.onError((error) => void errors.push(error));
+      for (let i = 0; i < 3; i++) await receiver.reportRefusal('method_not_allowed');
+      const consumed = new WebhookMountError('the body was consumed by a parser');
+      await receiver.reportRefusal(consumed);
+      expect(errors).toEqual([consumed]);
+      expect(Object.fromEntries(inbox.refusalTotals())).toEqual({ method_not_allowed: 3, raw_body_unavailable: 1 });
+      await inbox.close();
+      expect(await recorded(db)).toEqual({ counts: { method_not_allowed: 3, raw_body_unavailable: 1 }, writes: 1 });
     });
   });
 });

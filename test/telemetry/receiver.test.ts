@@ -6,7 +6,8 @@ import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { webhookMiddleware } from '../../src/adapters/express.js';
 import rackWebhooks from '../../src/adapters/fastify.js';
-import { createNodeHandler } from '../../src/adapters/node.js';
+import { createNodeHandler, observeReceivers } from '../../src/adapters/node.js';
+import { createFetchHandler } from '../../src/adapters/web.js';
 import { createReceiver, type Receiver } from '../../src/index.js';
 import { createSignedRequestSync, type SignedRequest } from '../../src/testing/index.js';
 import { everythingSaid, points, registerSdk, total, type TestSdk } from './otel-sdk.js';
@@ -158,6 +159,81 @@ describe('receiver telemetry through the Node adapters', () => {
   });
 });
 
+describe('a receiver called directly, or through the fetch handler on Node', () => {
+  it('receive() called directly: its receive span, child of the active span, and the counter; a refusal too', async () => {
+    observeReceivers();
+    const sdk = registerSdk();
+    const receiver = createReceiver({ secrets: SECRET });
+    let handled = 0;
+    receiver.on('app:budget:cap', () => void handled++);
+    const { span: server, result } = sdk.inServerSpan(() => receiver.receive(signed()));
+    expect((await result).outcome).toBe('processed');
+    server.end();
+    await expect(receiver.receive(signed(event, 'forged'))).rejects.toMatchObject({ code: 'signature_mismatch' });
+    expect(handled).toBe(1);
+
+    const receives = sdk.spans().filter((span) => span.name.startsWith('receive'));
+    expect(receives.map((span) => [span.name, span.attributes['rack_webhooks.outcome'], span.attributes['error.type']])).toEqual([
+      ['receive app:budget:cap', 'processed', undefined],
+      ['receive', 'refused', 'signature_mismatch'],
+    ]);
+    expect(receives[0]!.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    expect(receives[0]!.kind).toBe(4);
+    expect(receives[1]!.status).toEqual({ code: 2, message: 'signature_mismatch' });
+    const received = (await sdk.collect()).get('messaging.client.consumed.messages');
+    expect(total(received, { 'rack_webhooks.outcome': 'processed' })).toBe(1);
+    expect(total(received, { 'rack_webhooks.outcome': 'refused', 'error.type': 'signature_mismatch' })).toBe(1);
+  });
+
+  it("a handler's own span is a child of the receive span", async () => {
+    observeReceivers();
+    const sdk = registerSdk();
+    const receiver = createReceiver({ secrets: SECRET });
+    receiver.on('app:budget:cap', () => trace.getTracer('app').startSpan('handler work').end());
+    await receiver.receive(signed());
+    const receive = sdk.spans().find((span) => span.name === 'receive app:budget:cap');
+    const work = sdk.spans().find((span) => span.name === 'handler work');
+    expect(work?.parentSpanContext?.spanId).toBe(receive?.spanContext().spanId);
+  });
+
+  it('receiver.reportRefusal(): a refused receive span from the given start, and the counter by code', async () => {
+    observeReceivers();
+    const sdk = registerSdk();
+    const receiver = createReceiver({ secrets: SECRET });
+    const startTime = performance.now() - 50;
+    await receiver.reportRefusal('method_not_allowed', { startTime });
+    const [span] = sdk.spans();
+    expect(span?.name).toBe('receive');
+    expect(span?.attributes).toEqual({
+      'messaging.system': 'rack-webhooks',
+      'messaging.operation.type': 'receive',
+      'messaging.operation.name': 'receive',
+      'rack_webhooks.outcome': 'refused',
+      'error.type': 'method_not_allowed',
+    });
+    expect(span!.duration[0] * 1000 + span!.duration[1] / 1e6).toBeGreaterThanOrEqual(45);
+    const metrics = await sdk.collect();
+    expect(total(metrics.get('messaging.client.consumed.messages'), { 'error.type': 'method_not_allowed' })).toBe(1);
+    expect(total(metrics.get('messaging.client.operation.duration'), { 'error.type': 'method_not_allowed' })).toBe(1);
+  });
+
+  it('createFetchHandler on Node: receive spans, and its own refusals (415) through reportRefusal', async () => {
+    observeReceivers();
+    const sdk = registerSdk();
+    const receiver = createReceiver({ secrets: SECRET });
+    receiver.on('app:budget:cap', () => {});
+    const handle = createFetchHandler(receiver);
+    const delivery = signed();
+    const url = 'http://localhost/webhooks';
+    expect((await handle(new Request(url, { method: 'POST', headers: delivery.headers, body: delivery.body }))).status).toBe(200);
+    expect((await handle(new Request(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' }))).status).toBe(415);
+    expect(sdk.spans().map((span) => [span.name, span.attributes['error.type']])).toEqual([
+      ['receive app:budget:cap', undefined],
+      ['receive', 'unsupported_media_type'],
+    ]);
+  });
+});
+
 describe('without an SDK, or turned off', () => {
   it('works and emits nothing when no OpenTelemetry SDK is registered', async () => {
     // What an SDK registers is absent (the API leaves `{ version }` behind once an SDK was disabled).
@@ -212,8 +288,9 @@ describe('the built package', () => {
       /(?:from|require\(|import\()\s*["']@opentelemetry\//.test(readFileSync(new URL(name, dist), 'utf8')),
     );
     expect(importing).toEqual([]);
-    // ...and the telemetry is in it: the inbox and node adapter entries reach the global symbol.
+    // ...and the telemetry is in it: the inbox and node adapter entries require the public API lazily, never its global.
     const all = files.map((name) => readFileSync(new URL(name, dist), 'utf8')).join('\n');
-    expect(all).toContain('opentelemetry.js.api.1');
+    expect(all).toContain('("@opentelemetry/api")');
+    expect(all).not.toContain('opentelemetry.js.api.1');
   });
 });

@@ -3,9 +3,18 @@ import type { Client, Pool, PoolClient } from 'pg';
 import type { Sql, TransactionSql } from 'postgres';
 import { describe, expectTypeOf, it } from 'vitest';
 import { createNodeHandler } from '../../src/adapters/node.js';
-import { createFetchHandler } from '../../src/adapters/web.js';
+import { createFetchHandler, WebhookMountError } from '../../src/adapters/web.js';
 import { createReceiver, type AppBudgetCapEvent, type ReceiveResult } from '../../src/index.js';
-import { createInbox, type Inbox, type StoredDeliveryDetail, type Worker } from '../../src/inbox.js';
+import {
+  connectReceiver,
+  createInbox,
+  type DeliveryInbox,
+  type DeliveryToStore,
+  type Inbox,
+  type StoredDeliveryDetail,
+  type StoredRow,
+  type Worker,
+} from '../../src/inbox.js';
 
 declare const pool: Pool;
 declare const client: Client;
@@ -56,5 +65,31 @@ describe('inbox types', () => {
     void inbox.prune({});
     // @ts-expect-error a receiver of another database's transaction type
     inbox.work(createReceiver({ secrets: 'k', inbox: createInbox({ database: sql }) }));
+  });
+
+  it('an inbox of your own implements DeliveryInbox: storeDelivery, countRefusal, and connectReceiver as it is', () => {
+    interface QueueTx {
+      enqueue(job: string): Promise<void>;
+    }
+    const rows = new Map<string, DeliveryToStore>();
+    const refused = new Map<string, number>();
+    const ownInbox: DeliveryInbox<QueueTx> = {
+      async storeDelivery(delivery): Promise<StoredRow | undefined> {
+        if (rows.has(delivery.bodyKey)) return undefined;
+        rows.set(delivery.bodyKey, delivery);
+        return { id: String(rows.size) };
+      },
+      countRefusal: (code) => void refused.set(code, (refused.get(code) ?? 0) + 1),
+      connectReceiver,
+    };
+    createReceiver({ secrets: 'k', inbox: ownInbox }).on('app:budget:cap', (event, context) => {
+      expectTypeOf(event).toEqualTypeOf<AppBudgetCapEvent>();
+      expectTypeOf(context.transaction).toEqualTypeOf<QueueTx>();
+    });
+    expectTypeOf(createReceiver({ secrets: 'k', inbox: ownInbox }).reportRefusal)
+      .parameter(0)
+      .toEqualTypeOf<string | WebhookMountError>();
+    // @ts-expect-error connectReceiver is part of the contract: without it, createReceiver could not store
+    createReceiver({ secrets: 'k', inbox: { storeDelivery: async () => undefined } });
   });
 });

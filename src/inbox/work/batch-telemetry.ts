@@ -1,4 +1,4 @@
-import { activeContext, withContext } from '../../telemetry/otel-global.js';
+import { activeContext, withContext } from '../../telemetry/otel-api.js';
 import type { AttemptOutcomeKind, WorkerTelemetry } from '../../telemetry/process.js';
 import type { Completion, Recording } from './run-batched.js';
 import type { Claimed } from './run-delivery.js';

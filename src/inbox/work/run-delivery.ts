@@ -1,5 +1,5 @@
 import type { AnyWebhookEvent } from '../../events/types.js';
-import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
+import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
 import { describeThrown } from '../../shared/thrown.js';
 import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
@@ -58,7 +58,7 @@ export type Outcome =
 export interface RunEnvironment {
   readonly driver: Driver;
   readonly sql: WorkerSql;
-  readonly runtime: ReceiverRuntime;
+  readonly runtime: WorkerRuntime;
   readonly options: ResolvedWorkOptions;
   /** The table's name for error messages. */
   readonly table: string;
@@ -123,7 +123,7 @@ export class Unparsable {
   }
 }
 
-export function parseClaimed(runtime: ReceiverRuntime, claimed: Claimed): AnyWebhookEvent | Unparsable {
+export function parseClaimed(runtime: WorkerRuntime, claimed: Claimed): AnyWebhookEvent | Unparsable {
   try {
     return runtime.parseStored(claimed.body);
   } catch (error) {
@@ -131,7 +131,7 @@ export function parseClaimed(runtime: ReceiverRuntime, claimed: Claimed): AnyWeb
   }
 }
 
-export function logUnparsable(runtime: ReceiverRuntime, claimed: Claimed): void {
+export function logUnparsable(runtime: WorkerRuntime, claimed: Claimed): void {
   runtime.log({
     level: 'error',
     event: 'dead',
@@ -142,7 +142,7 @@ export function logUnparsable(runtime: ReceiverRuntime, claimed: Claimed): void 
 }
 
 /** A replay's first attempt says `replayed`, every other success `processed`. */
-export function logProcessed(runtime: ReceiverRuntime, claimed: Claimed, action: string): void {
+export function logProcessed(runtime: WorkerRuntime, claimed: Claimed, action: string): void {
   const replayed = claimed.replayed && claimed.budgetUsed === 1;
   runtime.log({
     level: 'info',

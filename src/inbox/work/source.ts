@@ -1,4 +1,4 @@
-import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
+import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
 import type { WorkerTelemetry } from '../../telemetry/process.js';
 import type { Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
@@ -26,7 +26,7 @@ export class DatabaseHealth {
   #down = false;
 
   constructor(
-    private readonly runtime: ReceiverRuntime,
+    private readonly runtime: WorkerRuntime,
     private readonly options: ResolvedWorkOptions,
     private readonly table: string,
   ) {}

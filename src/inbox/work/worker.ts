@@ -1,4 +1,4 @@
-import type { ReceiverRuntime } from '../../receiver/inbox-contract.js';
+import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
 import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import { Heartbeat } from '../health/workers.js';
@@ -48,7 +48,7 @@ export interface Worker {
 export function startWorker(
   driver: Driver,
   names: TableNames,
-  runtime: ReceiverRuntime,
+  runtime: WorkerRuntime,
   workOptions: WorkOptions,
   subscribe: (wake: () => void) => () => Promise<void>,
   relisten: () => void,

@@ -7,7 +7,7 @@ import { resolveNow } from '../../signature/timestamp.js';
 import { unsignedError } from '../../signature/unsigned.js';
 import { verifyResolved, verifyResolvedSync, type KeyChoice, type VerifiedSignature } from '../../signature/verify.js';
 import { getLowerCasedHeader, headerNamesOf, rackSignatureHeaders, type HeadersInput } from '../headers.js';
-import type { Delivery } from '../types.js';
+import type { Delivery } from '../delivery.js';
 
 /** What the receiver verified: which secret, in which form, read from which header. */
 export interface ReceivedSignature extends VerifiedSignature {
