@@ -10,7 +10,7 @@ import pg from 'pg';
 import { createReceiver } from 'rack-webhooks';
 import { createInbox } from 'rack-webhooks/inbox';
 import { createSignedRequestSync } from 'rack-webhooks/testing';
-import { checkWorkerStatements, pgbenchWorkerFloor, replayWorkerStatements } from './inbox-floors.mjs';
+import { checkWorkerStatements, pgbenchWorkerFloor, replayBatchedStatements, replayWorkerStatements } from './inbox-floors.mjs';
 import { handlerCounter, readCase, readEvents, report, timeUntilDone } from './worker-shared.mjs';
 
 const { kind, url, schema, eventsFile, warm, total, capSeconds, options, requires = [], apps, way = 'warm' } = readCase();
@@ -131,6 +131,11 @@ async function timeWorker(events) {
 async function timeFloor(events) {
   checkWorkerStatements(); // throws when src/inbox/work/sql.ts no longer sends what the floor replays
   await store(events, 0, total);
+  if (kind === 'batched-floor') {
+    const started = performance.now();
+    const { perSecond } = await replayBatchedStatements({ pool, table, batch: options.batchSize });
+    return { perSecond, done: total, elapsedMs: performance.now() - started, capped: false };
+  }
   if (kind === 'pgbench-floor') {
     const perClient = Math.floor(total / concurrency);
     const started = performance.now();

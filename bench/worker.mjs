@@ -113,6 +113,13 @@ const CASES = [
     name: "floor: the statements the default mode's guarantees need, from pgbench (bench/inbox-floors.mjs), 8 clients: a claim of 1 row that records the attempt (commit), then BEGIN, done-mark, COMMIT",
     options: { concurrency: CONCURRENCY },
   },
+  {
+    id: 'floor-batched',
+    run: 'inbox',
+    kind: 'batched-floor',
+    name: "floor: `mode: 'batched'`'s statements replayed through pg with no SDK code (bench/inbox-floors.mjs): claims of 400 rows that record their attempts, one complete per claim, overlapping the next claim",
+    options: { batchSize: 400 },
+  },
 ];
 
 /** `npm ci` in bench/peers/ when its node_modules is missing or holds other versions than package.json pins. Throws when it cannot. */
@@ -340,6 +347,14 @@ export async function benchWorker() {
     // attempt committed before the handler, then the handler's transaction with the done-mark, on a
     // row kept as the log) replayed from C, with no SDK around them.
     information(results, 'that pgbench floor / graphile-worker, default settings', at('floor-pgbench'), at('graphile-default'));
+    information(results, "inbox worker, mode 'batched' / the replay of its own statements", at('ours-batched'), at('floor-batched'));
+    // Where the batched bar stands against what its statements allow on this machine, in this run.
+    information(
+      results,
+      'that batched replay / graphile-worker, localQueue + batched completion',
+      at('floor-batched'),
+      at('graphile-batched'),
+    );
     information(results, "inbox worker, mode 'batched' / the inbox worker, default mode", at('ours-batched'), at('ours'));
     information(results, 'inbox worker / the baseline build', at('ours'), at('baseline'));
     information(results, "inbox worker, mode 'batched' / the baseline build", at('ours-batched'), at('baseline-batched'));
