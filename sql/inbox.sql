@@ -145,6 +145,6 @@ INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (8, 'due del
 -- 9: fewer index entries per state change
 DROP INDEX "rack_webhooks_inbox_by_state";
 CREATE INDEX "rack_webhooks_inbox_by_state" ON "rack_webhooks_inbox" (state, event_ns, id) WHERE state NOT IN ('pending', 'running', 'done');
-ALTER TABLE "rack_webhooks_inbox_attempts" SET (fillfactor = 50);
+ALTER TABLE "rack_webhooks_inbox_attempts" SET (fillfactor = 40);
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (9, 'fewer index entries per state change');
 COMMIT;

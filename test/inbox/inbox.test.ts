@@ -145,7 +145,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const [attempts] = await db.query<{ options: string[] }>(`SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass`, [
       `${db.table}_attempts`,
     ]);
-    expect(attempts!.options).toEqual(['fillfactor=50']);
+    expect(attempts!.options).toEqual(['fillfactor=40']);
   });
 
   it('schemaSql() creates the same schema as migrate(), recorded as every version', async () => {
