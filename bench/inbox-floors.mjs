@@ -267,7 +267,7 @@ export async function replayWorkerStatements({ pool, table, lanes, claimBatch, s
 export async function replayBatchedStatements({ pool, table, batch }) {
   const { deliveries, attempts } = quotedTables(table);
   const sql = workerStatements(deliveries, attempts);
-  const name = (key) => `bench_floor_batched_${key}_${table}`;
+  const name = (key) => `bench_floor_batched_${key}`; // one table a process; a longer name passes 63 characters
   const workerId = 'bench-floor';
   let done = 0;
   let completing = Promise.resolve();
