@@ -128,7 +128,8 @@ export async function pgliteInsertFloor({ database, table, count = 2000, eventKe
 // Floors for the worker: its required statements with no SDK JavaScript around them.
 
 /**
- * The worker's claim and done statements, copied from src/inbox/work/sql.ts (`workerSql`):
+ * The worker's claim and done statements, copied from src/inbox/work/sql.ts (`workerSql`), and
+ * `mode: 'batched'`'s complete, from src/inbox/work/batch-sql.ts (`batchSql`):
  * `t` and `a` are the quoted deliveries and attempts tables. `checkWorkerStatements` holds these
  * copies to the built package, so an edit to either side fails the run instead of measuring a
  * statement the worker no longer sends.
@@ -154,6 +155,22 @@ SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, t
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
 ), succeeded AS (
   UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $3
+)
+SELECT id::text AS id FROM finished`,
+    complete: `WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS i(id bigint, attempt integer, state text, delay_ms float8, error text)
+), finished AS (
+  UPDATE ${t} AS d SET state = i.state,
+         done_at = CASE WHEN i.state = 'done' THEN now() ELSE d.done_at END,
+         run_at = CASE WHEN i.state = 'pending' THEN now() + make_interval(secs => i.delay_ms / 1000) ELSE d.run_at END,
+         locked_by = NULL, locked_until = NULL, last_error = i.error
+    -- The rows by their primary key (an array: a generic plan of the join alone may scan the whole table).
+    FROM input i WHERE d.id = ANY(ARRAY(SELECT id FROM input)) AND d.id = i.id
+     AND d.state = 'running' AND d.locked_by = $2 AND d.attempts = i.attempt
+  RETURNING d.id, i.attempt, i.state, i.error
+), recorded AS (
+  UPDATE ${a} AS x SET outcome = CASE WHEN f.state = 'done' THEN 'succeeded' ELSE 'failed' END, finished_at = now(), error = f.error
+    FROM finished f WHERE x.delivery_id = f.id AND x.attempt = f.attempt
 )
 SELECT id::text AS id FROM finished`,
   };
@@ -192,7 +209,7 @@ export function checkWorkerStatements() {
       .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
       .replaceAll(T, '\\$\\{\\w+\\}')
       .replaceAll(A, '\\$\\{\\w+\\}');
-    if (!new RegExp(`${key}:\`${escaped}\``).test(built)) {
+    if (!new RegExp(`${key}:\\s*\`${escaped}\``).test(built)) {
       throw new Error(
         `bench/inbox-floors.mjs: the worker's \`${key}\` statement no longer matches ${file}: copy it again from src/inbox/work/sql.ts (and rebuild)`,
       );
@@ -239,6 +256,35 @@ export async function replayWorkerStatements({ pool, table, lanes, claimBatch, s
   const elapsed = performance.now() - started;
   await checkDone(pool, table, done, 'the replay floor');
   return { perSecond: (done * 1000) / elapsed, claimsPerRow: claims / Math.max(1, done) };
+}
+
+/**
+ * `mode: 'batched'`'s statements replayed from plain pg, named, as the worker sends them: claims of
+ * `batch` rows (each records their attempts), and one complete per claimed batch, a completion
+ * overlapping the next claim on another connection as the worker's do. No receiver, no parse, no
+ * handler. Resolves with rows done per second.
+ */
+export async function replayBatchedStatements({ pool, table, batch }) {
+  const { deliveries, attempts } = quotedTables(table);
+  const sql = workerStatements(deliveries, attempts);
+  const name = (key) => `bench_floor_batched_${key}`; // one table a process; a longer name passes 63 characters
+  const workerId = 'bench-floor';
+  let done = 0;
+  let completing = Promise.resolve();
+  const started = performance.now();
+  for (;;) {
+    const { rows } = await pool.query({ name: name('claim'), text: sql.claim, values: [batch, workerId, 30] });
+    await completing; // one completion at a time, as the worker's
+    if (rows.length === 0) break;
+    const input = JSON.stringify(rows.map((row) => ({ id: row.id, attempt: row.attempts, state: 'done', delay_ms: 0, error: null })));
+    completing = pool.query({ name: name('complete'), text: sql.complete, values: [input, workerId] }).then((result) => {
+      if (result.rows.length !== rows.length) throw new Error('the batched floor lost its own claims');
+      done += rows.length;
+    });
+  }
+  const elapsed = performance.now() - started;
+  await checkDone(pool, table, done, 'the batched replay floor');
+  return { perSecond: (done * 1000) / elapsed };
 }
 
 /**

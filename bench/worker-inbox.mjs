@@ -1,30 +1,33 @@
 // One rack-webhooks case of the worker group (bench/worker.mjs starts it, on the same Node as the
 // peers): migrate an inbox in a fresh schema, store the events by receiving them as signed
 // deliveries (untimed), then time `inbox.work()` with a no-op handler from its start until every
-// delivery is done. Or, for the reference rows, the worker's own statements replayed on the same
-// stored rows (bench/inbox-floors.mjs).
+// delivery is done: `way: 'warm'` after a warm-up worker on the first events, in the same pool;
+// `way: 'cold'` with no warm-up, from a pool and an inbox made after storing (no connection open,
+// no statement prepared). Or, for the reference rows, the worker's own statements replayed on the
+// same stored rows (bench/inbox-floors.mjs).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createReceiver } from 'rack-webhooks';
 import { createInbox } from 'rack-webhooks/inbox';
 import { createSignedRequestSync } from 'rack-webhooks/testing';
-import { checkWorkerStatements, pgbenchWorkerFloor, replayWorkerStatements } from './inbox-floors.mjs';
+import { checkWorkerStatements, pgbenchWorkerFloor, replayBatchedStatements, replayWorkerStatements } from './inbox-floors.mjs';
 import { handlerCounter, readCase, readEvents, report, timeUntilDone } from './worker-shared.mjs';
 
-const { kind, url, schema, eventsFile, warm, total, capSeconds, options, requires = [], apps } = readCase();
+const { kind, url, schema, eventsFile, warm, total, capSeconds, options, requires = [], apps, way = 'warm' } = readCase();
 const SECRET = `bench-${randomBytes(16).toString('hex')}`;
 const IN_FLIGHT = 32; // while storing
 const concurrency = options.concurrency ?? 8;
 // One connection per handler, one for LISTEN, one for receive(): what work() asks of a pool.
 const pool = new pg.Pool({ connectionString: url, max: concurrency + 2 });
 pool.on('error', () => {}); // an idle client's error must not end the run; the query that needed it fails
+let workerPool; // cold: the worker's own pool, made after storing
 const watcher = new pg.Client({ connectionString: url });
 await watcher.connect();
 const table = `${schema}.deliveries`;
-const inbox = createInbox({ database: pool, table });
+let inbox = createInbox({ database: pool, table });
 const stats = createInbox({ database: watcher, table }); // counts from a connection of its own
 const counter = handlerCounter();
-const receiver = createReceiver({ secrets: SECRET, inbox });
+let receiver = createReceiver({ secrets: SECRET, inbox });
 
 /** Signs and receives events [from, to) as a rack would send them, `IN_FLIGHT` at a time. */
 async function store(events, from, to) {
@@ -60,7 +63,40 @@ function startWorker() {
   return { worker };
 }
 
+/** Cold: the deliveries stored through the storing pool, then a fresh pool, inbox and receiver for the worker, timed from its start. */
+async function timeColdWorker(events) {
+  await store(events, 0, total);
+  await pool.end();
+  workerPool = new pg.Pool({ connectionString: url, max: concurrency + 2 });
+  workerPool.on('error', () => {});
+  inbox = createInbox({ database: workerPool, table });
+  receiver = createReceiver({ secrets: SECRET, inbox });
+  receiver.on(events[0].action, () => counter.hit());
+  let worker;
+  const result = await timeUntilDone({
+    start: async () => {
+      const started = startWorker();
+      if (started.unsupported) throw Object.assign(new Error(started.unsupported), { unsupported: started.unsupported });
+      worker = started.worker;
+    },
+    counter,
+    total,
+    doneCount: async () => (await stats.stats()).done,
+    capSeconds,
+  }).catch((error) => {
+    if (error.unsupported) return { skipped: error.unsupported };
+    throw error;
+  });
+  await worker?.stop();
+  if (result.skipped) return result;
+  const after = await stats.stats();
+  if (after.running !== 0 || after.dead !== 0 || (!result.capped && after.done !== total))
+    throw new Error(`the worker left deliveries behind: ${JSON.stringify(after)}`);
+  return { ...result, handled: counter.count };
+}
+
 async function timeWorker(events) {
+  if (way === 'cold') return timeColdWorker(events);
   receiver.on(events[0].action, () => counter.hit());
   await store(events, 0, warm);
   // Warm-up (JIT, prepared statements, the pool's connections), and the check that this build has the mode.
@@ -95,6 +131,11 @@ async function timeWorker(events) {
 async function timeFloor(events) {
   checkWorkerStatements(); // throws when src/inbox/work/sql.ts no longer sends what the floor replays
   await store(events, 0, total);
+  if (kind === 'batched-floor') {
+    const started = performance.now();
+    const { perSecond } = await replayBatchedStatements({ pool, table, batch: options.batchSize });
+    return { perSecond, done: total, elapsedMs: performance.now() - started, capped: false };
+  }
   if (kind === 'pgbench-floor') {
     const perClient = Math.floor(total / concurrency);
     const started = performance.now();
@@ -116,5 +157,5 @@ try {
   else throw error;
 } finally {
   await watcher.end();
-  await pool.end();
+  await (workerPool ?? pool).end();
 }

@@ -1,9 +1,11 @@
 // The worker group: the inbox worker against graphile-worker and pg-boss on the same PostgreSQL,
 // the same Node (22: the peers need it), the same concurrency, the same stored 1 KiB payloads and a
 // no-op handler, measured in one run, alternating, medians of the rounds. Every case runs in a
-// process of its own on a schema of its own, dropped after. The peers live in bench/peers/ with
-// their own package.json and lock file, installed here on first use; the project's own install
-// never holds them. A new worker mode is one more row of CASES.
+// process of its own on a schema of its own, dropped after. Two ways (BENCH_WORKER_WAY, default
+// both): warm (a warm-up first, then the clock until empty) and cold (no warm-up, a fresh pool,
+// graphile-worker through runOnce); a bar holds only when both ways say so. The peers live in
+// bench/peers/ with their own package.json and lock file, installed here on first use; the
+// project's own install never holds them. A new worker mode is one more row of CASES.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,10 +20,12 @@ import { checkBar } from './harness.mjs';
 const DATABASE_URL = process.env.RACK_WEBHOOKS_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PEERS = fileURLToPath(new URL('./peers/', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_WORKER_ROUNDS ?? 3);
-const TOTAL = 10_000; // stored deliveries (jobs) per case and round
+const TOTAL = Number(process.env.BENCH_WORKER_TOTAL ?? 10_000); // stored deliveries (jobs) per case and round
 const WARM = 500; // run through the same worker first, in the same process: JIT, connections, prepared statements
 const CAP_SECONDS = Number(process.env.BENCH_WORKER_CAP_SECONDS ?? 20); // a case still running then reports what it did
 const CONCURRENCY = 8;
+const WAYS = { warm: ['warm'], cold: ['cold'], both: ['warm', 'cold'] }[process.env.BENCH_WORKER_WAY ?? 'both'];
+if (!WAYS) throw new Error(`BENCH_WORKER_WAY must be warm, cold or both, got ${process.env.BENCH_WORKER_WAY}`);
 const ACTION = 'app:budget:auto-shutdown:fired';
 
 /**
@@ -30,6 +34,7 @@ const ACTION = 'app:budget:auto-shutdown:fired';
  * `requires`: options a build of rack-webhooks must read for the row to count; a build that
  * refuses them (RangeError, TypeError) or ignores them prints the row as skipped.
  * `apps`: spread the deliveries over this many apps. `ratioTo`, `ratioLabel`: a case this row is read against.
+ * `ways`: the ways it runs (default both); the per-app and floor rows only warm.
  */
 const CASES = [
   {
@@ -53,8 +58,29 @@ const CASES = [
     requires: ['order'],
     apps,
     ratioTo: 'ours',
+    ways: ['warm'],
     ratioLabel: `per-app order, ${apps.toLocaleString('en-US')} app${apps === 1 ? '' : 's'} / the unordered worker`,
   })),
+  // BENCH_WORKER_BASELINE=<dir>: the same two rows from another build (a directory with its package.json,
+  // dist/ and bench/, say a copy of main's), for an A/B in one run.
+  ...(process.env.BENCH_WORKER_BASELINE
+    ? [
+        {
+          id: 'baseline',
+          run: 'inbox',
+          root: process.env.BENCH_WORKER_BASELINE,
+          name: 'the same, baseline build',
+          options: { concurrency: CONCURRENCY },
+        },
+        {
+          id: 'baseline-batched',
+          run: 'inbox',
+          root: process.env.BENCH_WORKER_BASELINE,
+          name: "the same `mode: 'batched'`, baseline build",
+          options: { concurrency: CONCURRENCY, mode: 'batched' },
+        },
+      ]
+    : []),
   {
     id: 'graphile-default',
     run: 'graphile-worker',
@@ -83,8 +109,16 @@ const CASES = [
     id: 'floor-pgbench',
     run: 'inbox',
     kind: 'pgbench-floor',
+    ways: ['warm'],
     name: "floor: the statements the default mode's guarantees need, from pgbench (bench/inbox-floors.mjs), 8 clients: a claim of 1 row that records the attempt (commit), then BEGIN, done-mark, COMMIT",
     options: { concurrency: CONCURRENCY },
+  },
+  {
+    id: 'floor-batched',
+    run: 'inbox',
+    kind: 'batched-floor',
+    name: "floor: `mode: 'batched'`'s statements replayed through pg with no SDK code (bench/inbox-floors.mjs): claims of 400 rows that record their attempts, one complete per claim, overlapping the next claim",
+    options: { batchSize: 400 },
   },
 ];
 
@@ -144,7 +178,11 @@ async function writeEvents(dir) {
 /** Runs one case in a process of its own on `node`; resolves with its RESULT line. Throws when the process fails. */
 function runCase(node, testCase, settings) {
   const script =
-    testCase.run === 'inbox' ? fileURLToPath(new URL('./worker-inbox.mjs', import.meta.url)) : join(PEERS, `${testCase.run}.mjs`);
+    testCase.run !== 'inbox'
+      ? join(PEERS, `${testCase.run}.mjs`)
+      : testCase.root
+        ? join(testCase.root, 'bench', 'worker-inbox.mjs')
+        : fileURLToPath(new URL('./worker-inbox.mjs', import.meta.url));
   const config = {
     kind: testCase.kind ?? 'worker',
     options: testCase.options,
@@ -177,53 +215,68 @@ const perSecond = (n) => Math.round(n).toLocaleString('en-US');
 // BENCH_WORKER_CASES=ours,ours-batched runs only those rows (the others print as skipped).
 const ONLY = process.env.BENCH_WORKER_CASES?.split(',').filter(Boolean);
 
-/** Rounds of every case, the order reversed every other round; a case found skipped is not run again. */
+/** Rounds of every case in every way, the order of the cases reversed every other round; a case found skipped is not run again. */
 async function measure(pool, node, eventsFile) {
   const runId = randomBytes(3).toString('hex');
-  const results = new Map(
-    CASES.map((c) => [c.id, { rates: [], capped: 0, skipped: ONLY && !ONLY.includes(c.id) ? 'not in BENCH_WORKER_CASES' : undefined }]),
-  );
+  const results = new Map();
+  for (const way of WAYS)
+    for (const c of CASES)
+      results.set(`${way}:${c.id}`, {
+        rates: [],
+        capped: 0,
+        skipped:
+          ONLY && !ONLY.includes(c.id) ? 'not in BENCH_WORKER_CASES' : !(c.ways ?? WAYS).includes(way) ? `not run ${way}` : undefined,
+      });
   let n = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? CASES : [...CASES].reverse();
-    for (const testCase of order) {
-      const entry = results.get(testCase.id);
-      if (entry.skipped) continue;
-      const schema = `rack_webhooks_bench_${runId}_${n++}`;
-      if (testCase.run === 'inbox') await pool.query(`CREATE SCHEMA ${schema}`); // the peers create theirs
-      try {
-        const result = await runCase(node.path, testCase, {
-          url: DATABASE_URL,
-          schema,
-          eventsFile,
-          warm: WARM,
-          total: TOTAL,
-          capSeconds: CAP_SECONDS,
-        });
-        if (result.skipped) entry.skipped = result.skipped;
-        else {
-          entry.rates.push(result.perSecond);
-          if (result.capped) entry.capped++;
+    for (const way of round % 2 === 0 ? WAYS : [...WAYS].reverse()) {
+      const order = round % 2 === 0 ? CASES : [...CASES].reverse();
+      for (const testCase of order) {
+        const entry = results.get(`${way}:${testCase.id}`);
+        if (entry.skipped) continue;
+        const schema = `rack_webhooks_bench_${runId}_${n++}`;
+        if (testCase.run === 'inbox') await pool.query(`CREATE SCHEMA ${schema}`); // the peers create theirs
+        try {
+          const result = await runCase(node.path, testCase, {
+            url: DATABASE_URL,
+            schema,
+            eventsFile,
+            warm: WARM,
+            total: TOTAL,
+            capSeconds: CAP_SECONDS,
+            way,
+          });
+          if (result.skipped) entry.skipped = result.skipped;
+          else {
+            entry.rates.push(result.perSecond);
+            if (result.capped) entry.capped++;
+          }
+        } finally {
+          await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
         }
-      } finally {
-        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       }
     }
   }
   return new Map([...results].map(([id, entry]) => [id, { ...entry, rate: entry.rates.length ? median(entry.rates) : undefined }]));
 }
 
-function printTable(results, node, serverVersion) {
-  const base = results.get('graphile-default').rate ?? NaN;
+const HOW = {
+  warm: (n) => `each case warmed up on ${n} first, then timed until empty`,
+  cold: () => 'each case cold: a fresh schema and pool, no warm-up, graphile-worker through `runOnce`',
+};
+
+function printTable(results, way, node, serverVersion) {
+  const base = results.get(`${way}:graphile-default`).rate ?? NaN;
   console.log(
-    `\n### Worker throughput: ${TOTAL.toLocaleString('en-US')} stored 1 KiB deliveries, a no-op handler, concurrency ${CONCURRENCY}, every system on Node ${node.version}, PostgreSQL ${serverVersion} (median of ${ROUNDS} alternating rounds; each case warmed up on ${WARM} first)\n`,
+    `\n### Worker throughput, ${way}: ${TOTAL.toLocaleString('en-US')} stored 1 KiB deliveries, a no-op handler, concurrency ${CONCURRENCY}, every system on Node ${node.version}, PostgreSQL ${serverVersion} (median of ${ROUNDS} alternating rounds; ${HOW[way](WARM)})\n`,
   );
   console.log('| case | deliveries/s | rounds | ratio to graphile-worker, default |');
   console.log('|---|---:|---:|---:|');
   for (const testCase of CASES) {
-    const { rate, rates, capped, skipped } = results.get(testCase.id);
-    if (skipped) console.log(`| ${testCase.name} | skipped: ${skipped} | | |`);
-    else
+    const { rate, rates, capped, skipped } = results.get(`${way}:${testCase.id}`);
+    if (skipped) {
+      if (!skipped.startsWith('not run')) console.log(`| ${testCase.name} | skipped: ${skipped} | | |`);
+    } else
       console.log(
         `| ${testCase.name} | ${perSecond(rate)}${capped ? ` (${capped} round${capped > 1 ? 's' : ''} stopped at ${CAP_SECONDS} s)` : ''} | ${rates.map(perSecond).join(', ')} | ${(rate / base).toFixed(2)}x |`,
       );
@@ -234,6 +287,7 @@ function printTable(results, node, serverVersion) {
 function bar(results, label, id, against, value, comparison = '>=') {
   const [a, b] = [results.get(id), results.get(against)];
   if (a.rate === undefined || b.rate === undefined) {
+    if ((a.skipped ?? b.skipped)?.startsWith('not run')) return true; // not a case of this way
     console.log(`SKIP  ${label}: not measured (${a.skipped ?? b.skipped})`);
     return false;
   }
@@ -242,7 +296,7 @@ function bar(results, label, id, against, value, comparison = '>=') {
 
 function information(results, label, id, against) {
   const [a, b] = [results.get(id), results.get(against)];
-  if (a.rate !== undefined && b.rate !== undefined) console.log(`information: ${label}: ${(a.rate / b.rate).toFixed(2)}x`);
+  if (a?.rate !== undefined && b?.rate !== undefined) console.log(`information: ${label}: ${(a.rate / b.rate).toFixed(2)}x`);
 }
 
 export async function benchWorker() {
@@ -266,26 +320,45 @@ export async function benchWorker() {
     await pool.end();
     await rm(dir, { recursive: true, force: true });
   }
-  printTable(results, node, serverVersion);
-  console.log('');
-  let ok = bar(results, 'inbox worker / graphile-worker, default settings', 'ours', 'graphile-default', 1.0);
-  ok =
-    bar(
+  let ok = true;
+  for (const way of WAYS) {
+    printTable(results, way, node, serverVersion);
+    const at = (id) => `${way}:${id}`;
+    console.log('');
+    ok = bar(results, `${way}: inbox worker / graphile-worker, default settings`, at('ours'), at('graphile-default'), 1.0) && ok;
+    ok =
+      bar(
+        results,
+        `${way}: inbox worker, mode 'batched' / graphile-worker, localQueue + batched completion`,
+        at('ours-batched'),
+        at('graphile-batched'),
+        0.75,
+      ) && ok;
+    information(results, 'inbox worker / pg-boss, batches of 8', at('ours'), at('pg-boss'));
+    information(results, "inbox worker, mode 'batched' / pg-boss, batches of 8", at('ours-batched'), at('pg-boss'));
+    information(results, 'inbox worker / pg-boss, batches of 8, transactional', at('ours'), at('pg-boss-transactional'));
+    information(
       results,
-      "inbox worker, mode 'batched' / graphile-worker, localQueue + batched completion",
-      'ours-batched',
-      'graphile-batched',
-      0.5,
-    ) && ok;
-  information(results, 'inbox worker / pg-boss, batches of 8', 'ours', 'pg-boss');
-  information(results, "inbox worker, mode 'batched' / pg-boss, batches of 8", 'ours-batched', 'pg-boss');
-  information(results, 'inbox worker / pg-boss, batches of 8, transactional', 'ours', 'pg-boss-transactional');
-  information(results, "inbox worker / the pgbench replay of its own statements (the floor of today's design)", 'ours', 'floor-pgbench');
-  // Why the default mode can sit below graphile-worker: the statements its guarantees need (an
-  // attempt committed before the handler, then the handler's transaction with the done-mark, on a
-  // row kept as the log) replayed from C, with no SDK around them.
-  information(results, 'that pgbench floor / graphile-worker, default settings', 'floor-pgbench', 'graphile-default');
-  information(results, "inbox worker, mode 'batched' / the inbox worker, default mode", 'ours-batched', 'ours');
-  for (const testCase of CASES.filter((c) => c.ratioTo)) information(results, testCase.ratioLabel, testCase.id, testCase.ratioTo);
+      "inbox worker / the pgbench replay of its own statements (the floor of today's design)",
+      at('ours'),
+      at('floor-pgbench'),
+    );
+    // Why the default mode can sit below graphile-worker: the statements its guarantees need (an
+    // attempt committed before the handler, then the handler's transaction with the done-mark, on a
+    // row kept as the log) replayed from C, with no SDK around them.
+    information(results, 'that pgbench floor / graphile-worker, default settings', at('floor-pgbench'), at('graphile-default'));
+    information(results, "inbox worker, mode 'batched' / the replay of its own statements", at('ours-batched'), at('floor-batched'));
+    // Where the batched bar stands against what its statements allow on this machine, in this run.
+    information(
+      results,
+      'that batched replay / graphile-worker, localQueue + batched completion',
+      at('floor-batched'),
+      at('graphile-batched'),
+    );
+    information(results, "inbox worker, mode 'batched' / the inbox worker, default mode", at('ours-batched'), at('ours'));
+    information(results, 'inbox worker / the baseline build', at('ours'), at('baseline'));
+    information(results, "inbox worker, mode 'batched' / the baseline build", at('ours-batched'), at('baseline-batched'));
+    for (const testCase of CASES.filter((c) => c.ratioTo)) information(results, testCase.ratioLabel, at(testCase.id), at(testCase.ratioTo));
+  }
   return { ok };
 }

@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 8. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 9. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -142,4 +142,9 @@ INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (7, 'failure
 CREATE INDEX "rack_webhooks_inbox_due_unordered" ON "rack_webhooks_inbox" (event_ns, id)
   WHERE state = 'pending' AND app IS NULL;
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (8, 'due deliveries without an app');
+-- 9: fewer index entries per state change
+DROP INDEX "rack_webhooks_inbox_by_state";
+CREATE INDEX "rack_webhooks_inbox_by_state" ON "rack_webhooks_inbox" (state, event_ns, id) WHERE state NOT IN ('pending', 'running', 'done');
+ALTER TABLE "rack_webhooks_inbox_attempts" SET (fillfactor = 40);
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (9, 'fewer index entries per state change');
 COMMIT;

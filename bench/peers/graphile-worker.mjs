@@ -1,12 +1,14 @@
 // One graphile-worker case of the worker group (bench/worker.mjs starts it on Node 22): migrate a
-// fresh schema, warm up on a few jobs, store the events as jobs (untimed), then time a runner with a
-// no-op task from its start until its jobs table is empty (graphile-worker deletes a completed job).
+// fresh schema, store the events as jobs (untimed), then time a no-op task until its jobs table is
+// empty (graphile-worker deletes a completed job). `way: 'warm'`: a runner (`run()`) warmed up on
+// the first events first; `way: 'cold'`: `runOnce()` with no warm-up (its own new pool), from its
+// call until it resolves with the queue empty.
 import { EventEmitter } from 'node:events';
-import { Logger, makeWorkerUtils, run } from 'graphile-worker';
+import { Logger, makeWorkerUtils, run, runOnce } from 'graphile-worker';
 import pg from 'pg';
 import { handlerCounter, readCase, readEvents, report, timeUntilDone } from '../worker-shared.mjs';
 
-const { url, schema, eventsFile, warm, total, capSeconds, options } = readCase();
+const { url, schema, eventsFile, warm, total, capSeconds, options, way = 'warm' } = readCase();
 const events = readEvents(eventsFile);
 // Silent: by default graphile-worker logs a line per completed job, and neither other system logs
 // per delivery. Nothing else of its defaults is changed.
@@ -34,7 +36,7 @@ try {
     if ((await left()) !== to - from) throw new Error(`graphile-worker: expected ${to - from} jobs stored`);
   };
 
-  const runOnce = async (count) => {
+  const timeRun = async (count) => {
     const counter = handlerCounter();
     let runner;
     const result = await timeUntilDone({
@@ -59,10 +61,34 @@ try {
     return result;
   };
 
-  await store(0, warm);
-  await runOnce(warm); // warm-up: JIT, prepared statements, the pool's connections
-  await store(warm, warm + total);
-  const result = await runOnce(total);
+  const timeRunOnce = async (count) => {
+    const counter = handlerCounter();
+    const started = performance.now();
+    await runOnce({
+      ...options,
+      connectionString: url,
+      schema,
+      logger,
+      events: workerEvents,
+      noHandleSignals: true,
+      taskList: { noop: async () => counter.hit() },
+    });
+    const elapsedMs = performance.now() - started;
+    const done = count - (await left());
+    if (done !== count) throw new Error(`graphile-worker: runOnce resolved with ${count - done} jobs left`);
+    return { done, elapsedMs, perSecond: (done * 1000) / elapsedMs, capped: false, handled: counter.count };
+  };
+
+  let result;
+  if (way === 'cold') {
+    await store(0, total);
+    result = await timeRunOnce(total);
+  } else {
+    await store(0, warm);
+    await timeRun(warm); // warm-up: JIT, prepared statements, the pool's connections
+    await store(warm, warm + total);
+    result = await timeRun(total);
+  }
   if (Boolean(options.preset?.worker?.localQueue) !== localQueues > 0)
     throw new Error(
       `graphile-worker: localQueue asked for: ${Boolean(options.preset?.worker?.localQueue)}, local queues started: ${localQueues}`,

@@ -1,17 +1,23 @@
 // One pg-boss case of the worker group (bench/worker.mjs starts it on Node 22): start pg-boss on a
-// fresh schema, warm up on a few jobs, store the events as jobs (untimed, one insert), then time one
-// `work()` from its call until every job of the queue is completed.
+// fresh schema, store the events as jobs (untimed, one insert), then time one `work()` from its call
+// until every job of the queue is completed. `way: 'warm'`: after a warm-up on the first events;
+// `way: 'cold'`: no warm-up, the jobs stored by one PgBoss, worked by a new one (its own new pool,
+// started untimed: pg-boss checks its schema in start()).
 import { PgBoss } from 'pg-boss';
 import pg from 'pg';
 import { handlerCounter, readCase, readEvents, report, timeUntilDone } from '../worker-shared.mjs';
 
-const { url, schema, eventsFile, warm, total, capSeconds, options } = readCase();
+const { url, schema, eventsFile, warm, total, capSeconds, options, way = 'warm' } = readCase();
 const events = readEvents(eventsFile);
 const QUEUE = 'noop';
 
-const boss = new PgBoss({ connectionString: url, schema });
+const newBoss = () => {
+  const made = new PgBoss({ connectionString: url, schema });
+  made.on('error', (error) => (failure ??= error)); // a worker's error ends the case, after the clock
+  return made;
+};
 let failure;
-boss.on('error', (error) => (failure ??= error)); // a worker's error ends the case, after the clock
+let boss = newBoss();
 const watcher = new pg.Client({ connectionString: url });
 await watcher.connect();
 try {
@@ -45,10 +51,18 @@ try {
     return result;
   };
 
-  await store(0, warm);
-  await runOnce(0, warm); // warm-up: JIT, the pool's connections, the queue's cache
-  await store(warm, warm + total);
-  report(await runOnce(warm, total));
+  if (way === 'cold') {
+    await store(0, total);
+    await boss.stop({ graceful: false, close: true });
+    boss = newBoss();
+    await boss.start();
+    report(await runOnce(0, total));
+  } else {
+    await store(0, warm);
+    await runOnce(0, warm); // warm-up: JIT, the pool's connections, the queue's cache
+    await store(warm, warm + total);
+    report(await runOnce(warm, total));
+  }
 } finally {
   await boss.stop({ graceful: false, close: true });
   await watcher.end();

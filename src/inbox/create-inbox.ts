@@ -29,7 +29,7 @@ import { createStoreDelivery } from './store-delivery.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
 import { startWatcher } from './watch/watcher.js';
 import type { WatchOptions, Watcher } from './watch/types.js';
-import { Wake } from './work/wake.js';
+import { Wake } from './wake.js';
 import { startWorker, type Worker, type WorkOptions } from './work/worker.js';
 import { workerStarted } from '../telemetry/inbox-probes.js';
 import { observeReceivers } from '../telemetry/receive.js';

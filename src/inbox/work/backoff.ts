@@ -20,11 +20,7 @@ export interface BackoffOptions {
   jitter?: 'full' | 'none';
 }
 
-export interface ResolvedBackoff {
-  readonly baseMs: number;
-  readonly maxMs: number;
-  readonly jitter: 'full' | 'none';
-}
+export type ResolvedBackoff = Readonly<Required<BackoffOptions>>;
 
 export function resolveBackoff(options: BackoffOptions = {}): ResolvedBackoff {
   const baseMs = options.baseMs ?? 1000;

@@ -116,22 +116,8 @@ export interface WorkOptions {
   mode?: 'transactional' | 'batched';
 }
 
-/** The options with every default applied and every value checked. */
-export interface ResolvedWorkOptions {
-  readonly concurrency: number;
-  readonly batchSize: number;
-  readonly claimAhead: number;
-  readonly pollIntervalMs: number;
-  readonly leaseSeconds: number;
-  readonly maxAttempts: number;
-  readonly backoff: ResolvedBackoff;
-  readonly workerId: string;
-  readonly listen: boolean;
-  readonly order: 'none' | 'per-app';
-  readonly onFailure: 'hold' | 'skip';
-  readonly heartbeatMs: number;
-  readonly mode: 'transactional' | 'batched';
-}
+/** The options with every default applied and every value checked (`telemetry` is read where the worker starts). */
+export type ResolvedWorkOptions = Readonly<Required<Omit<WorkOptions, 'backoff' | 'telemetry'>> & { backoff: ResolvedBackoff }>;
 
 /**
  * Batched mode's default batch, 50 x concurrency within these bounds: fewer rows per claim leave

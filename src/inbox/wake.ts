@@ -1,4 +1,4 @@
-import type { Driver } from '../database/driver.js';
+import type { Driver } from './database/driver.js';
 
 /**
  * Wakes workers when a delivery is stored. In this process: at once, through a callback. In other
