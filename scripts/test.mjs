@@ -1,65 +1,73 @@
-// `npm test`: everything that gates a change, in the order a failure is cheapest to read.
-// In CI (CI=true) nothing may be skipped: a step that cannot run fails the run.
-// The package matrix (TypeScript 5.0 and 7, Node 22 and 24, Bun, Deno) is `npm run test:package`,
-// which .ci/run runs after this.
+// `npm test`: everything that gates a change. In CI (CI=true) nothing may be skipped: a step that
+// cannot run fails the run. `--package` (what .ci/run passes) adds the package matrix (TypeScript
+// 5.0 and 7, Node 22 and 24, Bun, Deno: `npm run test:package`) as one more check.
+//
+// The tests run the built JavaScript, so it is built first (a few seconds: tsup without its
+// declarations). Then vitest runs, and beside it the checks that only read the tree or dist/ (the
+// declarations, typecheck, lint, format, sizes, snippets, API reference), at a lower CPU priority:
+// much of the tests' time is spent waiting on PostgreSQL, child processes and HTTP, and the checks
+// take that idle CPU without slowing a test that wants it. Every check still runs and must pass; its
+// output is printed whole after the tests, a failure named as it happens and again at the end.
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { root, run, runLanes, tmp } from './lib.mjs';
+import { root, run, startLanes, tmp } from './lib.mjs';
 
 // The same default and variable as test/kit/slices.ts, which leaves the browser slice out without it.
 const chromium = process.env.RACK_WEBHOOKS_CHROMIUM ?? '/usr/bin/chromium';
 const browserSkipped = !process.env.CI && !existsSync(chromium);
+const withPackage = process.argv.includes('--package');
 const reportPath = join(tmp, 'vitest.json');
+const bin = (name) => join(root, 'node_modules/.bin', name);
+const node = (script, ...args) => [process.execPath, [script, ...args]];
 
-// Steps whose commands only read the tree run side by side, one lane a core: tsc and eslint take
-// most of the time before the tests and each uses one core. A lane's output prints when it ends.
-const steps = [
-  [
-    'generated code matches schemas/, typecheck, lint (eslint, typescript-eslint) and format (prettier --check)',
-    () =>
-      runLanes([
-        { label: 'typecheck (tsc --noEmit)', commands: [['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']]] },
-        { label: 'lint (eslint --max-warnings 0)', commands: [['npx', ['eslint', '--max-warnings', '0', '.']]] },
+/** The checks beside the tests, in the order they start; a lane's commands run one after the other. */
+const DECLARATIONS = 'declarations (tsup, the .d.ts of every entry), README and docs snippets, API reference';
+const checks = [
+  {
+    // First: the longest chain (the package matrix waits for it too).
+    label: DECLARATIONS,
+    commands: [
+      [bin('tsup'), ['--silent'], { RACK_WEBHOOKS_BUILD: 'types' }],
+      // Both compile against the built package's declarations.
+      node('scripts/check-readme-snippets.mjs'),
+      // --check: no HTML, and no second type check of the tree (the typecheck lane does it).
+      node('scripts/docs.mjs', '--check'),
+    ],
+  },
+  { label: 'typecheck (tsc --noEmit; the *.test-d.ts type tests too)', commands: [[bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']]] },
+  { label: 'lint (eslint --max-warnings 0)', commands: [[bin('eslint'), ['--max-warnings', '0', '.']]] },
+  {
+    label: 'generated code matches schemas/ (npm run generate -- --check); format (prettier --check)',
+    commands: [node('scripts/generate.mjs', '--check'), [bin('prettier'), ['--check', '--log-level', 'warn', '.']]],
+  },
+  {
+    // One after the other: both measure bundles in .tmp/size.
+    label: 'core and fetch adapter import no node: module; bundle sizes (receiver at most 40 kB, verify 20 kB); docs/ figures current',
+    commands: [node('scripts/check-runtime-neutral.mjs'), node('scripts/check-size.mjs'), node('scripts/docs-figures.mjs', '--check')],
+  },
+  ...(withPackage
+    ? [
         {
-          label: 'generated code matches schemas/ (npm run generate --check); format (prettier --check)',
-          commands: [
-            ['node', ['scripts/generate.mjs', '--check']],
-            ['npx', ['prettier', '--check', '--log-level', 'warn', '.']],
-          ],
+          label: 'the package matrix (npm run test:package: publint, attw, TypeScript 5.0/5.9/7, Node 20/22/24, Bun, Deno)',
+          commands: [node('scripts/test-package.mjs')],
+          after: [DECLARATIONS],
         },
-      ]),
-  ],
-  // Built before the tests: the examples import the package by its published name.
-  ['build (tsup)', () => run('npm', ['run', '--silent', 'build', '--', '--silent'])],
-  [
-    'the built package: no node: module in the core, bundle sizes, the figures docs/ quotes, README and docs snippets, API reference',
-    () =>
-      runLanes([
-        // Both measure bundles in .tmp/size: one after the other.
-        {
-          label:
-            'core and fetch adapter import no node: module; bundle sizes (receiver at most 40 kB, verify 20 kB); docs/ figures current',
-          commands: [
-            ['node', ['scripts/check-runtime-neutral.mjs']],
-            ['node', ['scripts/check-size.mjs']],
-            ['node', ['scripts/docs-figures.mjs', '--check']],
-          ],
-        },
-        {
-          label: 'the TypeScript snippets of README.md and docs/*.md compile against the built package',
-          commands: [['node', ['scripts/check-readme-snippets.mjs']]],
-        },
-        {
-          label: 'API reference (TypeDoc, warnings as errors; @example blocks compiled)',
-          commands: [['node', ['scripts/docs.mjs']]],
-        },
-      ]),
-  ],
-  [
-    'unit, database and browser tests (vitest projects, with coverage)',
-    () => run('npx', ['vitest', 'run', '--coverage', '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`]),
-  ],
+      ]
+    : []),
 ];
+
+/** vitest in the foreground, its output streamed; resolves to its exit status. */
+function runVitest() {
+  const args = ['run', '--coverage', '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`];
+  return new Promise((resolve) => {
+    // The type tests (*.test-d.ts) are left to the typecheck lane: its tsc checks the same files (vitest.config.ts).
+    const env = { ...process.env, RACK_WEBHOOKS_TYPE_TESTS: 'tsc' };
+    const child = spawn(bin('vitest'), args, { cwd: root, env, stdio: 'inherit' });
+    child.on('close', (code, signal) => resolve(code ?? signal));
+    child.on('error', (error) => resolve(error.message));
+  });
+}
 
 /** The slowest test files of the run, from vitest's JSON report: where to look when the suite grows slow. */
 function printSlowest(report, count) {
@@ -72,29 +80,53 @@ function printSlowest(report, count) {
 }
 
 const started = Date.now();
+const seconds = () => Math.round((Date.now() - started) / 1000);
 rmSync(reportPath, { force: true });
-try {
-  for (const [index, [label, step]] of steps.entries()) {
-    console.log(`\n==> [${index + 1}/${steps.length}] ${label}`);
-    await step();
-  }
-} finally {
-  // Failed or not: a test that hangs to its timeout is the usual reason a run grows slow.
-  if (existsSync(reportPath)) printSlowest(JSON.parse(readFileSync(reportPath, 'utf8')), 10);
-}
 
-if (!existsSync(reportPath)) throw new Error('vitest wrote no report');
-const report = JSON.parse(readFileSync(reportPath, 'utf8'));
-if (report.numTotalTests === 0) throw new Error('vitest ran no test');
-if (process.env.CI && (report.numPendingTests > 0 || report.numTodoTests > 0)) {
-  throw new Error(`${report.numPendingTests + report.numTodoTests} test(s) were skipped; CI allows none`);
+console.log('\n==> [1/2] build the JavaScript (tsup; its declarations are built beside the tests)');
+// Nothing to test without it: a failed build stops here.
+rmSync(join(root, 'dist'), { recursive: true, force: true });
+run(bin('tsup'), ['--silent'], { env: { ...process.env, RACK_WEBHOOKS_BUILD: 'js' } });
+
+console.log(`\n==> [2/2] unit, database and browser tests (vitest projects, with coverage); beside them: ${checks.length} checks`);
+const checksDone = startLanes(checks, {
+  priority: 10,
+  // Said at once, so nobody waits for the tests to learn it; the output follows the tests.
+  onEnd: (lane) =>
+    lane.status !== 0 && console.log(`\n!!! FAILED beside the tests: ${lane.label} (its output is printed after the tests)\n`),
+});
+const vitestStatus = await runVitest();
+const checked = await checksDone;
+
+console.log(`\n==> the checks beside the tests`);
+for (const lane of checked) {
+  console.log(`--- ${lane.label} (${lane.seconds.toFixed(1)} s)${lane.status === 0 ? '' : ': FAILED'}`);
+  process.stdout.write(lane.output);
 }
-console.log(`\nAll ${steps.length} steps passed in ${Math.round((Date.now() - started) / 1000)} s.`);
+// Failed or not: a test that hangs to its timeout is the usual reason a run grows slow.
+const report = existsSync(reportPath) ? JSON.parse(readFileSync(reportPath, 'utf8')) : undefined;
+if (report !== undefined) printSlowest(report, 10);
+
+const failures = checked.filter((lane) => lane.status !== 0).map((lane) => `${lane.label}: ${lane.status}`);
+if (vitestStatus !== 0) failures.push(`vitest exited with ${vitestStatus}`);
+if (report === undefined) failures.push('vitest wrote no report');
+else if (report.numTotalTests === 0) failures.push('vitest ran no test');
+else if (process.env.CI && (report.numPendingTests > 0 || report.numTodoTests > 0)) {
+  failures.push(`${report.numPendingTests + report.numTodoTests} test(s) were skipped; CI allows none`);
+}
+if (failures.length > 0) {
+  console.log(`\nnpm test FAILED after ${seconds()} s:\n  ${failures.join('\n  ')}`);
+  if (report !== undefined) console.log(`${report.numPassedTests} passed, ${report.numFailedTests} failed`);
+  process.exit(1);
+}
+console.log(`\nThe build, ${checks.length} checks and the tests passed in ${seconds()} s.`);
 if (browserSkipped) {
   console.log(
     `!!! The browser tests did NOT run: no Chromium at ${chromium}. Install it (apt-get install -y chromium) or set ` +
       'RACK_WEBHOOKS_CHROMIUM, then run npx vitest run --project browser. !!!',
   );
 }
-console.log('The package matrix (TypeScript 5.0 and 7, Node 22 and 24, Bun, Deno) is not part of npm test: npm run test:package.');
+if (!withPackage) {
+  console.log('The package matrix (TypeScript 5.0 and 7, Node 22 and 24, Bun, Deno) is not part of npm test: npm run test:package.');
+}
 console.log(`${report.numPassedTests} passed, ${report.numFailedTests} failed`);

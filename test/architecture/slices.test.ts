@@ -29,13 +29,14 @@ describe('test slices', () => {
 
   it('sorts a file by what its imports reach, through the helpers', () => {
     expect(slices.browser.sort()).toEqual(['test/console/browser.test.ts', 'test/console/polish.test.ts']);
-    // Directly (databases.js), through a helper (helpers.js, console-fixture.ts), and Redis.
+    // Directly (databases.js), through a helper (helpers.js, console-fixture.ts), Redis, and PGlite directories.
     expect(slices.database).toEqual(
       expect.arrayContaining([
         'test/inbox/databases.test.ts',
         'test/inbox/inbox.test.ts',
         'test/console/api.test.ts',
         'test/dedup/redis-store.test.ts',
+        'test/inbox/owner/ownership.test.ts',
       ]),
     );
     expect(slices.unit).toEqual(expect.arrayContaining(['test/signature/vectors.test.ts', 'test/inbox/work/loop.test.ts']));

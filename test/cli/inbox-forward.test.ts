@@ -9,6 +9,7 @@ import { createInbox, openPGlite } from '../../src/inbox.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { POSTGRES_URL, openDatabase, type TestDatabase } from '../inbox/databases.js';
+import { pgliteDirectory } from '../kit/pglite-directory.js';
 import {
   LOCAL_KEY,
   PROD_KEY,
@@ -301,7 +302,7 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
 
 describe('inbox forward on a PGlite directory', { timeout: 120_000 }, () => {
   it('forwards what the app that owns the directory stores, through that app, while it runs', async () => {
-    const dir = join(tempDir(), 'inbox');
+    const dir = pgliteDirectory(join(tempDir(), 'inbox'));
     const sent = [body(), body('app:create')];
     const app = await openPGlite(dir);
     expect(app.role).toBe('owner');

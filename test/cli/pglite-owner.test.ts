@@ -14,6 +14,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { killConsoles, startConsoleProcess } from '../console/console-process.js';
 import { killAllChildren, killChild, startChild, waitFor, type Child } from '../inbox/fixtures/children.js';
+import { pgliteDirectory } from '../kit/pglite-directory.js';
 import { killChildren, removeTempDirs, run, tempDir } from './helpers.js';
 import { BODIES, KEY, captureOutput, cli } from './inbox-helpers.js';
 
@@ -58,7 +59,7 @@ const CREATE = (name: string, day: string) =>
 
 describe('a PGlite directory an app owns', () => {
   it('list, retry, replay, stats and the console from other processes go through the app: they see its rows, the app’s workers run what they requeue, and it is all there after the app stops; killed, the next process owns it and nothing acknowledged is lost', async () => {
-    const dir = join(tempDir(), 'inbox-data');
+    const dir = pgliteDirectory(join(tempDir(), 'inbox-data'));
     const { app, port } = await startApp(dir);
     expect(await app.message('role')).toBe('owner');
     const answers = [];
@@ -144,7 +145,7 @@ describe('a PGlite directory an app owns', () => {
   }, 300_000);
 
   it('apps starting at once on one directory: one owns it, the others store through it, and every acknowledged delivery is there once', async () => {
-    const dir = join(tempDir(), 'inbox-data');
+    const dir = pgliteDirectory(join(tempDir(), 'inbox-data'));
     const apps = await Promise.all([0, 1, 2].map(() => startApp(dir)));
     const roles = await Promise.all(apps.map(({ app }) => app.message('role')));
     expect(roles.filter((role) => role === 'owner')).toHaveLength(1);

@@ -18,6 +18,7 @@ import { createTestEvent } from '../../src/testing/test-event.js';
 import { removeTempDirs, tempDir } from '../cli/helpers.js';
 import { KEY, captureOutput, cli } from '../cli/inbox-helpers.js';
 import { POSTGRES_URL, openDatabase } from '../inbox/databases.js';
+import { pgliteDirectory } from '../kit/pglite-directory.js';
 import { MINUTE, TestClock } from '../inbox/watch/helpers.js';
 import { SCHEMAS, fakeAssets } from './console-fixture.js';
 
@@ -57,7 +58,7 @@ async function openPlace(kind: 'pg' | 'pglite'): Promise<Place> {
       close: async () => {},
     };
   }
-  const dir = join(tempDir(), 'inbox-data');
+  const dir = pgliteDirectory(join(tempDir(), 'inbox-data'));
   const database = await PGlite.create(dir);
   return {
     database,

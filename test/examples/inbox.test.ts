@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
+import { pgliteDirectory } from '../kit/pglite-directory.js';
 import { fixture, newKey, post, signature, startExample, stopAllExamples, waitFor, type Running } from './helpers.js';
 
 const FIRED = fixture('app.budget.auto-shutdown.fired');
@@ -142,9 +143,10 @@ describe('examples/express-inbox.mjs on PostgreSQL (DATABASE_URL)', () => {
 
 describe('examples/express-inbox.mjs on PGlite (no DATABASE_URL)', () => {
   it('stores and handles a delivery in INBOX_DIR, exits 0 on SIGTERM and gives the directory back', { timeout: 480_000 }, async () => {
-    pgliteDir = mkdtempSync(join(tmpdir(), 'rack-webhooks-example-inbox-'));
+    // A new PGlite database (the run's template): PGlite's initdb in WebAssembly takes over a minute
+    // on a busy machine, and what this proves starts after it.
+    pgliteDir = pgliteDirectory(mkdtempSync(join(tmpdir(), 'rack-webhooks-example-inbox-')));
     const key = newKey();
-    // PGlite initialises a fresh directory on first use (initdb in WebAssembly): over a minute on a busy machine.
     const running = await startExample('express-inbox.mjs', { RACK_WEBHOOK_SECRETS: key, INBOX_DIR: pgliteDir }, 240_000);
     expect(running.stdout()).toContain(`inbox on PGlite in ${pgliteDir} (owner), worker running`);
     expect(readdirSync(pgliteDir).filter((name) => name.startsWith('.s.'))).toEqual(['.s.PGSQL.1']); // its socket, for other processes

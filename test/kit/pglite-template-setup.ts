@@ -1,9 +1,10 @@
 /**
  * vitest globalSetup of the database slice: PGlite's initdb (3 to 5 s here, far longer under load)
  * and the inbox's migrations run once per run, here, instead of once per test file and per test.
- * Each test then loads a copy of these data directories (test/inbox/databases.ts).
+ * Each test then loads a copy of these data directories (test/inbox/databases.ts), or copies the
+ * bare one on disk where a test needs a PGlite directory (test/kit/pglite-directory.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -15,6 +16,8 @@ export interface PGliteTemplates {
   readonly bare: string;
   /** The same with the inbox migrated into `public.deliveries`, the table PGlite tests use. */
   readonly migrated: string;
+  /** The bare data directory on disk, as `new PGlite(dir)` or `openPGlite(dir)` leave a new one. */
+  readonly directory: string;
 }
 
 declare module 'vitest' {
@@ -34,7 +37,10 @@ export default async function setup(project: TestProject): Promise<() => void> {
     await createInbox({ database, table: PGLITE_TABLE }).migrate();
     const migrated = join(dir, 'migrated.tar');
     writeFileSync(migrated, Buffer.from(await (await database.dumpDataDir('none')).arrayBuffer()));
-    project.provide('pgliteTemplates', { bare, migrated });
+    // Loading the bare dump into a directory takes about half an initdb, once.
+    const directory = join(dir, 'directory');
+    await (await PGlite.create(directory, { loadDataDir: new Blob([readFileSync(bare)]) })).close();
+    project.provide('pgliteTemplates', { bare, migrated, directory });
   } finally {
     await database.close();
   }

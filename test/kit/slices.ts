@@ -2,7 +2,8 @@
  * Which slice each test file belongs to, for vitest's projects (vitest.config.ts):
  *
  * - `browser`: reaches test/console/browser.ts (Chromium through playwright-core);
- * - `database`: reaches test/inbox/databases.ts (PostgreSQL, PGlite) or test/dedup/redis-helpers.ts (Redis);
+ * - `database`: reaches test/inbox/databases.ts (PostgreSQL, PGlite), test/kit/pglite-directory.ts
+ *   (PGlite directories copied from the run's template) or test/dedup/redis-helpers.ts (Redis);
  * - `unit`: the rest, which needs no service.
  *
  * Read from the files' relative imports, followed through the test helpers, so a new test file
@@ -19,6 +20,7 @@ export const CHROMIUM = process.env['RACK_WEBHOOKS_CHROMIUM'] ?? '/usr/bin/chrom
 const MARKERS: readonly (readonly [string, Exclude<Slice, 'unit'>])[] = [
   ['test/console/browser.ts', 'browser'],
   ['test/inbox/databases.ts', 'database'],
+  ['test/kit/pglite-directory.ts', 'database'],
   ['test/dedup/redis-helpers.ts', 'database'],
 ];
 

@@ -5,7 +5,7 @@
  * test/cli/pglite-owner.test.ts.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import * as fs from 'node:fs/promises';
 import * as net from 'node:net';
@@ -19,15 +19,18 @@ import { createInbox } from '../../../src/inbox/create-inbox.js';
 import { claimDirectory, probe, socketPath, type Claim } from '../../../src/inbox/database/owner/claim.js';
 import { openPGlite, type PGliteDirectory } from '../../../src/inbox/database/owner/open.js';
 import { query } from '../../../src/inbox/database/owner/wire.js';
+import { pgliteDirectory } from '../../kit/pglite-directory.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const made: string[] = [];
-afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+// Eight PGlite directories: more than the default 10 s to remove on a loaded machine.
+afterAll(() => Promise.all(made.map((dir) => fs.rm(dir, { recursive: true, force: true }))), 60_000);
 
-function newDir(): string {
+/** A directory path of its own; `database`: holding a new PGlite database (the run's template), not yet created. */
+function newDir({ database = false } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'rwt-own-'));
   made.push(dir);
-  return join(dir, 'db');
+  return database ? pgliteDirectory(join(dir, 'db')) : join(dir, 'db');
 }
 
 function runNode(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -103,7 +106,7 @@ describe('who owns a PGlite directory', () => {
 
 describe('openPGlite', () => {
   it('a guest in another thread reaches the owner’s database: its writes are the owner’s, its transaction never interleaves with the owner’s', async () => {
-    const dir = newDir();
+    const dir = newDir({ database: true });
     const owner = await openPGlite(dir);
     expect(owner.role).toBe('owner');
     const db = owner.client as PGlite;
@@ -146,7 +149,7 @@ describe('openPGlite', () => {
   }, 60_000);
 
   it('a guest never opens the directory’s files, and a clock step or an old socket time does not make a live owner stale', async () => {
-    const dir = newDir();
+    const dir = newDir({ database: true });
     const owner = await openPGlite(dir);
     await (owner.client as PGlite).exec('CREATE TABLE t (id serial PRIMARY KEY, v text); INSERT INTO t (v) VALUES (1), (2)');
     await (owner.client as PGlite).exec('CHECKPOINT');
@@ -180,7 +183,7 @@ describe('openPGlite', () => {
   }, 60_000);
 
   it('an owner that never calls close() still lets its process exit, and the next caller owns the directory', async () => {
-    const dir = newDir();
+    const dir = newDir({ database: true });
     const script = `
       const { openPGlite } = await import(${JSON.stringify(`${ROOT}dist/inbox.js`)});
       const owner = await openPGlite(${JSON.stringify(dir)});
@@ -196,7 +199,7 @@ describe('openPGlite', () => {
   }, 60_000);
 
   it('a guest that goes away mid-transaction is rolled back; one that asks to LISTEN is told to poll; the session goes on', async () => {
-    const dir = newDir();
+    const dir = newDir({ database: true });
     const owner = await openPGlite(dir);
     const db = owner.client as PGlite;
     await db.exec('CREATE TABLE t (id serial PRIMARY KEY, v text)');
@@ -229,7 +232,7 @@ describe('openPGlite', () => {
   }, 60_000);
 
   it('createInbox takes it; a NOTIFY raised through a guest reaches the owner’s listeners', async () => {
-    const dir = newDir();
+    const dir = newDir({ database: true });
     const owner: PGliteDirectory = await openPGlite(dir);
     const inbox = createInbox({ database: owner });
     await inbox.migrate();
@@ -251,7 +254,7 @@ describe('createInbox({ database: new PGlite(dir) }), deprecated', () => {
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on('warning', onWarning);
     try {
-      const dir = newDir();
+      const dir = newDir({ database: true });
       const legacy = new PGlite(dir);
       const inbox = createInbox({ database: legacy });
       await inbox.migrate();
@@ -266,7 +269,7 @@ describe('createInbox({ database: new PGlite(dir) }), deprecated', () => {
       expect(sockets(dir)).toEqual([]);
 
       const owner = await openPGlite(dir);
-      const second = new PGlite(join(dir, '..', 'elsewhere')); // a directory of its own: fine
+      const second = new PGlite(pgliteDirectory(join(dir, '..', 'elsewhere'))); // a directory of its own: fine
       await createInbox({ database: second }).migrate();
       await second.close();
       const opened = () => Promise.reject(new Error('opened'));

@@ -39,7 +39,8 @@ function allowedSql(table: string, onFailure: OnFailure): string {
 
 /** Stores rows in their array order (ids grow with it), due an hour ago, in an hour, or without a run_at. */
 async function store(harness: InboxHarness, rows: readonly StoredRow[]): Promise<void> {
-  await harness.db.query(`TRUNCATE ${harness.table} CASCADE`);
+  // DELETE, not TRUNCATE: a few rows go at once, where TRUNCATE makes every index's files anew (hundreds of runs).
+  await harness.db.query(`DELETE FROM ${harness.table}`);
   if (rows.length === 0) return;
   const input = rows.map((row, i) => ({ app: row.app, state: row.state, due: row.due, event_ns: row.eventNs, n: i }));
   await harness.db.query(
