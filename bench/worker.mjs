@@ -251,6 +251,10 @@ async function measure(pool, node, eventsFile) {
             entry.rates.push(result.perSecond);
             if (result.capped) entry.capped++;
           }
+        } catch (error) {
+          // One failed round is printed and counted, not the end of a 20-minute run.
+          console.log(`${way}: ${error.message}`);
+          entry.failed = (entry.failed ?? 0) + 1;
         } finally {
           await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
         }
@@ -273,12 +277,12 @@ function printTable(results, way, node, serverVersion) {
   console.log('| case | deliveries/s | rounds | ratio to graphile-worker, default |');
   console.log('|---|---:|---:|---:|');
   for (const testCase of CASES) {
-    const { rate, rates, capped, skipped } = results.get(`${way}:${testCase.id}`);
+    const { rate, rates, capped, skipped, failed } = results.get(`${way}:${testCase.id}`);
     if (skipped) {
       if (!skipped.startsWith('not run')) console.log(`| ${testCase.name} | skipped: ${skipped} | | |`);
     } else
       console.log(
-        `| ${testCase.name} | ${perSecond(rate)}${capped ? ` (${capped} round${capped > 1 ? 's' : ''} stopped at ${CAP_SECONDS} s)` : ''} | ${rates.map(perSecond).join(', ')} | ${(rate / base).toFixed(2)}x |`,
+        `| ${testCase.name} | ${perSecond(rate)}${capped ? ` (${capped} round${capped > 1 ? 's' : ''} stopped at ${CAP_SECONDS} s)` : ''}${failed ? ` (${failed} round${failed > 1 ? 's' : ''} failed)` : ''} | ${rates.map(perSecond).join(', ')} | ${(rate / base).toFixed(2)}x |`,
       );
   }
 }
