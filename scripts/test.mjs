@@ -1,13 +1,14 @@
 // `npm test`: everything that gates a change. In CI (CI=true) nothing may be skipped: a step that
-// cannot run fails the run. `--package` (what .ci/run passes) adds the package matrix (TypeScript
-// 5.0 and 7, Node 22 and 24, Bun, Deno: `npm run test:package`) as one more check.
+// cannot run fails the run. `--package` adds the package matrix (TypeScript 5.0 and 7, Node 22 and
+// 24, Bun, Deno: `npm run test:package`) as one more check; .ci/run runs it after this instead.
 //
 // The tests run the built JavaScript, so it is built first (a few seconds: tsup without its
-// declarations). Then vitest runs, and beside it the checks that only read the tree or dist/ (the
-// declarations, typecheck, lint, format, sizes, snippets, API reference), at a lower CPU priority:
-// much of the tests' time is spent waiting on PostgreSQL, child processes and HTTP, and the checks
-// take that idle CPU without slowing a test that wants it. Every check still runs and must pass; its
-// output is printed whole after the tests, a failure named as it happens and again at the end.
+// declarations). Then the checks that only read the tree or dist/ (the declarations, typecheck,
+// lint, format, sizes, snippets, API reference) run side by side, one lane a core, and then vitest.
+// The checks once ran beside vitest at a lower CPU priority; on this 2-core machine that doubled
+// vitest's time (522 and 533 s against about 275 s alone, two fresh-clone runs on a quiet machine),
+// so the two phases take turns. Every check runs and must pass, even when an earlier one failed:
+// its output is printed whole, a failure named as it happens and again at the end.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -21,7 +22,7 @@ const reportPath = join(tmp, 'vitest.json');
 const bin = (name) => join(root, 'node_modules/.bin', name);
 const node = (script, ...args) => [process.execPath, [script, ...args]];
 
-/** The checks beside the tests, in the order they start; a lane's commands run one after the other. */
+/** The checks, in the order they start (one lane a core); a lane's commands run one after the other. */
 const DECLARATIONS = 'declarations (tsup, the .d.ts of every entry), README and docs snippets, API reference';
 const checks = [
   {
@@ -83,26 +84,21 @@ const started = Date.now();
 const seconds = () => Math.round((Date.now() - started) / 1000);
 rmSync(reportPath, { force: true });
 
-console.log('\n==> [1/2] build the JavaScript (tsup; its declarations are built beside the tests)');
+console.log('\n==> [1/3] build the JavaScript (tsup; its declarations are built with the checks)');
 // Nothing to test without it: a failed build stops here.
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 run(bin('tsup'), ['--silent'], { env: { ...process.env, RACK_WEBHOOKS_BUILD: 'js' } });
 
-console.log(`\n==> [2/2] unit, database and browser tests (vitest projects, with coverage); beside them: ${checks.length} checks`);
-const checksDone = startLanes(checks, {
-  priority: 10,
-  // Said at once, so nobody waits for the tests to learn it; the output follows the tests.
-  onEnd: (lane) =>
-    lane.status !== 0 && console.log(`\n!!! FAILED beside the tests: ${lane.label} (its output is printed after the tests)\n`),
+console.log(`\n==> [2/3] ${checks.length} checks, side by side`);
+const checked = await startLanes(checks, {
+  onEnd: (lane) => {
+    console.log(`--- ${lane.label} (${lane.seconds.toFixed(1)} s)${lane.status === 0 ? '' : ': FAILED'}`);
+    process.stdout.write(lane.output);
+  },
 });
-const vitestStatus = await runVitest();
-const checked = await checksDone;
 
-console.log(`\n==> the checks beside the tests`);
-for (const lane of checked) {
-  console.log(`--- ${lane.label} (${lane.seconds.toFixed(1)} s)${lane.status === 0 ? '' : ': FAILED'}`);
-  process.stdout.write(lane.output);
-}
+console.log('\n==> [3/3] unit, database and browser tests (vitest projects, with coverage)');
+const vitestStatus = await runVitest();
 // Failed or not: a test that hangs to its timeout is the usual reason a run grows slow.
 const report = existsSync(reportPath) ? JSON.parse(readFileSync(reportPath, 'utf8')) : undefined;
 if (report !== undefined) printSlowest(report, 10);
