@@ -36,21 +36,24 @@ try {
     if ((await left()) !== to - from) throw new Error(`graphile-worker: expected ${to - from} jobs stored`);
   };
 
+  // The same settings for run() (warm) and runOnce() (cold): its own pool, as by default (maxPoolSize 10).
+  const settings = (counter) => ({
+    ...options,
+    connectionString: url,
+    schema,
+    logger,
+    events: workerEvents,
+    noHandleSignals: true,
+    taskList: { noop: async () => counter.hit() },
+  });
+
   const timeRun = async (count) => {
     const counter = handlerCounter();
     let runner;
     const result = await timeUntilDone({
       start: async () => {
         // Its own pool, as by default (maxPoolSize 10), from the connection string.
-        runner = await run({
-          ...options,
-          connectionString: url,
-          schema,
-          logger,
-          events: workerEvents,
-          noHandleSignals: true,
-          taskList: { noop: async () => counter.hit() },
-        });
+        runner = await run(settings(counter));
       },
       counter,
       total: count,
@@ -64,15 +67,7 @@ try {
   const timeRunOnce = async (count) => {
     const counter = handlerCounter();
     const started = performance.now();
-    await runOnce({
-      ...options,
-      connectionString: url,
-      schema,
-      logger,
-      events: workerEvents,
-      noHandleSignals: true,
-      taskList: { noop: async () => counter.hit() },
-    });
+    await runOnce(settings(counter));
     // runOnce can resolve with its last completions still on their way: the clock runs until the table is empty.
     let done = count - (await left());
     while (done < count && performance.now() < started + capSeconds * 1000) {
