@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 9. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 10. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -147,4 +147,54 @@ DROP INDEX "rack_webhooks_inbox_by_state";
 CREATE INDEX "rack_webhooks_inbox_by_state" ON "rack_webhooks_inbox" (state, event_ns, id) WHERE state NOT IN ('pending', 'running', 'done');
 ALTER TABLE "rack_webhooks_inbox_attempts" SET (fillfactor = 40);
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (9, 'fewer index entries per state change');
+-- 10: a narrow queue beside the log
+CREATE TABLE "rack_webhooks_inbox_queue" (
+  id            bigint      PRIMARY KEY,
+  state         text        NOT NULL,
+  event_ns      bigint      NOT NULL,
+  app           text,
+  run_at        timestamptz,
+  locked_until  timestamptz
+);
+COMMENT ON TABLE "rack_webhooks_inbox_queue" IS 'One row per delivery that is not done, copied from the log by its triggers: what the worker claims and what reads by state find';
+-- The claim walks pending rows in event order and takes the due ones.
+CREATE INDEX "rack_webhooks_inbox_queue_due" ON "rack_webhooks_inbox_queue" (event_ns, id) WHERE state = 'pending';
+CREATE INDEX "rack_webhooks_inbox_queue_noapp" ON "rack_webhooks_inbox_queue" (event_ns, id) WHERE state = 'pending' AND app IS NULL;
+CREATE INDEX "rack_webhooks_inbox_queue_app" ON "rack_webhooks_inbox_queue" (app, event_ns, id) WHERE state IN ('pending', 'running') AND app IS NOT NULL;
+CREATE INDEX "rack_webhooks_inbox_queue_lease" ON "rack_webhooks_inbox_queue" (locked_until) WHERE state = 'running';
+CREATE INDEX "rack_webhooks_inbox_queue_state" ON "rack_webhooks_inbox_queue" (state, event_ns, id);
+CREATE FUNCTION "rack_webhooks_inbox_queue_sync"() RETURNS trigger LANGUAGE plpgsql AS $sync$
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    TRUNCATE "rack_webhooks_inbox_queue";
+    RETURN NULL;
+  END IF;
+  -- By ids (an array): a join to the changed rows, planned without their count, may scan the queue.
+  IF TG_OP <> 'INSERT' THEN
+    DELETE FROM "rack_webhooks_inbox_queue" WHERE id = ANY(ARRAY(SELECT id FROM changed WHERE TG_OP = 'DELETE' OR state = 'done'));
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    INSERT INTO "rack_webhooks_inbox_queue" AS x (id, state, event_ns, app, run_at, locked_until)
+    SELECT id, state, event_ns, app, run_at, locked_until FROM changed WHERE state <> 'done'
+    ON CONFLICT (id) DO UPDATE SET state = excluded.state, event_ns = excluded.event_ns, app = excluded.app,
+           run_at = excluded.run_at, locked_until = excluded.locked_until
+     WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
+           IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);
+  END IF;
+  RETURN NULL;
+END
+$sync$;
+CREATE TRIGGER queue_on_insert AFTER INSERT ON "rack_webhooks_inbox" REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION "rack_webhooks_inbox_queue_sync"();
+CREATE TRIGGER queue_on_update AFTER UPDATE ON "rack_webhooks_inbox" REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION "rack_webhooks_inbox_queue_sync"();
+CREATE TRIGGER queue_on_delete AFTER DELETE ON "rack_webhooks_inbox" REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION "rack_webhooks_inbox_queue_sync"();
+CREATE TRIGGER queue_on_truncate AFTER TRUNCATE ON "rack_webhooks_inbox" FOR EACH STATEMENT EXECUTE FUNCTION "rack_webhooks_inbox_queue_sync"();
+INSERT INTO "rack_webhooks_inbox_queue" (id, state, event_ns, app, run_at, locked_until) SELECT id, state, event_ns, app, run_at, locked_until FROM "rack_webhooks_inbox" WHERE state <> 'done';
+DROP INDEX "rack_webhooks_inbox_due";
+DROP INDEX "rack_webhooks_inbox_due_unordered";
+DROP INDEX "rack_webhooks_inbox_app_unfinished";
+DROP INDEX "rack_webhooks_inbox_leases";
+DROP INDEX "rack_webhooks_inbox_by_state";
+-- Room on each page for the worker's in-place (HOT) updates of a row: new pages only; older rows keep theirs.
+ALTER TABLE "rack_webhooks_inbox" SET (fillfactor = 50);
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (10, 'a narrow queue beside the log');
 COMMIT;

@@ -1,8 +1,8 @@
 /**
  * The console end to end, as on-call uses it: the printed URL opened in a real Chromium, the
  * rack emulator's deliveries appearing without a reload, filters, one delivery, a dead one retried
- * and turning done, a replay, an app's timeline, and "retry all dead". Saves the screenshots the
- * docs/console.md shows (docs/console-*.png).
+ * and turning done, a replay, an app's timeline, and "retry all dead". Takes the screenshots the
+ * docs/console.md shows: into .tmp/screenshots, or docs/console-*.png with RACK_WEBHOOKS_SCREENSHOTS=docs.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,8 @@ import { eventually, openConsoleFixture, ROOT, type ConsoleFixture } from './con
 import { killConsoles, startConsoleProcess, type ConsoleProcess } from './console-process.js';
 import { FAILING_ACTION, scenario } from './scenario.js';
 
-const SCREENSHOTS = join(ROOT, 'docs');
+// docs/console-*.png only when asked (RACK_WEBHOOKS_SCREENSHOTS=docs): a test run must not rewrite tracked files.
+const SCREENSHOTS = process.env['RACK_WEBHOOKS_SCREENSHOTS'] === 'docs' ? join(ROOT, 'docs') : join(ROOT, '.tmp', 'screenshots');
 
 let fixture: ConsoleFixture;
 let consoleProcess: ConsoleProcess;

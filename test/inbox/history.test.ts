@@ -100,7 +100,7 @@ describe.each(SCENARIO_KINDS)('history on %s', (kind) => {
     expect(detail?.attemptLog[0]).toMatchObject({ errorClass: 'PagerError', error: 'pager unreachable' });
 
     // What each app needs: billing-api has its two dead deliveries.
-    const attention = await readAppAttention(query, names.deliveries, names.display);
+    const attention = await readAppAttention(query, names.display);
     expect(attention.get('billing-api')).toEqual({ dead: 2, failing: 0, pending: 0 });
   });
 });

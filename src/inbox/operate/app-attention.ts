@@ -1,10 +1,11 @@
 /**
  * What needs an operator in each app: its dead deliveries, the pending ones that already failed
- * (retrying), and everything still pending or running. Read through the state index: only rows in
- * those states are visited, however long the table's history.
+ * (retrying), and everything still pending or running. Read through the queue's state index: only
+ * rows in those states are visited, however long the table's history.
  */
 import { inboxError } from '../errors.js';
 import type { Query } from '../queries/query.js';
+import { resolveTableNames } from '../schema/table-name.js';
 
 export interface AppAttention {
   readonly dead: number;
@@ -14,15 +15,16 @@ export interface AppAttention {
   readonly pending: number;
 }
 
-export async function readAppAttention(query: Query, deliveriesTable: string, tableShown: string): Promise<Map<string, AppAttention>> {
+export async function readAppAttention(query: Query, tableShown: string): Promise<Map<string, AppAttention>> {
+  const names = resolveTableNames(tableShown);
   try {
     const rows = await query(
-      `SELECT app, count(*) FILTER (WHERE state = 'dead')::int AS dead,
-              count(*) FILTER (WHERE state = 'pending' AND last_error IS NOT NULL)::int AS failing,
-              count(*) FILTER (WHERE state IN ('pending', 'running'))::int AS pending
-         FROM ${deliveriesTable}
-        WHERE state IN ('dead', 'pending', 'running') AND app IS NOT NULL
-        GROUP BY app`,
+      `SELECT q.app, count(*) FILTER (WHERE q.state = 'dead')::int AS dead,
+              count(*) FILTER (WHERE q.state = 'pending' AND d.last_error IS NOT NULL)::int AS failing,
+              count(*) FILTER (WHERE q.state IN ('pending', 'running'))::int AS pending
+         FROM ${names.queue} AS q JOIN ${names.deliveries} AS d ON d.id = q.id
+        WHERE q.state IN ('dead', 'pending', 'running') AND q.app IS NOT NULL
+        GROUP BY q.app`,
     );
     return new Map(
       rows.map((row) => [

@@ -20,7 +20,7 @@ async function requeue(
   doing: string,
 ): Promise<number> {
   // Every field of the filter narrows, `state` too: replay({ state: 'dead' }) matches no done row.
-  const where = buildWhere(filter, from.length + 1);
+  const where = buildWhere(filter, from.length + 1, names.queue);
   // replayed_at marks the next run as a replay; a retry is not one.
   const replayed = from.includes('done') ? 'now()' : 'NULL';
   const states = from.map((_, index) => `$${index + 1}`).join(', ');
@@ -29,7 +29,10 @@ async function requeue(
       `WITH moved AS (
          UPDATE ${names.deliveries}
             SET state = 'pending', run_at = now(), attempt_base = attempts, last_error = NULL, done_at = NULL, replayed_at = ${replayed}
-          WHERE state IN (${states}) AND ${where.sql}
+          WHERE state IN (${states}) AND ${where.sql}${
+            // Dead and duplicate rows are in the queue's state index; done ones only in the log.
+            from.includes('done') ? '' : ` AND id IN (SELECT id FROM ${names.queue} WHERE state IN (${states}))`
+          }
          RETURNING 1
        )
        SELECT count(*)::int AS n FROM moved`,

@@ -40,7 +40,7 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
     throw new RangeError(`limit must be a whole number from 1 to ${MAX_LIMIT}, got ${String(limit)}`);
   const order = options.order ?? 'asc';
   if (order !== 'asc' && order !== 'desc') throw new RangeError(`order must be 'asc' or 'desc', got ${JSON.stringify(order)}`);
-  const where = buildWhere(options);
+  const where = buildWhere(options, 1, names.queue);
   const withEvents = options.includeEvents === true;
   let sql = `SELECT ${DELIVERY_COLUMNS}${withEvents ? ', body' : ''} FROM ${names.deliveries} WHERE ${where.sql}`;
   const params = [...where.params];

@@ -47,12 +47,20 @@ export async function migrate(driver: Driver, names: TableNames): Promise<Migrat
 
 /**
  * One statement per call: every client takes that through its extended protocol. The migrations
- * hold no semicolon inside a literal except where doubled quotes escape it, so splitting at `;` +
- * newline is exact for them (a test runs every migration on all three clients).
+ * hold no semicolon inside a literal except where doubled quotes escape it, and no `;` + newline
+ * inside a dollar-quoted function body, so splitting at `;` + newline outside dollar quotes is exact
+ * for them (a test runs every migration on all three clients).
  */
 function splitStatements(script: string): string[] {
-  return script
-    .split(/;\s*\n/)
-    .map((statement) => statement.trim().replace(/;$/, ''))
-    .filter((statement) => statement !== '');
+  const statements: string[] = [];
+  let pending = '';
+  for (const piece of script.split(/;\s*\n/)) {
+    pending = pending === '' ? piece : `${pending};\n${piece}`;
+    // Inside a $tag$ ... $tag$ body while its tags are odd in number: the `;` was the body's own.
+    if ((pending.match(/\$[A-Za-z_]*\$/g) ?? []).length % 2 === 1) continue;
+    statements.push(pending);
+    pending = '';
+  }
+  if (pending !== '') statements.push(pending);
+  return statements.map((statement) => statement.trim().replace(/;$/, '')).filter((statement) => statement !== '');
 }

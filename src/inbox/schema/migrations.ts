@@ -195,7 +195,85 @@ CREATE INDEX ${index(names, 'attempts_started')} ON ${names.attempts} (started_a
 CREATE INDEX ${index(names, 'by_state')} ON ${names.deliveries} (state, event_ns, id) WHERE state NOT IN ('pending', 'running', 'done');
 ALTER TABLE ${names.attempts} SET (fillfactor = 40);`,
   },
+  {
+    version: 10,
+    name: 'a narrow queue beside the log',
+    sql: queueMigration,
+  },
 ];
+
+/**
+ * Migration 10. A delivery's row is written three times on its way (stored, claimed, done); each
+ * write of a row whose state is in an index put a new entry in every index of the table (22 WAL
+ * records a delivery), because PostgreSQL can update a row in place (HOT) only when no indexed
+ * column changes, partial indexes' conditions included. So every index that reads `state`, the
+ * lease or the due time moves to `<table>_queue`, one narrow row per delivery that is not done,
+ * and the log keeps half of each page free (fillfactor 50) for its in-place updates: the worker's
+ * writes to the log now touch no index. Measured on the worker's own statements: about 2x in
+ * `mode: 'batched'` and 1.3x in the default mode, WAL per delivery from 4.4 to 1.2 kB.
+ *
+ * Triggers keep the queue: every INSERT, UPDATE, DELETE or TRUNCATE of the log, the SDK's or
+ * anyone's (a fix by hand in psql), updates it in the same statement, so the two never disagree
+ * and the statements that write the log need no second write. The log stays the truth; the queue
+ * holds copies of the columns that find work. Statement triggers over the changed rows: one call
+ * per statement, whatever its row count. Created before the copy of the rows not done, so a write
+ * from a process still on version 9 waits for this migration (CREATE TRIGGER locks the table
+ * against writes) and then passes through the trigger.
+ */
+function queueMigration(names: TableNames): string {
+  const d = names.deliveries;
+  const q = names.queue;
+  const sync = `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_sync`)}`;
+  const columns = 'id, state, event_ns, app, run_at, locked_until';
+  return `CREATE TABLE ${q} (
+  id            bigint      PRIMARY KEY,
+  state         text        NOT NULL,
+  event_ns      bigint      NOT NULL,
+  app           text,
+  run_at        timestamptz,
+  locked_until  timestamptz
+);
+COMMENT ON TABLE ${q} IS 'One row per delivery that is not done, copied from the log by its triggers: what the worker claims and what reads by state find';
+-- The claim walks pending rows in event order and takes the due ones.
+CREATE INDEX ${index(names, 'queue_due')} ON ${q} (event_ns, id) WHERE state = 'pending';
+CREATE INDEX ${index(names, 'queue_noapp')} ON ${q} (event_ns, id) WHERE state = 'pending' AND app IS NULL;
+CREATE INDEX ${index(names, 'queue_app')} ON ${q} (app, event_ns, id) WHERE state IN ('pending', 'running') AND app IS NOT NULL;
+CREATE INDEX ${index(names, 'queue_lease')} ON ${q} (locked_until) WHERE state = 'running';
+CREATE INDEX ${index(names, 'queue_state')} ON ${q} (state, event_ns, id);
+CREATE FUNCTION ${sync}() RETURNS trigger LANGUAGE plpgsql AS $sync$
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    TRUNCATE ${q};
+    RETURN NULL;
+  END IF;
+  -- By ids (an array): a join to the changed rows, planned without their count, may scan the queue.
+  IF TG_OP <> 'INSERT' THEN
+    DELETE FROM ${q} WHERE id = ANY(ARRAY(SELECT id FROM changed WHERE TG_OP = 'DELETE' OR state = 'done'));
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    INSERT INTO ${q} AS x (${columns})
+    SELECT ${columns} FROM changed WHERE state <> 'done'
+    ON CONFLICT (id) DO UPDATE SET state = excluded.state, event_ns = excluded.event_ns, app = excluded.app,
+           run_at = excluded.run_at, locked_until = excluded.locked_until
+     WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
+           IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);
+  END IF;
+  RETURN NULL;
+END
+$sync$;
+CREATE TRIGGER queue_on_insert AFTER INSERT ON ${d} REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
+CREATE TRIGGER queue_on_update AFTER UPDATE ON ${d} REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
+CREATE TRIGGER queue_on_delete AFTER DELETE ON ${d} REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
+CREATE TRIGGER queue_on_truncate AFTER TRUNCATE ON ${d} FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
+INSERT INTO ${q} (${columns}) SELECT ${columns} FROM ${d} WHERE state <> 'done';
+DROP INDEX ${names.schemaPrefix}${index(names, 'due')};
+DROP INDEX ${names.schemaPrefix}${index(names, 'due_unordered')};
+DROP INDEX ${names.schemaPrefix}${index(names, 'app_unfinished')};
+DROP INDEX ${names.schemaPrefix}${index(names, 'leases')};
+DROP INDEX ${names.schemaPrefix}${index(names, 'by_state')};
+-- Room on each page for the worker's in-place (HOT) updates of a row: new pages only; older rows keep theirs.
+ALTER TABLE ${d} SET (fillfactor = 50);`;
+}
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 

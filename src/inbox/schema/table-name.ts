@@ -10,6 +10,11 @@ export interface TableNames {
   readonly deliveries: string;
   /** The attempts table. */
   readonly attempts: string;
+  /**
+   * The narrow queue beside the log (`<table>_queue`): one row per delivery that is not done, kept
+   * by the deliveries table's triggers. The worker claims from it and the reads by state use it.
+   */
+  readonly queue: string;
   /** The migrations table. */
   readonly migrations: string;
   /** The workers' heartbeat table (`<table>_workers`). */
@@ -55,6 +60,7 @@ export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): Ta
     schemaPrefix,
     deliveries: `${schemaPrefix}${quoteIdentifier(bare)}`,
     attempts: `${schemaPrefix}${quoteIdentifier(`${bare}_attempts`)}`,
+    queue: `${schemaPrefix}${quoteIdentifier(`${bare}_queue`)}`,
     migrations: `${schemaPrefix}${quoteIdentifier(`${bare}_migrations`)}`,
     workers: `${schemaPrefix}${quoteIdentifier(`${bare}_workers`)}`,
     refusals: `${schemaPrefix}${quoteIdentifier(`${bare}_refusals`)}`,

@@ -1,5 +1,5 @@
 /**
- * The `due` CTEs of a claim with `order: 'per-app'`: per app, only the first unfinished delivery
+ * The `due` CTEs of a claim with `order: 'per-app'`, read from the queue table (`t`: migration 10): per app, only the first unfinished delivery
  * in event order may start, and only while none of its app runs. 'hold': a pending one waiting for
  * its retry is first too, so it holds the rest; 'skip': only a due one is (a running one always
  * holds). Dead and done rows never hold. Rows without an app are unordered: every due one may start.
@@ -12,10 +12,10 @@
  *   that may is later than all of them. That is the usual case (many apps, few running), and it
  *   reads rows in proportion to $1.
  * - Otherwise `walk`: each app with unfinished rows once, `firsts` going from one app's first
- *   row to the next app's down app_unfinished (a loose index scan, one descent per app), and the
- *   rows without an app from their own index (due_unordered, $1 at most): in proportion to the
+ *   row to the next app's down queue_app (a loose index scan, one descent per app), and the
+ *   rows without an app from their own index (queue_noapp, $1 at most): in proportion to the
  *   number of apps.
- * `running` reads the running rows (by_state): as many as handlers run, whatever the backlog; it is
+ * `running` reads the running rows (queue_state): as many as handlers run, whatever the backlog; it is
  * asked with NOT IN (no app in it is NULL), which hashes it once, where NOT EXISTS read it per row.
  */
 export function orderedDue(t: string, onFailure: 'hold' | 'skip', earlyRows?: number): string {
@@ -45,7 +45,7 @@ export function orderedDue(t: string, onFailure: 'hold' | 'skip', earlyRows?: nu
   ) AS e
    WHERE e.app IS NULL OR (e.app NOT IN (SELECT app FROM running)
      -- The app's first row that holds is this one. Not an EXISTS over earlier rows: the planner may
-     -- scan the table for that, where this is one descent of app_unfinished.
+     -- scan the table for that, where this is one descent of queue_app.
      AND (SELECT o.id FROM ${t} AS o WHERE o.app = e.app AND o.state IN ('pending', 'running') AND o.app IS NOT NULL${holds}
            ORDER BY o.event_ns, o.id LIMIT 1) = e.id)
    ORDER BY e.event_ns, e.id LIMIT $1

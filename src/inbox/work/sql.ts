@@ -43,16 +43,20 @@ export interface WorkerSqlOptions {
 export function workerSql(names: TableNames, options: WorkerSqlOptions = { order: 'none', onFailure: 'hold' }): WorkerSql {
   const t = names.deliveries;
   const a = names.attempts;
+  // Work is found in the queue (migration 10) and written in the log, whose triggers copy the
+  // change back to the queue. Every statement that waits takes a delivery's queue row before its
+  // log row, or skips what is locked, so two never wait on each other in opposite order.
+  const q = names.queue;
   const statements: WorkerSql = {
     claim: `WITH due AS (
-  SELECT id FROM ${t} WHERE state = 'pending' AND run_at <= now()
+  SELECT id FROM ${q} WHERE state = 'pending' AND run_at <= now()
    -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
    ORDER BY event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
          locked_until = now() + make_interval(secs => $3)
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
-   WHERE d.id = ANY(ARRAY(SELECT id FROM due))
+   WHERE d.id = ANY(ARRAY(SELECT id FROM due)) AND d.state = 'pending'
   RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
@@ -60,13 +64,17 @@ export function workerSql(names: TableNames, options: WorkerSqlOptions = { order
 SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     orderLock: `SELECT pg_advisory_xact_lock(hashtext($1)) AS locked`,
     recover: `WITH expired AS (
-  SELECT id FROM ${t} WHERE state = 'running' AND locked_until <= now()
+  SELECT id FROM ${q} WHERE state = 'running' AND locked_until <= now()
    ORDER BY locked_until LIMIT 100 FOR UPDATE SKIP LOCKED
+), held AS (
+  -- A handler finishing late holds its log row (its done or fail statement) and then waits for the
+  -- queue row this statement holds: skip such a row rather than wait for it.
+  SELECT id FROM ${t} WHERE id = ANY(ARRAY(SELECT id FROM expired)) AND state = 'running' FOR UPDATE SKIP LOCKED
 ), recovered AS (
   UPDATE ${t} AS d SET state = CASE WHEN d.attempts - d.attempt_base >= $1 THEN 'dead' ELSE 'pending' END,
          run_at = now(), locked_by = NULL, locked_until = NULL,
          last_error = 'attempt ' || d.attempts || ' did not finish: its worker stopped (killed, crashed or cut off from the database) before its lease ran out'
-    FROM expired WHERE d.id = expired.id
+   WHERE d.id = ANY(ARRAY(SELECT id FROM held))
   RETURNING d.id, d.attempts, d.state, d.action
 ), closed AS (
   UPDATE ${a} AS x SET outcome = 'crashed', finished_at = now(), error = 'the worker stopped during this attempt'
@@ -89,11 +97,11 @@ UPDATE ${a} SET outcome = 'failed', finished_at = now(), error = $6, error_class
  WHERE delivery_id = (SELECT id FROM failed) AND attempt = $3`,
     // No FOR UPDATE: a row a live handler holds locked is still running, and must be seen.
     unfinished: `SELECT state, greatest(0, extract(epoch FROM coalesce(locked_until, now()) - now()) * 1000)::float8 AS lease_ms
-  FROM ${t} WHERE (state = 'pending' AND run_at <= now()) OR state = 'running'
+  FROM ${q} WHERE (state = 'pending' AND run_at <= now()) OR state = 'running'
  ORDER BY state = 'running', lease_ms LIMIT 1`,
   };
   if (options.order === 'none') return statements;
   // The same claim with its due CTE replaced: the rows it updates, records and returns are the same.
   const afterDue = statements.claim.slice(statements.claim.indexOf('), claimed AS ('));
-  return { ...statements, claim: `WITH RECURSIVE ${orderedDue(t, options.onFailure, options.earlyRows)}${afterDue}` };
+  return { ...statements, claim: `WITH RECURSIVE ${orderedDue(q, options.onFailure, options.earlyRows)}${afterDue}` };
 }

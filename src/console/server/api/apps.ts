@@ -131,7 +131,7 @@ export class AppsIndex {
 
   async summaries() {
     await this.refresh();
-    const attention = await readAppAttention(this.query, this.table, this.tableShown);
+    const attention = await readAppAttention(this.query, this.tableShown);
     const anomaliesPerApp = new Map<string, number>();
     for (const anomaly of this.state.anomalies()) anomaliesPerApp.set(anomaly.app, (anomaliesPerApp.get(anomaly.app) ?? 0) + 1);
     return {

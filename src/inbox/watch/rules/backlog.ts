@@ -11,8 +11,8 @@ export function backlogRule(options: NonNullable<ResolvedRules['backlog']>): Rul
     name: 'backlog',
     async evaluate({ names, now, query }) {
       const [row] = await query(
-        `SELECT min(run_at) AS oldest_due, min(received_at) AS oldest_received, count(*)::int AS due
-           FROM ${names.deliveries} WHERE state = 'pending' AND run_at <= $1`,
+        `SELECT min(q.run_at) AS oldest_due, min(d.received_at) AS oldest_received, count(*)::int AS due
+           FROM ${names.queue} AS q JOIN ${names.deliveries} AS d ON d.id = q.id WHERE q.state = 'pending' AND q.run_at <= $1`,
         [now],
         'measuring the backlog',
       );

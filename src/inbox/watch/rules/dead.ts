@@ -20,7 +20,7 @@ export function deadRule(options: NonNullable<ResolvedRules['dead']>): Rule {
            SELECT d.id, d.action, d.app,
                   COALESCE((SELECT max(COALESCE(a.finished_at, a.started_at)) FROM ${names.attempts} a WHERE a.delivery_id = d.id),
                            d.received_at) AS died_at
-             FROM ${names.deliveries} d WHERE d.state = 'dead'
+             FROM ${names.deliveries} d WHERE d.id IN (SELECT id FROM ${names.queue} WHERE state = 'dead') AND d.state = 'dead'
          ) dead
          WHERE died_at >= $1 ORDER BY died_at, id`,
         [new Date(now.getTime() - options.windowMs)],

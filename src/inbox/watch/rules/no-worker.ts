@@ -17,7 +17,7 @@ export function noWorkerRule(options: NonNullable<ResolvedRules['noWorker']>): R
       const [row] = await query(
         `SELECT count(*) FILTER (WHERE w.last_seen_at >= $1::timestamptz - make_interval(secs => ${MISSED_BEATS} * w.beat_ms / 1000.0))::int AS live,
                 max(w.last_seen_at) AS last_seen,
-                (SELECT count(*)::int FROM ${names.deliveries} WHERE state = 'pending') AS pending,
+                (SELECT count(*)::int FROM ${names.queue} WHERE state = 'pending') AS pending,
                 (SELECT min(since) FROM ${watchTables(names).incidents} WHERE key = 'no_worker' AND resolved_at IS NULL) AS open_since
            FROM ${names.workers} w`,
         [now],
