@@ -130,21 +130,21 @@ export async function pgliteInsertFloor({ database, table, count = 2000, eventKe
 /**
  * The worker's claim and done statements, copied from src/inbox/work/sql.ts (`workerSql`), and
  * `mode: 'batched'`'s complete, from src/inbox/work/batch-sql.ts (`batchSql`):
- * `t` and `a` are the quoted deliveries and attempts tables. `checkWorkerStatements` holds these
+ * `t`, `a` and `q` are the quoted deliveries, attempts and queue tables. `checkWorkerStatements` holds these
  * copies to the built package, so an edit to either side fails the run instead of measuring a
  * statement the worker no longer sends.
  */
-export function workerStatements(t, a) {
+export function workerStatements(t, a, q) {
   return {
     claim: `WITH due AS (
-  SELECT id FROM ${t} WHERE state = 'pending' AND run_at <= now()
+  SELECT id FROM ${q} WHERE state = 'pending' AND run_at <= now()
    -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
    ORDER BY event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
          locked_until = now() + make_interval(secs => $3)
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
-   WHERE d.id = ANY(ARRAY(SELECT id FROM due))
+   WHERE d.id = ANY(ARRAY(SELECT id FROM due)) AND d.state = 'pending'
   RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
@@ -181,7 +181,7 @@ export function quotedTables(table) {
   const parts = table.split('.');
   const bare = parts.pop();
   const prefix = parts.length === 1 ? `"${parts[0]}".` : '';
-  return { deliveries: `${prefix}"${bare}"`, attempts: `${prefix}"${bare}_attempts"` };
+  return { deliveries: `${prefix}"${bare}"`, attempts: `${prefix}"${bare}_attempts"`, queue: `${prefix}"${bare}_queue"` };
 }
 
 /** Throws unless exactly `expected` rows are done, none running, and each has its succeeded attempt. */
@@ -204,11 +204,13 @@ export function checkWorkerStatements() {
   const built = readFileSync(file, 'utf8');
   const T = '\u0000T\u0000';
   const A = '\u0000A\u0000';
-  for (const [key, text] of Object.entries(workerStatements(T, A))) {
+  const Q = '\u0000Q\u0000';
+  for (const [key, text] of Object.entries(workerStatements(T, A, Q))) {
     const escaped = text
       .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
       .replaceAll(T, '\\$\\{\\w+\\}')
-      .replaceAll(A, '\\$\\{\\w+\\}');
+      .replaceAll(A, '\\$\\{\\w+\\}')
+      .replaceAll(Q, '\\$\\{\\w+\\}');
     if (!new RegExp(`${key}:\\s*\`${escaped}\``).test(built)) {
       throw new Error(
         `bench/inbox-floors.mjs: the worker's \`${key}\` statement no longer matches ${file}: copy it again from src/inbox/work/sql.ts (and rebuild)`,
@@ -225,8 +227,8 @@ export function checkWorkerStatements() {
  * rows do; resolves with rows done per second and claims per row.
  */
 export async function replayWorkerStatements({ pool, table, lanes, claimBatch, seconds }) {
-  const { deliveries, attempts } = quotedTables(table);
-  const sql = workerStatements(deliveries, attempts);
+  const { deliveries, attempts, queue } = quotedTables(table);
+  const sql = workerStatements(deliveries, attempts, queue);
   const name = (key) => `bench_floor_${key}_${table}`;
   const workerId = 'bench-floor';
   let claims = 0;
@@ -265,8 +267,8 @@ export async function replayWorkerStatements({ pool, table, lanes, claimBatch, s
  * handler. Resolves with rows done per second.
  */
 export async function replayBatchedStatements({ pool, table, batch }) {
-  const { deliveries, attempts } = quotedTables(table);
-  const sql = workerStatements(deliveries, attempts);
+  const { deliveries, attempts, queue } = quotedTables(table);
+  const sql = workerStatements(deliveries, attempts, queue);
   const name = (key) => `bench_floor_batched_${key}`; // one table a process; a longer name passes 63 characters
   const workerId = 'bench-floor';
   let done = 0;
@@ -294,8 +296,8 @@ export async function replayBatchedStatements({ pool, table, batch }) {
  * rows, so every claim finds one. `pool` checks the table afterwards. Resolves with rows done per second.
  */
 export async function pgbenchWorkerFloor({ pool, url, table, clients, perClient }) {
-  const { deliveries, attempts } = quotedTables(table);
-  const sql = workerStatements(deliveries, attempts);
+  const { deliveries, attempts, queue } = quotedTables(table);
+  const sql = workerStatements(deliveries, attempts, queue);
   // pgbench variables for the parameters: $1 .. $3 of each statement, in order.
   const bind = (text, vars) => text.replace(/\$(\d)/g, (_, n) => `:${vars[Number(n) - 1]}`);
   const script = `${bind(sql.claim, ['batch', 'worker', 'lease'])} \\gset c_

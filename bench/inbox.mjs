@@ -144,8 +144,8 @@ async function prestore(pool, from, table, count) {
  * as many per delivery: a claim is a commit, shared by the rows it takes.
  */
 async function timeWorker(pool, inbox, receiver, options, seconds) {
-  const { deliveries, attempts } = quotedTables(inbox.table);
-  const claimText = workerStatements(deliveries, attempts).claim;
+  const { deliveries, attempts, queue } = quotedTables(inbox.table);
+  const claimText = workerStatements(deliveries, attempts, queue).claim;
   let claims = 0;
   const query = pool.query;
   pool.query = function (config, values) {
