@@ -162,7 +162,9 @@ CREATE INDEX "rack_webhooks_inbox_queue_due" ON "rack_webhooks_inbox_queue" (eve
 CREATE INDEX "rack_webhooks_inbox_queue_noapp" ON "rack_webhooks_inbox_queue" (event_ns, id) WHERE state = 'pending' AND app IS NULL;
 CREATE INDEX "rack_webhooks_inbox_queue_app" ON "rack_webhooks_inbox_queue" (app, event_ns, id) WHERE state IN ('pending', 'running') AND app IS NOT NULL;
 CREATE INDEX "rack_webhooks_inbox_queue_lease" ON "rack_webhooks_inbox_queue" (locked_until) WHERE state = 'running';
-CREATE INDEX "rack_webhooks_inbox_queue_state" ON "rack_webhooks_inbox_queue" (state, event_ns, id);
+-- Dead, ignored and duplicate rows by state: pending and running ones have their own indexes above,
+-- and one entry fewer per claim.
+CREATE INDEX "rack_webhooks_inbox_queue_state" ON "rack_webhooks_inbox_queue" (state, event_ns, id) WHERE state NOT IN ('pending', 'running');
 CREATE FUNCTION "rack_webhooks_inbox_queue_sync"() RETURNS trigger LANGUAGE plpgsql AS $sync$
 BEGIN
   IF TG_OP = 'TRUNCATE' THEN

@@ -239,7 +239,9 @@ CREATE INDEX ${index(names, 'queue_due')} ON ${q} (event_ns, id) WHERE state = '
 CREATE INDEX ${index(names, 'queue_noapp')} ON ${q} (event_ns, id) WHERE state = 'pending' AND app IS NULL;
 CREATE INDEX ${index(names, 'queue_app')} ON ${q} (app, event_ns, id) WHERE state IN ('pending', 'running') AND app IS NOT NULL;
 CREATE INDEX ${index(names, 'queue_lease')} ON ${q} (locked_until) WHERE state = 'running';
-CREATE INDEX ${index(names, 'queue_state')} ON ${q} (state, event_ns, id);
+-- Dead, ignored and duplicate rows by state: pending and running ones have their own indexes above,
+-- and one entry fewer per claim.
+CREATE INDEX ${index(names, 'queue_state')} ON ${q} (state, event_ns, id) WHERE state NOT IN ('pending', 'running');
 CREATE FUNCTION ${sync}() RETURNS trigger LANGUAGE plpgsql AS $sync$
 BEGIN
   IF TG_OP = 'TRUNCATE' THEN

@@ -15,7 +15,7 @@
  *   row to the next app's down queue_app (a loose index scan, one descent per app), and the
  *   rows without an app from their own index (queue_noapp, $1 at most): in proportion to the
  *   number of apps.
- * `running` reads the running rows (queue_state): as many as handlers run, whatever the backlog; it is
+ * `running` reads the running rows (queue_lease): as many as handlers run, whatever the backlog; it is
  * asked with NOT IN (no app in it is NULL), which hashes it once, where NOT EXISTS read it per row.
  */
 export function orderedDue(t: string, onFailure: 'hold' | 'skip', earlyRows?: number): string {
