@@ -2,7 +2,7 @@
 // emitted .d.ts compiled by a consumer on the oldest supported TypeScript 5.x and on the newest major.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { installedConsumer, pack, root, run, tmp } from './lib.mjs';
+import { installedConsumer, pack, root, run, startLanes, tmp } from './lib.mjs';
 
 // The optional peers' ranges are the versions the test suite runs: each caret range must hold the
 // version installed for the tests (express 4 through its `express4` alias), and each tested
@@ -68,21 +68,30 @@ const compilers = [
   ['TypeScript 7.0.2', sideCompiler('7.0.2'), { adapters: true }],
 ];
 const settings = [
-  { module: 'NodeNext', moduleResolution: 'NodeNext', type: 'module' },
-  { module: 'NodeNext', moduleResolution: 'NodeNext', type: 'commonjs' },
-  { module: 'ESNext', moduleResolution: 'Bundler', type: 'module' },
+  { dir: 'esm-nodenext', module: 'NodeNext', moduleResolution: 'NodeNext', type: 'module' },
+  { dir: 'cjs-nodenext', module: 'NodeNext', moduleResolution: 'NodeNext', type: 'commonjs' },
+  { dir: 'esm-bundler', module: 'ESNext', moduleResolution: 'Bundler', type: 'module' },
 ];
-for (const [label, tsc, { adapters }] of compilers) {
-  for (const setting of settings) {
-    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: setting.type }));
+// Each setting in a folder of its own (its package.json says module or commonjs; the packages
+// resolve from the consumer's node_modules above), and one tsconfig per compiler, so that the nine
+// compiles run side by side, one a core: they are most of this step's time.
+const compiles = [];
+for (const setting of settings) {
+  const dir = join(consumer, setting.dir);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `consumer-${setting.dir}`, private: true, type: setting.type }));
+  for (const file of ['consumer.ts', 'consumer-adapters.ts', 'consumer-inbox.ts', 'consumer.cts'])
+    copyFileSync(join(consumer, file), join(dir, file));
+  for (const [index, [label, tsc, { adapters }]] of compilers.entries()) {
     const files =
       setting.type === 'commonjs'
         ? ['consumer.cts']
         : adapters
           ? ['consumer.ts', 'consumer-adapters.ts', 'consumer-inbox.ts']
           : ['consumer.ts'];
+    const tsconfig = join(dir, `tsconfig-${index}.json`);
     writeFileSync(
-      join(consumer, 'tsconfig.json'),
+      tsconfig,
       JSON.stringify({
         compilerOptions: {
           noEmit: true,
@@ -98,8 +107,17 @@ for (const [label, tsc, { adapters }] of compilers) {
         files,
       }),
     );
-    console.log(`package: ${label}, module ${setting.module}/${setting.moduleResolution}, ${setting.type}`);
-    run('node', [tsc, '-p', 'tsconfig.json'], { cwd: consumer });
+    compiles.push({
+      label: `${label}, module ${setting.module}/${setting.moduleResolution}, ${setting.type}`,
+      commands: [['node', [tsc, '-p', tsconfig]]],
+    });
   }
 }
+let failed = 0;
+for (const result of await startLanes(compiles)) {
+  console.log(`package: ${result.label} (${result.seconds.toFixed(1)} s)${result.status === 0 ? '' : `: FAILED, ${result.status}`}`);
+  if (result.output.length > 0) process.stdout.write(result.output);
+  if (result.status !== 0) failed++;
+}
+if (failed > 0) throw new Error(`${failed} of ${compiles.length} consumer type checks failed (their output is above)`);
 console.log('package: publint, attw and consumer type checks passed');
