@@ -181,10 +181,11 @@ describe('oldest pending age on pg', () => {
   });
 });
 
+// On pg: options of the worker and the receiver, whatever the client (the suite above runs on PGlite too).
 describe('telemetry: false on a worker, or on the receiver', () => {
   it('work({ telemetry: false }): no process span; the receiver still traces its deliveries', async () => {
     const sdk = registerSdk();
-    const { inbox, deliver, work } = await setup('pglite');
+    const { inbox, deliver, work } = await setup('pg');
     const receiver = createReceiver({ secrets: SECRET, inbox });
     receiver.on('app:budget:cap', () => {});
     await deliver(receiver, event('app:budget:cap', 'w1'));
@@ -194,7 +195,7 @@ describe('telemetry: false on a worker, or on the receiver', () => {
 
   it('createReceiver({ inbox, telemetry: false }): neither receive nor process spans', async () => {
     const sdk = registerSdk();
-    const { inbox, deliver, work } = await setup('pglite');
+    const { inbox, deliver, work } = await setup('pg');
     const receiver = createReceiver({ secrets: SECRET, inbox, telemetry: false });
     receiver.on('app:budget:cap', () => {});
     await deliver(receiver, event('app:budget:cap', 'r1'));
