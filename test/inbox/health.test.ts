@@ -1,5 +1,6 @@
 // Worker heartbeats, inbox.health() and its statuses: a heartbeat row and an unmigrated table on
-// every client, the rest as scenarios (on pg); a SIGKILLed worker process shown as gone on PostgreSQL. Refusal counting has its own file (refusals.test.ts).
+// every client, the rest as scenarios (on pg); a SIGKILLed worker process shown as gone on
+// PostgreSQL. Refusal counting has its own file (refusals.test.ts).
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxHealth } from '../../src/inbox.js';
