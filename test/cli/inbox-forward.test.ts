@@ -4,7 +4,8 @@
  * and a local receiver (local key, its own dedup) that records every body it verified.
  */
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RETRY_DELAYS_MS } from '../../src/cli/commands/inbox/forward-post.js';
 import { createInbox, openPGlite } from '../../src/inbox.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
@@ -156,18 +157,30 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
     expect(local.received).toHaveLength(1);
   });
 
+  // In this process (the process boundary is the other tests'), with the four waits between
+  // retries (500 ms to 4 s, 7.5 s in all) asked of setTimeout as printed, and cut to nothing.
   it('a local 5xx is given up after the retries and the stream goes on; a 401 is not retried; --stop-on-error stops', async () => {
     await fresh();
     const [broken, fine] = [body(), body()];
     await deliver(production.url, broken);
     await deliver(production.url, fine);
     const failing = await localReceiver({ failing: (text) => text === broken });
-    const goesOn = startForward([...source(), '--to', failing.url, '--key', LOCAL_KEY, '--from-id', '1', '--once']);
-    expect(await goesOn.exit()).toBe(1);
+    const waits: number[] = [];
+    const realSetTimeout = globalThis.setTimeout;
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number, ...rest: unknown[]) => {
+      if (ms === undefined || !RETRY_DELAYS_MS.includes(ms)) return realSetTimeout(callback, ms, ...rest);
+      waits.push(ms);
+      return realSetTimeout(callback, 0, ...rest);
+    }) as typeof setTimeout);
+    const goesOn = await cli('inbox', 'forward', ...source(), '--to', failing.url, '--key', LOCAL_KEY, '--from-id', '1', '--once');
+    vi.mocked(globalThis.setTimeout).mockRestore();
     await failing.close();
-    expect(goesOn.out).toHaveLength(6);
+    expect(goesOn.code).toBe(1);
+    expect(waits).toEqual([500, 1000, 2000, 4000]);
+    const out = goesOn.out.split('\n').slice(0, -1);
+    expect(out).toHaveLength(6);
     expect(
-      goesOn.out
+      out
         .slice(0, 4)
         .map((line) =>
           / {2}id=1 {2}.* {2}503 handler_failed \(boom\) {2}\d+ ms {2}\(retry (\d) of 4 in ([\d.]+ m?s)\)$/.exec(line)?.slice(1),
@@ -178,12 +191,14 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
       ['3', '2 s'],
       ['4', '4 s'],
     ]);
-    expect(goesOn.out[4]).toMatch(/ {2}id=1 {2}.* {2}503 handler_failed \(boom\) {2}\d+ ms {2}\(gave up after 5 attempts\)$/);
-    expect(goesOn.out[5]).toMatch(/ {2}id=2 {2}.* {2}200 processed {2}\d+ ms$/);
+    expect(out[4]).toMatch(/ {2}id=1 {2}.* {2}503 handler_failed \(boom\) {2}\d+ ms {2}\(gave up after 5 attempts\)$/);
+    expect(out[5]).toMatch(/ {2}id=2 {2}.* {2}200 processed {2}\d+ ms$/);
     expect(failing.received.map((r) => r.body)).toEqual([fine]);
-    expect(goesOn.err.at(-1)).toMatch(/forwarded 2 deliveries, the last id 2; continue with --from-id 3$/);
+    expect(goesOn.err).toMatch(/forwarded 2 deliveries, the last id 2; continue with --from-id 3\n$/);
 
-    const wrongKey = startForward([
+    const wrongKey = await cli(
+      'inbox',
+      'forward',
       ...source(),
       '--to',
       local.url,
@@ -193,11 +208,10 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
       '1',
       '--once',
       '--stop-on-error',
-    ]);
-    expect(await wrongKey.exit()).toBe(1);
-    expect(wrongKey.out).toHaveLength(1);
-    expect(wrongKey.out[0]).toMatch(/ {2}id=1 {2}.* {2}401 signature_mismatch {2}\d+ ms {2}\(stopping: --stop-on-error\)$/);
-    expect(wrongKey.err.at(-1)).toMatch(/forwarded no delivery; continue with --from-id 1$/);
+    );
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.out).toMatch(/^[^\n]* {2}id=1 {2}.* {2}401 signature_mismatch {2}\d+ ms {2}\(stopping: --stop-on-error\)\n$/);
+    expect(wrongKey.err).toMatch(/forwarded no delivery; continue with --from-id 1\n$/);
     expect(local.received).toEqual([]);
   });
 

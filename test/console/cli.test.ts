@@ -7,6 +7,7 @@ import { createInbox } from '../../src/inbox/create-inbox.js';
 import { expectUsageError, killChildren, run } from '../cli/helpers.js';
 import { openDatabase, POSTGRES_URL } from '../inbox/databases.js';
 import { captureOutput, cli, writtenSoFar } from '../kit/cli.js';
+import { pgliteDirectory } from '../kit/pglite-directory.js';
 import { killConsoles, startConsoleProcess } from './console-process.js';
 
 captureOutput();
@@ -82,7 +83,8 @@ describe('rack-webhooks console', () => {
   }, 30_000);
 
   it('opens a PGlite directory', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rack-webhooks-console-pglite-'));
+    // A copy of the run's template rather than a new directory: PGlite's initdb is not what this tests.
+    const directory = pgliteDirectory(mkdtempSync(join(tmpdir(), 'rack-webhooks-console-pglite-')));
     try {
       expect((await run(['inbox', 'migrate', '--database', directory], { timeoutMs: 30_000 })).code).toBe(0);
       const running = await startConsoleProcess(['--database', directory]);

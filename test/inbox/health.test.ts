@@ -1,10 +1,11 @@
-// Worker heartbeats, inbox.health() and its statuses, on every client; a SIGKILLed worker process
-// shown as gone on PostgreSQL. Refusal counting has its own file (refusals.test.ts).
+// Worker heartbeats, inbox.health() and its statuses: a heartbeat row and an unmigrated table on
+// every client, the rest as scenarios (on pg); a SIGKILLed worker process shown as gone on
+// PostgreSQL. Refusal counting has its own file (refusals.test.ts).
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxHealth } from '../../src/inbox.js';
 import { LATEST_VERSION } from '../../src/inbox/schema/migrations.js';
-import { CLIENT_KINDS, connectionRefusedUrl, openDatabase, pgPoolTo, POSTGRES_URL } from './databases.js';
+import { CLIENT_KINDS, connectionRefusedUrl, openDatabase, pgPoolTo, POSTGRES_URL, scenarioIt } from './databases.js';
 import { killAllChildren, killChild, startChild, waitFor } from './fixtures/children.js';
 import { at, budgetEvent, inboxSuiteSetup, openInbox, sign, warmUp } from './helpers.js';
 
@@ -21,6 +22,7 @@ function verdict(health: InboxHealth) {
 }
 
 describe.each(CLIENT_KINDS)('worker heartbeats (%s)', (kind) => {
+  const scenario = scenarioIt(kind);
   it('a worker announces itself with its host, pid and options, beats, and leaves on stop()', async () => {
     const harness = await openInbox(kind);
     const worker = harness.work(harness.receiver(), { workerId: 'beat-1', heartbeatMs: 50, concurrency: 1 });
@@ -52,7 +54,7 @@ describe.each(CLIENT_KINDS)('worker heartbeats (%s)', (kind) => {
     expect(await harness.inbox.workers()).toEqual([]);
   });
 
-  it('a worker that missed 3 beats is listed as gone; health() counts it so', async () => {
+  scenario('a worker that missed 3 beats is listed as gone; health() counts it so', async () => {
     const harness = await openInbox(kind);
     harness.work(harness.receiver(), { workerId: 'live-1' });
     await waitFor(
@@ -75,7 +77,7 @@ describe.each(CLIENT_KINDS)('worker heartbeats (%s)', (kind) => {
     expect(verdict(health)).toEqual({ status: 'ok', ok: true, reasons: [] });
   });
 
-  it('rejects a heartbeatMs that is not a whole number >= 1', async () => {
+  scenario('rejects a heartbeatMs that is not a whole number >= 1', async () => {
     const harness = await openInbox(kind);
     for (const heartbeatMs of [0, -1, 1.5, Number.NaN]) {
       expect(() => harness.inbox.work(harness.receiver(), { heartbeatMs }), String(heartbeatMs)).toThrow(RangeError);
@@ -84,6 +86,7 @@ describe.each(CLIENT_KINDS)('worker heartbeats (%s)', (kind) => {
 });
 
 describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
+  const scenario = scenarioIt(kind);
   it('never migrated: unhealthy, schema version null, and readiness says so', async () => {
     const harness = await openInbox(kind, { migrate: false });
     const health = await harness.inbox.health();
@@ -104,71 +107,74 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
     });
   });
 
-  it('goes from warning (no worker) to ok (a live worker), unhealthy (pending, no worker), and names dead, refusals and age', async () => {
-    const harness = await openInbox(kind);
-    const receiver = harness.receiver();
-    let health = await harness.inbox.health();
-    expect(verdict(health)).toEqual({
-      status: 'warning',
-      ok: true,
-      reasons: ['no worker is running: new deliveries will wait until one starts'],
-    });
-    expect(health).toMatchObject({
-      database: { reachable: true },
-      schema: { version: LATEST_VERSION, current: true, newerThanPackage: false },
-      workers: { live: 0, gone: 0, list: [] },
-      oldestPendingAgeMs: null,
-      dead: 0,
-      refusalsLastHour: { total: 0, byCode: [] },
-    });
-    expect(await harness.inbox.readiness()).toEqual({ ready: true, reasons: [], checks: { database: 'ok', schema: 'ok' } });
+  scenario(
+    'goes from warning (no worker) to ok (a live worker), unhealthy (pending, no worker), and names dead, refusals and age',
+    async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver();
+      let health = await harness.inbox.health();
+      expect(verdict(health)).toEqual({
+        status: 'warning',
+        ok: true,
+        reasons: ['no worker is running: new deliveries will wait until one starts'],
+      });
+      expect(health).toMatchObject({
+        database: { reachable: true },
+        schema: { version: LATEST_VERSION, current: true, newerThanPackage: false },
+        workers: { live: 0, gone: 0, list: [] },
+        oldestPendingAgeMs: null,
+        dead: 0,
+        refusalsLastHour: { total: 0, byCode: [] },
+      });
+      expect(await harness.inbox.readiness()).toEqual({ ready: true, reasons: [], checks: { database: 'ok', schema: 'ok' } });
 
-    // Two deliveries waiting, nobody to run them.
-    await harness.deliver(receiver, budgetEvent(FIRED, at('.1'), { tick_id: 'tick-1' }));
-    await harness.deliver(receiver, budgetEvent(FIRED, at('.2'), { tick_id: 'tick-2' }));
-    health = await harness.inbox.health();
-    expect(verdict(health)).toEqual({ status: 'unhealthy', ok: false, reasons: ['2 deliveries waiting and no worker is running'] });
-    expect(health.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
-    // Past the bound on the age of the oldest pending delivery too.
-    await harness.db.query(`UPDATE ${harness.table} SET received_at = now() - interval '20 minutes'`);
-    health = await harness.inbox.health({ maxPendingAgeMs: 60_000 });
-    expect(health.reasons).toEqual([
-      '2 deliveries waiting and no worker is running',
-      'the oldest pending delivery has waited 20 min (more than 60 s)',
-    ]);
-    expect(health.checks).toEqual({ database: 'ok', schema: 'ok', workers: 'failing', backlog: 'failing', dead: 'ok', refusals: 'ok' });
+      // Two deliveries waiting, nobody to run them.
+      await harness.deliver(receiver, budgetEvent(FIRED, at('.1'), { tick_id: 'tick-1' }));
+      await harness.deliver(receiver, budgetEvent(FIRED, at('.2'), { tick_id: 'tick-2' }));
+      health = await harness.inbox.health();
+      expect(verdict(health)).toEqual({ status: 'unhealthy', ok: false, reasons: ['2 deliveries waiting and no worker is running'] });
+      expect(health.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
+      // Past the bound on the age of the oldest pending delivery too.
+      await harness.db.query(`UPDATE ${harness.table} SET received_at = now() - interval '20 minutes'`);
+      health = await harness.inbox.health({ maxPendingAgeMs: 60_000 });
+      expect(health.reasons).toEqual([
+        '2 deliveries waiting and no worker is running',
+        'the oldest pending delivery has waited 20 min (more than 60 s)',
+      ]);
+      expect(health.checks).toEqual({ database: 'ok', schema: 'ok', workers: 'failing', backlog: 'failing', dead: 'ok', refusals: 'ok' });
 
-    // A worker runs them; one fails for good (dead); a forged delivery is refused and counted.
-    receiver.on(FIRED, (event) => {
-      if (event.data.tick_id === 'tick-2') throw new Error('boom');
-    });
-    harness.work(receiver, { maxAttempts: 1 });
-    await harness.settle();
-    await waitFor(
-      async () => (await harness.inbox.workers()).length === 1,
-      10_000,
-      () => 'the worker row',
-    );
-    const forged = sign(budgetEvent(FIRED, at('.3')), { secrets: 'not-a-configured-secret' });
-    await expect(receiver.receive({ body: forged.bytes, headers: forged.headers })).rejects.toMatchObject({ code: 'signature_mismatch' });
-    await harness.inbox.close(); // writes the counted refusal now
-    health = await harness.inbox.health();
-    expect(verdict(health)).toEqual({
-      status: 'warning',
-      ok: true,
-      reasons: ['1 dead delivery: retry with inbox.retry() once fixed', '1 refused delivery in the last hour (signature_mismatch 1)'],
-    });
-    expect(health.checks).toEqual({ database: 'ok', schema: 'ok', workers: 'ok', backlog: 'ok', dead: 'warning', refusals: 'warning' });
-    expect(health).toMatchObject({
-      workers: { live: 1, gone: 0 },
-      oldestPendingAgeMs: null,
-      dead: 1,
-      refusalsLastHour: { total: 1, byCode: [{ code: 'signature_mismatch', count: 1 }] },
-      stats: { done: 1, dead: 1, pending: 0, total: 2 },
-    });
-  });
+      // A worker runs them; one fails for good (dead); a forged delivery is refused and counted.
+      receiver.on(FIRED, (event) => {
+        if (event.data.tick_id === 'tick-2') throw new Error('boom');
+      });
+      harness.work(receiver, { maxAttempts: 1 });
+      await harness.settle();
+      await waitFor(
+        async () => (await harness.inbox.workers()).length === 1,
+        10_000,
+        () => 'the worker row',
+      );
+      const forged = sign(budgetEvent(FIRED, at('.3')), { secrets: 'not-a-configured-secret' });
+      await expect(receiver.receive({ body: forged.bytes, headers: forged.headers })).rejects.toMatchObject({ code: 'signature_mismatch' });
+      await harness.inbox.close(); // writes the counted refusal now
+      health = await harness.inbox.health();
+      expect(verdict(health)).toEqual({
+        status: 'warning',
+        ok: true,
+        reasons: ['1 dead delivery: retry with inbox.retry() once fixed', '1 refused delivery in the last hour (signature_mismatch 1)'],
+      });
+      expect(health.checks).toEqual({ database: 'ok', schema: 'ok', workers: 'ok', backlog: 'ok', dead: 'warning', refusals: 'warning' });
+      expect(health).toMatchObject({
+        workers: { live: 1, gone: 0 },
+        oldestPendingAgeMs: null,
+        dead: 1,
+        refusalsLastHour: { total: 1, byCode: [{ code: 'signature_mismatch', count: 1 }] },
+        stats: { done: 1, dead: 1, pending: 0, total: 2 },
+      });
+    },
+  );
 
-  it('a schema newer than the package is a warning, and ready; an older one is unhealthy, and not ready', async () => {
+  scenario('a schema newer than the package is a warning, and ready; an older one is unhealthy, and not ready', async () => {
     const harness = await openInbox(kind);
     harness.work(harness.receiver());
     await waitFor(

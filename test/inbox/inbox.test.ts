@@ -2,7 +2,16 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { WebhookPayloadError, WebhookVerificationError, type Receiver, type ReceiverLogRecord } from '../../src/index.js';
 import { createInbox, schemaSql, WebhookInboxError, type WorkOptions } from '../../src/inbox.js';
-import { CLIENT_KINDS, openDatabase, SCENARIO_KINDS, pgPoolTo, postgresTo, type ClientKind, type TestDatabase } from './databases.js';
+import {
+  CLIENT_KINDS,
+  openDatabase,
+  SCENARIO_KINDS,
+  pgPoolTo,
+  postgresTo,
+  scenarioIt,
+  type ClientKind,
+  type TestDatabase,
+} from './databases.js';
 import {
   at,
   budgetEvent,
@@ -19,7 +28,8 @@ import {
 } from './helpers.js';
 
 /**
- * The inbox's shared behavioural suite, run against every client (pg Pool, postgres.js, PGlite).
+ * The inbox's shared behavioural suite: what depends on the client against every client (pg Pool,
+ * postgres.js, PGlite), the scenarios on pg (test/inbox/databases.ts).
  * One file on purpose: each test file is its own process that boots PGlite again (3 to 5 s of
  * CPU here), and the suite must stay fast on two cores.
  *
@@ -180,7 +190,11 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
   });
 });
 
+// receive() and the worker on every client where the client matters (its column types, errors,
+// transactions and rollbacks; PGlite's one connection under concurrent copies); the rest, the same
+// SQL whatever the client, as scenarios (scenarioIt: on pg).
 describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
+  const scenario = scenarioIt(kind);
   it('commits one pending row holding the exact bytes, signature and event facts; no handler runs', async () => {
     const harness = await openInbox(kind);
     const calls: string[] = [];
@@ -234,41 +248,44 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
     expect(calls).toEqual([]);
   });
 
-  it('stores the same bytes once whatever their t; the same event with new times as a duplicate row; another fact as its own', async () => {
-    const harness = await openInbox(kind);
-    const receiver = harness.receiver();
-    const event = budgetEvent('app:budget:auto-shutdown:fired', at('.5'), { tick_id: TICK, shutdown_at: at('.5') });
-    const t = nowSeconds();
-    const request = sign(event, { t });
+  scenario(
+    'stores the same bytes once whatever their t; the same event with new times as a duplicate row; another fact as its own',
+    async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver();
+      const event = budgetEvent('app:budget:auto-shutdown:fired', at('.5'), { tick_id: TICK, shutdown_at: at('.5') });
+      const t = nowSeconds();
+      const request = sign(event, { t });
 
-    const first = await receiver.receive({ body: request.bytes, headers: request.headers });
-    expect(first.outcome).toBe('accepted');
-    const again = await receiver.receive({ body: request.bytes, headers: request.headers });
-    expect(again).toEqual({ outcome: 'duplicate', event: again.event });
-    // The same bytes signed with another t (the rack dispatching one body twice): no row either.
-    const resigned = await harness.deliver(receiver, event, { t: t - 30 });
-    expect([resigned.outcome, resigned.id]).toEqual(['duplicate', undefined]);
-    // The same event with new time fields: other bytes, so a row of its own that runs no handler.
-    const later = { ...event, timestamp: at('.75'), data: { ...event.data, shutdown_at: at('.75') } };
-    const repeated = await harness.deliver(receiver, later, { t: t - 31 });
-    expect(repeated).toMatchObject({ outcome: 'duplicate', id: expect.stringMatching(/^\d+$/), duplicateOf: first.id });
-    // Its byte copy is answered without a row.
-    const copy = await harness.deliver(receiver, later, { t: t - 32 });
-    expect([copy.outcome, copy.id]).toEqual(['duplicate', undefined]);
-    // Same tick and action, but it says something else: another fact, accepted.
-    const other = await harness.deliver(receiver, { ...event, data: { ...event.data, spend_usd: '1' } }, { t: t - 33 });
-    expect(other.outcome).toBe('accepted');
+      const first = await receiver.receive({ body: request.bytes, headers: request.headers });
+      expect(first.outcome).toBe('accepted');
+      const again = await receiver.receive({ body: request.bytes, headers: request.headers });
+      expect(again).toEqual({ outcome: 'duplicate', event: again.event });
+      // The same bytes signed with another t (the rack dispatching one body twice): no row either.
+      const resigned = await harness.deliver(receiver, event, { t: t - 30 });
+      expect([resigned.outcome, resigned.id]).toEqual(['duplicate', undefined]);
+      // The same event with new time fields: other bytes, so a row of its own that runs no handler.
+      const later = { ...event, timestamp: at('.75'), data: { ...event.data, shutdown_at: at('.75') } };
+      const repeated = await harness.deliver(receiver, later, { t: t - 31 });
+      expect(repeated).toMatchObject({ outcome: 'duplicate', id: expect.stringMatching(/^\d+$/), duplicateOf: first.id });
+      // Its byte copy is answered without a row.
+      const copy = await harness.deliver(receiver, later, { t: t - 32 });
+      expect([copy.outcome, copy.id]).toEqual(['duplicate', undefined]);
+      // Same tick and action, but it says something else: another fact, accepted.
+      const other = await harness.deliver(receiver, { ...event, data: { ...event.data, spend_usd: '1' } }, { t: t - 33 });
+      expect(other.outcome).toBe('accepted');
 
-    const rows = await harness.db.query(
-      `SELECT id::text AS id, state, duplicate_of::text AS duplicate_of, event_key IS NULL AS no_event_key, signed_at::text AS signed_at
+      const rows = await harness.db.query(
+        `SELECT id::text AS id, state, duplicate_of::text AS duplicate_of, event_key IS NULL AS no_event_key, signed_at::text AS signed_at
          FROM ${harness.table} ORDER BY id::bigint`,
-    );
-    expect(rows).toEqual([
-      { id: first.id, state: 'pending', duplicate_of: null, no_event_key: false, signed_at: String(t) },
-      { id: repeated.id, state: 'duplicate', duplicate_of: first.id, no_event_key: true, signed_at: String(t - 31) },
-      { id: other.id, state: 'pending', duplicate_of: null, no_event_key: false, signed_at: String(t - 33) },
-    ]);
-  });
+      );
+      expect(rows).toEqual([
+        { id: first.id, state: 'pending', duplicate_of: null, no_event_key: false, signed_at: String(t) },
+        { id: repeated.id, state: 'duplicate', duplicate_of: first.id, no_event_key: true, signed_at: String(t - 31) },
+        { id: other.id, state: 'pending', duplicate_of: null, no_event_key: false, signed_at: String(t - 33) },
+      ]);
+    },
+  );
 
   it('20 concurrent copies of one delivery: exactly one accepted, one row', async () => {
     const harness = await openInbox(kind);
@@ -284,7 +301,7 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
     expect(rows).toEqual([{ id: results.find((result) => result.outcome === 'accepted')!.id }]);
   });
 
-  it('stores unknown actions and ignore matches as ignored rows that no worker runs, onAny included', async () => {
+  scenario('stores unknown actions and ignore matches as ignored rows that no worker runs, onAny included', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver({ ignore: ['app:budget:threshold'] });
     const ran: string[] = [];
@@ -312,7 +329,7 @@ describe.each(CLIENT_KINDS)('receive() with an inbox (%s)', (kind) => {
     expect(await harness.db.query(`SELECT delivery_id::text AS id FROM ${harness.attemptsTable}`)).toEqual([{ id: accepted.id }]);
   });
 
-  it('stores nothing for a forged signature, a stale t, invalid JSON or a parsed body', async () => {
+  scenario('stores nothing for a forged signature, a stale t, invalid JSON or a parsed body', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     const event = budgetEvent('app:budget:cap', at('.4'));
@@ -365,6 +382,7 @@ const attemptsOf = (harness: InboxHarness, id: string) =>
   );
 
 describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
+  const scenario = scenarioIt(kind);
   it('runs pending deliveries with the row id, attempt 1 and a native transaction whose writes commit', async () => {
     const harness = await openInbox(kind);
     const effects = await createEffectsTable(harness);
@@ -433,7 +451,7 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     for (const attempt of stored!.attemptLog) expect(attempt.finishedAt).toBeInstanceOf(Date);
   });
 
-  it('ends dead after maxAttempts with a bounded last_error, and is not run again', async () => {
+  scenario('ends dead after maxAttempts with a bounded last_error, and is not run again', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     let runs = 0;
@@ -461,7 +479,7 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     for (const attempt of lengths) expect(attempt.length).toBeLessThanOrEqual(2000);
   });
 
-  it('waits the backoff between attempts: at least 200 ms, then 400 ms', async () => {
+  scenario('waits the backoff between attempts: at least 200 ms, then 400 ms', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     receiver.on('app:budget:cap', (_event, { delivery }) => {
@@ -481,7 +499,7 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     expect(gap(2)).toBeLessThan(5000);
   });
 
-  it('tells the logger accepted, processed, retried and dead with the delivery id, never the body or signature', async () => {
+  scenario('tells the logger accepted, processed, retried and dead with the delivery id, never the body or signature', async () => {
     const harness = await openInbox(kind);
     const records: ReceiverLogRecord[] = [];
     const receiver = harness.receiver({ logger: (record) => void records.push(record) });
@@ -521,7 +539,7 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     }
   });
 
-  it('with concurrency 1 runs pending deliveries in event-time order to the nanosecond, not arrival order', async () => {
+  scenario('with concurrency 1 runs pending deliveries in event-time order to the nanosecond, not arrival order', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     const order: string[] = [];
@@ -533,7 +551,7 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     expect(order).toEqual(['2026-04-27T10:29:59.999999999Z', at('.000000001'), at('.000000002'), at('.000000003')]);
   });
 
-  it('stop() waits for the in-flight handler and leaves nothing running or half-recorded', async () => {
+  scenario('stop() waits for the in-flight handler and leaves nothing running or half-recorded', async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     const events: string[] = [];

@@ -158,7 +158,9 @@ function expectOutageLoggedOnce(setup: Setup, expected: { refused: number; minWa
 }
 
 describe('a database stop during a steady load', () => {
-  it('5 s on pg: every copy is answered 200, each delivery stored once, and the worker runs every one', { timeout: 60_000 }, async () => {
+  // 3 s: past the probes' longest backoff step (1 s, reached after 1.55 s) and the worker's 2 s lease,
+  // with load before, during and after the stop.
+  it('3 s on pg: every copy is answered 200, each delivery stored once, and the worker runs every one', { timeout: 60_000 }, async () => {
     const setup = await setUp('pg', { maxWaitMs: 15_000 });
     const ran = new Map<string, number>();
     setup.receiver.on(ACTION, (_event, context) => {
@@ -171,15 +173,15 @@ describe('a database stop during a steady load', () => {
       backoff: { baseMs: 50, maxMs: 200 },
     });
     cleanups.push(() => worker.stop());
-    const answered = await underLoad(setup, 40, 8, async () => {
-      await sleep(1000);
+    const answered = await underLoad(setup, 40, 5, async () => {
+      await sleep(500);
       setup.proxy.stop();
-      await sleep(5000);
+      await sleep(3000);
       await setup.proxy.resume();
     });
     await expectNothingLost(setup, answered);
     // Deliveries stored after waiting: some copies were held for most of the stop.
-    expectOutageLoggedOnce(setup, { refused: 0, minWaited: 100, minDurationMs: 4500 });
+    expectOutageLoggedOnce(setup, { refused: 0, minWaited: 100, minDurationMs: 2500 });
     // The worker got through the outage too: every stored delivery ran (a handler cut mid-commit
     // may run again: exactly-once effects go through context.transaction, see outage.test.ts).
     const deadline = Date.now() + 20_000;

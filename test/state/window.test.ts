@@ -315,15 +315,15 @@ describe('fed by a receiver', () => {
   });
 });
 
-describe('fed by an inbox (PGlite), rebuilt from it after a restart', () => {
-  let db: TestDatabase<'pglite'> | undefined;
+describe('fed by an inbox (PostgreSQL), rebuilt from it after a restart', () => {
+  let db: TestDatabase<'pg'> | undefined;
   afterEach(async () => {
     await db?.close();
     db = undefined;
   });
 
   it('the worker feeds the live state; inbox.list in timestamp order rebuilds the same one', { timeout: 30_000 }, async () => {
-    db = await openDatabase('pglite', { migrated: true });
+    db = await openDatabase('pg');
     const inbox = createInbox({ database: db.database, table: db.table });
     await inbox.migrate();
     const live = createRackState();

@@ -6,6 +6,7 @@ import type { Worker } from '../../src/inbox.js';
 import { withAttemptTelemetry } from '../../src/inbox/work/batch-telemetry.js';
 import type { Claimed } from '../../src/inbox/work/run-delivery.js';
 import { workerTelemetry } from '../../src/telemetry/process.js';
+import { scenarioIt } from '../inbox/databases.js';
 import { warmUp } from '../inbox/helpers.js';
 import { deliverInServerSpan, event, SECRET, setup } from './inbox-setup.js';
 import { everythingSaid, points, registerSdk, total, type TestSdk } from './otel-sdk.js';
@@ -37,6 +38,7 @@ const byIdThenAttempt = (a: ReadableSpan, b: ReadableSpan) =>
   Number(a.attributes['rack_webhooks.delivery.attempt']) - Number(b.attributes['rack_webhooks.delivery.attempt']);
 
 describe.each(['pglite', 'pg'] as const)('batched worker telemetry on %s', (kind) => {
+  const scenario = scenarioIt(kind);
   it('a process span per attempt, linked to its receive span; a failed attempt says retry with status ERROR, then the retry its own', async () => {
     const sdk = registerSdk();
     const { inbox, deliver, work } = await setup(kind);
@@ -148,7 +150,8 @@ describe.each(['pglite', 'pg'] as const)('batched worker telemetry on %s', (kind
     expect(total(metrics.get('messaging.process.duration'))).toBe(2); // recovery is no attempt
   });
 
-  it('work({ mode: batched, telemetry: false }): no process span, no attempt metric', async () => {
+  // An option of the worker, whatever the client: on pg.
+  scenario('work({ mode: batched, telemetry: false }): no process span, no attempt metric', async () => {
     const sdk = registerSdk();
     const { inbox, deliver, work } = await setup(kind);
     const receiver = createReceiver({ secrets: SECRET, inbox });

@@ -1,5 +1,6 @@
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createReceiver } from '../../src/index.js';
+import { SNAPSHOT_MAX_AGE_MS } from '../../src/telemetry/inbox-probes.js';
 import { warmUp } from '../inbox/helpers.js';
 import { deliverInServerSpan, event, SECRET, setup } from './inbox-setup.js';
 import { everythingSaid, points, registerSdk, total } from './otel-sdk.js';
@@ -141,7 +142,12 @@ describe.each(['pglite', 'pg'] as const)('inbox telemetry on %s', (kind) => {
 // On pg only: on PGlite the waiting handler's transaction holds the only connection, so the
 // counts cannot be read while it waits (a collection then gets the last counts after 1 s).
 describe('oldest pending age on pg', () => {
-  it('the oldest pending age: how long the oldest delivery still waiting has waited', async () => {
+  it('the oldest pending age: how long the oldest delivery still waiting has waited; counts read at most once per 5 s', async () => {
+    // The gauges read the table at most once per SNAPSHOT_MAX_AGE_MS of Date.now(): the test moves
+    // that clock past it instead of waiting 5 s for each fresh read (the age itself is the database's now()).
+    let now = Date.now();
+    vi.spyOn(Date, 'now').mockImplementation(() => now);
+    onTestFinished(() => vi.mocked(Date.now).mockRestore());
     const sdk = registerSdk();
     const { inbox, deliver, work } = await setup('pg');
     const receiver = createReceiver({ secrets: SECRET, inbox });
@@ -152,7 +158,8 @@ describe('oldest pending age on pg', () => {
     await deliver(receiver, event('app:budget:cap', 'p2'));
     // One at a time, and the first handler waits: the second delivery stays pending.
     const worker = work(receiver, { concurrency: 1, batchSize: 1, claimAhead: 0 });
-    const read = async () => {
+    const read = async ({ fresh }: { fresh: boolean }) => {
+      if (fresh) now += SNAPSHOT_MAX_AGE_MS;
       const metrics = await sdk.collect();
       const at = { 'rack_webhooks.inbox.table': inbox.table };
       return {
@@ -161,20 +168,24 @@ describe('oldest pending age on pg', () => {
         pending: points(metrics.get('rack_webhooks.inbox.deliveries'), { ...at, 'rack_webhooks.state': 'pending' })[0]?.value,
       };
     };
-    await expect.poll(read, { timeout: 15_000, interval: 500 }).toMatchObject({ running: 1, pending: 1 });
-    const { age } = await read();
+    await expect.poll(() => read({ fresh: true }), { timeout: 15_000, interval: 50 }).toMatchObject({ running: 1, pending: 1 });
+    const { age } = await read({ fresh: false });
     expect(age).toBeGreaterThan(0);
     expect(age).toBeLessThan(60);
     release();
     await worker.drain();
-    await expect.poll(async () => (await read()).age, { timeout: 15_000, interval: 500 }).toBe(0);
+    // Within 5 s of the last read a collection gets the cached counts, not a query...
+    expect(await read({ fresh: false })).toMatchObject({ running: 1, pending: 1, age });
+    // ...and past them, the table as it is.
+    await expect.poll(async () => (await read({ fresh: true })).age, { timeout: 15_000, interval: 50 }).toBe(0);
   });
 });
 
+// On pg: options of the worker and the receiver, whatever the client (the suite above runs on PGlite too).
 describe('telemetry: false on a worker, or on the receiver', () => {
   it('work({ telemetry: false }): no process span; the receiver still traces its deliveries', async () => {
     const sdk = registerSdk();
-    const { inbox, deliver, work } = await setup('pglite');
+    const { inbox, deliver, work } = await setup('pg');
     const receiver = createReceiver({ secrets: SECRET, inbox });
     receiver.on('app:budget:cap', () => {});
     await deliver(receiver, event('app:budget:cap', 'w1'));
@@ -184,7 +195,7 @@ describe('telemetry: false on a worker, or on the receiver', () => {
 
   it('createReceiver({ inbox, telemetry: false }): neither receive nor process spans', async () => {
     const sdk = registerSdk();
-    const { inbox, deliver, work } = await setup('pglite');
+    const { inbox, deliver, work } = await setup('pg');
     const receiver = createReceiver({ secrets: SECRET, inbox, telemetry: false });
     receiver.on('app:budget:cap', () => {});
     await deliver(receiver, event('app:budget:cap', 'r1'));

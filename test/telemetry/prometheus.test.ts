@@ -1,17 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createNodeHandler } from '../../src/adapters/node.js';
 import { createReceiver } from '../../src/index.js';
 import { createInbox } from '../../src/inbox.js';
 import { createSignedRequestSync } from '../../src/testing/index.js';
 import { openDatabase } from '../inbox/databases.js';
-import { warmUp } from '../inbox/helpers.js';
 import { registerSdk } from './otel-sdk.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
-beforeAll(warmUp, 120_000);
 
 const SECRET = 'telemetry-prometheus-secret';
 
@@ -28,7 +26,7 @@ describe('through the Prometheus exporter, scraped over HTTP', () => {
   it('every metric a scrape shows, named as the README lists them', async () => {
     const exporter = new PrometheusExporter({ preventServerStart: true });
     registerSdk({ readers: [exporter] });
-    const db = await openDatabase('pglite', { migrated: true });
+    const db = await openDatabase('pg');
     onTestFinished(() => db.close());
     const inbox = createInbox({ database: db.database, table: db.table });
     await inbox.migrate();

@@ -5,7 +5,7 @@ import { MINUTE, only, TestClock, told, watch, watchSuiteSetup } from './helpers
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
- * The incident engine on real PostgreSQL (pg) and PGlite: one evaluator across watchers (a lease
+ * The incident engine on real PostgreSQL (SCENARIO_KINDS: pg): one evaluator across watchers (a lease
  * row), no duplicate alert across restarts, alerts onAlert refused offered again, the real loop.
  */
 watchSuiteSetup();
@@ -117,7 +117,7 @@ describe.each(SCENARIO_KINDS)('incidents on %s', (kind) => {
 
 describe('watch options', () => {
   it('refuses what it cannot use, naming the option', async () => {
-    const h = await openInbox('pglite', { migrate: false });
+    const h = await openInbox('pg', { migrate: false });
     const watch = (options: object) => h.inbox.watch(options as never);
     expect(() => watch({ retention: false })).toThrow(
       new TypeError('inbox.watch has nothing to do: pass onAlert (alerts), or keep retention on'),
@@ -141,7 +141,7 @@ describe('watch options', () => {
   });
 
   it('reports an unmigrated table through onError, and stops cleanly', async () => {
-    const h = await openInbox('pglite', { migrate: false });
+    const h = await openInbox('pg', { migrate: false });
     const errors: Error[] = [];
     const watcher = h.inbox.watch({ onAlert: () => {}, onError: (error) => errors.push(error), retention: false, intervalMs: 3_600_000 });
     await expect(watcher.check()).rejects.toMatchObject({ code: 'inbox_not_migrated' });
