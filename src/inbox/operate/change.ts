@@ -20,7 +20,8 @@ async function requeue(
   doing: string,
 ): Promise<number> {
   // Every field of the filter narrows, `state` too: replay({ state: 'dead' }) matches no done row.
-  const where = buildWhere(filter, from.length + 1, names.queue);
+  // No queue for the filter's own state: `from` below asks the queue already when it can.
+  const where = buildWhere(filter, from.length + 1);
   // replayed_at marks the next run as a replay; a retry is not one.
   const replayed = from.includes('done') ? 'now()' : 'NULL';
   const states = from.map((_, index) => `$${index + 1}`).join(', ');
