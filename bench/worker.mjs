@@ -191,7 +191,9 @@ function runCase(node, testCase, settings) {
     ...settings,
   };
   return new Promise((resolve, reject) => {
-    const child = spawn(node, [script, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(node, [...(process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean), script, JSON.stringify(config)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.on('error', reject);

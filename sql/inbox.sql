@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 10. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 11. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -220,4 +220,26 @@ DROP INDEX "rack_webhooks_inbox_by_state";
 -- Room on each page for the worker's in-place (HOT) updates of a row: new pages only; older rows keep theirs.
 ALTER TABLE "rack_webhooks_inbox" SET (fillfactor = 50);
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (10, 'a narrow queue beside the log');
+-- 11: queue triggers planned once
+CREATE OR REPLACE FUNCTION "rack_webhooks_inbox_queue_sync"() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $sync$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    WITH finished AS (
+      DELETE FROM "rack_webhooks_inbox_queue" WHERE id = ANY(ARRAY(SELECT id FROM changed WHERE state = 'done'))
+    )
+    INSERT INTO "rack_webhooks_inbox_queue" AS x (id, state, event_ns, app, run_at, locked_until)
+    SELECT id, state, event_ns, app, CASE WHEN state = 'pending' THEN run_at END, locked_until FROM changed WHERE state <> 'done'
+    ON CONFLICT (id) DO UPDATE SET state = excluded.state, event_ns = excluded.event_ns, app = excluded.app,
+           run_at = excluded.run_at, locked_until = excluded.locked_until
+     WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
+           IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);
+  ELSIF TG_OP = 'DELETE' THEN
+    DELETE FROM "rack_webhooks_inbox_queue" WHERE id = ANY(ARRAY(SELECT id FROM changed));
+  ELSE
+    TRUNCATE "rack_webhooks_inbox_queue";
+  END IF;
+  RETURN NULL;
+END
+$sync$;
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (11, 'queue triggers planned once');
 COMMIT;

@@ -11,6 +11,8 @@ export interface PgQueryConfig {
 export interface PgPipelineClient {
   query(config: string | PgQueryConfig): Promise<{ rows: Row[] }>;
   pipeline?: boolean;
+  /** pg's connection: its socket is corked around the two queries, when it has one that corks. */
+  connection?: { stream?: { cork?: () => void; uncork?: () => void } };
 }
 
 /**
@@ -46,7 +48,7 @@ export async function beginWith(
   if (switchable) client.pipeline = true;
   let begun: PromiseSettledResult<unknown>, opened: PromiseSettledResult<{ rows: Row[] }>;
   try {
-    [begun, opened] = await Promise.allSettled([client.query('BEGIN'), client.query(statement)]);
+    [begun, opened] = await Promise.allSettled(writtenTogether(client, () => [client.query('BEGIN'), client.query(statement)]));
   } finally {
     // Both have answered (settled): nothing of ours is left in pg's pipeline when the mode goes back.
     if (switchable) client.pipeline = false;
@@ -54,4 +56,22 @@ export async function beginWith(
   if (begun.status === 'rejected') throw begun.reason;
   if (opened.status === 'rejected') throw opened.reason;
   return opened.value.rows;
+}
+
+/**
+ * The two queries in one write to the socket, not two: pg writes a simple query (BEGIN) at once and
+ * corks only its own extended-protocol messages, and on loopback each write is a system call that
+ * showed as a third of a worker's time in profiles (bench/README.md). Pipelined queries are written
+ * as they are queued (synchronously), so the cork is lifted in the same turn. A client without
+ * pg's socket (a wrapper, pg-native) writes as it always did.
+ */
+function writtenTogether<T>(client: PgPipelineClient, queue: () => T): T {
+  const stream = client.connection?.stream;
+  if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return queue();
+  stream.cork();
+  try {
+    return queue();
+  } finally {
+    stream.uncork();
+  }
 }

@@ -1,4 +1,5 @@
-import { quoteIdentifier, resolveTableNames, watchTables, type TableNames } from './table-name.js';
+import { queueMigration, queueSyncMigration } from './queue-migrations.js';
+import { indexName, resolveTableNames, watchTables, type TableNames } from './table-name.js';
 
 /**
  * The inbox schema as numbered migrations. `migrate()` applies the missing ones under an advisory
@@ -11,7 +12,7 @@ export interface Migration {
   readonly sql: (names: TableNames) => string;
 }
 
-const index = (names: TableNames, suffix: string) => quoteIdentifier(`${names.bare}_${suffix}`);
+const index = indexName;
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -200,106 +201,12 @@ ALTER TABLE ${names.attempts} SET (fillfactor = 40);`,
     name: 'a narrow queue beside the log',
     sql: queueMigration,
   },
+  {
+    version: 11,
+    name: 'queue triggers planned once',
+    sql: queueSyncMigration,
+  },
 ];
-
-/**
- * Migration 10. A delivery's row is written three times on its way (stored, claimed, done); each
- * write of a row whose state is in an index put a new entry in every index of the table (22 WAL
- * records a delivery), because PostgreSQL can update a row in place (HOT) only when no indexed
- * column changes, partial indexes' conditions included. So every index that reads `state`, the
- * lease or the due time moves to `<table>_queue`, one narrow row per delivery that is not done,
- * and the log keeps half of each page free (fillfactor 50) for its in-place updates: the worker's
- * writes to the log now touch no index. Measured on the worker's own statements: about 2x in
- * `mode: 'batched'` and 1.3x in the default mode, WAL per delivery from 4.4 to 1.2 kB.
- *
- * Triggers keep the queue: every INSERT, UPDATE, DELETE or TRUNCATE of the log, the SDK's or
- * anyone's (a fix by hand in psql), updates it in the same statement, so the two never disagree
- * and the statements that write the log need no second write. The log stays the truth; the queue
- * holds copies of the columns that find work. Updates and deletes: statement triggers over the
- * changed rows, one call per statement whatever its row count; inserts (one row each, from the
- * receiver): a row trigger. Created before the copy of the rows not done, so a write
- * from a process still on version 9 waits for this migration (CREATE TRIGGER locks the table
- * against writes) and then passes through the trigger.
- */
-function queueMigration(names: TableNames): string {
-  const d = names.deliveries;
-  const q = names.queue;
-  const sync = `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_sync`)}`;
-  const queued = `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_insert`)}`;
-  const columns = 'id, state, event_ns, app, run_at, locked_until';
-  const pendingRunAt = (row: string) => `CASE WHEN ${row}state = 'pending' THEN ${row}run_at END`;
-  return `CREATE TABLE ${q} (
-  id            bigint      PRIMARY KEY,
-  state         text        NOT NULL,
-  event_ns      bigint      NOT NULL,
-  app           text,
-  run_at        timestamptz,
-  locked_until  timestamptz
-);
-COMMENT ON COLUMN ${q}.run_at IS 'When a pending delivery is due; NULL in every other state (the log''s run_at keeps its last value)';
-COMMENT ON TABLE ${q} IS 'One row per delivery that is not done, copied from the log by its triggers: what the worker claims and what reads by state find';
--- The claim walks pending rows in event order and takes the due ones. It asks run_at <= now()
--- alone, which only pending rows can meet: before the table is first analyzed (a burst after an
--- empty queue), the planner's default guess for state = 'pending' is 1 row in 200, and with it
--- the claim sorted every pending row each time instead of reading this index in order.
-CREATE INDEX ${index(names, 'queue_due')} ON ${q} (event_ns, id) WHERE run_at IS NOT NULL;
-CREATE INDEX ${index(names, 'queue_noapp')} ON ${q} (event_ns, id) WHERE state = 'pending' AND app IS NULL;
-CREATE INDEX ${index(names, 'queue_app')} ON ${q} (app, event_ns, id) WHERE state IN ('pending', 'running') AND app IS NOT NULL;
-CREATE INDEX ${index(names, 'queue_lease')} ON ${q} (locked_until) WHERE state = 'running';
--- Dead, ignored and duplicate rows by state: pending and running ones have their own indexes above,
--- and one entry fewer per claim.
-CREATE INDEX ${index(names, 'queue_state')} ON ${q} (state, event_ns, id) WHERE state NOT IN ('pending', 'running');
--- A stored delivery: one row, one INSERT (a row trigger: a third cheaper than a statement trigger
--- with its changed rows, on the receiver's one-row inserts).
-CREATE FUNCTION ${queued}() RETURNS trigger LANGUAGE plpgsql AS $queued$
-BEGIN
-  INSERT INTO ${q} (${columns}) VALUES (NEW.id, NEW.state, NEW.event_ns, NEW.app, ${pendingRunAt('NEW.')}, NEW.locked_until);
-  RETURN NULL;
-END
-$queued$;
--- Updates and deletes: once per statement, whatever its row count (the batched worker's 400 rows).
--- enable_seqscan off: the delete by ids reads the primary key whatever the queue's size when the
--- plan was made; a plan kept from when the queue was small scanned it whole, once per delivery
--- done, after it had grown (seen: the default mode at half its speed). Its other statements read
--- only the changed rows, or the primary key through ON CONFLICT.
-CREATE FUNCTION ${sync}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $sync$
-DECLARE
-  finished bigint[];
-  changed_count bigint;
-BEGIN
-  IF TG_OP = 'TRUNCATE' THEN
-    TRUNCATE ${q};
-    RETURN NULL;
-  END IF;
-  SELECT array_agg(id) FILTER (WHERE TG_OP = 'DELETE' OR state = 'done'), count(*) INTO finished, changed_count FROM changed;
-  IF finished IS NOT NULL THEN
-    DELETE FROM ${q} WHERE id = ANY(finished);
-  END IF;
-  -- Only when some changed row is not done (a delivery marked done needs no upsert).
-  IF TG_OP = 'UPDATE' AND changed_count > coalesce(cardinality(finished), 0) THEN
-    INSERT INTO ${q} AS x (${columns})
-    SELECT id, state, event_ns, app, ${pendingRunAt('')}, locked_until FROM changed WHERE state <> 'done'
-    ON CONFLICT (id) DO UPDATE SET state = excluded.state, event_ns = excluded.event_ns, app = excluded.app,
-           run_at = excluded.run_at, locked_until = excluded.locked_until
-     WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
-           IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);
-  END IF;
-  RETURN NULL;
-END
-$sync$;
-CREATE TRIGGER queue_on_insert AFTER INSERT ON ${d} FOR EACH ROW WHEN (NEW.state <> 'done') EXECUTE FUNCTION ${queued}();
-CREATE TRIGGER queue_on_update AFTER UPDATE ON ${d} REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
-CREATE TRIGGER queue_on_delete AFTER DELETE ON ${d} REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
-CREATE TRIGGER queue_on_truncate AFTER TRUNCATE ON ${d} FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
-INSERT INTO ${q} (${columns}) SELECT id, state, event_ns, app, ${pendingRunAt('')}, locked_until FROM ${d} WHERE state <> 'done';
-DROP INDEX ${names.schemaPrefix}${index(names, 'due')};
-DROP INDEX ${names.schemaPrefix}${index(names, 'due_unordered')};
-DROP INDEX ${names.schemaPrefix}${index(names, 'app_unfinished')};
-DROP INDEX ${names.schemaPrefix}${index(names, 'leases')};
-DROP INDEX ${names.schemaPrefix}${index(names, 'by_state')};
--- Room on each page for the worker's in-place (HOT) updates of a row: new pages only; older rows keep theirs.
-ALTER TABLE ${d} SET (fillfactor = 50);`;
-}
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 

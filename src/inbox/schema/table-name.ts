@@ -79,3 +79,6 @@ export function watchTables(names: TableNames): { readonly incidents: string; re
     leases: `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_watch_lease`)}`,
   };
 }
+
+/** An index of the inbox's tables: the table's bare name and a suffix, quoted (an index lives in its table's schema). */
+export const indexName = (names: TableNames, suffix: string): string => quoteIdentifier(`${names.bare}_${suffix}`);
