@@ -128,6 +128,30 @@ for (const kind of SCENARIO_KINDS) {
       expect(await rowOf(harness, id!)).toMatchObject({ state: 'dead', attempts: 1 });
     });
 
+    it('holds two batches ahead of the handlers, each claimed whole: 1 running and 9 held of 20, with batchSize 5', async () => {
+      const harness = await openInbox(kind);
+      const receiver = harness.receiver();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let started = 0;
+      receiver.on('app:budget:cap', async () => {
+        started++;
+        await gate;
+      });
+      await deliverMany(harness, receiver, 20);
+      const worker = harness.work(receiver, { mode: 'batched', concurrency: 1, batchSize: 5 });
+      for (let i = 0; i < 400 && started === 0; i++) await sleep(10);
+      // Claims of 5 while there is room for one: 1 slot + 10 ahead, so two claims, then none until a batch is gone.
+      await vi.waitFor(async () => expect(await harness.count(`state = 'running'`)).toBe(10));
+      expect(started).toBe(1);
+      const attempts = await harness.db.query(`SELECT count(*)::int AS n FROM ${harness.attemptsTable}`);
+      expect(attempts).toEqual([{ n: 10 }]);
+      release();
+      await worker.drain();
+      await worker.stop();
+      expect(await harness.count(`state = 'done'`)).toBe(20);
+    });
+
     it('stop() gives back what was claimed and not started: no attempt left behind, the rows pending again', async () => {
       const harness = await openInbox(kind);
       const receiver = harness.receiver();
