@@ -10,7 +10,12 @@ const slices = testSlices(root);
 
 // Outside CI a machine without Chromium skips the browser slice with one line nobody can miss; in
 // CI (CI=true) the slice always runs, so a missing Chromium fails the run.
-const runBrowser = existsSync(CHROMIUM) || Boolean(process.env['CI']);
+// Asked for by name (`npm run test:browser`), the slice runs too, and its tests fail saying where
+// Chromium was looked for and how to install it, rather than vitest's "No projects matched the filter".
+const askedForBrowser = process.argv.some(
+  (arg, i) => arg === '--project=browser' || (arg === '--project' && process.argv[i + 1] === 'browser'),
+);
+const runBrowser = existsSync(CHROMIUM) || Boolean(process.env['CI']) || askedForBrowser;
 // vitest evaluates this file again for each project that extends it: say it once.
 const said = globalThis as { rackWebhooksBrowserSkipSaid?: boolean };
 if (!runBrowser && said.rackWebhooksBrowserSkipSaid !== true) {
