@@ -2,6 +2,13 @@ import { indexName, quoteIdentifier, type TableNames } from './table-name.js';
 
 const QUEUE_COLUMNS = 'id, state, event_ns, app, run_at, locked_until';
 const pendingRunAt = (row: string) => `CASE WHEN ${row}state = 'pending' THEN ${row}run_at END`;
+/** The changed rows that are not done, copied into the queue (a row already there only when a copied column differs). */
+const upsertChanged = (q: string) => `INSERT INTO ${q} AS x (${QUEUE_COLUMNS})
+    SELECT id, state, event_ns, app, ${pendingRunAt('')}, locked_until FROM changed WHERE state <> 'done'
+    ON CONFLICT (id) DO UPDATE SET state = excluded.state, event_ns = excluded.event_ns, app = excluded.app,
+           run_at = excluded.run_at, locked_until = excluded.locked_until
+     WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
+           IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);`;
 const syncFunction = (names: TableNames) => `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_sync`)}`;
 
 /**
@@ -78,12 +85,7 @@ BEGIN
   END IF;
   -- Only when some changed row is not done (a delivery marked done needs no upsert).
   IF TG_OP = 'UPDATE' AND changed_count > coalesce(cardinality(finished), 0) THEN
-    INSERT INTO ${q} AS x (${columns})
-    SELECT id, state, event_ns, app, ${pendingRunAt('')}, locked_until FROM changed WHERE state <> 'done'
-    ON CONFLICT (id) DO UPDATE SET state = excluded.state, event_ns = excluded.event_ns, app = excluded.app,
-           run_at = excluded.run_at, locked_until = excluded.locked_until
-     WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
-           IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);
+    ${upsertChanged(q)}
   END IF;
   RETURN NULL;
 END
@@ -119,12 +121,7 @@ BEGIN
     WITH finished AS (
       DELETE FROM ${q} WHERE id = ANY(ARRAY(SELECT id FROM changed WHERE state = 'done'))
     )
-    INSERT INTO ${q} AS x (${QUEUE_COLUMNS})
-    SELECT id, state, event_ns, app, ${pendingRunAt('')}, locked_until FROM changed WHERE state <> 'done'
-    ON CONFLICT (id) DO UPDATE SET state = excluded.state, event_ns = excluded.event_ns, app = excluded.app,
-           run_at = excluded.run_at, locked_until = excluded.locked_until
-     WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
-           IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);
+    ${upsertChanged(q)}
   ELSIF TG_OP = 'DELETE' THEN
     DELETE FROM ${q} WHERE id = ANY(ARRAY(SELECT id FROM changed));
   ELSE

@@ -30,6 +30,19 @@ async function rowOf(harness: InboxHarness, id: string) {
   return row!;
 }
 
+/** A receiver whose handler counts its calls and holds each until `release()`. */
+function heldHandler(harness: InboxHarness) {
+  const receiver = harness.receiver();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let calls = 0;
+  receiver.on('app:budget:cap', async () => {
+    calls++;
+    await gate;
+  });
+  return { receiver, release, started: () => calls };
+}
+
 async function deliverMany(harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -130,20 +143,13 @@ for (const kind of SCENARIO_KINDS) {
 
     it('holds two batches ahead of the handlers, each claimed whole: 1 running and 9 held of 20, with batchSize 5', async () => {
       const harness = await openInbox(kind);
-      const receiver = harness.receiver();
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let started = 0;
-      receiver.on('app:budget:cap', async () => {
-        started++;
-        await gate;
-      });
+      const { receiver, release, started } = heldHandler(harness);
       await deliverMany(harness, receiver, 20);
       const worker = harness.work(receiver, { mode: 'batched', concurrency: 1, batchSize: 5 });
-      for (let i = 0; i < 400 && started === 0; i++) await sleep(10);
+      await vi.waitFor(() => expect(started()).toBe(1), { timeout: 4000 });
       // Claims of 5 while there is room for one: 1 slot + 10 ahead, so two claims, then none until a batch is gone.
       await vi.waitFor(async () => expect(await harness.count(`state = 'running'`)).toBe(10));
-      expect(started).toBe(1);
+      expect(started()).toBe(1);
       const attempts = await harness.db.query(`SELECT count(*)::int AS n FROM ${harness.attemptsTable}`);
       expect(attempts).toEqual([{ n: 10 }]);
       release();
@@ -154,22 +160,14 @@ for (const kind of SCENARIO_KINDS) {
 
     it('stop() gives back what was claimed and not started: no attempt left behind, the rows pending again', async () => {
       const harness = await openInbox(kind);
-      const receiver = harness.receiver();
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let started = 0;
-      receiver.on('app:budget:cap', async () => {
-        started++;
-        await gate;
-      });
+      const { receiver, release, started } = heldHandler(harness);
       await deliverMany(harness, receiver, 10);
       const worker = harness.work(receiver, { mode: 'batched', concurrency: 1, batchSize: 10 });
-      for (let i = 0; i < 400 && started === 0; i++) await sleep(10);
-      expect(started).toBe(1);
+      await vi.waitFor(() => expect(started()).toBe(1), { timeout: 4000 });
       const stopped = worker.stop();
       release();
       await stopped;
-      expect(started).toBe(1);
+      expect(started()).toBe(1);
       expect(await harness.count(`state = 'done'`)).toBe(1);
       expect(await harness.count(`state = 'pending' AND attempts = 0 AND locked_by IS NULL`)).toBe(9);
       const attempts = await harness.db.query(`SELECT outcome FROM ${harness.attemptsTable}`);
