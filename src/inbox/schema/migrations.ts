@@ -12,8 +12,6 @@ export interface Migration {
   readonly sql: (names: TableNames) => string;
 }
 
-const index = indexName;
-
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -45,22 +43,22 @@ export const MIGRATIONS: readonly Migration[] = [
   last_error    text,
   done_at       timestamptz,
   replayed_at   timestamptz,
-  CONSTRAINT ${index(names, 'state_check')} CHECK (state IN ('pending', 'running', 'done', 'dead', 'ignored')),
-  CONSTRAINT ${index(names, 'replay_key')} UNIQUE (replay_key),
-  CONSTRAINT ${index(names, 'event_key')} UNIQUE (event_key)
+  CONSTRAINT ${indexName(names, 'state_check')} CHECK (state IN ('pending', 'running', 'done', 'dead', 'ignored')),
+  CONSTRAINT ${indexName(names, 'replay_key')} UNIQUE (replay_key),
+  CONSTRAINT ${indexName(names, 'event_key')} UNIQUE (event_key)
 );
 COMMENT ON COLUMN ${names.deliveries}.signed_at IS 'The signature header''s t (unix seconds)';
 COMMENT ON COLUMN ${names.deliveries}.event_ns IS 'The event''s own timestamp in nanoseconds since the epoch (the time received when it is not RFC 3339)';
 COMMENT ON COLUMN ${names.deliveries}.attempt_base IS 'attempts at the last retry or replay: attempts - attempt_base counts against maxAttempts';
 COMMENT ON COLUMN ${names.deliveries}.run_at IS 'When a pending delivery is next due';
-CREATE INDEX ${index(names, 'event_order')} ON ${names.deliveries} (event_ns, id);
+CREATE INDEX ${indexName(names, 'event_order')} ON ${names.deliveries} (event_ns, id);
 -- The claim walks pending rows in event order and takes the due ones.
-CREATE INDEX ${index(names, 'due')} ON ${names.deliveries} (event_ns, id) WHERE state = 'pending';
-CREATE INDEX ${index(names, 'leases')} ON ${names.deliveries} (locked_until) WHERE state = 'running';
-CREATE INDEX ${index(names, 'by_state')} ON ${names.deliveries} (state, event_ns, id);
-CREATE INDEX ${index(names, 'by_action')} ON ${names.deliveries} (action, event_ns, id);
-CREATE INDEX ${index(names, 'by_app')} ON ${names.deliveries} (app, event_ns, id) WHERE app IS NOT NULL;
-CREATE INDEX ${index(names, 'received')} ON ${names.deliveries} (received_at);
+CREATE INDEX ${indexName(names, 'due')} ON ${names.deliveries} (event_ns, id) WHERE state = 'pending';
+CREATE INDEX ${indexName(names, 'leases')} ON ${names.deliveries} (locked_until) WHERE state = 'running';
+CREATE INDEX ${indexName(names, 'by_state')} ON ${names.deliveries} (state, event_ns, id);
+CREATE INDEX ${indexName(names, 'by_action')} ON ${names.deliveries} (action, event_ns, id);
+CREATE INDEX ${indexName(names, 'by_app')} ON ${names.deliveries} (app, event_ns, id) WHERE app IS NOT NULL;
+CREATE INDEX ${indexName(names, 'received')} ON ${names.deliveries} (received_at);
 CREATE TABLE ${names.attempts} (
   delivery_id   bigint      NOT NULL REFERENCES ${names.deliveries} (id) ON DELETE CASCADE,
   attempt       integer     NOT NULL,
@@ -70,7 +68,7 @@ CREATE TABLE ${names.attempts} (
   outcome       text,
   error         text,
   PRIMARY KEY (delivery_id, attempt),
-  CONSTRAINT ${index(names, 'attempt_outcome_check')} CHECK (outcome IN ('succeeded', 'failed', 'crashed', 'abandoned'))
+  CONSTRAINT ${indexName(names, 'attempt_outcome_check')} CHECK (outcome IN ('succeeded', 'failed', 'crashed', 'abandoned'))
 );`,
   },
   {
@@ -80,23 +78,23 @@ CREATE TABLE ${names.attempts} (
     // at the row it repeats) instead of being answered 'duplicate' with nothing kept; the body key
     // is the body's hash alone, whatever its t. Rows stored before keep their old key text.
     sql: (names) => `ALTER TABLE ${names.deliveries} RENAME COLUMN replay_key TO body_key;
-ALTER TABLE ${names.deliveries} RENAME CONSTRAINT ${index(names, 'replay_key')} TO ${index(names, 'body_key')};
+ALTER TABLE ${names.deliveries} RENAME CONSTRAINT ${indexName(names, 'replay_key')} TO ${indexName(names, 'body_key')};
 ALTER TABLE ${names.deliveries} ADD COLUMN duplicate_of bigint REFERENCES ${names.deliveries} (id) ON DELETE SET NULL;
-ALTER TABLE ${names.deliveries} DROP CONSTRAINT ${index(names, 'state_check')};
-ALTER TABLE ${names.deliveries} ADD CONSTRAINT ${index(names, 'state_check')}
+ALTER TABLE ${names.deliveries} DROP CONSTRAINT ${indexName(names, 'state_check')};
+ALTER TABLE ${names.deliveries} ADD CONSTRAINT ${indexName(names, 'state_check')}
   CHECK (state IN ('pending', 'running', 'done', 'dead', 'ignored', 'duplicate'));
 COMMENT ON COLUMN ${names.deliveries}.body_key IS 'body:<sha256 of the body, base64url>: a copy with the same bytes is not stored again';
 COMMENT ON COLUMN ${names.deliveries}.event_key IS 'event:<action>:<tick_id>:<sha256 of what the event says apart from time>; NULL on duplicate rows';
 COMMENT ON COLUMN ${names.deliveries}.duplicate_of IS 'For state duplicate: the row this delivery repeats (the same event, other bytes)';
 -- Deleting a row looks up the duplicates that point at it.
-CREATE INDEX ${index(names, 'duplicates')} ON ${names.deliveries} (duplicate_of) WHERE duplicate_of IS NOT NULL;`,
+CREATE INDEX ${indexName(names, 'duplicates')} ON ${names.deliveries} (duplicate_of) WHERE duplicate_of IS NOT NULL;`,
   },
   {
     version: 3,
     name: 'unfinished deliveries by app',
     // A worker with order: 'per-app' asks, of each due delivery, whether its app has one running
     // or an earlier one unfinished: a few rows here, where by_app holds every row the app ever had.
-    sql: (names) => `CREATE INDEX ${index(names, 'app_unfinished')} ON ${names.deliveries} (app, event_ns, id)
+    sql: (names) => `CREATE INDEX ${indexName(names, 'app_unfinished')} ON ${names.deliveries} (app, event_ns, id)
   WHERE state IN ('pending', 'running') AND app IS NOT NULL;`,
   },
   {
@@ -158,7 +156,7 @@ COMMENT ON COLUMN ${names.deliveries}.trace_context IS 'The W3C traceparent of t
 );
 COMMENT ON COLUMN ${watchTables(names).incidents}.fields IS 'The alert''s structured fields as JSON text (counts, ids, codes); never a body, a header value or a secret';
 COMMENT ON COLUMN ${watchTables(names).incidents}.open_sent IS 'onAlert accepted the open alert; false after a crash: sent again';
-CREATE UNIQUE INDEX ${index(names, 'incidents_open')} ON ${watchTables(names).incidents} (key) WHERE resolved_at IS NULL;
+CREATE UNIQUE INDEX ${indexName(names, 'incidents_open')} ON ${watchTables(names).incidents} (key) WHERE resolved_at IS NULL;
 CREATE TABLE ${watchTables(names).leases} (
   name          text        PRIMARY KEY,
   holder        text        NOT NULL,
@@ -174,14 +172,14 @@ CREATE TABLE ${watchTables(names).leases} (
 ALTER TABLE ${names.attempts} ADD COLUMN error_stack text;
 COMMENT ON COLUMN ${names.attempts}.error_class IS 'The thrown error''s class name (TypeError, PagerError), as the handler threw it';
 COMMENT ON COLUMN ${names.attempts}.error_stack IS 'The thrown error''s stack, bounded to 4 KiB';
-CREATE INDEX ${index(names, 'attempts_started')} ON ${names.attempts} (started_at);`,
+CREATE INDEX ${indexName(names, 'attempts_started')} ON ${names.attempts} (started_at);`,
   },
   {
     version: 8,
     name: 'due deliveries without an app',
     // A worker with order: 'per-app' takes deliveries without an app in event order, unordered,
     // next to each app's first: by their own index, where due would read every app's backlog first.
-    sql: (names) => `CREATE INDEX ${index(names, 'due_unordered')} ON ${names.deliveries} (event_ns, id)
+    sql: (names) => `CREATE INDEX ${indexName(names, 'due_unordered')} ON ${names.deliveries} (event_ns, id)
   WHERE state = 'pending' AND app IS NULL;`,
   },
   {
@@ -192,8 +190,8 @@ CREATE INDEX ${index(names, 'attempts_started')} ON ${names.attempts} (started_a
     // have due, running ones leases, and done ones are most of the table (event_order serves them).
     // Attempts pages keep 60% free: an outcome makes the row about a third longer, and written on the
     // same page it is a HOT update (no index entries).
-    sql: (names) => `DROP INDEX ${names.schemaPrefix}${index(names, 'by_state')};
-CREATE INDEX ${index(names, 'by_state')} ON ${names.deliveries} (state, event_ns, id) WHERE state NOT IN ('pending', 'running', 'done');
+    sql: (names) => `DROP INDEX ${names.schemaPrefix}${indexName(names, 'by_state')};
+CREATE INDEX ${indexName(names, 'by_state')} ON ${names.deliveries} (state, event_ns, id) WHERE state NOT IN ('pending', 'running', 'done');
 ALTER TABLE ${names.attempts} SET (fillfactor = 40);`,
   },
   {
