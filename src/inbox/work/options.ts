@@ -16,7 +16,7 @@ export interface WorkOptions {
   /**
    * Rows claimed per round trip.
    *
-   * @defaultValue 2 x `concurrency` (see `claimAhead`); with `mode: 'batched'`, 50 x `concurrency`, at least 100 and at most 1000 (up to two batches claimed ahead of the handlers)
+   * @defaultValue 2 x `concurrency` (see `claimAhead`); with `mode: 'batched'`, 50 x `concurrency`, at least 100 and at most 1000 (claimed ahead of the handlers)
    */
   batchSize?: number;
   /**

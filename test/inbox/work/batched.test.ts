@@ -141,21 +141,29 @@ for (const kind of SCENARIO_KINDS) {
       expect(await rowOf(harness, id!)).toMatchObject({ state: 'dead', attempts: 1 });
     });
 
-    it('holds two batches ahead of the handlers, each claimed whole: 1 running and 9 held of 20, with batchSize 5', async () => {
+    it('holds one batch ahead of its handlers, so a second worker on the table takes the rest: 5 and 5 of 10, batchSize 5', async () => {
       const harness = await openInbox(kind);
       const { receiver, release, started } = heldHandler(harness);
-      await deliverMany(harness, receiver, 20);
-      const worker = harness.work(receiver, { mode: 'batched', concurrency: 1, batchSize: 5 });
+      await deliverMany(harness, receiver, 10);
+      const options = { mode: 'batched' as const, concurrency: 1, batchSize: 5 };
+      const first = harness.work(receiver, { ...options, workerId: 'first' });
       await vi.waitFor(() => expect(started()).toBe(1), { timeout: 4000 });
-      // Claims of 5 while there is room for one: 1 slot + 10 ahead, so two claims, then none until a batch is gone.
-      await vi.waitFor(async () => expect(await harness.count(`state = 'running'`)).toBe(10));
-      expect(started()).toBe(1);
-      const attempts = await harness.db.query(`SELECT count(*)::int AS n FROM ${harness.attemptsTable}`);
-      expect(attempts).toEqual([{ n: 10 }]);
+      // 1 slot + 5 ahead: one claim of 5, and no other until half of it is gone.
+      await vi.waitFor(async () => expect(await harness.count(`state = 'running'`)).toBe(5));
+      const second = harness.work(receiver, { ...options, workerId: 'second' });
+      await vi.waitFor(async () => expect(await harness.count(`state = 'running'`)).toBe(10), { timeout: 4000 });
+      const held = await harness.db.query(
+        `SELECT locked_by, count(*)::int AS n FROM ${harness.table} WHERE state = 'running' GROUP BY 1 ORDER BY 1`,
+      );
+      expect(held).toEqual([
+        { locked_by: 'first', n: 5 },
+        { locked_by: 'second', n: 5 },
+      ]);
+      expect(await harness.db.query(`SELECT count(*)::int AS n FROM ${harness.attemptsTable}`)).toEqual([{ n: 10 }]);
       release();
-      await worker.drain();
-      await worker.stop();
-      expect(await harness.count(`state = 'done'`)).toBe(20);
+      await first.drain();
+      await Promise.all([first.stop(), second.stop()]);
+      expect(await harness.count(`state = 'done'`)).toBe(10);
     });
 
     it('stop() gives back what was claimed and not started: no attempt left behind, the rows pending again', async () => {
