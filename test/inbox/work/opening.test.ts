@@ -2,6 +2,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
+import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../../src/inbox/database/pg-opening.js';
 import { POSTGRES_URL } from '../databases.js';
 import { createReceiver } from '../../../src/receiver/create-receiver.js';
 import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, SECRETS, writeEffect, type InboxHarness } from '../helpers.js';
@@ -268,6 +269,49 @@ END $$`);
       expect(control.every((n) => n >= 1)).toBe(true);
     } finally {
       await pool.end();
+    }
+  });
+});
+
+describe("the opening's socket, on a pg.Client", () => {
+  /** Counts the writes pg's socket makes (a write or a writev each is one system call). */
+  function countedWrites(client: pg.Client) {
+    type Writer = (...args: unknown[]) => unknown;
+    const stream = (client as unknown as { connection: { stream: Record<string, Writer> & { writableCorked: number } } }).connection.stream;
+    const counted = { writes: 0 };
+    for (const method of ['_write', '_writev']) {
+      const original = stream[method]!.bind(stream);
+      stream[method] = (...args) => (counted.writes++, original(...args));
+    }
+    return { stream, counted };
+  }
+  const named = (statement: { text: string; params: readonly unknown[] }): PgQueryConfig => ({
+    name: `opening_${statement.text.length}`,
+    text: statement.text,
+    values: statement.params,
+  });
+
+  it('BEGIN and the statement leave in one write; a failing statement leaves the socket uncorked and the client usable', async () => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    const opened = (text: string, params: unknown[]) => beginWith(client as unknown as PgPipelineClient, { text, params }, named, true);
+    try {
+      const { stream, counted } = countedWrites(client);
+      expect(await opened('SELECT $1::int AS x', [7])).toEqual([{ x: 7 }]);
+      expect(counted.writes).toBe(1);
+      expect(stream.writableCorked).toBe(0);
+      expect(client.pipeline).toBe(false);
+      await client.query('ROLLBACK');
+      await expect(opened('SELECT 1 / $1::int AS x', [0])).rejects.toThrow(/division by zero/);
+      const circular: Record<string, unknown> = {};
+      circular['self'] = circular;
+      await client.query('ROLLBACK');
+      await expect(opened('SELECT $1::jsonb AS x', [circular])).rejects.toThrow(); // pg's bind throws inside its own cork
+      expect(stream.writableCorked).toBe(0);
+      await client.query('ROLLBACK');
+      expect((await client.query('SELECT 3 AS three')).rows).toEqual([{ three: 3 }]);
+    } finally {
+      await client.end();
     }
   });
 });
