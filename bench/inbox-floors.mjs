@@ -134,19 +134,21 @@ export async function pgliteInsertFloor({ database, table, count = 2000, eventKe
  * copies to the built package, so an edit to either side fails the run instead of measuring a
  * statement the worker no longer sends.
  */
-export function workerStatements(t, a, q) {
+export function workerStatements(t, a, q, cap = 1000) {
   return {
     claim: `WITH due AS (
   -- Only a pending row has a run_at in the queue: no state here, so the planner, even before the
   -- queue's first ANALYZE, reads queue_due in order instead of sorting every pending row.
   SELECT id FROM ${q} WHERE run_at <= now()
    -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
-   ORDER BY event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
+   -- The cap is written in, the count asked ($1) applied as due is read (rows are locked as read): with
+   -- LIMIT $1 here a generic plan guessed a tenth of the queue, so PostgreSQL planned every claim anew.
+   ORDER BY event_ns, id LIMIT ${cap} FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
          locked_until = now() + make_interval(secs => $3)
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
-   WHERE d.id = ANY(ARRAY(SELECT id FROM due)) AND d.state = 'pending'
+   WHERE d.id = ANY(ARRAY(SELECT id FROM due LIMIT $1)) AND d.state = 'pending'
   RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
@@ -207,12 +209,14 @@ export function checkWorkerStatements() {
   const T = '\u0000T\u0000';
   const A = '\u0000A\u0000';
   const Q = '\u0000Q\u0000';
-  for (const [key, text] of Object.entries(workerStatements(T, A, Q))) {
+  const C = '\u0000C\u0000';
+  for (const [key, text] of Object.entries(workerStatements(T, A, Q, C))) {
     const escaped = text
       .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
       .replaceAll(T, '\\$\\{\\w+\\}')
       .replaceAll(A, '\\$\\{\\w+\\}')
-      .replaceAll(Q, '\\$\\{\\w+\\}');
+      .replaceAll(Q, '\\$\\{\\w+\\}')
+      .replaceAll(C, '\\$\\{\\w+\\}');
     if (!new RegExp(`${key}:\\s*\`${escaped}\``).test(built)) {
       throw new Error(
         `bench/inbox-floors.mjs: the worker's \`${key}\` statement no longer matches ${file}: copy it again from src/inbox/work/sql.ts (and rebuild)`,
@@ -230,7 +234,7 @@ export function checkWorkerStatements() {
  */
 export async function replayWorkerStatements({ pool, table, lanes, claimBatch, seconds }) {
   const { deliveries, attempts, queue } = quotedTables(table);
-  const sql = workerStatements(deliveries, attempts, queue);
+  const sql = workerStatements(deliveries, attempts, queue, claimBatch);
   const name = (key) => `bench_floor_${key}_${table}`;
   const workerId = 'bench-floor';
   let claims = 0;
@@ -270,7 +274,7 @@ export async function replayWorkerStatements({ pool, table, lanes, claimBatch, s
  */
 export async function replayBatchedStatements({ pool, table, batch }) {
   const { deliveries, attempts, queue } = quotedTables(table);
-  const sql = workerStatements(deliveries, attempts, queue);
+  const sql = workerStatements(deliveries, attempts, queue, batch);
   const name = (key) => `bench_floor_batched_${key}`; // one table a process; a longer name passes 63 characters
   const workerId = 'bench-floor';
   let done = 0;
@@ -299,7 +303,7 @@ export async function replayBatchedStatements({ pool, table, batch }) {
  */
 export async function pgbenchWorkerFloor({ pool, url, table, clients, perClient }) {
   const { deliveries, attempts, queue } = quotedTables(table);
-  const sql = workerStatements(deliveries, attempts, queue);
+  const sql = workerStatements(deliveries, attempts, queue, 1);
   // pgbench variables for the parameters: $1 .. $3 of each statement, in order.
   const bind = (text, vars) => text.replace(/\$(\d)/g, (_, n) => `:${vars[Number(n) - 1]}`);
   const script = `${bind(sql.claim, ['batch', 'worker', 'lease'])} \\gset c_

@@ -125,6 +125,46 @@ describe('the log on PostgreSQL', () => {
     }
   });
 
+  it('a claim locks the rows it asks for, not its cap, and its plan is made once (a generic plan after five)', async () => {
+    const harness = await openInbox('pg');
+    await deliverMany(harness, 10);
+    // A deep queue, as the planner sees it (5,000 due, after the 10 in event order): with LIMIT $1
+    // on it, a generic plan guessed a tenth of it and every claim was planned anew.
+    await harness.db.query(
+      `INSERT INTO ${harness.table} (body, signature, signed_at, secret_index, action, event_time, event_ns, body_key, state, run_at)
+       SELECT '\\x7b7d', 'v1', 1, 0, 'app:budget:cap', 'now', 9e18::bigint + g, 'deep-' || g, 'pending', now() - interval '1 hour'
+         FROM generate_series(1, 5000) AS g`,
+    );
+    await harness.db.query(`ANALYZE ${harness.table}_queue`);
+    const pool = pgPoolTo();
+    const [claiming, other] = [await pool.connect(), await pool.connect()];
+    const claim = workerSql(resolveTableNames(harness.table), { order: 'none', onFailure: 'hold', batchSize: 8 }).claim;
+    try {
+      await claiming.query('BEGIN');
+      const claimed = await claiming.query({ name: 'cap-check', text: claim, values: [2, 'cap-check', 30] });
+      expect(claimed.rows.length).toBe(2);
+      // The other 8 due rows are free to another worker while this claim's transaction is open.
+      const free = await other.query(
+        `SELECT id FROM ${harness.table}_queue WHERE run_at <= now() AND event_ns < 9e18 FOR UPDATE SKIP LOCKED`,
+      );
+      expect(free.rows.length).toBe(8);
+      await claiming.query('ROLLBACK');
+      for (let i = 0; i < 7; i++) {
+        await claiming.query('BEGIN');
+        await claiming.query({ name: 'cap-check', text: claim, values: [1 + (i % 3), 'cap-check', 30] });
+        await claiming.query('ROLLBACK');
+      }
+      const { rows } = await claiming.query<{ generic: number; custom: number }>(
+        `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = 'cap-check'`,
+      );
+      expect(rows).toEqual([{ generic: 3, custom: 5 }]);
+    } finally {
+      claiming.release();
+      other.release();
+      await pool.end();
+    }
+  });
+
   it("updates a claimed row in place: the claim's updates of the log are HOT where the page has room", async () => {
     const harness = await openInbox('pg');
     await deliverMany(harness, 30);

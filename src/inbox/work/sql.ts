@@ -38,7 +38,15 @@ export interface WorkerSqlOptions {
   readonly onFailure: 'hold' | 'skip';
   /** How many due rows an ordered claim asks one by one before it walks the apps; tests set it to reach the walk. */
   readonly earlyRows?: number | undefined;
+  /**
+   * The most rows one claim asks for (the worker's `batchSize`, a whole number work() checked),
+   * written into the claim's text. Default 1000.
+   */
+  readonly batchSize?: number | undefined;
 }
+
+/** A claim's cap when the caller names none (tests, and statements read for what they find). */
+const DEFAULT_CLAIM_CAP = 1000;
 
 export function workerSql(names: TableNames, options: WorkerSqlOptions = { order: 'none', onFailure: 'hold' }): WorkerSql {
   const t = names.deliveries;
@@ -47,18 +55,22 @@ export function workerSql(names: TableNames, options: WorkerSqlOptions = { order
   // change back to the queue. Every statement that waits takes a delivery's queue row before its
   // log row, or skips what is locked, so two never wait on each other in opposite order.
   const q = names.queue;
+  const cap = options.batchSize ?? DEFAULT_CLAIM_CAP;
+  if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`batchSize must be a whole number >= 1, got ${String(cap)}`);
   const statements: WorkerSql = {
     claim: `WITH due AS (
   -- Only a pending row has a run_at in the queue: no state here, so the planner, even before the
   -- queue's first ANALYZE, reads queue_due in order instead of sorting every pending row.
   SELECT id FROM ${q} WHERE run_at <= now()
    -- Of what is due, the oldest event first: run_at is arrival (or retry) time, not event time.
-   ORDER BY event_ns, id LIMIT $1 FOR UPDATE SKIP LOCKED
+   -- The cap is written in, the count asked ($1) applied as due is read (rows are locked as read): with
+   -- LIMIT $1 here a generic plan guessed a tenth of the queue, so PostgreSQL planned every claim anew.
+   ORDER BY event_ns, id LIMIT ${cap} FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t} AS d SET state = 'running', attempts = d.attempts + 1, locked_by = $2,
          locked_until = now() + make_interval(secs => $3)
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
-   WHERE d.id = ANY(ARRAY(SELECT id FROM due)) AND d.state = 'pending'
+   WHERE d.id = ANY(ARRAY(SELECT id FROM due LIMIT $1)) AND d.state = 'pending'
   RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
