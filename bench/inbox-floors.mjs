@@ -304,8 +304,9 @@ export async function replayBatchedStatements({ pool, table, batch }) {
 export async function pgbenchWorkerFloor({ pool, url, table, clients, perClient }) {
   const { deliveries, attempts, queue } = quotedTables(table);
   const sql = workerStatements(deliveries, attempts, queue, 1);
-  // pgbench variables for the parameters: $1 .. $3 of each statement, in order.
-  const bind = (text, vars) => text.replace(/\$(\d)/g, (_, n) => `:${vars[Number(n) - 1]}`);
+  // pgbench variables for the parameters: $1 .. $3 of each statement, in order. Comments go first:
+  // pgbench reads a :name in a comment as a parameter too, one whose type nothing determines.
+  const bind = (text, vars) => text.replace(/--[^\n]*/g, '').replace(/\$(\d)/g, (_, n) => `:${vars[Number(n) - 1]}`);
   const script = `${bind(sql.claim, ['batch', 'worker', 'lease'])} \\gset c_
 BEGIN;
 ${bind(sql.done, ['c_id', 'worker', 'c_attempts'])};

@@ -54,6 +54,7 @@ export function handlerCounter() {
 export async function timeUntilDone({ start, counter, doneCount, total, capSeconds }) {
   const started = performance.now();
   const deadline = started + capSeconds * 1000;
+  if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK start ${process.hrtime.bigint()}\n`);
   await start();
   let timer;
   await Promise.race([counter.reached(total), new Promise((resolve) => (timer = setTimeout(resolve, capSeconds * 1000)))]);
@@ -64,5 +65,6 @@ export async function timeUntilDone({ start, counter, doneCount, total, capSecon
     done = await doneCount();
   }
   const elapsedMs = performance.now() - started;
+  if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK end ${process.hrtime.bigint()}\n`);
   return { done, elapsedMs, perSecond: (done * 1000) / elapsedMs, capped: done < total, handled: counter.count };
 }

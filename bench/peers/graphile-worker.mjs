@@ -67,6 +67,7 @@ try {
   const timeRunOnce = async (count) => {
     const counter = handlerCounter();
     const started = performance.now();
+    if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK start ${process.hrtime.bigint()}\n`);
     await runOnce(settings(counter));
     // runOnce can resolve with its last completions still on their way: the clock runs until the table is empty.
     let done = count - (await left());
@@ -75,6 +76,7 @@ try {
       done = count - (await left());
     }
     const elapsedMs = performance.now() - started;
+    if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK end ${process.hrtime.bigint()}\n`);
     if (done !== count) throw new Error(`graphile-worker: ${count - done} jobs left ${capSeconds} s after runOnce began`);
     return { done, elapsedMs, perSecond: (done * 1000) / elapsedMs, capped: false, handled: counter.count };
   };
