@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 11. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 12. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -242,4 +242,14 @@ BEGIN
 END
 $sync$;
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (11, 'queue triggers planned once');
+-- 12: a renumbered delivery leaves the queue
+CREATE FUNCTION "rack_webhooks_inbox_queue_renumber"() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
+BEGIN
+  DELETE FROM "rack_webhooks_inbox_queue" WHERE id = OLD.id;
+  RETURN NULL;
+END
+$renumbered$;
+CREATE TRIGGER queue_on_renumber AFTER UPDATE OF id ON "rack_webhooks_inbox" FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION "rack_webhooks_inbox_queue_renumber"();
+DELETE FROM "rack_webhooks_inbox_queue" AS x WHERE NOT EXISTS (SELECT FROM "rack_webhooks_inbox" d WHERE d.id = x.id);
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (12, 'a renumbered delivery leaves the queue');
 COMMIT;

@@ -57,6 +57,7 @@ const MIGRATED = [
   { version: 9, name: 'fewer index entries per state change' },
   { version: 10, name: 'a narrow queue beside the log' },
   { version: 11, name: 'queue triggers planned once' },
+  { version: 12, name: 'a renumbered delivery leaves the queue' },
 ];
 
 /** Columns, indexes and constraints of the schema a test owns, with the schema's name taken out. */
@@ -113,8 +114,8 @@ function twoClients(kind: ClientKind, db: TestDatabase): { clients: unknown[]; c
 describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
   it('migrate() applies every version on a fresh table, then nothing, and creates the tables and indexes', async () => {
     const { inbox, db } = await openInbox(kind, { migrate: false });
-    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], version: 11 });
-    expect(await inbox.migrate()).toEqual({ applied: [], version: 11 });
+    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], version: 12 });
+    expect(await inbox.migrate()).toEqual({ applied: [], version: 12 });
 
     const tables = await db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -160,7 +161,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
       expect(await catalogue(scripted)).toEqual(await catalogue(migrated));
       // migrate() recognises it, and the inbox works on it.
       const inbox = createInbox({ database: scripted.database as unknown, table: scripted.table });
-      expect(await inbox.migrate()).toEqual({ applied: [], version: 11 });
+      expect(await inbox.migrate()).toEqual({ applied: [], version: 12 });
     } finally {
       await scripted.close();
     }
@@ -171,10 +172,10 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const { clients, close } = twoClients(kind, db);
     try {
       const results = await Promise.all(clients.map((database) => createInbox({ database, table: db.table }).migrate()));
-      expect(results.map((result) => result.version)).toEqual([11, 11]);
+      expect(results.map((result) => result.version)).toEqual([12, 12]);
       expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([
         [],
-        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
       ]);
       expect(await db.query(`SELECT version FROM ${db.table}_migrations ORDER BY version`)).toEqual([
         { version: 1 },
@@ -188,6 +189,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
         { version: 9 },
         { version: 10 },
         { version: 11 },
+        { version: 12 },
       ]);
     } finally {
       await close();

@@ -81,6 +81,37 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
     expect(await harness.db.query(`SELECT id FROM ${harness.table}_queue`)).toEqual([]);
   });
 
+  it('drops the old id of a delivery renumbered by hand, so a worker claiming one at a time still finds the work (migration 12)', async () => {
+    const harness = await openInbox(kind);
+    await deliverMany(harness, 3);
+    // The oldest delivery, never attempted (no attempt row points at it), gets a new id by hand.
+    const [oldest] = await harness.db.query<{ id: string }>(`SELECT id::text AS id FROM ${harness.table} ORDER BY event_ns LIMIT 1`);
+    const [renumbered] = await harness.db.query<{ id: string }>(
+      `UPDATE ${harness.table} SET id = DEFAULT WHERE id = $1::bigint RETURNING id::text AS id`,
+      [oldest!.id],
+    );
+    expect(renumbered!.id).not.toBe(oldest!.id);
+    await expectQueueMatchesLog(harness);
+    expect(await harness.db.query(`SELECT id FROM ${harness.table}_queue WHERE id = $1::bigint`, [oldest!.id])).toEqual([]);
+
+    // An update that does not set id leaves the trigger alone and the queue right.
+    await harness.db.query(`UPDATE ${harness.table} SET last_error = 'by hand' WHERE id = $1::bigint`, [renumbered!.id]);
+    await expectQueueMatchesLog(harness);
+
+    // Before the trigger, the old id stayed due at the head of the queue: a claim of one took it, matched no
+    // delivery and returned nothing, so a worker with batchSize 1 saw an empty queue and drain() never ended.
+    const receiver = harness.receiver();
+    const handled: string[] = [];
+    receiver.on('app:budget:cap', (_event, { delivery }) => void handled.push(delivery.id));
+    const worker = harness.work(receiver, { concurrency: 1, batchSize: 1, claimAhead: 0 });
+    await worker.drain();
+    await worker.stop();
+    expect(handled).toHaveLength(3);
+    expect(handled).toContain(renumbered!.id);
+    expect(await harness.count(`state = 'done'`)).toBe(3);
+    expect(await harness.db.query(`SELECT id FROM ${harness.table}_queue`)).toEqual([]);
+  });
+
   it('is the log without its done rows after any sequence of updates and deletes (property)', async () => {
     const harness = await openInbox(kind);
     await deliverMany(harness, 8);

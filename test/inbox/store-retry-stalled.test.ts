@@ -160,8 +160,14 @@ describe('the cap counts what a held delivery costs, for the whole process', () 
     const answers = await Promise.all(requests.map((request) => receive(request)));
     // Their bodies alone (under 1 KiB each) would all fit in 1 MiB.
     expect(requests[0]!.bytes.byteLength * 1000).toBeLessThan(1024 * 1024);
-    const held = answers.filter((answer) => answer.afterMs >= 395).length;
+    // Refused at the cap or held to maxWaitMs, told apart by what the 503 says, not by when it came: on a
+    // loaded machine, receiving 1,000 at once can itself take past 400 ms (seen: 782 "held" by the clock).
+    const refusedAtCap = (answer: (typeof answers)[number]) =>
+      !answer.ok && /storeRetry\.maxBufferedBytes/.test((answer.error as Error).message);
+    const held = answers.filter((answer) => !refusedAtCap(answer)).length;
     expect(held).toBe(Math.floor((1024 * 1024) / cost));
+    // A held one is answered at maxWaitMs from its arrival, never before.
+    for (const answer of answers) if (!refusedAtCap(answer)) expect(answer.afterMs).toBeGreaterThanOrEqual(395);
     // Each counts at least its fixed 4 KiB: at most 256 fit, whatever their size.
     expect(held).toBeLessThanOrEqual(256);
     expect(answers.every((answer) => !answer.ok)).toBe(true);

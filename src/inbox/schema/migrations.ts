@@ -1,4 +1,4 @@
-import { queueMigration, queueSyncMigration } from './queue-migrations.js';
+import { queueMigration, queueRenumberMigration, queueSyncMigration } from './queue-migrations.js';
 import { indexName, resolveTableNames, watchTables, type TableNames } from './table-name.js';
 
 /**
@@ -203,6 +203,11 @@ ALTER TABLE ${names.attempts} SET (fillfactor = 40);`,
     version: 11,
     name: 'queue triggers planned once',
     sql: queueSyncMigration,
+  },
+  {
+    version: 12,
+    name: 'a renumbered delivery leaves the queue',
+    sql: queueRenumberMigration,
   },
 ];
 

@@ -131,3 +131,25 @@ BEGIN
 END
 $sync$;`;
 }
+
+/**
+ * Migration 12. A delivery whose id is changed by hand (`UPDATE ... SET id = DEFAULT`: the column
+ * is an identity, so PostgreSQL allows it for a row no attempt points at) left its old id in the
+ * queue: the update trigger copies the rows as they are after the statement and never sees the
+ * id they had. That row matched no delivery, yet stayed due: a claim took it ahead of real work (a
+ * worker claiming one row at a time found nothing, every time) and `drain()` waited for it. A row
+ * trigger on a change of `id` alone removes the old id; `UPDATE OF id` keeps it off every other
+ * update (PostgreSQL skips a column trigger whose column the statement does not set). Row
+ * triggers fire before statement triggers, so the old id leaves before the new one is copied.
+ */
+export function queueRenumberMigration(names: TableNames): string {
+  const renumbered = `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_renumber`)}`;
+  return `CREATE FUNCTION ${renumbered}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
+BEGIN
+  DELETE FROM ${names.queue} WHERE id = OLD.id;
+  RETURN NULL;
+END
+$renumbered$;
+CREATE TRIGGER queue_on_renumber AFTER UPDATE OF id ON ${names.deliveries} FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION ${renumbered}();
+DELETE FROM ${names.queue} AS x WHERE NOT EXISTS (SELECT FROM ${names.deliveries} d WHERE d.id = x.id);`;
+}
