@@ -250,6 +250,6 @@ BEGIN
 END
 $renumbered$;
 CREATE TRIGGER queue_on_renumber AFTER UPDATE OF id ON "rack_webhooks_inbox" FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION "rack_webhooks_inbox_queue_renumber"();
-DELETE FROM "rack_webhooks_inbox_queue" AS x WHERE NOT EXISTS (SELECT FROM "rack_webhooks_inbox" d WHERE d.id = x.id);
+DELETE FROM "rack_webhooks_inbox_queue" AS x WHERE NOT EXISTS (SELECT FROM "rack_webhooks_inbox" d WHERE d.id = x.id AND d.state <> 'done');
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (12, 'a renumbered delivery leaves the queue');
 COMMIT;

@@ -140,7 +140,9 @@ $sync$;`;
  * worker claiming one row at a time found nothing, every time) and `drain()` waited for it. A row
  * trigger on a change of `id` alone removes the old id; `UPDATE OF id` keeps it off every other
  * update (PostgreSQL skips a column trigger whose column the statement does not set). Row
- * triggers fire before statement triggers, so the old id leaves before the new one is copied.
+ * triggers fire before statement triggers, so the old id leaves before the new one is copied (a
+ * review checked a rotation of ids in one statement). The migration removes the rows such updates
+ * left: every queue row without a delivery that is not done (an old id may since belong to a done one).
  */
 export function queueRenumberMigration(names: TableNames): string {
   const renumbered = `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_renumber`)}`;
@@ -151,5 +153,5 @@ BEGIN
 END
 $renumbered$;
 CREATE TRIGGER queue_on_renumber AFTER UPDATE OF id ON ${names.deliveries} FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION ${renumbered}();
-DELETE FROM ${names.queue} AS x WHERE NOT EXISTS (SELECT FROM ${names.deliveries} d WHERE d.id = x.id);`;
+DELETE FROM ${names.queue} AS x WHERE NOT EXISTS (SELECT FROM ${names.deliveries} d WHERE d.id = x.id AND d.state <> 'done');`;
 }
