@@ -35,8 +35,12 @@ function clientThrough(kind: Kind, url: string, max: number) {
     return { database: pool as unknown, end: () => pool.end() };
   }
   // postgres.js waits between reconnects (up to 20 s by default) and a query waits with it: short here, as docs/operating.md advises.
+  // fetch_types off: postgres.js 3.4.9 drops the promise of its array-types query on a new connection, so a
+  // connection the proxy cuts during it is an unhandled rejection no caller can catch (porsager/postgres#1192;
+  // seen once in CI, "read ECONNRESET"), which fails the run. The inbox here only stores through it: no arrays.
   const sql = postgres(url, {
     max,
+    fetch_types: false,
     connect_timeout: 2,
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
