@@ -46,6 +46,14 @@ export function handlerCounter() {
 }
 
 /**
+ * With `BENCH_MARK_TIMES=1`, prints `MARK <label> <ns>` on the monotonic clock (`process.hrtime`, the
+ * clock of `perf record -k CLOCK_MONOTONIC` and of a `.cpuprofile`), to cut a profile to the timed drain.
+ */
+export function markTime(label) {
+  if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK ${label} ${process.hrtime.bigint()}\n`);
+}
+
+/**
  * The one clock: from just before `start()` (the worker's start) until `doneCount()` (a query on
  * the system's own tables, from a connection of its own) reads `total`. The database is asked only
  * once the handler has run `total` times, so polling costs the run nothing before its tail; the
@@ -54,7 +62,7 @@ export function handlerCounter() {
 export async function timeUntilDone({ start, counter, doneCount, total, capSeconds }) {
   const started = performance.now();
   const deadline = started + capSeconds * 1000;
-  if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK start ${process.hrtime.bigint()}\n`);
+  markTime('start');
   await start();
   let timer;
   await Promise.race([counter.reached(total), new Promise((resolve) => (timer = setTimeout(resolve, capSeconds * 1000)))]);
@@ -65,6 +73,6 @@ export async function timeUntilDone({ start, counter, doneCount, total, capSecon
     done = await doneCount();
   }
   const elapsedMs = performance.now() - started;
-  if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK end ${process.hrtime.bigint()}\n`);
+  markTime('end');
   return { done, elapsedMs, perSecond: (done * 1000) / elapsedMs, capped: done < total, handled: counter.count };
 }

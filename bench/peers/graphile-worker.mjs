@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger, makeWorkerUtils, run, runOnce } from 'graphile-worker';
 import pg from 'pg';
-import { handlerCounter, readCase, readEvents, report, timeUntilDone } from '../worker-shared.mjs';
+import { handlerCounter, markTime, readCase, readEvents, report, timeUntilDone } from '../worker-shared.mjs';
 
 const { url, schema, eventsFile, warm, total, capSeconds, options, way = 'warm' } = readCase();
 const events = readEvents(eventsFile);
@@ -67,7 +67,7 @@ try {
   const timeRunOnce = async (count) => {
     const counter = handlerCounter();
     const started = performance.now();
-    if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK start ${process.hrtime.bigint()}\n`);
+    markTime('start');
     await runOnce(settings(counter));
     // runOnce can resolve with its last completions still on their way: the clock runs until the table is empty.
     let done = count - (await left());
@@ -76,7 +76,7 @@ try {
       done = count - (await left());
     }
     const elapsedMs = performance.now() - started;
-    if (process.env.BENCH_MARK_TIMES) process.stderr.write(`MARK end ${process.hrtime.bigint()}\n`);
+    markTime('end');
     if (done !== count) throw new Error(`graphile-worker: ${count - done} jobs left ${capSeconds} s after runOnce began`);
     return { done, elapsedMs, perSecond: (done * 1000) / elapsedMs, capped: false, handled: counter.count };
   };
