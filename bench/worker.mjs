@@ -40,7 +40,7 @@ const CASES = [
   {
     id: 'ours',
     run: 'inbox',
-    name: 'rack-webhooks `work(receiver, { concurrency: 8 })`: the attempt recorded at claim, then per delivery one transaction (lock, handlers, done-mark)',
+    name: 'rack-webhooks `work(receiver, { concurrency: 8 })`: the attempt recorded at claim, then per delivery one transaction (lock, handlers, done-mark), its COMMIT sent with the BEGIN of the next delivery',
     options: { concurrency: CONCURRENCY },
   },
   {

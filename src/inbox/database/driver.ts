@@ -28,12 +28,34 @@ export interface Driver extends Queryable {
    * one round trip (see pg-opening.ts).
    */
   transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening?: Statement): Promise<R>;
+  /**
+   * A connection kept for one worker slot's transactions (pg pools): see pg-lane.ts. Absent where
+   * the client has no faster way than `transaction()`.
+   */
+  lane?(): TransactionLane;
   /** Subscribes to NOTIFY on a channel. Resolves with a function that unsubscribes. */
   listen(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
   /** How many transactions can run at once: a single connection serialises everything. */
   readonly parallel: boolean;
   /** The pool's size where the client says (pg `max`, postgres.js `max`); undefined when unknown. */
   readonly maxConnections: number | undefined;
+}
+
+/** Transactions one after another on one connection, each COMMIT sent with the next BEGIN. */
+export interface TransactionLane {
+  /** The next transaction's place on the lane; turns run in the order they were taken. */
+  turn(): LaneTurn;
+  /** Sends what is held, waits for it, and gives the connection back. */
+  close(): Promise<void>;
+}
+
+export interface LaneTurn {
+  /** As `Driver.transaction`; resolves or rejects once its COMMIT has answered. At most once per turn. */
+  transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement): Promise<R>;
+  /** Resolves once this turn's handlers are over (its COMMIT held for the next turn) or it ended: the next turn may begin. */
+  readonly handedOver: Promise<void>;
+  /** This turn will not use the lane (its delivery ended without a transaction): the next one may begin. */
+  skip(): void;
 }
 
 /** Serialises async work: a single connection must not interleave a query into a transaction. */

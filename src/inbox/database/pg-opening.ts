@@ -37,10 +37,17 @@ export async function beginWith(
   opening: Statement | undefined,
   config: (statement: Statement) => PgQueryConfig,
   exclusive: boolean,
+  commitFirst?: (committed: Promise<unknown>) => void,
 ): Promise<Row[]> {
   const alreadyPipelined = client.pipeline === true;
   const switchable = exclusive && client.pipeline === false;
   if (opening === undefined || !(alreadyPipelined || switchable)) {
+    if (commitFirst !== undefined) {
+      const committed = client.query('COMMIT');
+      commitFirst(committed);
+      // Its failure is the transaction before's: this one begins all the same.
+      await committed.catch(() => {});
+    }
     await client.query('BEGIN');
     return opening === undefined ? [] : (await client.query(config(opening))).rows;
   }
@@ -48,7 +55,14 @@ export async function beginWith(
   if (switchable) client.pipeline = true;
   let begun: PromiseSettledResult<unknown>, opened: PromiseSettledResult<{ rows: Row[] }>;
   try {
-    [begun, opened] = await Promise.allSettled(writtenTogether(client, () => [client.query('BEGIN'), client.query(statement)]));
+    [begun, opened] = await Promise.allSettled(
+      writtenTogether(client, () => {
+        // A COMMIT held for this write goes first (pg-lane.ts): with its own Sync, so its failure
+        // ends only the transaction before, and BEGIN opens this one whatever it answered.
+        if (commitFirst !== undefined) commitFirst(client.query('COMMIT'));
+        return [client.query('BEGIN'), client.query(statement)];
+      }),
+    );
   } finally {
     // Both have answered (settled): nothing of ours is left in pg's pipeline when the mode goes back.
     if (switchable) client.pipeline = false;

@@ -1,31 +1,9 @@
 import { Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
-import { beginWith, type PgPipelineClient, type PgQueryConfig } from './pg-opening.js';
+import { PgLane } from './pg-lane.js';
+import { checkIn, checkOut, committedOrThrow, type PgClientLike, type PgClientOnlyLike, type PgPoolLike } from './pg-client.js';
+import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { statementHash } from './statement-hash.js';
 import { ReentryGuard } from './reentry.js';
-
-/** The parts of node-postgres we use, typed structurally: `pg` is an optional peer. */
-interface PgResult {
-  rows: Row[];
-}
-interface PgClientLike extends PgPipelineClient {
-  query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<PgResult>;
-  on(event: 'notification', listener: (message: { channel: string }) => void): unknown;
-  on(event: 'error', listener: (error: Error) => void): unknown;
-  removeListener(event: string, listener: (...args: never[]) => void): unknown;
-}
-export interface PgPoolClientLike extends PgClientLike {
-  release(destroy?: boolean | Error): void;
-}
-export interface PgPoolLike {
-  /** pg's own: `max` bounds the pool (default 10). */
-  readonly options?: { readonly max?: number };
-  query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<PgResult>;
-  connect(callback: (error: Error | undefined, client: PgPoolClientLike | undefined) => void): void;
-  readonly totalCount: number;
-}
-export interface PgClientOnlyLike extends PgClientLike {
-  connect(): Promise<void>;
-}
 
 export function isPgPool(value: unknown): value is PgPoolLike {
   const candidate = value as Partial<PgPoolLike> | null;
@@ -113,41 +91,12 @@ async function inTransaction<R>(
   let result: R;
   try {
     result = await fn(tx, opened);
-    await client.query('COMMIT');
+    committedOrThrow(await client.query('COMMIT'));
   } catch (error) {
     await client.query('ROLLBACK').catch(onBroken);
     throw error;
   }
   return result;
-}
-
-/** A checked-out client's errors surface through its next query; unheard, they would end the process. */
-const ignoreClientError = (): void => {};
-
-/**
- * A client from the pool with an 'error' listener on it from the first moment. Not `await
- * pool.connect()`: the pool stops listening for the client's errors as it hands the client over,
- * and the code after the await runs a turn later; a connection terminated in that gap (its FATAL
- * read along with the ReadyForQuery) emits an 'error' nobody hears, which ends the process. The
- * callback runs in the pool's own turn, so nothing is left unheard.
- */
-export function checkOut(pool: PgPoolLike): Promise<PgPoolClientLike> {
-  return new Promise((resolve, reject) => {
-    pool.connect((error, client) => {
-      if (error || client === undefined) {
-        reject(error ?? new Error('the pg pool handed over no client'));
-        return;
-      }
-      client.on('error', ignoreClientError);
-      resolve(client);
-    });
-  });
-}
-
-/** Back to the pool, or out of it when its connection is broken. */
-export function checkIn(client: PgPoolClientLike, broken: boolean): void {
-  client.removeListener('error', ignoreClientError);
-  client.release(broken ? true : undefined);
 }
 
 export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
@@ -177,6 +126,12 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
         checkIn(client, broken);
       }
     },
+    lane: () =>
+      new PgLane(
+        pool,
+        (statement) => names.statement(statement.text, statement.params),
+        (text, params) => names.config(text, params),
+      ),
     async listen(channel, onNotify, onError) {
       const client = await checkOut(pool);
       const onNotification = (message: { channel: string }) => {

@@ -4,7 +4,8 @@
  */
 import { driverFor } from '../database/detect.js';
 import type { Queryable } from '../database/driver.js';
-import { checkIn, checkOut, isPgPool, pgClientDriver, type PgClientOnlyLike } from '../database/pg.js';
+import { checkIn, checkOut, type PgClientOnlyLike } from '../database/pg-client.js';
+import { isPgPool, pgClientDriver } from '../database/pg.js';
 import type { FollowSource } from './follow.js';
 
 export interface HeldConnection {

@@ -4,15 +4,18 @@ import type { TableNames } from '../schema/table-name.js';
 import { batchSql } from './batch-sql.js';
 import { withAttemptTelemetry } from './batch-telemetry.js';
 import { runBatched, type Completion, type Recording } from './run-batched.js';
-import { claimedFromRow, runDelivery, type RunEnvironment } from './run-delivery.js';
+import { claimedFromRow, runDelivery, type RunEnvironment, type Transact } from './run-delivery.js';
 
 /**
  * How a mode records outcomes: the one difference between the modes. The default mode records
  * each in the handlers' own transaction; `mode: 'batched'` hands them to one statement for many.
  */
 export interface Completer {
-  /** Runs one claimed row's handlers; resolves when they end (its slot frees); never rejects. */
-  run(row: Row, signal: AbortSignal): Promise<void>;
+  /**
+   * Runs one claimed row's handlers; resolves when they end (its slot frees); never rejects. The
+   * default mode goes on with `next()`'s rows in the same slot while it gives one (see below).
+   */
+  run(row: Row, signal: AbortSignal, next: () => Row | undefined): Promise<void>;
   /** Outcomes handed over and not yet recorded (batched: waiting for their statement). */
   readonly unrecorded: number;
   /** Resolves once every outcome handed over so far is recorded (or its statement failed). */
@@ -29,15 +32,40 @@ export interface CompleterHooks {
   recorded(): void;
 }
 
-/** The default mode: each outcome is recorded in the handlers' own transaction (or by `fail`), before the slot frees. */
+/**
+ * The default mode: each outcome is recorded in the handlers' own transaction (or by `fail`), before
+ * the slot frees. Where the driver has lanes (pg pools), a slot keeps its connection while the loop
+ * has rows waiting (`next`), and each delivery's COMMIT goes with the next one's BEGIN and done-mark:
+ * one round trip a delivery (pg-lane.ts).
+ */
 export function transactionalCompleter(env: RunEnvironment, telemetry: WorkerTelemetry, hooks: CompleterHooks): Completer {
+  const runOne = async (row: Row, signal: AbortSignal, transact?: Transact) => {
+    const claimed = claimedFromRow(row);
+    const outcome = await telemetry.attempt(claimed, () => runDelivery(env, claimed, signal, transact));
+    if (outcome.kind === 'failed') hooks.retryDue(outcome.retryInMs);
+  };
   return {
     unrecorded: 0,
     renewsLeases: false, // a running handler's transaction holds its row locked
-    async run(row, signal) {
-      const claimed = claimedFromRow(row);
-      const outcome = await telemetry.attempt(claimed, () => runDelivery(env, claimed, signal));
-      if (outcome.kind === 'failed') hooks.retryDue(outcome.retryInMs);
+    async run(row, signal, next) {
+      const lane = env.driver.lane?.();
+      if (lane === undefined) return runOne(row, signal);
+      const unsettled = new Set<Promise<void>>();
+      try {
+        for (let current: Row | undefined = row; current !== undefined; current = next()) {
+          const turn = lane.turn();
+          const delivery: Promise<void> = runOne(current, signal, (fn, opening) => turn.transaction(fn, opening)).finally(() => {
+            turn.skip();
+            unsettled.delete(delivery);
+          });
+          unsettled.add(delivery);
+          // Its handlers are over and its COMMIT waits for the next BEGIN (or it ended): take the next row.
+          await Promise.race([delivery, turn.handedOver]);
+        }
+      } finally {
+        await lane.close();
+        await Promise.all(unsettled);
+      }
     },
     recorded: () => Promise.resolve(),
     abandon() {},

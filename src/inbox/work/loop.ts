@@ -245,13 +245,28 @@ export class WorkerLoop {
   }
 
   #startSlot(held: Held): void {
-    const slot: Promise<void> = this.#completer.run(held.row, this.#abort.signal).finally(() => {
+    // The default mode's slot goes on with the next held row once a delivery has handed over (completers.ts).
+    const next = (): Row | undefined => {
+      const taken = this.#takeNext();
+      if (taken !== undefined) this.#slots.set(slot, taken);
+      return taken?.row;
+    };
+    const slot: Promise<void> = this.#completer.run(held.row, this.#abort.signal, next).finally(() => {
       this.#slots.delete(slot);
       this.#startReady();
       void this.wake();
       this.#settleIdle();
     });
     this.#slots.set(slot, held);
+  }
+
+  /** The oldest held row for a slot that goes on, while running; the stale ones given back first. */
+  #takeNext(): Held | undefined {
+    if (this.#state !== 'running') return undefined;
+    this.#releaseStale();
+    const held = this.#ready.shift();
+    if (held !== undefined) void this.wake(); // refills once half the claim-ahead is used
+    return held;
   }
 
   /** Every third of a lease, one statement extends the leases of every row held here, queued or running. */

@@ -1,7 +1,7 @@
 import type { AnyWebhookEvent } from '../../events/types.js';
 import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
 import { describeThrown } from '../../shared/thrown.js';
-import type { Driver, Row } from '../database/driver.js';
+import type { Driver, DriverTransaction, Row, Statement } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import { boundError, failureDetail, toBytes } from '../rows.js';
 import { retryDelayMs } from './backoff.js';
@@ -72,8 +72,19 @@ class HandlersFailed {
 }
 const LEASE_LOST = Symbol('lease lost');
 
-/** Runs one claimed delivery's handlers and records the outcome; never rejects. `signal`: the handlers' `context.signal`. */
-export async function runDelivery(env: RunEnvironment, claimed: Claimed, signal: AbortSignal): Promise<Outcome> {
+/** Where the handlers' transaction runs: the driver's own, or a worker slot's lane (pg-lane.ts). */
+export type Transact = <R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement) => Promise<R>;
+
+/**
+ * Runs one claimed delivery's handlers and records the outcome; never rejects. `signal`: the
+ * handlers' `context.signal`; `transact`: where their transaction runs (by default the driver's).
+ */
+export async function runDelivery(
+  env: RunEnvironment,
+  claimed: Claimed,
+  signal: AbortSignal,
+  transact: Transact = (fn, opening) => env.driver.transaction(fn, opening),
+): Promise<Outcome> {
   const { runtime } = env;
   const event = parseClaimed(runtime, claimed);
   if (event instanceof Unparsable) {
@@ -86,7 +97,7 @@ export async function runDelivery(env: RunEnvironment, claimed: Claimed, signal:
     // The mark opens the transaction (sent with its BEGIN): it locks the row for the handlers, and
     // their failure rolls it back (see sql.ts).
     const mark = { text: env.sql.done, params: [claimed.id, env.options.workerId, claimed.attempt] };
-    await env.driver.transaction(async (tx, held) => {
+    await transact(async (tx, held) => {
       if (held.length === 0) throw LEASE_LOST;
       const failures = await runtime.runHandlers(event, { delivery, transaction: tx.client, signal });
       if (failures.length > 0) throw new HandlersFailed(failures);

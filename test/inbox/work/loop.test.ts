@@ -117,6 +117,43 @@ describe('the worker loop, step by step', () => {
     expect(script.log).toEqual(['recover', 'claim 1', 'run 1']); // no claim after the slot freed
   });
 
+  it("next(): a slot that goes on (the default mode's lane) takes the oldest held row, the claim refills behind it, and none once stopping", async () => {
+    const clock = new ManualClock();
+    const script = scriptedSteps(rows('1', '2', '3', '4', '5', '6'));
+    const taken: (string | undefined)[] = [];
+    let takeNext: () => Row | undefined = () => undefined;
+    const loop = new WorkerLoop(
+      script.steps,
+      (hooks) => {
+        const inner = script.completer(hooks);
+        return {
+          ...inner,
+          run(row, signal, next) {
+            takeNext = next;
+            return inner.run(row, signal, next);
+          },
+        };
+      },
+      { concurrency: 1, batchSize: 4, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
+      clock,
+    );
+    loop.start();
+    await flush();
+    expect(script.log).toEqual(['recover', 'claim 3', 'run 1']); // 1 running, 2 and 3 held
+    taken.push(String(takeNext()?.['id']));
+    await flush();
+    // Half the claim-ahead used: one claim refills it.
+    expect(script.log.slice(3)).toEqual(['claim 1']);
+    expect(loop.running).toBe(1);
+    taken.push(String(takeNext()?.['id']));
+    const stopping = loop.stop();
+    taken.push(takeNext()?.['id'] as string | undefined);
+    script.finish('1');
+    await stopping;
+    expect(taken).toEqual(['2', '3', undefined]);
+    expect(script.log).toContain('release 4'); // what was still held went back
+  });
+
   it('a row claimed while stop() came is released, never run', async () => {
     const script = scriptedSteps(rows('1'));
     const gate = deferred<void>();

@@ -78,6 +78,19 @@ async function recordingProxy() {
       }
       return found;
     },
+    /** Per COMMIT the client sent: whether a BEGIN went up after it, in the same write run (before any answer came down). */
+    commits(): boolean[] {
+      const found: boolean[] = [];
+      for (const events of connections) {
+        for (let i = 0; i < events.length; i++) {
+          if (events[i]!.dir !== 'up' || (i > 0 && events[i - 1]!.dir === 'up')) continue;
+          let run = events[i]!.data;
+          for (let j = i + 1; j < events.length && events[j]!.dir === 'up'; j++) run = Buffer.concat([run, events[j]!.data]);
+          for (let at = run.indexOf('COMMIT\0'); at >= 0; at = run.indexOf('COMMIT\0', at + 1)) found.push(run.indexOf('BEGIN\0', at) > at);
+        }
+      }
+      return found;
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -115,6 +128,33 @@ describe("the default mode's opening statement, on pg", () => {
     } finally {
       await single.end().catch(() => {});
       await pool.end().catch(() => {});
+      await proxy.close();
+    }
+  });
+
+  it("on a pool, each delivery's COMMIT goes up with the next one's BEGIN and done-mark, before any answer: one round trip a delivery", async () => {
+    const harness = await openInbox('pg');
+    const proxy = await recordingProxy();
+    const pool = new pg.Pool({ connectionString: proxy.url, max: 4 });
+    try {
+      const storing = harness.receiver();
+      for (let i = 0; i < 12; i++) await harness.deliver(storing, budgetEvent('app:budget:cap', at(`.${500 + i}`)));
+      const inbox = createInbox({ database: pool, table: harness.table });
+      const receiver = createReceiver({ secrets: SECRETS, inbox });
+      receiver.on('app:budget:*', () => {});
+      const worker = inbox.work(receiver, { concurrency: 1, pollIntervalMs: 20 });
+      await harness.settle();
+      await worker.stop();
+      expect(await harness.count(`state = 'done'`)).toBe(12);
+      const commits = proxy.commits();
+      expect(commits).toHaveLength(12);
+      // Rows claimed ahead keep the slot's connection going; the last COMMIT, with nothing after it, goes alone.
+      expect(commits.filter(Boolean).length).toBeGreaterThanOrEqual(8);
+      expect(commits.at(-1)).toBe(false);
+      // Every connection the worker took is back in the pool once stop() resolves.
+      expect(pool.idleCount).toBe(pool.totalCount);
+    } finally {
+      await pool.end();
       await proxy.close();
     }
   });
