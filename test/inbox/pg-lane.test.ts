@@ -10,26 +10,35 @@ import type { PgQueryConfig } from '../../src/inbox/database/pg-opening.js';
  * follows. Checked on a pool whose client records what it is asked, in order, with the socket's
  * cork: what a delivery's round trips are made of.
  */
-function recordingPool(answer: (query: string) => Promise<{ rows: Row[]; command?: string }> | undefined = () => undefined) {
+function recordingPool(
+  answer: (query: string, client: number) => Promise<{ rows: Row[]; command?: string }> | undefined = () => undefined,
+) {
   const events: string[] = [];
-  const client: PgPoolClientLike = {
-    pipeline: false,
-    query(config: string | PgQueryConfig) {
-      const name = typeof config === 'string' ? config : (config.name ?? config.text);
-      events.push(client.pipeline ? `${name} (pipelined)` : name);
-      return answer(name) ?? Promise.resolve({ rows: typeof config === 'string' ? [] : [{ id: '1' }], command: name });
-    },
-    connection: { stream: { cork: () => events.push('cork'), uncork: () => events.push('uncork') } },
-    on: () => client,
-    removeListener: () => client,
-    release: (destroy) => events.push(`release${destroy === true ? ' (broken)' : ''}`),
+  let clients = 0;
+  const newClient = (): PgPoolClientLike => {
+    const n = ++clients;
+    // The first client's events bare, a second one's marked: what went to which connection.
+    const record = (event: string) => events.push(n === 1 ? event : `#${n} ${event}`);
+    const client: PgPoolClientLike = {
+      pipeline: false,
+      query(config: string | PgQueryConfig) {
+        const name = typeof config === 'string' ? config : (config.name ?? config.text);
+        record(client.pipeline ? `${name} (pipelined)` : name);
+        return answer(name, n) ?? Promise.resolve({ rows: typeof config === 'string' ? [] : [{ id: '1' }], command: name });
+      },
+      connection: { stream: { cork: () => record('cork'), uncork: () => record('uncork') } },
+      on: () => client,
+      removeListener: () => client,
+      release: (destroy) => record(`release${destroy === true ? ' (broken)' : ''}`),
+    };
+    return client;
   };
   const pool: PgPoolLike = {
     totalCount: 0,
     query: () => Promise.reject(new Error('not used')),
     connect(callback) {
       events.push('checkout');
-      callback(undefined, client);
+      callback(undefined, newClient());
     },
   };
   return { pool, events };
@@ -50,7 +59,7 @@ describe('PgLane: a slot’s transactions on one connection', () => {
     const onLane = lane(pool);
     const first = onLane.turn();
     const firstDone = first.transaction(async (_tx, opened) => opened, mark);
-    await first.handedOver;
+    expect(await first.handedOver).toBe('committing');
     expect(events).toEqual(['checkout', 'cork', 'BEGIN (pipelined)', 'mark (pipelined)', 'uncork']);
     const second = onLane.turn();
     const secondDone = second.transaction(async () => 'second', mark);
@@ -93,7 +102,75 @@ describe('PgLane: a slot’s transactions on one connection', () => {
     await onLane.close();
     expect(await secondDone).toBe('second');
     expect(events).not.toContain('ROLLBACK');
-    expect(events.at(-1)).toBe('release (broken)');
+    // The second transaction's COMMIT went on the same connection, which then left the pool.
+    expect(events.slice(-3)).toEqual(['uncork', 'COMMIT', 'release (broken)']);
+  });
+
+  it('a connection that broke (its ROLLBACK failed) is given back broken, and the next transaction takes a new one', async () => {
+    const lost = new Error('Connection terminated unexpectedly');
+    const { pool, events } = recordingPool((query, client) => (client === 1 && query === 'ROLLBACK' ? Promise.reject(lost) : undefined));
+    const onLane = lane(pool);
+    const first = onLane.turn();
+    await expect(first.transaction(async () => Promise.reject(lost), mark)).rejects.toBe(lost);
+    expect(await first.handedOver).toBe('ended');
+    const second = onLane.turn();
+    const secondDone = second.transaction(async () => 'second', mark);
+    await second.handedOver;
+    await onLane.close();
+    expect(await secondDone).toBe('second');
+    expect(events).toEqual([
+      'checkout',
+      'cork',
+      'BEGIN (pipelined)',
+      'mark (pipelined)',
+      'uncork',
+      'ROLLBACK',
+      'release (broken)',
+      'checkout',
+      '#2 cork',
+      '#2 BEGIN (pipelined)',
+      '#2 mark (pipelined)',
+      '#2 uncork',
+      '#2 COMMIT',
+      '#2 release',
+    ]);
+  });
+
+  it('an opening written behind a COMMIT on a connection that then broke opens again on a new one: only the transaction before fails', async () => {
+    const lost = new Error('Connection terminated unexpectedly');
+    let commits = 0;
+    const { pool, events } = recordingPool((query, client) => {
+      if (client !== 1) return undefined;
+      if (query === 'COMMIT') return ++commits === 1 ? Promise.reject(lost) : undefined;
+      // The connection is gone once its first COMMIT failed: everything after it fails too.
+      return commits > 0 ? Promise.reject(lost) : undefined;
+    });
+    const onLane = lane(pool);
+    const first = onLane.turn();
+    const firstDone = first.transaction(async () => 'first', mark);
+    await first.handedOver;
+    const second = onLane.turn();
+    const secondDone = second.transaction(async (_tx, opened) => opened, mark);
+    await expect(firstDone).rejects.toBe(lost);
+    expect(await second.handedOver).toBe('committing');
+    await onLane.close();
+    expect(await secondDone).toEqual([{ id: '1' }]);
+    expect(events.slice(5)).toEqual([
+      'cork',
+      'COMMIT (pipelined)',
+      'BEGIN (pipelined)',
+      'mark (pipelined)',
+      'uncork',
+      'ROLLBACK',
+      'release (broken)',
+      'checkout',
+      '#2 cork',
+      '#2 BEGIN (pipelined)',
+      '#2 mark (pipelined)',
+      '#2 uncork',
+      '#2 COMMIT',
+      '#2 release',
+    ]);
   });
 
   it('a COMMIT answered ROLLBACK (a statement in the transaction failed and the handler caught it) rejects, saying so', async () => {
@@ -112,7 +189,7 @@ describe('PgLane: a slot’s transactions on one connection', () => {
     const first = onLane.turn();
     const failing = new Error('handler failed');
     await expect(first.transaction(async () => Promise.reject(failing), mark)).rejects.toBe(failing);
-    await first.handedOver;
+    expect(await first.handedOver).toBe('ended');
     expect(events.at(-1)).toBe('ROLLBACK');
     const second = onLane.turn();
     const secondDone = second.transaction(async () => 'second', mark);

@@ -49,11 +49,16 @@ export interface TransactionLane {
   close(): Promise<void>;
 }
 
+export type HandOver = 'committing' | 'ended';
+
 export interface LaneTurn {
   /** As `Driver.transaction`; resolves or rejects once its COMMIT has answered. At most once per turn. */
   transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement): Promise<R>;
-  /** Resolves once this turn's handlers are over (its COMMIT held for the next turn) or it ended: the next turn may begin. */
-  readonly handedOver: Promise<void>;
+  /**
+   * Resolves once the next turn may begin: `'committing'` when this turn's handlers are over and
+   * its COMMIT is held for the next turn's BEGIN; `'ended'` when it rolled back, failed, or was skipped.
+   */
+  readonly handedOver: Promise<HandOver>;
   /** This turn will not use the lane (its delivery ended without a transaction): the next one may begin. */
   skip(): void;
 }

@@ -1,4 +1,4 @@
-import type { DriverTransaction, LaneTurn, Row, Statement, TransactionLane } from './driver.js';
+import type { DriverTransaction, HandOver, LaneTurn, Row, Statement, TransactionLane } from './driver.js';
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { checkIn, checkOut, committedOrThrow, type PgPoolClientLike, type PgPoolLike } from './pg-client.js';
 
@@ -31,48 +31,67 @@ export class PgLane implements TransactionLane {
   ) {}
 
   turn(): LaneTurn {
-    let handOver!: () => void;
-    const handedOver = new Promise<void>((resolve) => (handOver = resolve));
+    let handOver!: (how: HandOver) => void;
+    const handedOver = new Promise<HandOver>((resolve) => (handOver = resolve));
     const previous = this.#turn;
-    this.#turn = handedOver;
+    this.#turn = handedOver.then(() => {});
     return {
       handedOver,
       transaction: async (fn, opening) => {
         try {
           await previous; // one transaction at a time on the connection: the one before has handed over
-          return await this.#transaction(fn, opening, handOver);
+          return await this.#transaction(fn, opening, () => handOver('committing'));
         } finally {
-          handOver();
+          handOver('ended');
         }
       },
-      skip: handOver,
+      skip: () => handOver('ended'),
     };
   }
 
   /** Sends a held COMMIT, waits for it, and gives the connection back (out of the pool if it broke). */
   async close(): Promise<void> {
     await this.#turn;
+    await this.#release();
+  }
+
+  /** The held COMMIT sent and answered, then the connection back to the pool (destroyed if it broke). */
+  async #release(): Promise<void> {
     this.#flush();
     const client = this.#client;
     if (client === undefined) return;
     await this.#lastCommit?.catch(() => {});
     this.#client = undefined;
     checkIn(client, this.#broken);
+    this.#broken = false;
+  }
+
+  /** The lane's connection: a new one when it has none, or when the one it had broke. */
+  async #connection(): Promise<PgPoolClientLike> {
+    if (this.#broken) await this.#release();
+    return (this.#client ??= await checkOut(this.pool));
   }
 
   async #transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement, handOver: () => void): Promise<R> {
-    const client = (this.#client ??= await checkOut(this.pool));
     const onBroken = () => {
       this.#broken = true;
     };
-    const held = this.#held;
-    this.#held = undefined;
+    let client: PgPoolClientLike;
     let opened: Row[];
-    try {
-      opened = await beginWith(client, opening, this.config, true, held?.send);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(onBroken);
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      client = await this.#connection();
+      const held = this.#held;
+      this.#held = undefined;
+      try {
+        opened = await beginWith(client, opening, this.config, true, held?.send);
+        break;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(onBroken);
+        // Written behind the COMMIT of a connection that then broke: nothing of this transaction
+        // committed and no handler ran, so it opens once more on a new connection rather than
+        // failing a delivery for the one before.
+        if (!(this.#broken && held !== undefined && attempt === 1)) throw error;
+      }
     }
     const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(this.rowsConfig(text, params))).rows };
     let result: R;
@@ -87,7 +106,7 @@ export class PgLane implements TransactionLane {
         send: (sent) => {
           this.#lastCommit = sent;
           sent.then(resolve, (error: unknown) => {
-            // A COMMIT that failed may have lost the connection: it is not given back to the pool.
+            // A COMMIT that failed may have lost the connection: the next transaction takes a new one.
             this.#broken = true;
             reject(error);
           });

@@ -32,6 +32,9 @@ export interface CompleterHooks {
   recorded(): void;
 }
 
+/** The most deliveries a slot runs on one connection before giving it back to the pool. */
+const LANE_RUN = 100;
+
 /**
  * The default mode: each outcome is recorded in the handlers' own transaction (or by `fail`), before
  * the slot frees. Where the driver has lanes (pg pools), a slot keeps its connection while the loop
@@ -52,15 +55,21 @@ export function transactionalCompleter(env: RunEnvironment, telemetry: WorkerTel
       if (lane === undefined) return runOne(row, signal);
       const unsettled = new Set<Promise<void>>();
       try {
-        for (let current: Row | undefined = row; current !== undefined; current = next()) {
+        let current: Row | undefined = row;
+        for (let run = 1; current !== undefined; run++) {
           const turn = lane.turn();
           const delivery: Promise<void> = runOne(current, signal, (fn, opening) => turn.transaction(fn, opening)).finally(() => {
             turn.skip();
             unsettled.delete(delivery);
           });
           unsettled.add(delivery);
-          // Its handlers are over and its COMMIT waits for the next BEGIN (or it ended): take the next row.
-          await Promise.race([delivery, turn.handedOver]);
+          const handedOver = await Promise.race([delivery.then(() => 'ended' as const), turn.handedOver]);
+          // Its handlers are over and its COMMIT waits for the next BEGIN: the next row goes on this
+          // connection. A delivery that failed (its failure is recorded on another connection) ends
+          // the run, so a slot never holds two; so does the run's length, so that a pool's
+          // maxUses and maxLifetimeSeconds still see the connection come back.
+          if (handedOver !== 'committing' || run >= LANE_RUN) break;
+          current = next();
         }
       } finally {
         await lane.close();

@@ -101,3 +101,31 @@ describe.each(clients)('a delivery whose COMMIT does not commit, on %s', (_name,
     }
   });
 });
+
+describe('a connection that dies in the middle of a slot’s run of deliveries, on a pg pool', () => {
+  it('fails only the delivery it was running: the next ones take a new connection, and every connection is back after stop()', async () => {
+    const harness = await openInbox('pg');
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4 });
+    try {
+      const inbox = createInbox({ database: pool, table: harness.table });
+      const receiver = createReceiver({ secrets: SECRETS, inbox });
+      const ids: string[] = [];
+      receiver.on('app:budget:*', async (_event, { delivery, transaction }) => {
+        if (delivery.id === ids[2]) await (transaction as pg.ClientBase).query('SELECT pg_terminate_backend(pg_backend_pid())');
+      });
+      for (let i = 0; i < 10; i++) ids.push((await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${800 + i}`)))).id!);
+      const worker = inbox.work(receiver, { concurrency: 1, pollIntervalMs: 20, maxAttempts: 1, backoff: { baseMs: 1, jitter: 'none' } });
+      await harness.settle();
+      await worker.stop();
+      const states = await harness.db.query<{ id: string; state: string }>(
+        `SELECT id::text AS id, state FROM ${harness.table} ORDER BY id::bigint`,
+      );
+      expect(states).toEqual(ids.map((id, i) => ({ id, state: i === 2 ? 'dead' : 'done' })));
+      const attempts = await harness.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${harness.attemptsTable}`);
+      expect(attempts[0]!.n).toBe(10);
+      expect(pool.idleCount).toBe(pool.totalCount);
+    } finally {
+      await pool.end();
+    }
+  });
+});
