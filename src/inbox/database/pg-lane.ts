@@ -59,10 +59,11 @@ export class PgLane implements TransactionLane {
   async #release(): Promise<void> {
     this.#flush();
     const client = this.#client;
-    if (client === undefined) return;
-    await this.#lastCommit?.catch(() => {});
-    this.#client = undefined;
-    checkIn(client, this.#broken);
+    if (client !== undefined) {
+      await this.#lastCommit?.catch(() => {});
+      this.#client = undefined;
+      checkIn(client, this.#broken);
+    }
     this.#broken = false;
   }
 

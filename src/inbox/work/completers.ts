@@ -65,9 +65,10 @@ export function transactionalCompleter(env: RunEnvironment, telemetry: WorkerTel
           unsettled.add(delivery);
           const handedOver = await Promise.race([delivery.then(() => 'ended' as const), turn.handedOver]);
           // Its handlers are over and its COMMIT waits for the next BEGIN: the next row goes on this
-          // connection. A delivery that failed (its failure is recorded on another connection) ends
-          // the run, so a slot never holds two; so does the run's length, so that a pool's
-          // maxUses and maxLifetimeSeconds still see the connection come back.
+          // connection. A delivery that failed before its COMMIT ends the run, so that its failure
+          // is recorded while the slot holds no connection (only a failed COMMIT's record overlaps
+          // the next delivery); so does the run's length, so that a pool's maxUses and
+          // maxLifetimeSeconds still see the connection come back.
           if (handedOver !== 'committing' || run >= LANE_RUN) break;
           current = next();
         }
