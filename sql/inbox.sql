@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 12. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 13. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -252,4 +252,55 @@ $renumbered$;
 CREATE TRIGGER queue_on_renumber AFTER UPDATE OF id ON "rack_webhooks_inbox" FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION "rack_webhooks_inbox_queue_renumber"();
 DELETE FROM "rack_webhooks_inbox_queue" AS x WHERE NOT EXISTS (SELECT FROM "rack_webhooks_inbox" d WHERE d.id = x.id AND d.state <> 'done');
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (12, 'a renumbered delivery leaves the queue');
+-- 13: attempts deleted with their delivery by trigger
+CREATE OR REPLACE FUNCTION "rack_webhooks_inbox_queue_renumber"() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
+BEGIN
+  IF EXISTS (SELECT FROM "rack_webhooks_inbox_attempts" WHERE delivery_id = OLD.id) THEN
+    RAISE EXCEPTION 'delivery % has attempts: its id cannot change', OLD.id USING ERRCODE = 'foreign_key_violation';
+  END IF;
+  DELETE FROM "rack_webhooks_inbox_queue" WHERE id = OLD.id;
+  RETURN NULL;
+END
+$renumbered$;
+DO $drop$
+DECLARE
+  key name;
+BEGIN
+  FOR key IN SELECT conname FROM pg_constraint
+     WHERE contype = 'f' AND conrelid = '"rack_webhooks_inbox_attempts"'::regclass AND confrelid = '"rack_webhooks_inbox"'::regclass LOOP
+    EXECUTE format('ALTER TABLE "rack_webhooks_inbox_attempts" DROP CONSTRAINT %I', key);
+  END LOOP;
+END
+$drop$;
+CREATE OR REPLACE FUNCTION "rack_webhooks_inbox_queue_sync"() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $sync$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    WITH finished AS (
+      DELETE FROM "rack_webhooks_inbox_queue" WHERE id = ANY(ARRAY(SELECT id FROM changed WHERE state = 'done'))
+    )
+    INSERT INTO "rack_webhooks_inbox_queue" AS x (id, state, event_ns, app, run_at, locked_until)
+    SELECT id, state, event_ns, app, CASE WHEN state = 'pending' THEN run_at END, locked_until FROM changed WHERE state <> 'done'
+    ON CONFLICT (id) DO UPDATE SET state = excluded.state, event_ns = excluded.event_ns, app = excluded.app,
+           run_at = excluded.run_at, locked_until = excluded.locked_until
+     WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
+           IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);
+  ELSIF TG_OP = 'DELETE' THEN
+    WITH attempts AS (
+      DELETE FROM "rack_webhooks_inbox_attempts" WHERE delivery_id = ANY(ARRAY(SELECT id FROM changed))
+    )
+    DELETE FROM "rack_webhooks_inbox_queue" WHERE id = ANY(ARRAY(SELECT id FROM changed));
+  ELSE
+    -- A TRUNCATE that named the queue or the attempts as well has emptied them already, and truncating
+    -- one again inside that statement is refused (the table is in use): only what still has rows.
+    IF EXISTS (SELECT FROM "rack_webhooks_inbox_queue") THEN
+      TRUNCATE "rack_webhooks_inbox_queue";
+    END IF;
+    IF EXISTS (SELECT FROM "rack_webhooks_inbox_attempts") THEN
+      TRUNCATE "rack_webhooks_inbox_attempts";
+    END IF;
+  END IF;
+  RETURN NULL;
+END
+$sync$;
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (13, 'attempts deleted with their delivery by trigger');
 COMMIT;

@@ -58,6 +58,7 @@ const MIGRATED = [
   { version: 10, name: 'a narrow queue beside the log' },
   { version: 11, name: 'queue triggers planned once' },
   { version: 12, name: 'a renumbered delivery leaves the queue' },
+  { version: 13, name: 'attempts deleted with their delivery by trigger' },
 ];
 
 /** Columns, indexes and constraints of the schema a test owns, with the schema's name taken out. */
@@ -114,8 +115,8 @@ function twoClients(kind: ClientKind, db: TestDatabase): { clients: unknown[]; c
 describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
   it('migrate() applies every version on a fresh table, then nothing, and creates the tables and indexes', async () => {
     const { inbox, db } = await openInbox(kind, { migrate: false });
-    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], version: 12 });
-    expect(await inbox.migrate()).toEqual({ applied: [], version: 12 });
+    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], version: 13 });
+    expect(await inbox.migrate()).toEqual({ applied: [], version: 13 });
 
     const tables = await db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -161,7 +162,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
       expect(await catalogue(scripted)).toEqual(await catalogue(migrated));
       // migrate() recognises it, and the inbox works on it.
       const inbox = createInbox({ database: scripted.database as unknown, table: scripted.table });
-      expect(await inbox.migrate()).toEqual({ applied: [], version: 12 });
+      expect(await inbox.migrate()).toEqual({ applied: [], version: 13 });
     } finally {
       await scripted.close();
     }
@@ -172,10 +173,10 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const { clients, close } = twoClients(kind, db);
     try {
       const results = await Promise.all(clients.map((database) => createInbox({ database, table: db.table }).migrate()));
-      expect(results.map((result) => result.version)).toEqual([12, 12]);
+      expect(results.map((result) => result.version)).toEqual([13, 13]);
       expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([
         [],
-        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
       ]);
       expect(await db.query(`SELECT version FROM ${db.table}_migrations ORDER BY version`)).toEqual([
         { version: 1 },
@@ -190,6 +191,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
         { version: 10 },
         { version: 11 },
         { version: 12 },
+        { version: 13 },
       ]);
     } finally {
       await close();

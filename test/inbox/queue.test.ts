@@ -112,6 +112,49 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
     expect(await harness.db.query(`SELECT id FROM ${harness.table}_queue`)).toEqual([]);
   });
 
+  it("keeps each delivery's attempts with it, with no foreign key to check on every claim (migration 13)", async () => {
+    const harness = await openInbox(kind);
+    await deliverMany(harness, 3);
+    const receiver = harness.receiver();
+    receiver.on('app:budget:cap', () => {});
+    const worker = harness.work(receiver, { concurrency: 1, mode: 'batched' });
+    await worker.drain();
+    await worker.stop();
+    const attempts = `${harness.table}_attempts`;
+    const attemptIds = async () =>
+      (await harness.db.query<{ id: string }>(`SELECT delivery_id::text AS id FROM ${attempts} ORDER BY delivery_id`)).map((row) => row.id);
+    const ids = (await harness.db.query<{ id: string }>(`SELECT id::text AS id FROM ${harness.table} ORDER BY id`)).map((row) => row.id);
+    expect(await attemptIds()).toEqual(ids);
+    expect(await harness.db.query(`SELECT conname FROM pg_constraint WHERE contype = 'f' AND conrelid = '${attempts}'::regclass`)).toEqual(
+      [],
+    );
+
+    // What the key refused, the renumber trigger refuses: a delivery with attempts keeps its id.
+    await expect(harness.db.query(`UPDATE ${harness.table} SET id = DEFAULT WHERE id = $1::bigint`, [ids[0]])).rejects.toMatchObject({
+      code: '23503',
+    });
+    expect(await attemptIds()).toEqual(ids);
+
+    // What the key's ON DELETE CASCADE did, the delete trigger does, for a delete by hand too.
+    await harness.db.query(`DELETE FROM ${harness.table} WHERE id = $1::bigint`, [ids[0]]);
+    expect(await attemptIds()).toEqual(ids.slice(1));
+    // And TRUNCATE of the log alone (the key made it fail without CASCADE) empties both.
+    await harness.db.query(`TRUNCATE ${harness.table}`);
+    expect(await attemptIds()).toEqual([]);
+    expect(await harness.db.query(`SELECT id FROM ${harness.table}_queue`)).toEqual([]);
+
+    // A TRUNCATE naming all three: the trigger finds them empty and truncates none again (refused inside that statement).
+    await deliverMany(harness, 2);
+    const again = harness.work(receiver, { concurrency: 1, mode: 'batched' });
+    await again.drain();
+    await again.stop();
+    await harness.db.query(`UPDATE ${harness.table} SET state = 'dead' WHERE id = (SELECT max(id) FROM ${harness.table})`);
+    expect(await attemptIds()).toHaveLength(2);
+    await harness.db.query(`TRUNCATE ${harness.table}, ${attempts}, ${harness.table}_queue`);
+    expect(await attemptIds()).toEqual([]);
+    expect(await harness.count('true')).toBe(0);
+  });
+
   it('is the log without its done rows after any sequence of updates and deletes (property)', async () => {
     const harness = await openInbox(kind);
     await deliverMany(harness, 8);

@@ -1,4 +1,4 @@
-import { queueMigration, queueRenumberMigration, queueSyncMigration } from './queue-migrations.js';
+import { attemptsWithoutKeyMigration, queueMigration, queueRenumberMigration, queueSyncMigration } from './queue-migrations.js';
 import { indexName, resolveTableNames, watchTables, type TableNames } from './table-name.js';
 
 /**
@@ -208,6 +208,11 @@ ALTER TABLE ${names.attempts} SET (fillfactor = 40);`,
     version: 12,
     name: 'a renumbered delivery leaves the queue',
     sql: queueRenumberMigration,
+  },
+  {
+    version: 13,
+    name: 'attempts deleted with their delivery by trigger',
+    sql: attemptsWithoutKeyMigration,
   },
 ];
 

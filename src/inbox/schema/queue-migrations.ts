@@ -9,6 +9,11 @@ const upsertChanged = (q: string) => `INSERT INTO ${q} AS x (${QUEUE_COLUMNS})
            run_at = excluded.run_at, locked_until = excluded.locked_until
      WHERE (x.state, x.event_ns, x.app, x.run_at, x.locked_until)
            IS DISTINCT FROM (excluded.state, excluded.event_ns, excluded.app, excluded.run_at, excluded.locked_until);`;
+/** For an update (migration 11 on): the done rows leave the queue, the others are upserted, in one statement (their ids never overlap). */
+const syncUpdated = (q: string) => `WITH finished AS (
+      DELETE FROM ${q} WHERE id = ANY(ARRAY(SELECT id FROM changed WHERE state = 'done'))
+    )
+    ${upsertChanged(q)}`;
 const syncFunction = (names: TableNames) => `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_sync`)}`;
 
 /**
@@ -118,10 +123,7 @@ export function queueSyncMigration(names: TableNames): string {
   return `CREATE OR REPLACE FUNCTION ${syncFunction(names)}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $sync$
 BEGIN
   IF TG_OP = 'UPDATE' THEN
-    WITH finished AS (
-      DELETE FROM ${q} WHERE id = ANY(ARRAY(SELECT id FROM changed WHERE state = 'done'))
-    )
-    ${upsertChanged(q)}
+    ${syncUpdated(q)}
   ELSIF TG_OP = 'DELETE' THEN
     DELETE FROM ${q} WHERE id = ANY(ARRAY(SELECT id FROM changed));
   ELSE
@@ -144,8 +146,10 @@ $sync$;`;
  * review checked a rotation of ids in one statement). The migration removes the rows such updates
  * left: every queue row without a delivery that is not done (an old id may since belong to a done one).
  */
+const renumberFunction = (names: TableNames) => `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_renumber`)}`;
+
 export function queueRenumberMigration(names: TableNames): string {
-  const renumbered = `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_renumber`)}`;
+  const renumbered = renumberFunction(names);
   return `CREATE FUNCTION ${renumbered}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
 BEGIN
   DELETE FROM ${names.queue} WHERE id = OLD.id;
@@ -154,4 +158,61 @@ END
 $renumbered$;
 CREATE TRIGGER queue_on_renumber AFTER UPDATE OF id ON ${names.deliveries} FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION ${renumbered}();
 DELETE FROM ${names.queue} AS x WHERE NOT EXISTS (SELECT FROM ${names.deliveries} d WHERE d.id = x.id AND d.state <> 'done');`;
+}
+
+/**
+ * Migration 13. An attempt no longer points at its delivery through a foreign key: the batched
+ * claim records one attempt per row it takes, and the key's check (a lookup and a lock of the
+ * delivery row the same statement has just updated, once per attempt) was a fifth of the claim's
+ * time in the database. Only the worker's claim inserts attempts, for the rows it updates in the
+ * same statement; what the key's `ON DELETE CASCADE` did, the log's delete and truncate trigger now
+ * does for any statement, the SDK's (retention, `delete`) or anyone's: a delivery's attempts go
+ * with it, in the same statement; and what its refusal did, the renumber trigger does: a delivery
+ * with attempts keeps its id (23503, as the key said). The key is found by what it joins, not by
+ * its name (PostgreSQL cuts a long table's generated name).
+ */
+export function attemptsWithoutKeyMigration(names: TableNames): string {
+  const q = names.queue;
+  const a = names.attempts;
+  return `CREATE OR REPLACE FUNCTION ${renumberFunction(names)}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
+BEGIN
+  IF EXISTS (SELECT FROM ${a} WHERE delivery_id = OLD.id) THEN
+    RAISE EXCEPTION 'delivery % has attempts: its id cannot change', OLD.id USING ERRCODE = 'foreign_key_violation';
+  END IF;
+  DELETE FROM ${q} WHERE id = OLD.id;
+  RETURN NULL;
+END
+$renumbered$;
+DO $drop$
+DECLARE
+  key name;
+BEGIN
+  FOR key IN SELECT conname FROM pg_constraint
+     WHERE contype = 'f' AND conrelid = '${a}'::regclass AND confrelid = '${names.deliveries}'::regclass LOOP
+    EXECUTE format('ALTER TABLE ${a} DROP CONSTRAINT %I', key);
+  END LOOP;
+END
+$drop$;
+CREATE OR REPLACE FUNCTION ${syncFunction(names)}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $sync$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    ${syncUpdated(q)}
+  ELSIF TG_OP = 'DELETE' THEN
+    WITH attempts AS (
+      DELETE FROM ${a} WHERE delivery_id = ANY(ARRAY(SELECT id FROM changed))
+    )
+    DELETE FROM ${q} WHERE id = ANY(ARRAY(SELECT id FROM changed));
+  ELSE
+    -- A TRUNCATE that named the queue or the attempts as well has emptied them already, and truncating
+    -- one again inside that statement is refused (the table is in use): only what still has rows.
+    IF EXISTS (SELECT FROM ${q}) THEN
+      TRUNCATE ${q};
+    END IF;
+    IF EXISTS (SELECT FROM ${a}) THEN
+      TRUNCATE ${a};
+    END IF;
+  END IF;
+  RETURN NULL;
+END
+$sync$;`;
 }

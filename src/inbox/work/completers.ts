@@ -128,14 +128,23 @@ export class BatchedCompleter implements Completer {
     this.#abandoned = true;
   }
 
-  /** One completion statement at a time; what finishes meanwhile goes with the next. */
+  /**
+   * One completion statement at a time; what finishes meanwhile goes with the next. Sent a turn of
+   * the event loop after the first outcome, as graphile-worker's `completeJobBatchDelay: 0`: the
+   * handlers of a claim mostly end in the same turn, and sent at once the first outcome went alone
+   * (a statement and a commit for one row at the head of every batch).
+   */
   #flush(): void {
     if (this.#flushing !== undefined || this.#finished.length === 0) return;
+    this.#flushing = new Promise<void>(nextTurn).then(() => this.#record());
+  }
+
+  async #record(): Promise<void> {
     const batch = this.#finished;
     this.#finished = [];
     // Abandoned by a stop() past its timeout: left to the lease, the database may be gone already.
     const recording = this.#abandoned ? Promise.resolve(undefined) : this.complete(batch);
-    this.#flushing = recording
+    return recording
       .then(async (recorded) => {
         const recordingOf = (id: string): Recording => (recorded === undefined ? 'unrecorded' : recorded.has(id) ? 'recorded' : 'lost');
         await Promise.allSettled(batch.map((completion) => completion.settle(recordingOf(completion.claimed.id))));
@@ -149,6 +158,9 @@ export class BatchedCompleter implements Completer {
       });
   }
 }
+
+/** After the I/O callbacks of this turn (setImmediate; a zero timeout where a runtime has none). */
+const nextTurn = (resolve: () => void): void => void (globalThis.setImmediate ?? setTimeout)(resolve);
 
 /** The completion statement; resolves with the ids recorded, undefined when the database failed. */
 async function completeBatch(
