@@ -253,6 +253,7 @@ CREATE TRIGGER queue_on_renumber AFTER UPDATE OF id ON "rack_webhooks_inbox" FOR
 DELETE FROM "rack_webhooks_inbox_queue" AS x WHERE NOT EXISTS (SELECT FROM "rack_webhooks_inbox" d WHERE d.id = x.id AND d.state <> 'done');
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (12, 'a renumbered delivery leaves the queue');
 -- 13: attempts deleted with their delivery by trigger
+LOCK TABLE "rack_webhooks_inbox", "rack_webhooks_inbox_attempts" IN ACCESS EXCLUSIVE MODE;
 CREATE OR REPLACE FUNCTION "rack_webhooks_inbox_queue_renumber"() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
 BEGIN
   IF EXISTS (SELECT FROM "rack_webhooks_inbox_attempts" WHERE delivery_id = OLD.id) THEN
@@ -291,11 +292,13 @@ BEGIN
     DELETE FROM "rack_webhooks_inbox_queue" WHERE id = ANY(ARRAY(SELECT id FROM changed));
   ELSE
     -- A TRUNCATE that named the queue or the attempts as well has emptied them already, and truncating
-    -- one again inside that statement is refused (the table is in use): only what still has rows.
-    IF EXISTS (SELECT FROM "rack_webhooks_inbox_queue") THEN
+    -- one again inside that statement is refused (the table is in use): only a table with pages left.
+    -- By its size, not a query: a REPEATABLE READ snapshot can see no rows in a table that holds
+    -- rows committed since, and TRUNCATE empties it whatever a snapshot sees.
+    IF pg_relation_size('"rack_webhooks_inbox_queue"') > 0 THEN
       TRUNCATE "rack_webhooks_inbox_queue";
     END IF;
-    IF EXISTS (SELECT FROM "rack_webhooks_inbox_attempts") THEN
+    IF pg_relation_size('"rack_webhooks_inbox_attempts"') > 0 THEN
       TRUNCATE "rack_webhooks_inbox_attempts";
     END IF;
   END IF;

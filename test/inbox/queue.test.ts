@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MIGRATIONS, migrationsTableSql } from '../../src/inbox/schema/migrations.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { workerSql } from '../../src/inbox/work/sql.js';
 import { pgPoolTo } from './databases.js';
@@ -143,16 +144,31 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
     expect(await attemptIds()).toEqual([]);
     expect(await harness.db.query(`SELECT id FROM ${harness.table}_queue`)).toEqual([]);
 
-    // A TRUNCATE naming all three: the trigger finds them empty and truncates none again (refused inside that statement).
-    await deliverMany(harness, 2);
-    const again = harness.work(receiver, { concurrency: 1, mode: 'batched' });
-    await again.drain();
-    await again.stop();
-    await harness.db.query(`UPDATE ${harness.table} SET state = 'dead' WHERE id = (SELECT max(id) FROM ${harness.table})`);
-    expect(await attemptIds()).toHaveLength(2);
-    await harness.db.query(`TRUNCATE ${harness.table}, ${attempts}, ${harness.table}_queue`);
-    expect(await attemptIds()).toEqual([]);
-    expect(await harness.count('true')).toBe(0);
+    // Every way to name the tables: a table the statement emptied is not truncated again (refused
+    // inside that statement), one it did not name is; none is left with rows.
+    const variants = [
+      harness.table,
+      `${harness.table}, ${attempts}, ${harness.table}_queue`,
+      `${harness.table}, ${harness.table}_queue`,
+      `${harness.table}, ${attempts}`,
+      `${harness.table} CASCADE`,
+      `${harness.table}_queue, ${attempts}, ${harness.table} RESTART IDENTITY`,
+    ];
+    for (const [index, tables] of variants.entries()) {
+      await deliverMany(harness, 2, `app-${index}`);
+      const again = harness.work(receiver, { concurrency: 1, mode: 'batched' });
+      await again.drain();
+      await again.stop();
+      // One row not done, so that the queue has rows too.
+      await harness.db.query(`UPDATE ${harness.table} SET state = 'dead' WHERE id = (SELECT max(id) FROM ${harness.table})`);
+      expect(await attemptIds()).toHaveLength(2);
+      await harness.db.query(`TRUNCATE ${tables}`);
+      expect([await attemptIds(), await harness.count('true'), await harness.db.query(`SELECT id FROM ${harness.table}_queue`)]).toEqual([
+        [],
+        0,
+        [],
+      ]);
+    }
   });
 
   it('is the log without its done rows after any sequence of updates and deletes (property)', async () => {
@@ -187,6 +203,69 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
 });
 
 describe('the log on PostgreSQL', () => {
+  it('migration 13 locks the log before the attempts, as the SDK reads them: a reader of both does not deadlock with it', async () => {
+    const harness = await openInbox('pg', { migrate: false });
+    const names = resolveTableNames(harness.table);
+    const pool = pgPoolTo();
+    const [setup, reader] = [await pool.connect(), await pool.connect()];
+    try {
+      // A table at version 12 (one simple-protocol script per migration).
+      await setup.query(migrationsTableSql(names));
+      for (const migration of MIGRATIONS.filter((m) => m.version <= 12)) {
+        await setup.query(migration.sql(names));
+        await setup.query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      }
+      await reader.query('BEGIN');
+      await reader.query(`SELECT count(*) FROM ${names.deliveries}`);
+      const migrating = harness.inbox.migrate();
+      // Until the migration waits for the reader's lock on the log.
+      while (Number((await setup.query(`SELECT count(*) AS n FROM pg_locks WHERE NOT granted`)).rows[0].n) === 0)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      // Dropping the key alone locked the attempts first: this read then waited for the migration, which
+      // waited for this transaction, and PostgreSQL ended one of them ("deadlock detected").
+      await reader.query(`SELECT count(*) FROM ${names.attempts}`);
+      await reader.query('COMMIT');
+      expect(await migrating).toEqual({ applied: [13], version: 13 });
+    } finally {
+      setup.release();
+      reader.release();
+      await pool.end();
+    }
+  });
+
+  it('a TRUNCATE of the log in a REPEATABLE READ transaction empties the queue and attempts committed after its snapshot (migration 13)', async () => {
+    const harness = await openInbox('pg');
+    const pool = pgPoolTo();
+    const client = await pool.connect();
+    const counts = async () =>
+      (
+        await harness.db.query(
+          `SELECT (SELECT count(*) FROM ${harness.table})::int AS log, (SELECT count(*) FROM ${harness.table}_queue)::int AS queue,
+                  (SELECT count(*) FROM ${harness.table}_attempts)::int AS attempts`,
+        )
+      )[0];
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await client.query(`SELECT count(*) FROM ${harness.table}_attempts`); // the snapshot: every table empty
+      await deliverMany(harness, 3);
+      const receiver = harness.receiver();
+      receiver.on('app:budget:cap', () => {});
+      const worker = harness.work(receiver, { concurrency: 1, mode: 'batched' });
+      await worker.drain();
+      await worker.stop();
+      await deliverMany(harness, 1, 'other-app'); // pending: a queue row
+      expect(await counts()).toEqual({ log: 4, queue: 1, attempts: 3 });
+      // A query in the trigger would see the snapshot's empty tables and leave these rows: a queue
+      // row due forever (drain() never ends) and attempts of deliveries gone.
+      await client.query(`TRUNCATE ${harness.table}`);
+      await client.query('COMMIT');
+      expect(await counts()).toEqual({ log: 0, queue: 0, attempts: 0 });
+    } finally {
+      client.release();
+      await pool.end();
+    }
+  });
+
   it('has no index that reads a column the worker writes, and keeps half of each page free', async () => {
     const harness = await openInbox('pg');
     const indexes = await harness.db.query<{ name: string; def: string }>(

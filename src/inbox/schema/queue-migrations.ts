@@ -174,7 +174,10 @@ DELETE FROM ${names.queue} AS x WHERE NOT EXISTS (SELECT FROM ${names.deliveries
 export function attemptsWithoutKeyMigration(names: TableNames): string {
   const q = names.queue;
   const a = names.attempts;
-  return `CREATE OR REPLACE FUNCTION ${renumberFunction(names)}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
+  // The log locked before its attempts, the order of every statement of the SDK: DROP CONSTRAINT
+  // alone locks the attempts first, and deadlocked against a reader of the log then the attempts.
+  return `LOCK TABLE ${names.deliveries}, ${a} IN ACCESS EXCLUSIVE MODE;
+CREATE OR REPLACE FUNCTION ${renumberFunction(names)}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
 BEGIN
   IF EXISTS (SELECT FROM ${a} WHERE delivery_id = OLD.id) THEN
     RAISE EXCEPTION 'delivery % has attempts: its id cannot change', OLD.id USING ERRCODE = 'foreign_key_violation';
@@ -204,11 +207,13 @@ BEGIN
     DELETE FROM ${q} WHERE id = ANY(ARRAY(SELECT id FROM changed));
   ELSE
     -- A TRUNCATE that named the queue or the attempts as well has emptied them already, and truncating
-    -- one again inside that statement is refused (the table is in use): only what still has rows.
-    IF EXISTS (SELECT FROM ${q}) THEN
+    -- one again inside that statement is refused (the table is in use): only a table with pages left.
+    -- By its size, not a query: a REPEATABLE READ snapshot can see no rows in a table that holds
+    -- rows committed since, and TRUNCATE empties it whatever a snapshot sees.
+    IF pg_relation_size('${q}') > 0 THEN
       TRUNCATE ${q};
     END IF;
-    IF EXISTS (SELECT FROM ${a}) THEN
+    IF pg_relation_size('${a}') > 0 THEN
       TRUNCATE ${a};
     END IF;
   END IF;

@@ -101,6 +101,8 @@ export class BatchedCompleter implements Completer {
   #finished: Completion[] = [];
   #flushing: Promise<void> | undefined;
   #abandoned = false;
+  /** Sends the statement waiting for its turn, at once (abandon()). */
+  #sendWaiting: (() => void) | undefined;
 
   constructor(
     /** Runs one row's handlers; never rejects. */
@@ -125,6 +127,8 @@ export class BatchedCompleter implements Completer {
   }
 
   abandon(): void {
+    // What ended before the deadline is recorded, as when its statement went at once: sent now, not a turn later.
+    this.#sendWaiting?.();
     this.#abandoned = true;
   }
 
@@ -136,10 +140,14 @@ export class BatchedCompleter implements Completer {
    */
   #flush(): void {
     if (this.#flushing !== undefined || this.#finished.length === 0) return;
-    this.#flushing = new Promise<void>(nextTurn).then(() => this.#record());
+    let sent: Promise<void> | undefined;
+    const send = (): Promise<void> => (sent ??= this.#record());
+    this.#sendWaiting = () => void send();
+    this.#flushing = new Promise<void>(nextTurn).then(send);
   }
 
-  async #record(): Promise<void> {
+  #record(): Promise<void> {
+    this.#sendWaiting = undefined;
     const batch = this.#finished;
     this.#finished = [];
     // Abandoned by a stop() past its timeout: left to the lease, the database may be gone already.

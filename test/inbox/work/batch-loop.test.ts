@@ -217,4 +217,25 @@ describe("mode: 'batched''s loop", () => {
     expect(h.loop.state).toBe('stopped');
     expect(h.loop.idle).toBe(true);
   });
+
+  it('stop({ timeoutMs }): an outcome that ended in the turn the timeout fired is still recorded (its statement does not wait that turn out)', async () => {
+    const h = harness({ concurrency: 1, batchSize: 1 });
+    h.loop.start();
+    await flush();
+    h.claims[0]!.answer(rows(1));
+    await flush();
+    expect([...h.runs.keys()]).toEqual(['1']);
+    const stopping = h.loop.stop({ timeoutMs: 100 });
+    for (const claim of h.claims.slice(1)) claim.answer([]);
+    await flush();
+    h.runs.get('1')!('done');
+    for (let i = 0; i < 10; i++) await Promise.resolve(); // the outcome is in, its statement waits for the next turn
+    expect(h.completes).toEqual([]);
+    expect(h.clock.fire(100)).toBe(1); // stop()'s timeout, before that turn
+    await stopping;
+    await flush();
+    // A review found it left to the lease (then counted as a crashed attempt and run again), where
+    // the statement sent at once had recorded it.
+    expect(h.completes).toEqual([['1']]);
+  });
 });
