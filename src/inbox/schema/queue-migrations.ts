@@ -134,6 +134,8 @@ END
 $sync$;`;
 }
 
+const renumberFunction = (names: TableNames) => `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_renumber`)}`;
+
 /**
  * Migration 12. A delivery whose id is changed by hand (`UPDATE ... SET id = DEFAULT`: the column
  * is an identity, so PostgreSQL allows it for a row no attempt points at) left its old id in the
@@ -146,8 +148,6 @@ $sync$;`;
  * review checked a rotation of ids in one statement). The migration removes the rows such updates
  * left: every queue row without a delivery that is not done (an old id may since belong to a done one).
  */
-const renumberFunction = (names: TableNames) => `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_renumber`)}`;
-
 export function queueRenumberMigration(names: TableNames): string {
   const renumbered = renumberFunction(names);
   return `CREATE FUNCTION ${renumbered}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $renumbered$
