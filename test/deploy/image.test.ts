@@ -5,6 +5,7 @@
 // bind the image's 3000 (manifests.test.ts checks that EXPOSE, PORT and the manifests' ports agree).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { assertBuilt, deliveryHeaders, fixture, newKey, ROOT, signature } from '../examples/helpers.js';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
@@ -18,6 +19,18 @@ function graceAfterSigtermMs(): number {
   const manifest = kubernetes();
   const kubernetesSeconds = manifest['Deployment'].spec.template.spec.terminationGracePeriodSeconds - preStopSeconds(manifest);
   return Math.min(kubernetesSeconds, composeSeconds(compose().services.inbox.stop_grace_period)) * 1000;
+}
+
+/**
+ * An address of this machine other than 127.0.0.1: the kubelet and other containers reach the app
+ * at the pod's address, so an app bound to loopback alone fails every probe there. 127.0.0.2 (Linux
+ * routes all of 127/8 to loopback, but a socket bound to 127.0.0.1 does not accept it) without one.
+ */
+function podAddress(): string {
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address !== undefined && address.family === 'IPv4' && !address.internal);
+  return external?.address ?? '127.0.0.2';
 }
 
 async function freePort(): Promise<number> {
@@ -100,7 +113,7 @@ async function rows(db: TestDatabase<'pg'>): Promise<string[]> {
 
 describe("deploy/Dockerfile's command and environment", () => {
   it(
-    'answers the start-up and liveness paths on its port, commits a signed delivery to DATABASE_URL, and exits 0 on SIGTERM within the grace period',
+    'answers the start-up and liveness paths on its port and on a non-loopback address, commits a signed delivery to DATABASE_URL, and exits 0 on SIGTERM within the grace period',
     { timeout: 300_000 },
     async () => {
       database = await openDatabase('pg');
@@ -109,6 +122,10 @@ describe("deploy/Dockerfile's command and environment", () => {
       const main = container();
       await app.until(async () => (await fetch(`${app.origin}${main.startupProbe.httpGet.path}`)).status === 200, 'the start-up probe');
       expect((await fetch(`${app.origin}${main.livenessProbe.httpGet.path}`)).status).toBe(200);
+      // HOST=0.0.0.0: the probes come to the pod's address, not to loopback.
+      const probed = new URL(app.origin);
+      probed.hostname = podAddress();
+      expect((await fetch(`${probed.origin}${main.livenessProbe.httpGet.path}`)).status).toBe(200);
 
       const response = await deliver(app.origin, FIRED.body, key);
       expect([response.status, await response.json()]).toEqual([200, { status: 'accepted' }]);
