@@ -168,8 +168,8 @@ describe.skipIf(!servesShutdownContract)("deploy/Dockerfile's command: readiness
       const draining = await deliver(app.origin, CAP.body, key);
       expect([draining.status, await draining.json(), draining.headers.get('connection')]).toEqual([200, { status: 'accepted' }, 'close']);
 
-      const image5s = Number(image().env['SHUTDOWN_DRAIN_MS'] ?? 5000);
-      expect(await app.exited(graceAfterSigtermMs() + drainMs - image5s)).toEqual({ code: 0, signal: null });
+      const imageDrainMs = Number(image().env['SHUTDOWN_DRAIN_MS'] ?? 5000);
+      expect(await app.exited(graceAfterSigtermMs() + drainMs - imageDrainMs)).toEqual({ code: 0, signal: null });
       expect(await rows(database)).toEqual(['app:budget:auto-shutdown:fired', 'app:budget:cap']);
     },
   );
