@@ -5,7 +5,6 @@
 // bind the image's 3000 (manifests.test.ts checks that EXPOSE, PORT and the manifests' ports agree).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { assertBuilt, deliveryHeaders, fixture, newKey, ROOT, signature } from '../examples/helpers.js';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
@@ -22,15 +21,13 @@ function graceAfterSigtermMs(): number {
 }
 
 /**
- * An address of this machine other than 127.0.0.1: the kubelet and other containers reach the app
- * at the pod's address, so an app bound to loopback alone fails every probe there. 127.0.0.2 (Linux
- * routes all of 127/8 to loopback, but a socket bound to 127.0.0.1 does not accept it) without one.
+ * An address other than 127.0.0.1: the kubelet and other containers reach the app at the pod's
+ * address, so an app bound to loopback alone fails every probe there. 127.0.0.2 stands for it: Linux
+ * routes all of 127/8 to loopback, but a socket bound to 127.0.0.1 does not accept it. (Never the
+ * machine's own network address: tests here send traffic to loopback only.)
  */
 function podAddress(): string {
-  const external = Object.values(networkInterfaces())
-    .flat()
-    .find((address) => address !== undefined && address.family === 'IPv4' && !address.internal);
-  return external?.address ?? '127.0.0.2';
+  return '127.0.0.2';
 }
 
 async function freePort(): Promise<number> {
