@@ -109,6 +109,8 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
     'INBOX_DIR',
     'INBOX_TABLE',
     'ALERT_INTERVAL_MS',
+    'SHUTDOWN_DRAIN_MS',
+    'REUSE_PORT',
   ])
     delete result[name];
   for (const [name, value] of Object.entries(env)) {
