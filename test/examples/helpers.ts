@@ -92,6 +92,8 @@ export interface Running {
   stderr: () => string;
   /** SIGTERM, then SIGKILL after 5 s (or `killAfterMs`); resolves with how it ended. */
   stop: (killAfterMs?: number) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends the process a signal (e.g. SIGHUP to examples/supervisor.mjs). */
+  kill: (signal: NodeJS.Signals) => void;
 }
 
 const children = new Set<ChildProcess>();
@@ -169,6 +171,7 @@ export function startExample(file: string, env: Record<string, string | undefine
         stdout: () => stdout,
         stderr: () => stderr,
         stop: (killAfterMs?: number) => stopChild(child, killAfterMs),
+        kill: (signal) => void child.kill(signal),
       });
     };
     child.stdout!.on('data', onData);
