@@ -140,7 +140,8 @@ export function startExample(file: string, env: Record<string, string | undefine
   assertBuilt();
   const child = spawn(process.execPath, [`examples/${file}`], {
     cwd: ROOT,
-    env: childEnv({ PORT: '0', ...env }),
+    // A short drain: a test's SIGTERM need not wait the 5 s a load balancer would.
+    env: childEnv({ PORT: '0', SHUTDOWN_DRAIN_MS: '100', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
