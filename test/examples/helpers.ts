@@ -135,10 +135,18 @@ function stopChild(child: ChildProcess, killAfterMs = 5000): Promise<{ code: num
   });
 }
 
-/** Starts `node examples/<file>` and waits (10 s, or `startTimeoutMs`, at most) for its `listening on` line. */
-export function startExample(file: string, env: Record<string, string | undefined>, startTimeoutMs = 10_000): Promise<Running> {
+/**
+ * Starts `node examples/<file>` and waits (10 s, or `startTimeoutMs`, at most) for its `listening on`
+ * line. `node`: another Node binary than this one (e.g. Node 22 for `REUSE_PORT=1`).
+ */
+export function startExample(
+  file: string,
+  env: Record<string, string | undefined>,
+  startTimeoutMs = 10_000,
+  node = process.execPath,
+): Promise<Running> {
   assertBuilt();
-  const child = spawn(process.execPath, [`examples/${file}`], {
+  const child = spawn(node, [`examples/${file}`], {
     cwd: ROOT,
     // A short drain: a test's SIGTERM need not wait the 5 s a load balancer would.
     env: childEnv({ PORT: '0', SHUTDOWN_DRAIN_MS: '100', ...env }),
