@@ -32,7 +32,8 @@ const log = (message) => console.log(`[supervisor] ${message}`);
 function startWorker() {
   return new Promise((resolve, reject) => {
     const worker = cluster.fork();
-    const early = (code, signal) => reject(new Error(`worker ${worker.process.pid} exited (code ${code}, signal ${signal}) before listening`));
+    const early = (code, signal) =>
+      reject(new Error(`worker ${worker.process.pid} exited (code ${code}, signal ${signal}) before listening`));
     worker.once('exit', early);
     worker.once('listening', () => {
       worker.off('exit', early);

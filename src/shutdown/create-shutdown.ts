@@ -51,7 +51,10 @@ class ShutdownRun {
     try {
       await run();
     } catch (cause) {
-      const error = new ShutdownError('shutdown_step_failed', `shutdown step ${name} failed: ${describeThrown(cause)}`, { step: name, cause });
+      const error = new ShutdownError('shutdown_step_failed', `shutdown step ${name} failed: ${describeThrown(cause)}`, {
+        step: name,
+        cause,
+      });
       this.#errors.push(error);
       this.log('warn', error.message);
     }

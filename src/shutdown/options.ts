@@ -28,7 +28,9 @@ function milliseconds(name: string, value: unknown, fallback: number): number {
 }
 
 function hasMethods(value: unknown, names: readonly string[]): boolean {
-  return typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+  return (
+    typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+  );
 }
 
 function closeSteps(value: ShutdownOptions['close']): readonly ShutdownStep[] {

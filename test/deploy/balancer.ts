@@ -101,15 +101,18 @@ export class ReadinessBalancer {
     const headers = { ...req.headers, 'content-length': String(body.length) };
     delete headers.connection;
     delete headers.host;
-    const upstream = request({ host: '127.0.0.1', port: backend.port, path: req.url, method: req.method, headers, agent: this.#pool }, (answer) => {
-      void readAll(answer).then(
-        (text) => {
-          res.writeHead(answer.statusCode ?? 502, { 'content-type': answer.headers['content-type'] ?? 'text/plain' });
-          res.end(text);
-        },
-        (error: Error) => this.#fail(res, 502, `backend ${backend.port} cut its answer: ${error.message}`),
-      );
-    });
+    const upstream = request(
+      { host: '127.0.0.1', port: backend.port, path: req.url, method: req.method, headers, agent: this.#pool },
+      (answer) => {
+        void readAll(answer).then(
+          (text) => {
+            res.writeHead(answer.statusCode ?? 502, { 'content-type': answer.headers['content-type'] ?? 'text/plain' });
+            res.end(text);
+          },
+          (error: Error) => this.#fail(res, 502, `backend ${backend.port} cut its answer: ${error.message}`),
+        );
+      },
+    );
     upstream.on('error', (error: NodeJS.ErrnoException) => this.#fail(res, 502, `backend ${backend.port}: ${error.code ?? error.message}`));
     upstream.end(body);
   }

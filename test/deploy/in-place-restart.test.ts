@@ -29,7 +29,11 @@ describe('an in-place restart under examples/supervisor.mjs (node:cluster)', () 
     sender.start();
     for (const round of [1, 2]) {
       const sentBefore = sender.sent;
-      await waitFor(() => sender.sent >= sentBefore + 100, () => 'the sender stalled', 30_000);
+      await waitFor(
+        () => sender.sent >= sentBefore + 100,
+        () => 'the sender stalled',
+        30_000,
+      );
       supervisor.kill('SIGHUP');
       await waitFor(
         () => replaced(supervisor.stdout()) === round,
@@ -38,7 +42,11 @@ describe('an in-place restart under examples/supervisor.mjs (node:cluster)', () 
       );
     }
     const sentBefore = sender.sent;
-    await waitFor(() => sender.sent >= sentBefore + 100, () => 'the sender stalled', 30_000);
+    await waitFor(
+      () => sender.sent >= sentBefore + 100,
+      () => 'the sender stalled',
+      30_000,
+    );
     const outcomes = await sender.stop();
 
     const rows = await database.query<{ app: string }>(`SELECT app FROM ${database.table}`);

@@ -58,13 +58,21 @@ describe.skipIf(NODE === undefined || process.platform !== 'linux')('an in-place
     sender.start();
     for (const _restart of [1, 2]) {
       const sentBefore = sender.sent;
-      await waitFor(() => sender.sent >= sentBefore + 100, () => 'the sender stalled', 30_000);
+      await waitFor(
+        () => sender.sent >= sentBefore + 100,
+        () => 'the sender stalled',
+        30_000,
+      );
       const next = await startExample('express-inbox.mjs', env, 60_000, NODE); // listening: the port is shared
       expect(await current.stop(60_000)).toEqual({ code: 0, signal: null });
       current = next;
     }
     const sentBefore = sender.sent;
-    await waitFor(() => sender.sent >= sentBefore + 100, () => 'the sender stalled', 30_000);
+    await waitFor(
+      () => sender.sent >= sentBefore + 100,
+      () => 'the sender stalled',
+      30_000,
+    );
     const outcomes = await sender.stop();
 
     const rows = await database.query<{ app: string }>(`SELECT app FROM ${database.table}`);

@@ -35,7 +35,11 @@ describe('a rolling deploy of examples/express-inbox.mjs', () => {
       const running = await startExample('express-inbox.mjs', env, 60_000);
       replicas.set(name, running);
       lb.add(name, Number(new URL(running.url).port));
-      await waitFor(() => lb.isReady(name), () => `${name} never became ready behind the balancer`, 30_000);
+      await waitFor(
+        () => lb.isReady(name),
+        () => `${name} never became ready behind the balancer`,
+        30_000,
+      );
     };
     const replace = async (old: string, next: string) => {
       await startReplica(next);
@@ -47,11 +51,19 @@ describe('a rolling deploy of examples/express-inbox.mjs', () => {
     await Promise.all([startReplica('a'), startReplica('b')]);
     const sender = new Sender(new URL(`http://127.0.0.1:${lbPort}/webhooks`), key, 100);
     sender.start();
-    await waitFor(() => sender.sent >= 100, () => 'the sender did not start', 30_000);
+    await waitFor(
+      () => sender.sent >= 100,
+      () => 'the sender did not start',
+      30_000,
+    );
     await replace('a', 'c');
     await replace('b', 'd');
     const sentBefore = sender.sent;
-    await waitFor(() => sender.sent >= sentBefore + 100, () => 'the sender stalled', 30_000);
+    await waitFor(
+      () => sender.sent >= sentBefore + 100,
+      () => 'the sender stalled',
+      30_000,
+    );
     const outcomes = await sender.stop();
 
     const rows = await database.query<{ app: string }>(`SELECT app FROM ${database.table}`);

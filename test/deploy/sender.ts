@@ -54,10 +54,14 @@ export class Sender {
           let text = '';
           res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
           res.on('end', () => resolve(void this.outcomes.push({ app, status: res.statusCode ?? 0, detail: text })));
-          res.on('error', (error: NodeJS.ErrnoException) => resolve(void this.outcomes.push({ app, status: 0, detail: error.code ?? error.message })));
+          res.on('error', (error: NodeJS.ErrnoException) =>
+            resolve(void this.outcomes.push({ app, status: 0, detail: error.code ?? error.message })),
+          );
         },
       );
-      req.on('error', (error: NodeJS.ErrnoException) => resolve(void this.outcomes.push({ app, status: 0, detail: error.code ?? error.message })));
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        resolve(void this.outcomes.push({ app, status: 0, detail: error.code ?? error.message })),
+      );
       req.end(body);
     });
     this.#inFlight.add(delivery);

@@ -147,7 +147,11 @@ describe('examples/express-inbox.mjs on PGlite (no DATABASE_URL)', () => {
     // on a busy machine, and what this proves starts after it.
     pgliteDir = pgliteDirectory(mkdtempSync(join(tmpdir(), 'rack-webhooks-example-inbox-')));
     const key = newKey();
-    const running = await startExample('express-inbox.mjs', { RACK_WEBHOOK_SECRETS: key, SHUTDOWN_DRAIN_MS: '200', INBOX_DIR: pgliteDir }, 240_000);
+    const running = await startExample(
+      'express-inbox.mjs',
+      { RACK_WEBHOOK_SECRETS: key, SHUTDOWN_DRAIN_MS: '200', INBOX_DIR: pgliteDir },
+      240_000,
+    );
     expect(running.stdout()).toContain(`inbox on PGlite in ${pgliteDir} (owner), worker running`);
     expect(readdirSync(pgliteDir).filter((name) => name.startsWith('.s.'))).toEqual(['.s.PGSQL.1']); // its socket, for other processes
 

@@ -33,47 +33,51 @@ function quiet(records: ShutdownLogRecord[], options: ShutdownOptions = {}): Shu
 }
 
 describe('createShutdown: the drain', () => {
-  it('goes unready at once, still answers deliveries on old and new connections, each with Connection: close', { timeout: 60_000 }, async () => {
-    const { server, port } = await served();
-    const client = agent();
-    const before = await send(port, client);
-    expect(before.headers.connection).toBe('keep-alive');
+  it(
+    'goes unready at once, still answers deliveries on old and new connections, each with Connection: close',
+    { timeout: 60_000 },
+    async () => {
+      const { server, port } = await served();
+      const client = agent();
+      const before = await send(port, client);
+      expect(before.headers.connection).toBe('keep-alive');
 
-    const records: ShutdownLogRecord[] = [];
-    const shutdown = createShutdown(server, quiet(records, { drainMs: 4000 }));
-    expect(shutdown.ready()).toBe(true);
-    expect(shutdown.phase).toBe('serving');
-    const done = shutdown.shutdown('deploy');
-    expect(shutdown.ready()).toBe(false);
-    expect(shutdown.phase).toBe('draining');
+      const records: ShutdownLogRecord[] = [];
+      const shutdown = createShutdown(server, quiet(records, { drainMs: 4000 }));
+      expect(shutdown.ready()).toBe(true);
+      expect(shutdown.phase).toBe('serving');
+      const done = shutdown.shutdown('deploy');
+      expect(shutdown.ready()).toBe(false);
+      expect(shutdown.phase).toBe('draining');
 
-    // The keep-alive connection is reused, answered, then closed by the server.
-    const reused = await send(port, client, '/', 'delivery');
-    expect(reused.socket).toBe(before.socket);
-    expect({ status: reused.status, connection: reused.headers.connection, phase: shutdown.phase }).toEqual({
-      status: 200,
-      connection: 'close',
-      phase: 'draining',
-    });
-    await closed(reused.socket);
-    // A new connection is still accepted while draining.
-    const fresh = await send(port, agent(), '/', 'delivery');
-    expect({ status: fresh.status, connection: fresh.headers.connection, phase: shutdown.phase }).toEqual({
-      status: 200,
-      connection: 'close',
-      phase: 'draining',
-    });
+      // The keep-alive connection is reused, answered, then closed by the server.
+      const reused = await send(port, client, '/', 'delivery');
+      expect(reused.socket).toBe(before.socket);
+      expect({ status: reused.status, connection: reused.headers.connection, phase: shutdown.phase }).toEqual({
+        status: 200,
+        connection: 'close',
+        phase: 'draining',
+      });
+      await closed(reused.socket);
+      // A new connection is still accepted while draining.
+      const fresh = await send(port, agent(), '/', 'delivery');
+      expect({ status: fresh.status, connection: fresh.headers.connection, phase: shutdown.phase }).toEqual({
+        status: 200,
+        connection: 'close',
+        phase: 'draining',
+      });
 
-    expect(await done).toMatchObject({ reason: 'deploy', errors: [], cutConnections: 0 });
-    expect(shutdown.phase).toBe('closed');
-    await expect(send(port, agent())).rejects.toMatchObject({ code: 'ECONNREFUSED' });
-    expect(records.map((record) => [record.level, record.phase])).toEqual([
-      ['info', 'draining'],
-      ['info', 'closing'],
-      ['info', 'closed'],
-    ]);
-    expect(records[0]!.message).toBe('deploy: not ready; taking deliveries for 4000 ms more');
-  });
+      expect(await done).toMatchObject({ reason: 'deploy', errors: [], cutConnections: 0 });
+      expect(shutdown.phase).toBe('closed');
+      await expect(send(port, agent())).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      expect(records.map((record) => [record.level, record.phase])).toEqual([
+        ['info', 'draining'],
+        ['info', 'closing'],
+        ['info', 'closed'],
+      ]);
+      expect(records[0]!.message).toBe('deploy: not ready; taking deliveries for 4000 ms more');
+    },
+  );
 
   it('closes idle keep-alive connections when the listener closes', { timeout: 60_000 }, async () => {
     const { server, port } = await served();
@@ -184,7 +188,9 @@ describe('createShutdown: the steps', () => {
       }),
     ).shutdown();
     expect(calls).toEqual(['inbox', 'telemetry']);
-    expect(result.errors.map((error) => [error instanceof ShutdownError, (error as ShutdownError).code, (error as ShutdownError).step])).toEqual([
+    expect(
+      result.errors.map((error) => [error instanceof ShutdownError, (error as ShutdownError).code, (error as ShutdownError).step]),
+    ).toEqual([
       [true, 'shutdown_step_failed', 'worker'],
       [true, 'shutdown_step_failed', 'close[0]'],
     ]);

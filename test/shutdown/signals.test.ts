@@ -43,7 +43,11 @@ async function start(env: Record<string, string>) {
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   const output = () => stdout;
-  await waitFor(() => output().includes('listening'), () => `no listening line: ${output()}`, 60_000);
+  await waitFor(
+    () => output().includes('listening'),
+    () => `no listening line: ${output()}`,
+    60_000,
+  );
   return { child, output, exited };
 }
 
@@ -66,9 +70,17 @@ describe('createShutdown and signals', () => {
   it('ignores another signal during the shutdown, and exits at once (143) on the same signal again', { timeout: 120_000 }, async () => {
     const { child, output, exited } = await start({ DRAIN_MS: '600000', FAIL_STEP: '0' });
     child.kill('SIGTERM');
-    await waitFor(() => output().includes('SIGTERM: not ready'), () => `no drain line: ${output()}`, 60_000);
+    await waitFor(
+      () => output().includes('SIGTERM: not ready'),
+      () => `no drain line: ${output()}`,
+      60_000,
+    );
     child.kill('SIGINT');
-    await waitFor(() => output().includes('SIGINT ignored'), () => `SIGINT not reported: ${output()}`, 60_000);
+    await waitFor(
+      () => output().includes('SIGINT ignored'),
+      () => `SIGINT not reported: ${output()}`,
+      60_000,
+    );
     child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 143, signal: null });
     expect(output()).toContain('SIGINT ignored: the shutdown started by SIGTERM is under way\nSIGTERM again: exiting now\n');
