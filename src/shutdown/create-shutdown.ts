@@ -131,11 +131,18 @@ export function createShutdown(server: ShutdownServer, options: ShutdownOptions 
     }
     if (startedBy !== undefined) return state.log('info', `${signal} ignored: the shutdown started by ${startedBy} is under way`);
     startedBy = signal;
-    void shutdown(signal).then((result) => {
-      process.exitCode = result.errors.length > 0 ? 1 : 0;
+    const finish = (code: number) => {
+      process.exitCode = code;
       // After the callers of shutdown() had their turn: they may still log.
       if (settings.exit) setImmediate(() => process.exit());
-    });
+    };
+    shutdown(signal).then(
+      (result) => finish(result.errors.length > 0 ? 1 : 0),
+      (error: unknown) => {
+        state.log('warn', `the shutdown failed: ${describeThrown(error)}`);
+        finish(1);
+      },
+    );
   };
   for (const signal of settings.signals) process.on(signal, onSignal);
 
