@@ -29,12 +29,14 @@ function readAll(message: IncomingMessage): Promise<Buffer> {
 }
 
 /** As a Kubernetes readinessProbe's failureThreshold: this many failed probes in a row take a backend out. */
-const FAILURE_THRESHOLD = 2;
+const FAILURE_THRESHOLD = 3;
 
 export class ReadinessBalancer {
   readonly #backends = new Map<string, Backend>();
   /** Keep-alive connections to the backends, as a real balancer pools them. */
-  readonly #pool = new Agent({ keepAlive: true, maxSockets: 32 });
+  // An idle connection is dropped after 4 s, before Node's server does (keepAliveTimeout, 5 s): else the
+  // server may close one just as a request goes out on it, a reset that has nothing to do with a deploy.
+  readonly #pool = new Agent({ keepAlive: true, maxSockets: 32, timeout: 4000 });
   readonly #server: Server;
   #probing: ReturnType<typeof setInterval> | undefined;
   #next = 0;

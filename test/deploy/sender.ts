@@ -18,7 +18,9 @@ export interface Outcome {
 
 export class Sender {
   readonly outcomes: Outcome[] = [];
-  readonly #agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  // Idle connections dropped after 4 s, before the server's keepAliveTimeout (5 s): a server closing an
+  // idle one as a request goes out on it is a reset of Node's keep-alive, not of a deploy.
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: 16, timeout: 4000 });
   readonly #inFlight = new Set<Promise<void>>();
   #timer: ReturnType<typeof setInterval> | undefined;
   sent = 0;
