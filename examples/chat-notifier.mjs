@@ -7,13 +7,14 @@
 //       CHAT_WEBHOOK_URL      required; receives {"text": "[rack] app: ..."}
 //       PORT                  default 3000 (0 = any free port)
 //       HOST                  default 127.0.0.1
+//       SHUTDOWN_DRAIN_MS     default 5000: after SIGTERM, how long requests are still answered before the listener closes
 //       DATABASE_URL          optional; a postgres:// URL (needs `pg`): store deliveries in an inbox, run them
 //                             with a worker, and send the inbox's alerts to the same URL (see below)
 //       INBOX_TABLE           default rack_webhooks_inbox;  ALERT_INTERVAL_MS  default 30000
 // Point the rack at http://<host>:<port>/webhooks. Every other path answers 404.
 import { createServer } from 'node:http';
 import { ACTION_DESCRIPTIONS, createReceiver, ROUTINE_ACTIONS, WEBHOOK_ACTIONS } from 'rack-webhooks';
-import { createNodeHandler } from 'rack-webhooks/node';
+import { createNodeHandler, createShutdown } from 'rack-webhooks/node';
 
 const secrets = process.env.RACK_WEBHOOK_SECRETS;
 if (!secrets?.trim()) {
@@ -38,10 +39,10 @@ const host = process.env.HOST || '127.0.0.1';
 // handlers (retried when the endpoint fails), and inbox.watch() sends the operator alerts (deliveries
 // gone dead, a backlog, no live worker, refusals such as a wrongly rotated key, a silent rack, an
 // auto-shutdown countdown that never ended) once when each incident opens and once when it resolves.
-let inbox;
+let inbox, pool;
 if (process.env.DATABASE_URL) {
   const [{ default: pg }, { createInbox }] = await Promise.all([import('pg'), import('rack-webhooks/inbox')]);
-  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+  pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
   pool.on('error', () => {}); // an idle connection's error; the next query reports it
   inbox = createInbox({ database: pool, table: process.env.INBOX_TABLE || undefined });
   try {
@@ -160,13 +161,12 @@ server.listen(port, host, () => {
   console.log(`listening on http://${host.includes(':') ? `[${host}]` : host}:${actual}/webhooks`);
 });
 
-function shutdown() {
-  server.close(async () => {
-    await Promise.allSettled([watcher?.stop(), worker?.stop()]);
-    process.exit(0);
-  });
-  server.closeIdleConnections();
-  setTimeout(() => process.exit(1), 5000).unref(); // a request that never finishes
-}
-process.once('SIGTERM', shutdown);
-process.once('SIGINT', shutdown);
+// SIGTERM or SIGINT: answers still come for SHUTDOWN_DRAIN_MS (each with Connection: close, while a load
+// balancer moves away), then the listener closes and the requests in flight finish; the same signal again exits at once.
+// Then the worker finishes what it runs, the watcher stops, the inbox writes its last counts, the pool closes.
+createShutdown(server, {
+  drainMs: Number(process.env.SHUTDOWN_DRAIN_MS ?? 5000),
+  worker,
+  inbox,
+  close: [() => watcher?.stop(), () => pool?.end()],
+});

@@ -9,14 +9,22 @@
 //       INBOX_DIR             PGlite's data directory, default ./inbox-data (owned by the first process; others go through it)
 //       INBOX_TABLE           default rack_webhooks_inbox (or schema.table)
 //       PORT                  default 3000 (0 = any free port)
-//       HOST                  default 127.0.0.1
-// Point the rack at http://<host>:<port>/webhooks. SIGTERM or SIGINT: stops taking deliveries,
-// lets the running handlers finish, closes the database, exits 0; what was accepted and not yet
-// handled stays pending in the table and runs at the next start.
+//       HOST                  default 127.0.0.1; 0.0.0.0 in a container (or to take deliveries from other machines)
+//       SHUTDOWN_DRAIN_MS     default 5000: after SIGTERM, how long /readyz answers 503 while deliveries
+//                             are still taken, so that the load balancer moves away first
+//       REUSE_PORT            1: listen with SO_REUSEPORT, so that a new process can take the port
+//                             before this one lets go (Node >= 22.12 or >= 23.1, Linux or FreeBSD)
+// Point the rack at http://<host>:<port>/webhooks; a load balancer's readiness check at /readyz
+// (200 while it takes deliveries, 503 from SIGTERM on), liveness at /healthz.
+// SIGTERM or SIGINT: /readyz answers 503 at once while deliveries are still taken for
+// SHUTDOWN_DRAIN_MS, then the listener closes, requests in flight finish, the running handlers
+// finish, the inbox writes its last counts, the database closes, exit 0; what was accepted and not
+// yet handled stays pending in the table and runs at the next start. The same signal again exits at once.
 import express from 'express';
 import { createReceiver, ROUTINE_ACTIONS } from 'rack-webhooks';
 import { webhookMiddleware } from 'rack-webhooks/express';
-import { createInbox, openPGlite } from 'rack-webhooks/inbox';
+import { createInbox, healthHandler, openPGlite } from 'rack-webhooks/inbox';
+import { createShutdown } from 'rack-webhooks/node';
 
 const secrets = process.env.RACK_WEBHOOK_SECRETS;
 if (!secrets?.trim()) {
@@ -29,6 +37,22 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.exit(1);
 }
 const host = process.env.HOST || '127.0.0.1';
+const drainMs = Number(process.env.SHUTDOWN_DRAIN_MS ?? 5000);
+if (!Number.isInteger(drainMs) || drainMs < 0) {
+  console.error(`SHUTDOWN_DRAIN_MS must be a whole number of ms >= 0, got ${JSON.stringify(process.env.SHUTDOWN_DRAIN_MS)}.`);
+  process.exit(1);
+}
+const reusePort = process.env.REUSE_PORT === '1';
+if (reusePort) {
+  // Older Node ignores the option, and a second process then fails with EADDRINUSE.
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (!(major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12))) {
+    console.error(
+      `REUSE_PORT=1 needs Node >= 22.12 or >= 23.1 (this is ${process.version}); on Node 20 run examples/supervisor.mjs for restarts in place.`,
+    );
+    process.exit(1);
+  }
+}
 
 // The database: the client you already have. pg's Pool needs one connection per running handler,
 // one for the worker's LISTEN and one for receive(): max 10 leaves room for concurrency 4.
@@ -110,34 +134,34 @@ const app = express();
 // It answers 200 {"status":"accepted"} once the row is committed.
 app.all('/webhooks', webhookMiddleware(receiver));
 app.use(express.json()); // the rest of your app
-app.get('/healthz', (_req, res) => res.json({ ok: true }));
 
 const worker = inbox.work(receiver, { concurrency: 4, maxAttempts: 5 });
 
-const server = app.listen(port, host, () => {
+const server = app.listen({ port, host, ...(reusePort ? { reusePort } : {}) }, (error) => {
+  if (error) {
+    console.error(`Could not listen on ${host}:${port}: ${error.message}`);
+    process.exit(1);
+  }
   const { port: actual } = server.address();
   console.log(`inbox on ${where}, worker running`);
-  console.log(`listening on http://${host}:${actual}/webhooks`);
+  console.log(`listening on http://${host.includes(':') ? `[${host}]` : host}:${actual}/webhooks`);
 });
 
-// The order matters: first stop taking deliveries (a delivery answered 200 is in the table), then
-// let the worker finish what it runs (nothing is left claimed), then close the database both use.
-let stopping = false;
-async function shutdown(signal) {
-  if (stopping) return;
-  stopping = true;
-  console.log(`${signal}: stopping`);
-  try {
-    const closed = new Promise((resolve) => server.close(resolve)); // waits for requests in flight
-    server.closeIdleConnections(); // keep-alive connections with no request would hold it open
-    await closed;
-    await worker.stop();
-    await closeDatabase();
-    console.log('stopped: nothing in flight; pending deliveries run at the next start');
-  } catch (error) {
-    console.error(`shutdown failed: ${error.message}`);
-    process.exitCode = 1;
-  }
-}
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+// On SIGTERM or SIGINT: unready at once, deliveries still taken for SHUTDOWN_DRAIN_MS (every answer
+// with Connection: close), then the listener closes and the requests in flight finish (a delivery
+// answered 200 is in the table), the worker finishes what it runs (nothing is left claimed), the
+// inbox writes its last counts, and the database both use closes last.
+const shutdown = createShutdown(server, {
+  drainMs,
+  requestTimeoutMs: 10_000,
+  worker,
+  workerTimeoutMs: 10_000,
+  inbox,
+  close: closeDatabase,
+  logger: (record) => console.log(`[shutdown] ${record.message}`),
+});
+
+// Readiness: 200 while this process takes deliveries and its database answers; 503 from SIGTERM on.
+const probes = healthHandler(inbox, { ready: shutdown.ready });
+app.get('/readyz', probes.ready);
+app.get('/healthz', probes.live); // liveness: the process answers (a database outage must not restart it)

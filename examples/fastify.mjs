@@ -4,10 +4,12 @@
 // Env:  RACK_WEBHOOK_SECRETS  required; the rack's webhook_signing_key ("new,old" during a rotation)
 //       PORT                  default 3000 (0 = any free port)
 //       HOST                  default 127.0.0.1
+//       SHUTDOWN_DRAIN_MS     default 5000: after SIGTERM, how long requests are still answered before the listener closes
 // Point the rack at http://<host>:<port>/webhooks.
 import Fastify from 'fastify';
 import { createReceiver, ROUTINE_ACTIONS } from 'rack-webhooks';
 import rackWebhooks from 'rack-webhooks/fastify';
+import { createShutdown } from 'rack-webhooks/node';
 
 const secrets = process.env.RACK_WEBHOOK_SECRETS;
 if (!secrets?.trim()) {
@@ -73,12 +75,7 @@ try {
 const { port: actual } = app.server.address();
 console.log(`listening on http://${host.includes(':') ? `[${host}]` : host}:${actual}/webhooks`);
 
-function shutdown() {
-  app.close().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
-  setTimeout(() => process.exit(1), 5000).unref(); // a request that never finishes
-}
-process.once('SIGTERM', shutdown);
-process.once('SIGINT', shutdown);
+// SIGTERM or SIGINT: answers still come for SHUTDOWN_DRAIN_MS (each with Connection: close, while a load
+// balancer moves away), then the listener closes and the requests in flight finish; the same signal again exits at once.
+// Fastify's own close (its onClose hooks) comes last: called first, it would answer 503 at once.
+createShutdown(app.server, { drainMs: Number(process.env.SHUTDOWN_DRAIN_MS ?? 5000), close: () => app.close() });

@@ -4,10 +4,11 @@
 // Env:  RACK_WEBHOOK_SECRETS  required; the rack's webhook_signing_key ("new,old" during a rotation)
 //       PORT                  default 3000 (0 = any free port)
 //       HOST                  default 127.0.0.1
+//       SHUTDOWN_DRAIN_MS     default 5000: after SIGTERM, how long requests are still answered before the listener closes
 // Point the rack at http://<host>:<port>/webhooks. Every other path answers 404.
 import { createServer } from 'node:http';
 import { createReceiver, ROUTINE_ACTIONS } from 'rack-webhooks';
-import { createNodeHandler } from 'rack-webhooks/node';
+import { createNodeHandler, createShutdown } from 'rack-webhooks/node';
 
 const secrets = process.env.RACK_WEBHOOK_SECRETS;
 if (!secrets?.trim()) {
@@ -82,10 +83,6 @@ server.listen(port, host, () => {
   console.log(`listening on http://${host.includes(':') ? `[${host}]` : host}:${actual}/webhooks`);
 });
 
-function shutdown() {
-  server.close(() => process.exit(0));
-  server.closeIdleConnections();
-  setTimeout(() => process.exit(1), 5000).unref(); // a request that never finishes
-}
-process.once('SIGTERM', shutdown);
-process.once('SIGINT', shutdown);
+// SIGTERM or SIGINT: answers still come for SHUTDOWN_DRAIN_MS (each with Connection: close, while a load
+// balancer moves away), then the listener closes and the requests in flight finish; the same signal again exits at once.
+createShutdown(server, { drainMs: Number(process.env.SHUTDOWN_DRAIN_MS ?? 5000) });

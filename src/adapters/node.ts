@@ -12,6 +12,7 @@ import { observeReceivers } from '../telemetry/receive.js';
 export type { AdapterOptions, WebhookResponse } from './core.js';
 export { WebhookMountError } from './errors.js';
 export { observeReceivers } from '../telemetry/receive.js';
+export * from '../shutdown/index.js';
 
 /**
  * Writes the answer. A 413 is written in full at once (a client reading while it sends has it),

@@ -92,6 +92,8 @@ export interface Running {
   stderr: () => string;
   /** SIGTERM, then SIGKILL after 5 s (or `killAfterMs`); resolves with how it ended. */
   stop: (killAfterMs?: number) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends the process a signal (e.g. SIGHUP to examples/supervisor.mjs). */
+  kill: (signal: NodeJS.Signals) => void;
 }
 
 const children = new Set<ChildProcess>();
@@ -109,6 +111,8 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
     'INBOX_DIR',
     'INBOX_TABLE',
     'ALERT_INTERVAL_MS',
+    'SHUTDOWN_DRAIN_MS',
+    'REUSE_PORT',
   ])
     delete result[name];
   for (const [name, value] of Object.entries(env)) {
@@ -131,12 +135,21 @@ function stopChild(child: ChildProcess, killAfterMs = 5000): Promise<{ code: num
   });
 }
 
-/** Starts `node examples/<file>` and waits (10 s, or `startTimeoutMs`, at most) for its `listening on` line. */
-export function startExample(file: string, env: Record<string, string | undefined>, startTimeoutMs = 10_000): Promise<Running> {
+/**
+ * Starts `node examples/<file>` and waits (10 s, or `startTimeoutMs`, at most) for its `listening on`
+ * line. `node`: another Node binary than this one (e.g. Node 22 for `REUSE_PORT=1`).
+ */
+export function startExample(
+  file: string,
+  env: Record<string, string | undefined>,
+  startTimeoutMs = 10_000,
+  node = process.execPath,
+): Promise<Running> {
   assertBuilt();
-  const child = spawn(process.execPath, [`examples/${file}`], {
+  const child = spawn(node, [`examples/${file}`], {
     cwd: ROOT,
-    env: childEnv({ PORT: '0', ...env }),
+    // A short drain: a test's SIGTERM need not wait the 5 s a load balancer would.
+    env: childEnv({ PORT: '0', SHUTDOWN_DRAIN_MS: '100', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
@@ -167,6 +180,7 @@ export function startExample(file: string, env: Record<string, string | undefine
         stdout: () => stdout,
         stderr: () => stderr,
         stop: (killAfterMs?: number) => stopChild(child, killAfterMs),
+        kill: (signal) => void child.kill(signal),
       });
     };
     child.stdout!.on('data', onData);

@@ -54,8 +54,8 @@ async function expectCleanExit(running: Running): Promise<void> {
   expect(await running.stop(30_000)).toEqual({ code: 0, signal: null });
   // Handlers running at the signal may print between the two lines; the last line is the stop.
   const lines = running.stdout().trim().split('\n');
-  expect(lines.filter((line) => line === 'SIGTERM: stopping')).toHaveLength(1);
-  expect(lines.at(-1)).toBe('stopped: nothing in flight; pending deliveries run at the next start');
+  expect(lines.filter((line) => line.startsWith('[shutdown] SIGTERM: not ready; taking deliveries for'))).toHaveLength(1);
+  expect(lines.at(-1)).toMatch(/^\[shutdown\] done in \d+ ms$/);
 }
 
 describe('examples/express-inbox.mjs on PostgreSQL (DATABASE_URL)', () => {
@@ -67,7 +67,7 @@ describe('examples/express-inbox.mjs on PostgreSQL (DATABASE_URL)', () => {
       const key = newKey();
       const running = await startExample(
         'express-inbox.mjs',
-        { RACK_WEBHOOK_SECRETS: key, DATABASE_URL: POSTGRES_URL, INBOX_TABLE: database.table },
+        { RACK_WEBHOOK_SECRETS: key, SHUTDOWN_DRAIN_MS: '200', DATABASE_URL: POSTGRES_URL, INBOX_TABLE: database.table },
         60_000,
       );
       expect(running.stdout()).toContain('inbox on PostgreSQL (DATABASE_URL), worker running');
@@ -108,7 +108,7 @@ describe('examples/express-inbox.mjs on PostgreSQL (DATABASE_URL)', () => {
     async () => {
       database = await openDatabase('pg');
       const key = newKey();
-      const env = { RACK_WEBHOOK_SECRETS: key, DATABASE_URL: POSTGRES_URL, INBOX_TABLE: database.table };
+      const env = { RACK_WEBHOOK_SECRETS: key, SHUTDOWN_DRAIN_MS: '200', DATABASE_URL: POSTGRES_URL, INBOX_TABLE: database.table };
       const first = await startExample('express-inbox.mjs', env, 60_000);
 
       const apps = Array.from({ length: 40 }, (_, i) => `app-${String(i).padStart(2, '0')}`);
@@ -147,7 +147,11 @@ describe('examples/express-inbox.mjs on PGlite (no DATABASE_URL)', () => {
     // on a busy machine, and what this proves starts after it.
     pgliteDir = pgliteDirectory(mkdtempSync(join(tmpdir(), 'rack-webhooks-example-inbox-')));
     const key = newKey();
-    const running = await startExample('express-inbox.mjs', { RACK_WEBHOOK_SECRETS: key, INBOX_DIR: pgliteDir }, 240_000);
+    const running = await startExample(
+      'express-inbox.mjs',
+      { RACK_WEBHOOK_SECRETS: key, SHUTDOWN_DRAIN_MS: '200', INBOX_DIR: pgliteDir },
+      240_000,
+    );
     expect(running.stdout()).toContain(`inbox on PGlite in ${pgliteDir} (owner), worker running`);
     expect(readdirSync(pgliteDir).filter((name) => name.startsWith('.s.'))).toEqual(['.s.PGSQL.1']); // its socket, for other processes
 

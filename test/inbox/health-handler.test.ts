@@ -295,6 +295,47 @@ describe('healthHandler with the database up', () => {
   });
 });
 
+describe('healthHandler({ ready }): going unready for a shutdown', () => {
+  it('answers 503 shutting_down at once once ready() is false (the cached 200 aside), without asking the database', async () => {
+    const inbox = createInbox({ database: db.database, table: `${db.schema}.probe_shutdown` });
+    await inbox.migrate();
+    let accepting = true;
+    const probes = healthHandler(inbox, { cacheMs: 60_000, logger: false, ready: () => accepting });
+    const operator = healthHandler(inbox, { cacheMs: 60_000, logger: false, detail: true, ready: () => accepting });
+    const readiness = async (endpoints: HealthEndpoints) => {
+      const response = await endpoints.ready();
+      return { status: response.status, body: (await response.json()) as unknown };
+    };
+    expect(await readiness(probes)).toEqual({ status: 200, body: { status: 'ready', checks: { database: 'ok', schema: 'ok' } } });
+    accepting = false;
+    expect(await readiness(probes)).toEqual({ status: 503, body: { status: 'shutting_down', checks: { shutdown: 'failing' } } });
+    expect(await readiness(operator)).toEqual({
+      status: 503,
+      body: {
+        status: 'shutting_down',
+        checks: { shutdown: 'failing' },
+        reasons: ['this process is shutting down: it still answers the deliveries that reach it, and takes no more once its drain ends'],
+      },
+    });
+    expect((await probes.live()).status).toBe(200);
+
+    // Not a query: an inbox whose database refuses connections still answers shutting_down.
+    const away = createInbox({ database: pool(await connectionRefusedUrl()), table: 'probe_away' });
+    expect(await readiness(healthHandler(away, { cacheMs: 0, logger: false, ready: () => false }))).toEqual({
+      status: 503,
+      body: { status: 'shutting_down', checks: { shutdown: 'failing' } },
+    });
+    // A ready() that throws is not ready; a ready that is not a function is refused.
+    const throwing = () => {
+      throw new Error('no state');
+    };
+    expect((await readiness(healthHandler(inbox, { logger: false, ready: throwing }))).status).toBe(503);
+    expect(() => healthHandler(inbox, { ready: true as never })).toThrow(
+      /healthHandler\(\{ ready \}\) expects a function \(\) => boolean, e\.g\. shutdown\.ready/,
+    );
+  });
+});
+
 describe('the probe log', () => {
   it('masks the password of a URL or a password= setting in the detail it logs; the answer carries none of it', async () => {
     const leak = 'could not connect with postgres://app:hunter2@db.internal:5432/prod (host=db.internal password=hunter2 user=app)';

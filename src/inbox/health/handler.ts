@@ -40,6 +40,15 @@ export interface HealthHandlerOptions<Request = unknown> extends HealthOptions {
    * @defaultValue one line on `console.warn` (`console.info` once all is ok again)
    */
   logger?: HealthLogger;
+  /**
+   * Whether this process takes deliveries, asked on every readiness probe (never cached): once it
+   * is false, readiness answers 503 `{"status":"shutting_down","checks":{"shutdown":"failing"}}`
+   * without asking the database, so that a load balancer moves away while the process drains.
+   * Pass `createShutdown(server).ready` (`rack-webhooks/node`). A throw counts as not ready.
+   *
+   * @defaultValue always ready
+   */
+  ready?: () => boolean;
 }
 
 /** A Node `ServerResponse` as far as the handler uses it (Express's `res` is one). */
@@ -65,8 +74,9 @@ export interface HealthEndpoints {
   readonly live: HealthEndpoint;
   /**
    * Readiness: 200 `{"status":"ready","checks":{"database":"ok","schema":"ok"}}` when the database
-   * answers and the schema is current, else 503 `{"status":"not_ready","checks":{...}}`; with
-   * `detail`, the `reasons` too.
+   * answers and the schema is current, else 503 `{"status":"not_ready","checks":{...}}`; once the
+   * `ready` option says false, 503 `{"status":"shutting_down","checks":{"shutdown":"failing"}}`.
+   * With `detail`, the `reasons` too.
    */
   readonly ready: HealthEndpoint;
   /**
@@ -132,6 +142,30 @@ function detailFor(option: HealthHandlerOptions<never>['detail']): DetailFor {
 
 const UNKNOWN: HealthCheckState = 'unknown';
 
+/** Readiness once the process is shutting down: no database query, and a status of its own for the logs. */
+const SHUTTING_DOWN: Promise<Answer> = Promise.resolve({
+  status: 503,
+  summary: '{"status":"shutting_down","checks":{"shutdown":"failing"}}',
+  detail: JSON.stringify({
+    status: 'shutting_down',
+    checks: { shutdown: 'failing' },
+    reasons: ['this process is shutting down: it still answers the deliveries that reach it, and takes no more once its drain ends'],
+  }),
+});
+
+function acceptingFor(option: HealthHandlerOptions<never>['ready']): () => boolean {
+  if (option === undefined) return () => true;
+  if (typeof option !== 'function') throw new TypeError('healthHandler({ ready }) expects a function () => boolean, e.g. shutdown.ready');
+  // Fails closed: a throw is not ready.
+  return () => {
+    try {
+      return option() === true;
+    } catch {
+      return false;
+    }
+  };
+}
+
 /**
  * Liveness, readiness and health endpoints over an inbox, for Node's http, Express and fetch-style
  * runtimes. Anyone who reaches them learns the status and each check's state, nothing else: the
@@ -161,7 +195,7 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
   const cacheMs = options.cacheMs ?? 1000;
   if (!(cacheMs >= 0) || !Number.isFinite(cacheMs))
     throw new RangeError(`cacheMs must be a finite number of ms >= 0, got ${String(cacheMs)}`);
-  const { cacheMs: _cache, detail: _detail, logger: _logger, ...healthOptions } = options;
+  const { cacheMs: _cache, detail: _detail, logger: _logger, ready: _ready, ...healthOptions } = options;
   const maxPendingAgeMs = healthOptions.maxPendingAgeMs;
   if (maxPendingAgeMs !== undefined && (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs)))
     throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(maxPendingAgeMs)}`);
@@ -169,7 +203,8 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
   const logReady = verdictLog('ready', options.logger);
   const logHealth = verdictLog('health', options.logger);
 
-  const ready = cached(cacheMs, async () => {
+  const accepting = acceptingFor(options.ready);
+  const storeReady = cached(cacheMs, async () => {
     const found = await inbox.readiness().catch((error: unknown): InboxReadiness => ({
       ready: false,
       reasons: [error instanceof Error ? error.message : 'the readiness check failed'],
@@ -204,7 +239,7 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
       () => live,
       () => Promise.resolve(false),
     ),
-    ready: endpoint(ready, detail),
+    ready: endpoint(() => (accepting() ? storeReady() : SHUTTING_DOWN), detail),
     health: endpoint(health, detail),
   };
 }
