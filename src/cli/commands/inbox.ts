@@ -6,15 +6,16 @@ import { health } from './inbox/health.js';
 import { importCommand } from './inbox/import.js';
 import { list } from './inbox/list.js';
 import { migrate } from './inbox/migrate.js';
+import { reconcileCommand } from './inbox/reconcile.js';
 import { show } from './inbox/show.js';
 import { stats } from './inbox/stats.js';
 
-const SUBCOMMANDS = [list, show, stats, health, retry, replay, prune, exportCommand, importCommand, migrate, forward];
+const SUBCOMMANDS = [list, show, stats, health, retry, replay, prune, exportCommand, importCommand, migrate, forward, reconcileCommand];
 const width = Math.max(...SUBCOMMANDS.map((command) => command.name.length));
 
 export const inbox: CommandGroup = {
   name: 'inbox',
-  summary: 'operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate, forward',
+  summary: 'operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate, forward, reconcile',
   help: `Usage: rack-webhooks inbox <subcommand> --database <postgres:// URL | PGlite directory> [--table T] [flags]
 
 Operates the inbox that rack-webhooks/inbox (createInbox) and listen --inbox store deliveries in.
