@@ -25,6 +25,7 @@ ${SUBCOMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summa
 Run "rack-webhooks inbox <subcommand> --help" for its flags. A postgres:// URL needs
 npm install pg; a PGlite directory needs npm install @electric-sql/pglite. Exit codes: 0 ok,
 1 the database failed (or, for import, a delivery was rejected), 2 usage error; health has its own
-(0 healthy, 1 unhealthy, 2 could not check).`,
+(0 healthy, 1 unhealthy, 2 could not check), and so has reconcile (0 nothing missing, 1 missing,
+2 could not check).`,
   subcommands: SUBCOMMANDS,
 };
