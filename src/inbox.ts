@@ -71,7 +71,16 @@ export type { NodeRackFetchOptions } from './rack-api/node-fetch.js';
 export { RackApiError } from './rack-api/errors.js';
 export type { RackApiErrorCode } from './rack-api/errors.js';
 export { decodeRackToken } from './rack-api/token.js';
-export type { RackApp, RackBudget, RackBudgetState, RackBuild, RackRelease, RackShutdownState, RackSystem, RackTokenClaims } from './rack-api/types.js';
+export type {
+  RackApp,
+  RackBudget,
+  RackBudgetState,
+  RackBuild,
+  RackRelease,
+  RackShutdownState,
+  RackSystem,
+  RackTokenClaims,
+} from './rack-api/types.js';
 export { reconcile } from './reconcile/reconcile.js';
 export type { ReconcileOptions } from './reconcile/reconcile.js';
 export { findGaps } from './reconcile/gaps.js';

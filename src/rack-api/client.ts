@@ -15,7 +15,10 @@ import { decodeRackToken } from './token.js';
 import type { RackApp, RackBuild, RackBudget, RackRelease, RackShutdownState, RackSystem, RackTokenClaims } from './types.js';
 
 /** What the client calls to reach the rack: the global `fetch`, or one with its own TLS (`createNodeRackFetch`). */
-export type RackFetch = (url: string, init: { method: 'GET'; headers: Record<string, string>; signal: AbortSignal; redirect: 'manual' }) => Promise<Response>;
+export type RackFetch = (
+  url: string,
+  init: { method: 'GET'; headers: Record<string, string>; signal: AbortSignal; redirect: 'manual' },
+) => Promise<Response>;
 
 /** Options of {@link createRackClient}. */
 export interface RackClientOptions {
@@ -119,7 +122,7 @@ function networkError(route: string, error: unknown, timeoutMs: number): RackApi
   const reason = cause instanceof Error ? cause.message : String(cause);
   const tls = typeof code === 'string' && /CERT|SELF_SIGNED|TLS|SSL/.test(code);
   const hint = tls
-    ? ' (the certificate is not trusted: give the rack\'s CA, or for a self-signed local/metal rack turn verification off explicitly)'
+    ? " (the certificate is not trusted: give the rack's CA, or for a self-signed local/metal rack turn verification off explicitly)"
     : '';
   return new RackApiError('rack_unreachable', route, `could not reach the rack for ${route}: ${reason}${hint}`, { cause: error });
 }
@@ -144,7 +147,8 @@ function networkError(route: string, error: unknown, timeoutMs: number): RackApi
 export function createRackClient(options: RackClientOptions): RackClient {
   const { baseUrl, authorization, token } = credentialsOf(options);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RackApiError('rack_bad_config', '', 'timeoutMs must be a positive number of milliseconds');
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new RackApiError('rack_bad_config', '', 'timeoutMs must be a positive number of milliseconds');
   const send: RackFetch = options.fetch ?? ((url, init) => fetch(url, init));
 
   const failure = (route: string, status: number, body: string): RackApiError => {
@@ -156,8 +160,14 @@ export function createRackClient(options: RackClientOptions): RackClient {
         return fail('rack_role_missing', `the rack refused ${route} (401): the credential is valid but lacks the read role${role}`);
       }
       if (token !== undefined && token.expiresAt * 1000 <= Date.now())
-        return fail('rack_token_expired', `the rack refused ${route} (401): the token expired at ${new Date(token.expiresAt * 1000).toISOString()}; mint a new one`);
-      return fail('rack_auth_invalid', `the rack refused ${route} (401): the credential is wrong, or the token was minted before the rack rotated its secret (${message || 'no reason given'})`);
+        return fail(
+          'rack_token_expired',
+          `the rack refused ${route} (401): the token expired at ${new Date(token.expiresAt * 1000).toISOString()}; mint a new one`,
+        );
+      return fail(
+        'rack_auth_invalid',
+        `the rack refused ${route} (401): the credential is wrong, or the token was minted before the rack rotated its secret (${message || 'no reason given'})`,
+      );
     }
     if (status === 404 || (status === 500 && MISSING_RECORD.test(message)))
       return fail('rack_not_found', `the rack has no ${route} (${status}${message === '' ? '' : `: ${message}`})`);
@@ -169,7 +179,12 @@ export function createRackClient(options: RackClientOptions): RackClient {
     let body: string;
     try {
       const signal = AbortSignal.timeout(timeoutMs);
-      response = await send(`${baseUrl}${route}`, { method: 'GET', headers: { authorization, accept: 'application/json' }, signal, redirect: 'manual' });
+      response = await send(`${baseUrl}${route}`, {
+        method: 'GET',
+        headers: { authorization, accept: 'application/json' },
+        signal,
+        redirect: 'manual',
+      });
       body = await response.text();
     } catch (error) {
       throw networkError(route, error, timeoutMs);
@@ -179,7 +194,9 @@ export function createRackClient(options: RackClientOptions): RackClient {
       return parse(JSON.parse(body));
     } catch (error) {
       const why = error instanceof ShapeError ? error.message : 'the answer is not JSON';
-      throw new RackApiError('rack_bad_answer', route, `the rack's answer to ${route} is not what the route returns: ${why}`, { httpStatus: 200 });
+      throw new RackApiError('rack_bad_answer', route, `the rack's answer to ${route} is not what the route returns: ${why}`, {
+        httpStatus: 200,
+      });
     }
   };
 
@@ -189,7 +206,8 @@ export function createRackClient(options: RackClientOptions): RackClient {
   };
   const limitOf = (limit: number): number => {
     // A negative limit makes the rack drop the connection without an answer (rack-api.md 1.6).
-    if (!Number.isSafeInteger(limit) || limit < 0) throw new RackApiError('rack_bad_config', '', `limit must be a whole number of 0 or more, got ${limit}`);
+    if (!Number.isSafeInteger(limit) || limit < 0)
+      throw new RackApiError('rack_bad_config', '', `limit must be a whole number of 0 or more, got ${limit}`);
     return limit;
   };
 

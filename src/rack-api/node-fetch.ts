@@ -63,7 +63,9 @@ export function createNodeRackFetch(options: NodeRackFetchOptions = {}): RackFet
         });
       });
       // Same shape as fetch's failures: a TypeError whose cause holds the socket's error and its code.
-      req.on('error', (error) => reject(error.name === 'AbortError' ? (init.signal.reason ?? error) : new TypeError('fetch failed', { cause: error })));
+      req.on('error', (error) =>
+        reject(error.name === 'AbortError' ? (init.signal.reason ?? error) : new TypeError('fetch failed', { cause: error })),
+      );
       req.end();
     });
 }

@@ -57,7 +57,12 @@ export function parseBuild(value: unknown, what = 'build'): RackBuild {
 /** Only the named fields: `env` and `manifest` are left behind. */
 export function parseRelease(value: unknown, what = 'release'): RackRelease {
   const record = object(value, what);
-  return { id: text(record, 'id', what), app: optionalText(record, 'app'), build: optionalText(record, 'build'), created: text(record, 'created', what) };
+  return {
+    id: text(record, 'id', what),
+    app: optionalText(record, 'app'),
+    build: optionalText(record, 'build'),
+    created: text(record, 'created', what),
+  };
 }
 
 export const parseApps = (value: unknown) => list(value, 'apps', (entry, index) => parseApp(entry, `apps[${index}]`));

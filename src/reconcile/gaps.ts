@@ -4,7 +4,16 @@
  * the records cannot prove either way goes to `cannotTell`, never to `gaps`.
  */
 import { ZERO_TIME, type RackShutdownState } from '../rack-api/types.js';
-import type { AppSnapshot, CannotTell, HeldEvent, RackSnapshot, ReconcileGap, ReconcileReport, ReconcileWindow, Uncovered } from './types.js';
+import type {
+  AppSnapshot,
+  CannotTell,
+  HeldEvent,
+  RackSnapshot,
+  ReconcileGap,
+  ReconcileReport,
+  ReconcileWindow,
+  Uncovered,
+} from './types.js';
 
 export const SHUTDOWN_PREFIX = 'app:budget:auto-shutdown:';
 
@@ -64,17 +73,31 @@ function releasesAndBuilds(snapshot: AppSnapshot, window: ReconcileWindow, held:
   const app = snapshot.app.name;
   const { route } = snapshot.releases;
   for (const release of snapshot.releases.records) {
-    check(findings, window, held, { action: 'release:create', app, id: release.id, evidence: { route, field: 'id', value: release.id, at: release.created } });
+    check(findings, window, held, {
+      action: 'release:create',
+      app,
+      id: release.id,
+      evidence: { route, field: 'id', value: release.id, at: release.created },
+    });
   }
   for (const build of snapshot.builds.records) {
     if (build.status !== 'complete' && build.status !== 'failed') continue; // still running: owes nothing yet
     const evidence = { route: snapshot.builds.route, field: 'status', value: build.status, at: build.ended };
     // No field records a build's origin: one no process ran, or with an image import's reason or
     // events, may be an import, which sends no build:create (rack-api.md 2.2, 5).
-    const imported = build.process === '' || build.reason !== '' || held.has('build:import-image:start', app, build.id) || held.has('build:import-image:done', app, build.id);
+    const imported =
+      build.process === '' ||
+      build.reason !== '' ||
+      held.has('build:import-image:start', app, build.id) ||
+      held.has('build:import-image:done', app, build.id);
     if (imported) {
       if (!held.has('build:create', app, build.id) && placed(build.ended, window) !== 'out')
-        findings.cannotTell.push({ action: 'build:create', app, id: build.id, reason: 'the build may be an import, which sends no build:create' });
+        findings.cannotTell.push({
+          action: 'build:create',
+          app,
+          id: build.id,
+          reason: 'the build may be an import, which sends no build:create',
+        });
       continue;
     }
     const status = build.status === 'complete' ? 'success' : 'error';
@@ -101,7 +124,12 @@ function autoShutdown(snapshot: AppSnapshot, window: ReconcileWindow, held: Held
   const app = snapshot.app.name;
   const route = `/apps/${encodeURIComponent(app)}/budget/shutdown-state`;
   if (snapshot.shutdown === 'corrupt') {
-    findings.cannotTell.push({ action: `${SHUTDOWN_PREFIX}*`, app, id: '', reason: 'the rack cannot read its stored auto-shutdown state (500 malformed)' });
+    findings.cannotTell.push({
+      action: `${SHUTDOWN_PREFIX}*`,
+      app,
+      id: '',
+      reason: 'the rack cannot read its stored auto-shutdown state (500 malformed)',
+    });
     return;
   }
   const state: RackShutdownState | null = snapshot.shutdown;
@@ -115,7 +143,12 @@ function autoShutdown(snapshot: AppSnapshot, window: ReconcileWindow, held: Held
   for (const [step, field] of WEAK_STAMPS) {
     const value = state[field];
     if (value !== null && placed(value, window) !== 'out' && !held.has(`${SHUTDOWN_PREFIX}${step}`, app, tick))
-      findings.cannotTell.push({ action: `${SHUTDOWN_PREFIX}${step}`, app, id: value, reason: `${field} is set, but this event takes a tick id of its own: it cannot be matched` });
+      findings.cannotTell.push({
+        action: `${SHUTDOWN_PREFIX}${step}`,
+        app,
+        id: value,
+        reason: `${field} is set, but this event takes a tick id of its own: it cannot be matched`,
+      });
   }
 }
 
@@ -140,9 +173,19 @@ function budgetAlerts(snapshot: AppSnapshot, window: ReconcileWindow, held: Held
 function undatable(snapshot: AppSnapshot, held: Held, findings: Findings): void {
   const { name, release } = snapshot.app;
   if (!held.has('app:create', name, name))
-    findings.cannotTell.push({ action: 'app:create', app: name, id: name, reason: 'apps carry no creation time: it may predate the window or the inbox' });
+    findings.cannotTell.push({
+      action: 'app:create',
+      app: name,
+      id: name,
+      reason: 'apps carry no creation time: it may predate the window or the inbox',
+    });
   if (release !== '' && !held.has('release:promote', name, release))
-    findings.cannotTell.push({ action: 'release:promote', app: name, id: release, reason: 'the rack keeps no promote history: only the current release is known, not when it was promoted' });
+    findings.cannotTell.push({
+      action: 'release:promote',
+      app: name,
+      id: release,
+      reason: 'the rack keeps no promote history: only the current release is known, not when it was promoted',
+    });
 }
 
 /**

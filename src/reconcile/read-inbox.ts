@@ -5,7 +5,14 @@ import { SHUTDOWN_PREFIX } from './gaps.js';
 import type { HeldEvent } from './types.js';
 
 /** Events dated by the rack's send: the window's, read from a little before it (an event's time follows its proof). */
-const WINDOWED = ['release:create', 'build:create', 'build:import-image:*', 'app:budget:threshold', 'app:budget:cap', `${SHUTDOWN_PREFIX}*`];
+const WINDOWED = [
+  'release:create',
+  'build:create',
+  'build:import-image:*',
+  'app:budget:threshold',
+  'app:budget:cap',
+  `${SHUTDOWN_PREFIX}*`,
+];
 /** Events whose proof has no time (app creation, the current release's promote): read from the beginning. */
 const UNDATED = ['app:create', 'release:promote'];
 

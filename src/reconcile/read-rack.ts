@@ -55,7 +55,12 @@ async function readApp(client: RackClient, app: RackApp, since: Date, depth: Rea
   const budget = await client.budget(app.name);
   const shutdown = await client.shutdownState(app.name).catch((error: unknown) => {
     // A corrupt stored state is the rack's 500 "… malformed/invalid": nothing to read there, not a failed reconcile.
-    if (error instanceof RackApiError && error.code === 'rack_failed' && error.httpStatus === 500 && /shutdown state annotation/.test(error.message))
+    if (
+      error instanceof RackApiError &&
+      error.code === 'rack_failed' &&
+      error.httpStatus === 500 &&
+      /shutdown state annotation/.test(error.message)
+    )
       return 'corrupt' as const;
     throw error;
   });

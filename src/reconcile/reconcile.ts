@@ -79,7 +79,12 @@ export async function reconcile(inbox: Inbox, client: RackClient, options: Recon
   const buildLookbackMs = positive('buildLookbackMs', options.buildLookbackMs, 7_200_000);
   const since = options.since ?? new Date(Date.now() - 86_400_000);
   if (!(since instanceof Date) || Number.isNaN(since.getTime())) throw new RangeError('reconcile: since must be a valid Date');
-  const rack = await readRack(client, since, { firstLimit: 50, maxLimit: Math.max(1, Math.floor(maxLimit)), buildLookbackMs }, options.apps);
+  const rack = await readRack(
+    client,
+    since,
+    { firstLimit: 50, maxLimit: Math.max(1, Math.floor(maxLimit)), buildLookbackMs },
+    options.apps,
+  );
   // The inbox is read after the rack: an event the rack sent before its records were read has had
   // the read's time to arrive too.
   const held = await readHeld(inbox, since.getTime() - INBOX_SLACK_MS);

@@ -24,8 +24,19 @@ export function selfSignedCertificate(): { key: string; cert: string } {
   try {
     execFileSync('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', join(dir, 'key.pem')]);
     execFileSync('openssl', [
-      'req', '-new', '-x509', '-key', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '365',
-      '-subj', '/CN=api', '-addext', 'subjectAltName=IP:127.0.0.1',
+      'req',
+      '-new',
+      '-x509',
+      '-key',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '365',
+      '-subj',
+      '/CN=api',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
     ]);
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {

@@ -85,7 +85,9 @@ describe('createRackClient', () => {
 
     const readLess = await rejection(createRackClient({ url, token: rack.api.mintToken({ role: 'w' }), fetch }).builds('web', 5));
     expect([readLess.code, readLess.httpStatus]).toEqual(['rack_role_missing', 401]);
-    expect(readLess.message).toBe('the rack refused /apps/web/builds?limit=5 (401): the credential is valid but lacks the read role (the token\'s role is "w")');
+    expect(readLess.message).toBe(
+      'the rack refused /apps/web/builds?limit=5 (401): the credential is valid but lacks the read role (the token\'s role is "w")',
+    );
 
     const token = rack.api.mintToken();
     rack.api.rotateTokens();
@@ -103,11 +105,17 @@ describe('createRackClient', () => {
       'the rack has no /apps/web/builds/BNOSUCHBUILD (500: builds.atom.rack.example "bnosuchbuild" not found)',
     ]);
     const app = await rejection(client.budget('gone'));
-    expect([app.code, app.httpStatus, app.message]).toEqual(['rack_not_found', 404, 'the rack has no /apps/gone/budget (404: app not found: gone)']);
+    expect([app.code, app.httpStatus, app.message]).toEqual([
+      'rack_not_found',
+      404,
+      'the rack has no /apps/gone/budget (404: app not found: gone)',
+    ]);
     rack.api.corruptShutdownState('web');
     const corrupt = await rejection(client.shutdownState('web'));
     expect([corrupt.code, corrupt.httpStatus]).toEqual(['rack_failed', 500]);
-    expect(corrupt.message).toMatch(/^the rack answered 500 to \/apps\/web\/budget\/shutdown-state: budget shutdown state annotation malformed/);
+    expect(corrupt.message).toMatch(
+      /^the rack answered 500 to \/apps\/web\/budget\/shutdown-state: budget shutdown state annotation malformed/,
+    );
   });
 
   it('refuses a bad URL, no credential, two credentials and a negative limit before sending anything', async () => {
@@ -122,7 +130,10 @@ describe('createRackClient', () => {
       return undefined;
     };
     expect(bad({ url: 'api.rack.example' })?.[0]).toBe('rack_bad_config');
-    expect(bad({ url: 'ftp://jwt:x@api.rack.example' })).toEqual(['rack_bad_config', 'the rack URL must be https:// (or http://), got ftp:']);
+    expect(bad({ url: 'ftp://jwt:x@api.rack.example' })).toEqual([
+      'rack_bad_config',
+      'the rack URL must be https:// (or http://), got ftp:',
+    ]);
     expect(bad({ url: 'https://api.rack.example' })?.[1]).toMatch(/^no rack credential/);
     expect(bad({ url: 'https://jwt:a@api.rack.example', token: 'b' })?.[1]).toMatch(/carries credentials and a token was given apart/);
     const client = createRackClient({ url: 'https://api.rack.example', token: 't', fetch });
@@ -131,10 +142,16 @@ describe('createRackClient', () => {
   });
 
   it('says when the answer is not JSON of the route, when nothing answers in time, and when nothing listens', async () => {
-    const notJson = createRackClient({ url: 'https://api.rack.example', token: 't', fetch: async () => new Response('<html>proxy</html>') });
+    const notJson = createRackClient({
+      url: 'https://api.rack.example',
+      token: 't',
+      fetch: async () => new Response('<html>proxy</html>'),
+    });
     expect((await rejection(notJson.apps())).code).toBe('rack_bad_answer');
     const wrongShape = createRackClient({ url: 'https://api.rack.example', token: 't', fetch: async () => new Response('[{"name":1}]') });
-    expect((await rejection(wrongShape.apps())).message).toBe("the rack's answer to /apps is not what the route returns: apps[0].name is not a string");
+    expect((await rejection(wrongShape.apps())).message).toBe(
+      "the rack's answer to /apps is not what the route returns: apps[0].name is not a string",
+    );
 
     const silent = createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));

@@ -52,9 +52,17 @@ describe('inbox reconcile', () => {
 
     const json = await cli('inbox', 'reconcile', ...flags, '--json', '--since', '3h');
     expect(json.code).toBe(1);
-    const lines = json.out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = json.out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toEqual([
-      { action: 'release:create', app: 'web', id: dropped.id, evidence: { route: '/apps/web/releases?limit=50', field: 'id', value: dropped.id, at: dropped.created } },
+      {
+        action: 'release:create',
+        app: 'web',
+        id: dropped.id,
+        evidence: { route: '/apps/web/releases?limit=50', field: 'id', value: dropped.id, at: dropped.created },
+      },
     ]);
     expect(json.err).toMatch(/^1 missing, 0 cannot tell, 2 apps/m);
 
@@ -75,14 +83,19 @@ describe('inbox reconcile', () => {
     const refused = await cli('inbox', 'reconcile', ...flags, '--rack-token-file', expired);
     expect(refused.code).toBe(2);
     expect(refused.out).toBe('');
-    expect(refused.err).toMatch(/^rack-webhooks inbox reconcile: the rack refused \/apps \(401\): the token expired at \S+; mint a new one\n$/);
+    expect(refused.err).toMatch(
+      /^rack-webhooks inbox reconcile: the rack refused \/apps \(401\): the token expired at \S+; mint a new one\n$/,
+    );
 
     process.env['RACK_TOKEN'] = scenario.rack.api.mintToken({ role: 'w' });
     const readLess = await cli('inbox', 'reconcile', ...flags);
     expect([readLess.code, readLess.err.split('\n').length]).toEqual([2, 2]);
     expect(readLess.err).toContain('lacks the read role');
 
-    expect(await cli('inbox', 'reconcile', ...flags.slice(0, -2))).toMatchObject({ code: 2, err: expect.stringMatching(/no rack: pass --rack/) });
+    expect(await cli('inbox', 'reconcile', ...flags.slice(0, -2))).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/no rack: pass --rack/),
+    });
     expect((await cli('inbox', 'reconcile', ...flags, '--since', 'yesterday')).err).toMatch(/--since must be a duration/);
     delete process.env['RACK_TOKEN'];
     const noToken = await cli('inbox', 'reconcile', ...flags);

@@ -27,7 +27,8 @@ async function scenario(): Promise<Scenario> {
 }
 
 const SHUTDOWN = 'app:budget:auto-shutdown:';
-const gapKeys = (gaps: readonly { action: string; app: string; id: string }[]) => gaps.map((gap) => `${gap.action} ${gap.app} ${gap.id}`).sort();
+const gapKeys = (gaps: readonly { action: string; app: string; id: string }[]) =>
+  gaps.map((gap) => `${gap.action} ${gap.app} ${gap.id}`).sort();
 
 describe('reconcile', () => {
   it('names exactly the dropped deliveries the rack can prove, with the evidence of each', { timeout: 60_000 }, async () => {
@@ -79,8 +80,18 @@ describe('reconcile', () => {
       evidence: { route: '/apps/web/builds?limit=50', field: 'status', value: 'failed', at: failed.build.ended },
     });
     expect(byId(success.build.id, 'build:create')?.status).toBe('success');
-    expect(byId(env.id, 'release:create')?.evidence).toEqual({ route: '/apps/web/releases?limit=50', field: 'id', value: env.id, at: env.created });
-    expect(byId(threshold, 'app:budget:threshold')?.evidence).toEqual({ route: '/apps/web/budget', field: 'state.alert-fired-at-threshold', value: threshold, at: threshold });
+    expect(byId(env.id, 'release:create')?.evidence).toEqual({
+      route: '/apps/web/releases?limit=50',
+      field: 'id',
+      value: env.id,
+      at: env.created,
+    });
+    expect(byId(threshold, 'app:budget:threshold')?.evidence).toEqual({
+      route: '/apps/web/budget',
+      field: 'state.alert-fired-at-threshold',
+      value: threshold,
+      at: threshold,
+    });
     const armed = report.gaps.find((gap) => gap.action === `${SHUTDOWN}armed`)!;
     expect(armed.evidence).toMatchObject({ route: '/apps/api/budget/shutdown-state', field: 'armedNotificationFiredAt' });
     expect(report.uncovered).toEqual([]);
@@ -130,7 +141,9 @@ describe('reconcile', () => {
         `release:promote web ${imported.release.id}`,
       ].sort(),
     );
-    expect(report.cannotTell.find((item) => item.app === 'db' && item.action === 'build:create')?.reason).toMatch(/may still be on its way/);
+    expect(report.cannotTell.find((item) => item.app === 'db' && item.action === 'build:create')?.reason).toMatch(
+      /may still be on its way/,
+    );
   });
 
   it('reads past the window start, and says which lists did not reach it', { timeout: 60_000 }, async () => {
@@ -143,7 +156,12 @@ describe('reconcile', () => {
     const shallow = await reconcile(inbox, client(), { since: ago(24 * HOUR), maxLimit: 2 });
     expect(shallow.uncovered).toEqual([{ app: 'web', route: '/apps/web/releases?limit=2', limit: 2 }]);
     // Only the two newest were read: the older gaps could not be looked for.
-    expect(gapKeys(shallow.gaps)).toEqual(releases.slice(-2).map((release) => `release:create web ${release.id}`).sort());
+    expect(gapKeys(shallow.gaps)).toEqual(
+      releases
+        .slice(-2)
+        .map((release) => `release:create web ${release.id}`)
+        .sort(),
+    );
 
     const deep = await reconcile(inbox, client(), { since: ago(24 * HOUR), maxLimit: 1000 });
     expect(deep.uncovered).toEqual([]);
@@ -154,11 +172,25 @@ describe('reconcile', () => {
     const since = new Date('2026-11-28T00:00:00Z');
     const window = { since, until: new Date('2026-11-29T00:00:00Z'), graceMs: 60_000 };
     const app = { name: 'web', release: '', status: 'running', locked: false };
-    const releases = { route: '/apps/web/releases?limit=50', limit: 50, covered: true, records: [{ id: 'RAAAAAAAAAA', app: 'web', build: '', created: '2026-11-28T12:00:00Z' }] };
-    const snapshot = { app, releases, builds: { route: '/apps/web/builds?limit=50', limit: 50, covered: true, records: [] }, budget: { config: null, state: null }, shutdown: null };
+    const releases = {
+      route: '/apps/web/releases?limit=50',
+      limit: 50,
+      covered: true,
+      records: [{ id: 'RAAAAAAAAAA', app: 'web', build: '', created: '2026-11-28T12:00:00Z' }],
+    };
+    const snapshot = {
+      app,
+      releases,
+      builds: { route: '/apps/web/builds?limit=50', limit: 50, covered: true, records: [] },
+      budget: { config: null, state: null },
+      shutdown: null,
+    };
     const held = [{ action: 'app:create', app: 'web', id: 'web', tickId: null, eventMs: 0 }];
     expect(findGaps({ apps: [snapshot], readAt: window.until }, held, window).gaps.map((gap) => gap.id)).toEqual(['RAAAAAAAAAA']);
-    const heldLower = [...held, { action: 'release:create', app: 'web', id: 'raaaaaaaaaa', tickId: null, eventMs: Date.parse('2026-11-28T12:00:00Z') }];
+    const heldLower = [
+      ...held,
+      { action: 'release:create', app: 'web', id: 'raaaaaaaaaa', tickId: null, eventMs: Date.parse('2026-11-28T12:00:00Z') },
+    ];
     expect(findGaps({ apps: [snapshot], readAt: window.until }, heldLower, window).gaps).toEqual([]);
   });
 });

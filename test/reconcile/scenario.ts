@@ -41,7 +41,8 @@ export async function startScenario(db: TestDatabase<'pg'>): Promise<Scenario> {
   const send = rack.dispatch.bind(rack);
   (rack as { dispatch: typeof send }).dispatch = async (event, options) => {
     const results = await send(event, options);
-    for (const result of results) if (result.status !== 200 && result.status !== 202) throw new Error(`delivery failed: ${JSON.stringify(result)}`);
+    for (const result of results)
+      if (result.status !== 200 && result.status !== 202) throw new Error(`delivery failed: ${JSON.stringify(result)}`);
     return results;
   };
   return {

@@ -49,7 +49,11 @@ describe('the emulator rack API', () => {
     const missing = await get('/apps/web/builds/BNOPE', { accept: 'application/json' });
     expect([missing.status, await missing.text()]).toEqual([500, '{"error":"builds.atom.rack.example \\"bnope\\" not found"}\n']);
     const plain = await get('/apps/nope');
-    expect([plain.status, plain.headers.get('content-type'), await plain.text()]).toEqual([404, 'text/plain; charset=utf-8', 'app not found: nope\n']);
+    expect([plain.status, plain.headers.get('content-type'), await plain.text()]).toEqual([
+      404,
+      'text/plain; charset=utf-8',
+      'app not found: nope\n',
+    ]);
     expect((await get('/apps/web/builds?limit=x')).status).toBe(500);
     await expect(get('/apps/web/builds?limit=-1')).rejects.toBeInstanceOf(ConnectionDropped);
     expect((await get('/system/releases')).status).toBe(501);
@@ -67,7 +71,11 @@ describe('the emulator rack API', () => {
     const tick = await api.autoShutdown('web', 'armed', { at });
     await api.autoShutdown('web', 'fired', { at: new Date('2026-11-28T11:00:00Z') });
     const state = (await (await get('/apps/web/budget/shutdown-state')).json()) as Record<string, unknown>;
-    expect(state).toMatchObject({ shutdownTickId: tick, armedNotificationFiredAt: '2026-11-28T10:00:00Z', firedNotificationFiredAt: '2026-11-28T11:00:00Z' });
+    expect(state).toMatchObject({
+      shutdownTickId: tick,
+      armedNotificationFiredAt: '2026-11-28T10:00:00Z',
+      firedNotificationFiredAt: '2026-11-28T11:00:00Z',
+    });
     expect(dispatched.at(-1)!.data).toMatchObject({ tick_id: tick, shutdown_at: '2026-11-28T11:00:00Z' });
     await api.autoShutdown('web', 'cancelled');
     expect(await (await get('/apps/web/budget/shutdown-state')).text()).toBe('null\n');

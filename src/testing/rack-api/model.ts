@@ -55,7 +55,14 @@ export class RackModel {
     return app;
   }
 
-  async #emit(action: string, app: string, data: Record<string, string>, at: Date, options: RackChangeOptions, status?: string): Promise<void> {
+  async #emit(
+    action: string,
+    app: string,
+    data: Record<string, string>,
+    at: Date,
+    options: RackChangeOptions,
+    status?: string,
+  ): Promise<void> {
     const drop = options.drop === true || (Array.isArray(options.drop) && options.drop.includes(action));
     const event = createTestEvent(action as WebhookAction, {
       timestamp: rackTime(at),
@@ -89,7 +96,15 @@ export class RackModel {
   }
 
   #newRelease(app: AppRecord, build: string, at: Date): ReleaseRecord {
-    const release: ReleaseRecord = { id: recordId('R'), app: app.name, build, env: 'SECRET_TOKEN=do-not-store\n', manifest: '', description: '', created: rackTime(at) };
+    const release: ReleaseRecord = {
+      id: recordId('R'),
+      app: app.name,
+      build,
+      env: 'SECRET_TOKEN=do-not-store\n',
+      manifest: '',
+      description: '',
+      created: rackTime(at),
+    };
     app.releases.push(release);
     return release;
   }
@@ -178,7 +193,14 @@ export class RackModel {
     const at = rackTime(options.at ?? this.#now());
     app.budget.config ??= { 'monthly-cap-usd': 100, 'alert-threshold-percent': 80, 'at-cap-action': 'auto-shutdown' };
     const monthStart = `${at.slice(0, 8)}01T00:00:00Z`;
-    app.budget.state ??= { 'month-start': monthStart, 'current-month-spend-usd': 0, 'current-month-spend-as-of': at, 'alert-fired-at-threshold': ZERO_TIME, 'alert-fired-at-cap': ZERO_TIME, 'circuit-breaker-ack-at': ZERO_TIME };
+    app.budget.state ??= {
+      'month-start': monthStart,
+      'current-month-spend-usd': 0,
+      'current-month-spend-as-of': at,
+      'alert-fired-at-threshold': ZERO_TIME,
+      'alert-fired-at-cap': ZERO_TIME,
+      'circuit-breaker-ack-at': ZERO_TIME,
+    };
     app.budget.state[`alert-fired-at-${kind}`] = at;
     app.budget.state['current-month-spend-as-of'] = at;
     await this.#emit(`app:budget:${kind}`, app.name, { app: app.name }, new Date(Date.parse(at)), options);
@@ -197,7 +219,13 @@ export class RackModel {
     const prefix = 'app:budget:auto-shutdown:';
     if (step === 'armed') {
       app.shutdown = newShutdown(rackTickId(date), at);
-      await this.#emit(`${prefix}armed`, app.name, { app: app.name, tick_id: app.shutdown.shutdownTickId, scheduled_at: at }, date, options);
+      await this.#emit(
+        `${prefix}armed`,
+        app.name,
+        { app: app.name, tick_id: app.shutdown.shutdownTickId, scheduled_at: at },
+        date,
+        options,
+      );
       return app.shutdown.shutdownTickId;
     }
     const state = app.shutdown;

@@ -71,7 +71,10 @@ export interface AppRecord {
 
 /** RFC 3339 in UTC, trailing fraction zeros dropped, as the rack writes times. */
 export function rackTime(date: Date): string {
-  return date.toISOString().replace(/\.?0+Z$/, 'Z').replace(/\.Z$/, 'Z');
+  return date
+    .toISOString()
+    .replace(/\.?0+Z$/, 'Z')
+    .replace(/\.Z$/, 'Z');
 }
 
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';

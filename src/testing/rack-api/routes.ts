@@ -27,7 +27,12 @@ function requestId(): string {
 function json(value: unknown): Response {
   return new Response(`${JSON.stringify(value, null, 2)}\n`, {
     status: 200,
-    headers: { 'content-type': 'application/json', 'request-id': requestId(), 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY' },
+    headers: {
+      'content-type': 'application/json',
+      'request-id': requestId(),
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+    },
   });
 }
 
@@ -72,7 +77,15 @@ const newestFirst = <T>(records: readonly T[], time: (record: T) => string, limi
   [...records].sort((a, b) => Date.parse(time(b)) - Date.parse(time(a))).slice(0, limit);
 
 function appJson(app: AppRecord) {
-  return { generation: app.generation, locked: app.locked, name: app.name, release: app.release, router: app.router, status: app.status, parameters: app.parameters };
+  return {
+    generation: app.generation,
+    locked: app.locked,
+    name: app.name,
+    release: app.release,
+    router: app.router,
+    status: app.status,
+    parameters: app.parameters,
+  };
 }
 
 function appRoute(request: Request, url: URL, context: RouteContext, parts: readonly string[]): Response {
@@ -115,10 +128,20 @@ export async function handleRackApi(request: Request, context: RouteContext): Pr
   if (url.pathname === '/auth') return new Response('ok\n', { status: 200 });
   if (url.pathname === '/system/releases') return failure(request, 501, 'release history is unavailable');
   if (url.pathname === '/system') {
-    return json({ count: 0, domain: 'router.rack.example', name: 'emulated-rack', provider: 'local', 'rack-domain': 'api.rack.example', 'router-internal': '', region: '', status: 'running', type: '', version: 'dev' });
+    return json({
+      count: 0,
+      domain: 'router.rack.example',
+      name: 'emulated-rack',
+      provider: 'local',
+      'rack-domain': 'api.rack.example',
+      'router-internal': '',
+      region: '',
+      status: 'running',
+      type: '',
+      version: 'dev',
+    });
   }
   if (url.pathname === '/apps') return json([...context.model.apps.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(appJson));
   const parts = url.pathname.split('/').slice(2).map(decodeURIComponent);
   return appRoute(request, url, context, parts);
 }
-

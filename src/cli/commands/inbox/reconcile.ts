@@ -39,7 +39,8 @@ function sinceFlag(flags: Flags, now: number): Date {
   const duration = /^(\d{1,6})([smhd])$/.exec(text);
   if (duration !== null) return new Date(now - Number(duration[1]) * UNITS[duration[2]!]!);
   const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(text) ? Date.parse(text) : Number.NaN;
-  if (Number.isNaN(ms)) throw new UsageError(`--since must be a duration such as 24h, 30m or 7d, or an RFC 3339 time, got ${JSON.stringify(text)}`);
+  if (Number.isNaN(ms))
+    throw new UsageError(`--since must be a duration such as 24h, 30m or 7d, or an RFC 3339 time, got ${JSON.stringify(text)}`);
   if (ms > now) throw new UsageError('--since is in the future');
   return new Date(ms);
 }
@@ -65,7 +66,10 @@ function clientOf(flags: Flags, env: NodeJS.ProcessEnv): RackClient {
   let token = tokenOf(flags, env);
   // The URL's own credentials win over $RACK_TOKEN (set for another rack, say); a token file is explicit and must not contradict them.
   if (token !== undefined && stringFlag(flags, 'rack-token-file') === undefined && /^[a-z]+:\/\/[^/]*@/i.test(url)) token = undefined;
-  if (insecure) process.stderr.write(`warning: --rack-insecure: the rack's TLS certificate is NOT verified; anyone on the path can read the token and forge answers\n`);
+  if (insecure)
+    process.stderr.write(
+      `warning: --rack-insecure: the rack's TLS certificate is NOT verified; anyone on the path can read the token and forge answers\n`,
+    );
   return createRackClient({
     url,
     ...(token === undefined ? {} : { token }),
@@ -81,9 +85,13 @@ function gapLine(gap: ReconcileGap): string {
 
 /** Cannot-tell, coverage and summary lines: for people, after the gaps. */
 function noteLines(report: ReconcileReport): string[] {
-  const lines = report.cannotTell.map((item) => oneLine(`cannot tell  ${item.action}  app=${item.app}${item.id === '' ? '' : `  id=${item.id}`}  ${item.reason}`));
+  const lines = report.cannotTell.map((item) =>
+    oneLine(`cannot tell  ${item.action}  app=${item.app}${item.id === '' ? '' : `  id=${item.id}`}  ${item.reason}`),
+  );
   for (const list of report.uncovered)
-    lines.push(oneLine(`not covered  app=${list.app}  GET ${list.route} does not reach back to the window's start: older gaps cannot be looked for`));
+    lines.push(
+      oneLine(`not covered  app=${list.app}  GET ${list.route} does not reach back to the window's start: older gaps cannot be looked for`),
+    );
   const apps = `${report.apps.length} app${report.apps.length === 1 ? '' : 's'}`;
   lines.push(`${report.gaps.length} missing, ${report.cannotTell.length} cannot tell, ${apps}, since ${report.since.toISOString()}`);
   return lines;
@@ -124,7 +132,11 @@ ${flagsHelp(FLAGS)}`,
     }
     if (flags['json'] === true) {
       process.stdout.write(report.gaps.map((gap) => `${jsonLine(gap)}\n`).join(''));
-      process.stderr.write(noteLines(report).map((line) => `${line}\n`).join(''));
+      process.stderr.write(
+        noteLines(report)
+          .map((line) => `${line}\n`)
+          .join(''),
+      );
     } else {
       process.stdout.write([...report.gaps.map(gapLine), ...noteLines(report)].map((line) => `${line}\n`).join(''));
     }
