@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { captureOutput, cli } from '../kit/cli.js';
 import { selfSignedCertificate, serveRackApi, type Served } from '../kit/rack-api.js';
-import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
+import { connectionRefusedUrl, openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
 import { tempDir, removeTempDirs, writeTemp } from '../cli/helpers.js';
 import { ago, HOUR, startScenario, type Scenario } from './scenario.js';
 
@@ -97,6 +97,15 @@ describe('inbox reconcile', () => {
       err: expect.stringMatching(/no rack: pass --rack/),
     });
     expect((await cli('inbox', 'reconcile', ...flags, '--since', 'yesterday')).err).toMatch(/--since must be a duration/);
+    process.env['RACK_TOKEN'] = scenario.rack.api.mintToken();
+    const noDatabase = await cli('inbox', 'reconcile', '--database', await connectionRefusedUrl(), ...flags.slice(2));
+    expect([noDatabase.code, noDatabase.out, noDatabase.err.split('\n').length]).toEqual([2, '', 2]);
+    expect(noDatabase.err).toMatch(/^rack-webhooks inbox reconcile: /);
+    expect(await cli('inbox', 'reconcile', ...flags, '--record')).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/--record is not available/),
+    });
+
     delete process.env['RACK_TOKEN'];
     const noToken = await cli('inbox', 'reconcile', ...flags);
     expect(noToken.code).toBe(2);

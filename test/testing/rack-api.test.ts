@@ -4,7 +4,9 @@
  * webhooks each change sends (or drops).
  */
 import { describe, expect, it } from 'vitest';
+import { createRackClient } from '../../src/rack-api/client.js';
 import { createRackEmulator } from '../../src/testing/emulator.js';
+import { inProcessFetch } from '../kit/rack-api.js';
 import { ConnectionDropped } from '../../src/testing/rack-api/api.js';
 
 const BASE = 'https://api.rack.example';
@@ -81,5 +83,22 @@ describe('the emulator rack API', () => {
     expect(await (await get('/apps/web/budget/shutdown-state')).text()).toBe('null\n');
     api.corruptShutdownState('web');
     expect((await get('/apps/web/budget/shutdown-state')).status).toBe(500);
+  });
+
+  it('takes the rack password with any other user, and lets everyone in when it is empty', async () => {
+    const password = 'p'.repeat(64);
+    const rack = createRackEmulator({ log: () => {}, api: { password } });
+    await rack.api.createApp('web');
+    const fetch = inProcessFetch(rack.api);
+    const withPassword = createRackClient({ url: `https://rack:${password}@api.rack.example`, fetch });
+    expect(withPassword.token).toBeUndefined();
+    expect((await withPassword.apps()).map((app) => app.name)).toEqual(['web']);
+    await expect(createRackClient({ url: 'https://rack:wrong@api.rack.example', fetch }).apps()).rejects.toMatchObject({
+      code: 'rack_auth_invalid',
+      httpStatus: 401,
+    });
+    const open = createRackEmulator({ log: () => {}, api: { password: '' } });
+    await open.api.createApp('web');
+    expect(await createRackClient({ url: 'https://rack:any@api.rack.example', fetch: inProcessFetch(open.api) }).apps()).toHaveLength(1);
   });
 });
