@@ -38,7 +38,14 @@ describe('createRackClient', () => {
     const first = await rack.api.build('web', { at: new Date('2026-11-28T10:00:00Z') });
     const second = await rack.api.build('web', { at: new Date('2026-11-28T11:00:00Z') });
     await rack.api.promote('web', second.release!.id);
-    const client = createRackClient({ url: 'https://api.rack.example', token: rack.api.mintToken(), fetch: inProcessFetch(rack.api) });
+    const token = rack.api.mintToken();
+    const seen: Record<string, string>[] = [];
+    const fetch = inProcessFetch(rack.api);
+    const client = createRackClient({
+      url: 'https://api.rack.example',
+      token,
+      fetch: (url, init) => (seen.push(init.headers), fetch(url, init)),
+    });
 
     expect(await client.apps()).toEqual([{ name: 'web', release: second.release!.id, status: 'running', locked: false }]);
     expect((await client.builds('web', 10)).map((build) => build.id)).toEqual([second.build.id, first.build.id]);
@@ -53,9 +60,10 @@ describe('createRackClient', () => {
     expect(single).not.toHaveProperty('env');
     expect(await client.shutdownState('web')).toBeNull();
     expect(await client.budget('web')).toEqual({ config: null, state: null });
+    expect(seen[0]).toEqual({ authorization: `Basic ${btoa(`jwt:${token}`)}`, accept: 'application/json' });
   });
 
-  it('takes Basic credentials from the URL, and sends Accept: application/json', async () => {
+  it('takes Basic credentials from the URL', async () => {
     const rack = rackWithApp();
     await rack.api.createApp('web');
     const server = await serveRackApi(rack.api);

@@ -75,7 +75,14 @@ describe('inbox reconcile', () => {
     const { scenario, flags, server } = await setUp();
     const dir = tempDir();
     const file = writeTemp(dir, 'token', `${scenario.rack.api.mintToken()}\n`);
-    expect((await cli('inbox', 'reconcile', ...flags, '--rack-token-file', file)).code).toBe(1);
+    const fromFile = await cli('inbox', 'reconcile', ...flags, '--rack-token-file', file);
+    expect(fromFile.code).toBe(1);
+    expect(fromFile.err).toBe('');
+    const lapsing = scenario.rack.api.mintToken({ expiresAt: new Date(Date.now() + 2 * HOUR) });
+    const soon = await cli('inbox', 'reconcile', ...flags, '--rack-token-file', writeTemp(dir, 'soon', lapsing), '--json');
+    expect(soon.code).toBe(1);
+    expect(soon.err).toMatch(/^warning: the rack token expires at \d{4}-\S+Z: mint a new one before then\n/);
+
     const inUrl = flags.map((flag) => (flag === server.url ? server.url.replace('://', `://jwt:${scenario.rack.api.mintToken()}@`) : flag));
     expect((await cli('inbox', 'reconcile', ...inUrl)).code).toBe(1);
 

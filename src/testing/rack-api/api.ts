@@ -40,11 +40,11 @@ export class RackApiEmulator extends RackModel {
   }
 
   /**
-   * A token as `<cli> rack access --role read` mints it. `role` may be any text, to test a
-   * credential without the read letter.
+   * A token as `<cli> rack access --role read` mints it, valid 30 days unless `expiresAt` says
+   * otherwise. `role` may be any text, to test a credential without the read letter.
    */
   mintToken(options: { role?: RackRole | (string & {}); expiresAt?: Date } = {}): string {
-    return this.#tokens.mint((options.role ?? 'r') as RackRole, options.expiresAt ?? new Date(this.#clock().getTime() + 3_600_000));
+    return this.#tokens.mint((options.role ?? 'r') as RackRole, options.expiresAt ?? new Date(this.#clock().getTime() + 30 * 86_400_000));
   }
 
   /** `PUT /system/jwt/rotate`: every token minted so far is refused from now on. */

@@ -12,6 +12,8 @@ import { jsonLine } from './render.js';
 export const TOKEN_VARIABLE = 'RACK_TOKEN';
 const TOKEN_FILE_LIMIT_BYTES = 64 * 1024;
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** A token lapsing within this is announced on every run, so that a scheduled reconcile does not start failing unannounced. */
+const EXPIRY_WARNING_MS = 7 * 86_400_000;
 
 const FLAGS = {
   ...DATABASE_FLAGS,
@@ -70,11 +72,15 @@ function clientOf(flags: Flags, env: NodeJS.ProcessEnv): RackClient {
     process.stderr.write(
       `warning: --rack-insecure: the rack's TLS certificate is NOT verified; anyone on the path can read the token and forge answers\n`,
     );
-  return createRackClient({
+  const client = createRackClient({
     url,
     ...(token === undefined ? {} : { token }),
     ...(ca === undefined && !insecure ? {} : { fetch: createNodeRackFetch({ ...(ca === undefined ? {} : { ca }), insecure }) }),
   });
+  const expiresAt = client.token === undefined ? undefined : client.token.expiresAt * 1000;
+  if (expiresAt !== undefined && expiresAt > Date.now() && expiresAt - Date.now() < EXPIRY_WARNING_MS)
+    process.stderr.write(`warning: the rack token expires at ${new Date(expiresAt).toISOString()}: mint a new one before then\n`);
+  return client;
 }
 
 function gapLine(gap: ReconcileGap): string {
