@@ -209,6 +209,8 @@ export function findGaps(rack: RackSnapshot, held: readonly HeldEvent[], window:
       if (!list.covered) uncovered.push({ app: snapshot.app.name, route: list.route, limit: list.limit });
     }
   }
+  for (const app of rack.gone ?? [])
+    findings.cannotTell.push({ action: '*', app, id: '', reason: 'the app was deleted while it was read: its records went with it' });
   const at = (gap: ReconcileGap) => Date.parse(gap.evidence.at);
   return {
     since: window.since,

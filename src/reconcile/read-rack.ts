@@ -74,8 +74,19 @@ async function readApp(client: RackClient, app: RackApp, since: Date, depth: Rea
 export async function readRack(client: RackClient, since: Date, depth: ReadDepth, apps?: readonly string[]): Promise<RackSnapshot> {
   const readAt = new Date();
   const list = apps === undefined || apps.length === 0 ? await client.apps() : await Promise.all(apps.map((name) => client.app(name)));
+  const named = apps !== undefined && apps.length > 0;
   const snapshots: AppSnapshot[] = [];
+  const gone: string[] = [];
   // One app at a time: a reconcile is a background check, and the rack's api serves deploys too.
-  for (const app of list) snapshots.push(await readApp(client, app, since, depth));
-  return { apps: snapshots, readAt };
+  for (const app of list) {
+    try {
+      snapshots.push(await readApp(client, app, since, depth));
+    } catch (error) {
+      // Deleted between the list and its reads (404 app not found): its records went with it.
+      // An app the caller named is different: its 404 fails the reconcile.
+      if (named || !(error instanceof RackApiError && error.code === 'rack_not_found' && error.httpStatus === 404)) throw error;
+      gone.push(app.name);
+    }
+  }
+  return { apps: snapshots, readAt, gone };
 }

@@ -29,6 +29,8 @@ export interface RackSnapshot {
   readonly apps: readonly AppSnapshot[];
   /** When the reads started: the window's end. */
   readonly readAt: Date;
+  /** Apps listed by `GET /apps` but deleted before their records were read (404). */
+  readonly gone?: readonly string[];
 }
 
 /** One event the inbox holds (in any state), reduced to what matching needs. */

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createRackClient } from '../../src/rack-api/client.js';
+import { findGaps } from '../../src/reconcile/gaps.js';
 import { readRack } from '../../src/reconcile/read-rack.js';
 import { createRackEmulator } from '../../src/testing/emulator.js';
 import { inProcessFetch } from '../kit/rack-api.js';
@@ -57,6 +58,28 @@ describe('readRack', () => {
     await expect(readRack(client, at(HOUR), { firstLimit: 50, maxLimit: 1000, buildLookbackMs: 0 }, ['nope'])).rejects.toMatchObject({
       code: 'rack_not_found',
       httpStatus: 404,
+    });
+  });
+
+  it('goes on past an app deleted between the list and its reads, and says so', async () => {
+    const rack = createRackEmulator({ log: () => {} });
+    await rack.api.createApp('gone');
+    await rack.api.createApp('web');
+    const fetch = inProcessFetch(rack.api);
+    // `gone` is listed, then deleted before its builds are read.
+    const client = createRackClient({
+      url: 'https://api.rack.example',
+      token: rack.api.mintToken(),
+      fetch: (url, init) => (new URL(url).pathname.startsWith('/apps/gone/') ? rack.api.apps.delete('gone') : undefined, fetch(url, init)),
+    });
+    const snapshot = await readRack(client, at(HOUR), { firstLimit: 50, maxLimit: 1000, buildLookbackMs: 0 });
+    expect([snapshot.apps.map((app) => app.app.name), snapshot.gone]).toEqual([['web'], ['gone']]);
+    const report = findGaps(snapshot, [], { since: at(HOUR), until: snapshot.readAt, graceMs: 0 });
+    expect(report.cannotTell).toContainEqual({
+      action: '*',
+      app: 'gone',
+      id: '',
+      reason: 'the app was deleted while it was read: its records went with it',
     });
   });
 });
