@@ -46,7 +46,7 @@ describe('reconcile', () => {
     const env = await api.changeEnv('web', { at: ago(7 * HOUR), drop: true });
     api.startBuild('web', { started: ago(HOUR) }); // still running: owes nothing
     const threshold = await api.budgetAlert('web', 'threshold', { at: ago(6 * HOUR), drop: true });
-    await api.budgetAlert('web', 'cap', { at: ago(5 * HOUR) });
+    const cap = await api.budgetAlert('web', 'cap', { at: ago(5 * HOUR), drop: true });
     const webTick = await api.autoShutdown('web', 'armed', { at: ago(4 * HOUR) });
     await api.autoShutdown('web', 'fired', { at: ago(3 * HOUR), drop: true });
     await api.autoShutdown('web', 'restored', { at: ago(2 * HOUR), drop: true });
@@ -64,6 +64,7 @@ describe('reconcile', () => {
         `build:create web ${edge.build.id}`,
         `release:create web ${env.id}`,
         `app:budget:threshold web ${threshold}`,
+        `app:budget:cap web ${cap}`,
         `${SHUTDOWN}fired web ${webTick}`,
         `${SHUTDOWN}restored web ${webTick}`,
         `${SHUTDOWN}armed api ${apiTick}`,
