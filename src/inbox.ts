@@ -62,3 +62,37 @@ export type {
   StoreDeliveryOptions,
   StoredRow,
 } from './receiver/inbox-contract.js';
+
+// Reconciling the inbox against the rack's read API (issue 39).
+export { createRackClient } from './rack-api/client.js';
+export type { RackClient, RackClientOptions, RackFetch } from './rack-api/client.js';
+export { createNodeRackFetch } from './rack-api/node-fetch.js';
+export type { NodeRackFetchOptions } from './rack-api/node-fetch.js';
+export { RackApiError } from './rack-api/errors.js';
+export type { RackApiErrorCode } from './rack-api/errors.js';
+export { decodeRackToken } from './rack-api/token.js';
+export type {
+  RackApp,
+  RackBudget,
+  RackBudgetState,
+  RackBuild,
+  RackRelease,
+  RackShutdownState,
+  RackSystem,
+  RackTokenClaims,
+} from './rack-api/types.js';
+export { reconcile } from './reconcile/reconcile.js';
+export type { ReconcileOptions } from './reconcile/reconcile.js';
+export { findGaps } from './reconcile/gaps.js';
+export type {
+  AppSnapshot,
+  CannotTell,
+  GapEvidence,
+  HeldEvent,
+  RackSnapshot,
+  ReadList,
+  ReconcileGap,
+  ReconcileReport,
+  ReconcileWindow,
+  Uncovered,
+} from './reconcile/types.js';

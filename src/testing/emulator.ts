@@ -4,6 +4,7 @@ import { rackKeyProblems } from '../signature/rack-key-checks.js';
 import { sign } from '../signature/sign.js';
 import { MAX_TIMER_MS } from '../shared/timers.js';
 import { deployedJson } from './deployed-json.js';
+import { RackApiEmulator } from './rack-api/api.js';
 import { DEFAULT_DISPATCH_TIMEOUT_MS, parseReceiverEntry } from './receiver-config.js';
 import type { DispatchResult, RackEmulator, RackEmulatorOptions, WebhooksConfig } from './types.js';
 
@@ -184,7 +185,7 @@ export function createRackEmulator(options: RackEmulatorOptions = {}): RackEmula
   };
   let signing = setKeys(options.signingKeys);
 
-  return {
+  const emulator: RackEmulator = {
     setWebhooks(next) {
       webhooks = next;
     },
@@ -217,5 +218,9 @@ export function createRackEmulator(options: RackEmulatorOptions = {}): RackEmula
         }),
       );
     },
+    // Replaced below: the API sends through this emulator's dispatch.
+    api: undefined as unknown as RackApiEmulator,
   };
+  (emulator as { api: RackApiEmulator }).api = new RackApiEmulator((event) => emulator.dispatch(event), options.api);
+  return emulator;
 }

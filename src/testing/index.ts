@@ -11,3 +11,7 @@ export { createRackEmulator, parseReceiverEntry, DEFAULT_DISPATCH_TIMEOUT_MS } f
 export { parseDuration } from './duration.js';
 export { deployedJson } from './deployed-json.js';
 export type { DispatchResult, RackEmulator, RackEmulatorOptions, SkipReason, WebhooksConfig } from './types.js';
+export { RackApiEmulator, ConnectionDropped } from './rack-api/api.js';
+export type { RackApiOptions } from './rack-api/api.js';
+export type { DropChoice, RackChangeOptions, SentEvent, ShutdownStep } from './rack-api/model.js';
+export type { RackRole } from './rack-api/tokens.js';

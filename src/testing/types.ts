@@ -1,3 +1,5 @@
+import type { RackApiEmulator, RackApiOptions } from './rack-api/api.js';
+
 /** The rack's `webhooks` configuration map: receiver name to value (a plain URL, or JSON `{ url, timeout }`). */
 export type WebhooksConfig = Readonly<Record<string, string>>;
 
@@ -99,6 +101,8 @@ export interface RackEmulatorOptions {
    * @defaultValue `'utf8'`
    */
   secretEncoding?: 'utf8' | 'hex';
+  /** The rack's read API (`emulator.api`): its password and clock. */
+  api?: RackApiOptions;
 }
 
 /** The rack's sending side, as {@link createRackEmulator} returns it. */
@@ -113,4 +117,9 @@ export interface RackEmulator {
    * receiver's URL is sent as basic auth, as the rack's HTTP client does.
    */
   dispatch(event: object | string | Uint8Array, options?: { timestamp?: number }): Promise<DispatchResult[]>;
+  /**
+   * The rack's state and read API (rack-api.md): changes that send their webhooks through
+   * `dispatch` (or drop chosen ones), and `handle(request)` answering the API's routes from that state.
+   */
+  readonly api: RackApiEmulator;
 }

@@ -906,12 +906,12 @@ describe('inbox on a PGlite directory', () => {
 describe('inbox usage', () => {
   it('lists the subcommands, helps with each, and suggests the nearest name', async () => {
     expect((await cli('--help')).out).toMatch(
-      /\n {2}inbox {4}operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate, forward\n/,
+      /\n {2}inbox {4}operate a durable inbox: list, show, stats, health, retry, replay, prune, export, import, migrate, forward, reconcile\n/,
     );
     const bare = await cli('inbox');
     expect(bare.code).toBe(2);
     expect(bare.err).toMatch(/^Usage: rack-webhooks inbox <subcommand> --database/);
-    expect(bare.err).toMatch(/\n {2}import {3}store the deliveries of an export/);
+    expect(bare.err).toMatch(/\n {2}import {5}store the deliveries of an export/);
     expect(await cli('inbox', '--help')).toEqual({ code: 0, out: bare.err, err: '' });
     expect((await cli('inbox', 'help', 'prune')).out).toMatch(/^Usage: rack-webhooks inbox prune --before/);
     expect((await cli('help', 'inbox', 'show')).out).toMatch(/^Usage: rack-webhooks inbox show <id>/);
