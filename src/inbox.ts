@@ -24,6 +24,7 @@ export type {
   BacklogRuleOptions,
   CheckResult,
   DeadRuleOptions,
+  LogGapsRuleOptions,
   NoWorkerRuleOptions,
   OverdueLifecycleRuleOptions,
   RefusalsRuleOptions,
