@@ -86,7 +86,6 @@ const releaseId = (data: unknown): string | undefined => {
   const value = (data as Record<string, unknown>)['id'];
   return typeof value === 'string' ? value.toUpperCase() : undefined;
 };
-const pair = (app: string, id: string) => `${app}\u0000${id}`;
 const isDryRun = (data: unknown) => {
   const value = (data as Record<string, unknown>)['dry_run'];
   return value === 'true' || value === true;

@@ -54,7 +54,15 @@ export function only(
   rule: 'dead' | 'backlog' | 'silence' | 'overdueLifecycle' | 'noWorker' | 'refusals' | 'logGaps',
   options: object = {},
 ) {
-  const off = { dead: false, backlog: false, silence: false, overdueLifecycle: false, noWorker: false, refusals: false, logGaps: false } as const;
+  const off = {
+    dead: false,
+    backlog: false,
+    silence: false,
+    overdueLifecycle: false,
+    noWorker: false,
+    refusals: false,
+    logGaps: false,
+  } as const;
   return { ...off, [rule]: options };
 }
 

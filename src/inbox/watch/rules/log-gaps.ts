@@ -31,7 +31,8 @@ const TOLD: Readonly<Record<LogGapRule, (gap: LogGap) => string>> = {
   outcome_without_promote: (gap) => `release:promote of ${release(gap)} never arrived, though its app:promote outcome did`,
   app_create_without_promote: () => `release:promote of the app's creation (id "") never arrived, though app:create did`,
   shutdown_without_armed: (gap) => `auto-shutdown :armed of ${gap.id} never arrived, though later events of that countdown did`,
-  shutdown_end_without_shutdown: (gap) => `auto-shutdown :fired or :failed of ${gap.id} never arrived, though its :expired or :restored did`,
+  shutdown_end_without_shutdown: (gap) =>
+    `auto-shutdown :fired or :failed of ${gap.id} never arrived, though its :expired or :restored did`,
 };
 const release = (gap: LogGap) => (gap.id === '' ? `the app's creation (id "")` : `release ${gap.id}`);
 
@@ -96,7 +97,12 @@ export function logGapsRule(options: NonNullable<ResolvedRules['logGaps']>, kept
         }
         after = next;
       }
-      const gaps = findLogGaps(events, { nowMs: now.getTime(), horizonMs, graceMs: options.graceMs, promoteOutcomeMs: options.promoteOutcomeMs });
+      const gaps = findLogGaps(events, {
+        nowMs: now.getTime(),
+        horizonMs,
+        graceMs: options.graceMs,
+        promoteOutcomeMs: options.promoteOutcomeMs,
+      });
       return gaps.map((gap) => findingOf(gap, now, options));
     },
   };
