@@ -1,9 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { startConsole } from '../../../src/console/server/start-console.js';
 import { httpAlertSink } from '../../../src/inbox.js';
+import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { createTestEvent, rackTickId, rackTimestamp } from '../../../src/testing/index.js';
 import { captureOutput, cli } from '../../cli/inbox-helpers.js';
+import { fakeAssets, SCHEMAS } from '../../console/console-fixture.js';
 import { POSTGRES_URL } from '../databases.js';
 import { openInbox } from '../helpers.js';
 import { MINUTE, only, TestClock, watch, watchSuiteSetup } from './helpers.js';
@@ -162,5 +165,26 @@ describe('log gaps on PostgreSQL', () => {
     const text = await cli('inbox', 'health', ...on);
     expect(text.out).toContain('\nlog gaps        4 open\n  critical  since ');
     expect(text.out).toContain(`  [deliveries ${create}, ${outcome}]\n`);
+
+    // And the console's overview (its stats view) lists them with the open alerts.
+    const running = await startConsole({
+      inbox: h.inbox,
+      query: (text, params) => h.db.query(text, params),
+      deliveriesTable: resolveTableNames(h.table).deliveries,
+      databaseShown: 'test',
+      assetsDirectory: fakeAssets(),
+      schemasDirectory: SCHEMAS,
+    });
+    onTestFinished(() => running.close());
+    const overview = await fetch(`${running.origin}/api/overview`, { headers: { authorization: `Bearer ${running.token}` } });
+    expect(overview.status).toBe(200);
+    const { alerts } = (await overview.json()) as { alerts: { rule: string; key: string; severity: string; summary: string }[] };
+    expect(alerts.map((alert) => `${alert.rule} ${alert.severity} ${alert.key}`)).toEqual([
+      'log_gap critical log_gap:billing-api:release:create:RLOST00001',
+      'log_gap critical log_gap:new-api:release:promote:',
+      `log_gap critical log_gap:billing-api:app:budget:auto-shutdown:armed:${tick}`,
+      'log_gap warning log_gap:billing-api:app:promote:completed|errored|cancelled:RSLOW00001',
+    ]);
+    expect(alerts[0]!.summary).toBe(sink.received[0]!['summary']);
   });
 });
