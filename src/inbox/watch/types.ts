@@ -19,7 +19,8 @@ export interface Alert {
   readonly severity: AlertSeverity;
   /**
    * The incident's identity, stable from open to resolve (`dead`, `refusals:signature_mismatch`,
-   * `overdue_lifecycle:billing-api:<tick_id>`): use it as the pager's dedup key.
+   * `overdue_lifecycle:billing-api:<tick_id>`, `log_gap:billing-api:release:create:<release id>`):
+   * use it as the pager's dedup key.
    */
   readonly key: string;
   /** The incident's row id: unique across incidents of this inbox, also across reopenings of one key. */
