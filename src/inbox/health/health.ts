@@ -228,7 +228,7 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
       deliveryStats(driver, names),
       listWorkers(driver, names),
       readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }) as Promise<RefusalCount[]>,
-      readLogGaps(driver, names),
+      readLogGaps((text, params) => driver.query(text, params ?? []), names),
     ]);
   } catch (error) {
     return failed(error, findings);

@@ -2,9 +2,9 @@
  * The log gaps open now: the `log_gap` incidents inbox.watch() keeps (any process's watcher), each an
  * event the rack sent that this inbox never stored, for `inbox.health()`. Read from the incidents
  * table, so a probe costs one statement however long the log; a schema from before that table
- * (version 6) has none to read.
+ * (version 6) has none to read. The console's app view reads them too.
  */
-import type { Driver } from '../database/driver.js';
+import type { Query } from '../queries/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 
 /** A delivery that implies the missing event. */
@@ -44,11 +44,11 @@ export interface OpenLogGap {
 const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
 
 /** The open log gaps, oldest first; `undefined` when the schema has no incidents table. */
-export async function readLogGaps(driver: Driver, names: TableNames): Promise<OpenLogGap[] | undefined> {
+export async function readLogGaps(query: Query, names: TableNames): Promise<OpenLogGap[] | undefined> {
   const table = watchTables(names).incidents;
-  const [exists] = await driver.query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
+  const [exists] = await query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
   if (exists?.['present'] !== true) return undefined;
-  const rows = await driver.query(
+  const rows = await query(
     `SELECT key, severity, summary, since, opened_at, fields FROM ${table}
       WHERE resolved_at IS NULL AND rule = 'log_gap' ORDER BY since, id`,
   );

@@ -186,5 +186,13 @@ describe('log gaps on PostgreSQL', () => {
       'log_gap warning log_gap:billing-api:app:promote:completed|errored|cancelled:RSLOW00001',
     ]);
     expect(alerts[0]!.summary).toBe(sink.received[0]!['summary']);
+    // Its app view lists each app's gaps with the anomalies, and marks their deliveries on the timeline.
+    const app = await fetch(`${running.origin}/api/app?name=new-api`, { headers: { authorization: `Bearer ${running.token}` } });
+    const detail = (await app.json()) as { anomalies: unknown[]; timeline: { id: string; anomaly: boolean }[] };
+    expect(detail.anomalies).toEqual([{ kind: 'log_gap', id: '', message: sink.received[1]!['summary'], deliveryIds: [create, outcome] }]);
+    expect(detail.timeline.filter((event) => event.anomaly).map((event) => event.id)).toEqual([create, outcome]);
+    const list = await fetch(`${running.origin}/api/apps`, { headers: { authorization: `Bearer ${running.token}` } });
+    const { apps } = (await list.json()) as { apps: { app: string; anomalies: number }[] };
+    expect(apps.find((entry) => entry.app === 'new-api')).toMatchObject({ anomalies: 1 });
   });
 });
