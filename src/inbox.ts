@@ -24,6 +24,7 @@ export type {
   BacklogRuleOptions,
   CheckResult,
   DeadRuleOptions,
+  LogGapsRuleOptions,
   NoWorkerRuleOptions,
   OverdueLifecycleRuleOptions,
   RefusalsRuleOptions,
@@ -38,6 +39,7 @@ export type { HealthEndpoint, HealthEndpoints, HealthHandlerOptions, HealthSourc
 export type { HealthOptions, HealthStatus, InboxHealth, InboxReadiness } from './inbox/health/health.js';
 export type { HealthCheckName, HealthCheckState, HealthChecks, ReadinessCheckName, ReadinessChecks } from './inbox/health/checks.js';
 export type { HealthLogger, HealthLogRecord } from './inbox/health/probe-log.js';
+export type { LogGapEvidence, OpenLogGap } from './inbox/health/log-gaps.js';
 export type { RefusalCount, RefusalListener, RefusalMinute, RefusalQuery } from './inbox/health/refusals.js';
 export type { WorkerInfo } from './inbox/health/workers.js';
 export { schemaSql } from './inbox/schema/migrations.js';

@@ -46,12 +46,13 @@ export function findAnomalies(app: string, index: LifecycleIndex, newest: bigint
         events: [tick.fired],
       });
     }
-    if (tick.restored !== undefined && tick.fired === undefined && waited(tick.restored)) {
+    // A shutdown that failed is restored too (rack-api.md section 4, rule 4).
+    if (tick.restored !== undefined && tick.fired === undefined && tick.failed === undefined && waited(tick.restored)) {
       found.push({
         kind: 'restored_without_fired',
         app,
         id: tickId,
-        message: `auto-shutdown of ${app} restored in tick ${tickId} without :fired`,
+        message: `auto-shutdown of ${app} restored in tick ${tickId} without :fired or :failed`,
         events: [tick.restored],
       });
     }

@@ -8,6 +8,7 @@ import { field } from './read-field.js';
 export interface TickEvents {
   readonly armed?: AnyWebhookEvent;
   readonly fired?: AnyWebhookEvent;
+  readonly failed?: AnyWebhookEvent;
   readonly restored?: AnyWebhookEvent;
 }
 
@@ -23,6 +24,7 @@ export const MAX_TICKS = 1000;
 const TICK_ROLES: ReadonlyMap<string, keyof TickEvents> = /* @__PURE__ */ new Map([
   ['app:budget:auto-shutdown:armed', 'armed'],
   ['app:budget:auto-shutdown:fired', 'fired'],
+  ['app:budget:auto-shutdown:failed', 'failed'],
   ['app:budget:auto-shutdown:restored', 'restored'],
 ]);
 

@@ -33,7 +33,8 @@ describe('rack-webhooks inbox health', () => {
       out:
         `status: unhealthy\n  - the inbox table ${table} was never migrated: run inbox.migrate() or rack-webhooks inbox migrate\n` +
         `database        reachable\nschema          not migrated (this package needs version ${LATEST_VERSION})\n` +
-        'workers         0 live\noldest pending  none\ndead            0\nrefused (1 h)   none\n',
+        'workers         0 live\noldest pending  none\ndead            0\nrefused (1 h)   none\n' +
+        'log gaps        n/a (no incidents table in this schema: run rack-webhooks inbox migrate)\n',
     });
 
     expect((await cli('inbox', 'migrate', ...on(table))).code).toBe(0);
@@ -43,7 +44,8 @@ describe('rack-webhooks inbox health', () => {
       out:
         'status: warning\n  - no worker is running: new deliveries will wait until one starts\n' +
         `database        reachable\nschema          version ${LATEST_VERSION} (current)\n` +
-        'workers         0 live\noldest pending  none\ndead            0\nrefused (1 h)   none\n',
+        'workers         0 live\noldest pending  none\ndead            0\nrefused (1 h)   none\n' +
+        'log gaps        none open (found by inbox.watch())\n',
     });
 
     // Four deliveries, a worker that ran them (one done, two dead, one ignored), then stopped.
@@ -64,7 +66,7 @@ describe('rack-webhooks inbox health', () => {
         'the oldest pending delivery has waited 2.0 h (more than 15 min)',
         '1 refused delivery in the last hour (malformed_header 1)',
       ],
-      checks: { database: 'ok', schema: 'ok', workers: 'failing', backlog: 'failing', dead: 'ok', refusals: 'warning' },
+      checks: { database: 'ok', schema: 'ok', workers: 'failing', backlog: 'failing', dead: 'ok', refusals: 'warning', gaps: 'ok' },
       database: { reachable: true },
       schema: { version: LATEST_VERSION, expected: LATEST_VERSION, current: true, newerThanPackage: false },
       workers: { live: 0, gone: 0, list: [] },
@@ -104,7 +106,15 @@ describe('rack-webhooks inbox health', () => {
     expect(JSON.parse(json.out)).toMatchObject({
       status: 'unreachable',
       ok: false,
-      checks: { database: 'failing', schema: 'unknown', workers: 'unknown', backlog: 'unknown', dead: 'unknown', refusals: 'unknown' },
+      checks: {
+        database: 'failing',
+        schema: 'unknown',
+        workers: 'unknown',
+        backlog: 'unknown',
+        dead: 'unknown',
+        refusals: 'unknown',
+        gaps: 'unknown',
+      },
       database: { reachable: false },
     });
     const bad = await cli('inbox', 'health', ...on(newTable()), '--max-pending-age', 'soon');

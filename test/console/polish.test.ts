@@ -221,7 +221,7 @@ describe('the stats view', () => {
       onAlert: () => {},
       retention: false,
       intervalMs: 3_600_000,
-      rules: { backlog: false, silence: false, overdueLifecycle: false, noWorker: false, refusals: false },
+      rules: { backlog: false, silence: false, overdueLifecycle: false, noWorker: false, refusals: false, logGaps: false },
     });
     try {
       await watcher.check();

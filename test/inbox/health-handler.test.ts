@@ -72,7 +72,7 @@ function pool(url: string) {
   return client;
 }
 
-const UNKNOWN_REST = { workers: 'unknown', backlog: 'unknown', dead: 'unknown', refusals: 'unknown' };
+const UNKNOWN_REST = { workers: 'unknown', backlog: 'unknown', dead: 'unknown', refusals: 'unknown', gaps: 'unknown' };
 
 describe('healthHandler with the database away: strangers learn the status and check names only', () => {
   // Each one a way a driver's error names what a stranger must not learn.
@@ -209,7 +209,10 @@ describe('healthHandler with the database up', () => {
     // No worker yet: a warning, still 200.
     expect(await get('/health')).toMatchObject({
       status: 200,
-      body: { status: 'warning', checks: { database: 'ok', schema: 'ok', workers: 'warning', backlog: 'ok', dead: 'ok', refusals: 'ok' } },
+      body: {
+        status: 'warning',
+        checks: { database: 'ok', schema: 'ok', workers: 'warning', backlog: 'ok', dead: 'ok', refusals: 'ok', gaps: 'ok' },
+      },
     });
 
     const worker = inbox.work(createReceiver({ secrets: 'k', inbox }), { workerId: 'probe-worker-secret', heartbeatMs: 50 });
@@ -223,7 +226,7 @@ describe('healthHandler with the database up', () => {
       () => 'the worker to show as live',
     );
     expect(ok.text).toBe(
-      '{"status":"ok","checks":{"database":"ok","schema":"ok","workers":"ok","backlog":"ok","dead":"ok","refusals":"ok"}}',
+      '{"status":"ok","checks":{"database":"ok","schema":"ok","workers":"ok","backlog":"ok","dead":"ok","refusals":"ok","gaps":"ok"}}',
     );
     for (const secret of ['probe-worker-secret', hostname(), String(process.pid), 'probe_table_secret', db.schema])
       expect(ok.text).not.toContain(secret);

@@ -141,7 +141,15 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
         '2 deliveries waiting and no worker is running',
         'the oldest pending delivery has waited 20 min (more than 60 s)',
       ]);
-      expect(health.checks).toEqual({ database: 'ok', schema: 'ok', workers: 'failing', backlog: 'failing', dead: 'ok', refusals: 'ok' });
+      expect(health.checks).toEqual({
+        database: 'ok',
+        schema: 'ok',
+        workers: 'failing',
+        backlog: 'failing',
+        dead: 'ok',
+        refusals: 'ok',
+        gaps: 'ok',
+      });
 
       // A worker runs them; one fails for good (dead); a forged delivery is refused and counted.
       receiver.on(FIRED, (event) => {
@@ -163,7 +171,15 @@ describe.each(CLIENT_KINDS)('inbox.health() (%s)', (kind) => {
         ok: true,
         reasons: ['1 dead delivery: retry with inbox.retry() once fixed', '1 refused delivery in the last hour (signature_mismatch 1)'],
       });
-      expect(health.checks).toEqual({ database: 'ok', schema: 'ok', workers: 'ok', backlog: 'ok', dead: 'warning', refusals: 'warning' });
+      expect(health.checks).toEqual({
+        database: 'ok',
+        schema: 'ok',
+        workers: 'ok',
+        backlog: 'ok',
+        dead: 'warning',
+        refusals: 'warning',
+        gaps: 'ok',
+      });
       expect(health).toMatchObject({
         workers: { live: 1, gone: 0 },
         oldestPendingAgeMs: null,
@@ -228,6 +244,7 @@ describe('inbox.health() when the database cannot be reached', () => {
         backlog: 'unknown',
         dead: 'unknown',
         refusals: 'unknown',
+        gaps: 'unknown',
       });
       expect(await inbox.readiness()).toMatchObject({ ready: false, checks: { database: 'failing', schema: 'unknown' } });
     } finally {

@@ -167,6 +167,12 @@ describe('restored_without_fired', () => {
     expect(state.anomalies()).toEqual([]);
   });
 
+  it('a shutdown that failed is restored too: no anomaly (rack-api.md section 4, rule 4)', () => {
+    const state = applyAll([shutdown('armed', at(0), TICK), shutdown('failed', at(HOUR), TICK), shutdown('restored', at(2 * HOUR), TICK)]);
+    state.apply(clock(3 * HOUR));
+    expect(state.anomalies()).toEqual([]);
+  });
+
   it('a :restored without :armed or :fired is only restored_without_fired', () => {
     const restored = shutdown('restored', at(0), TICK);
     const state = applyAll([restored, clock(HOUR)]);

@@ -5,7 +5,15 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type HistorySpan, type Inbox, type Query, readHistory, readOpenAlerts, resolveTableNames } from '../../inbox/facade/index.js';
+import {
+  type HistorySpan,
+  type Inbox,
+  type Query,
+  readHistory,
+  readLogGaps,
+  readOpenAlerts,
+  resolveTableNames,
+} from '../../inbox/facade/index.js';
 import { AppsIndex } from './api/apps.js';
 import { ChangeFeed } from './api/changes.js';
 import { fieldDescriber } from './api/schema-fields.js';
@@ -53,7 +61,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? newToken();
   const onError = options.onError ?? (() => {});
-  const apps = new AppsIndex(options.inbox, options.query, options.deliveriesTable, options.inbox.table);
+  const names = resolveTableNames(options.inbox.table);
+  const apps = new AppsIndex(options.inbox, options.query, options.deliveriesTable, options.inbox.table, undefined, () =>
+    readLogGaps(options.query, names),
+  );
   const changes = new ChangeFeed(options.inbox, options.query, options.deliveriesTable, options.pollMs ?? 500, onError);
   const describe = fieldDescriber(options.schemasDirectory);
   const overview = () => ({ table: options.inbox.table, database: options.databaseShown });
@@ -76,7 +87,6 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   });
   const address = server.address() as AddressInfo;
   const access = consoleAccess(token, host, address.port);
-  const names = resolveTableNames(options.inbox.table);
   const history = (span: HistorySpan) => readHistory(options.query, names, span);
   const openAlerts = () => readOpenAlerts(options.query, names);
   ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview, history, openAlerts };

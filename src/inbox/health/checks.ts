@@ -4,7 +4,7 @@
  */
 
 /** The checks of `inbox.health()`, in the order they are reported. */
-export const HEALTH_CHECKS: readonly HealthCheckName[] = ['database', 'schema', 'workers', 'backlog', 'dead', 'refusals'];
+export const HEALTH_CHECKS: readonly HealthCheckName[] = ['database', 'schema', 'workers', 'backlog', 'dead', 'refusals', 'gaps'];
 
 /** The checks of `inbox.readiness()`: the ones that say whether this process can store deliveries. */
 export const READINESS_CHECKS: readonly ReadinessCheckName[] = ['database', 'schema'];
@@ -16,8 +16,11 @@ export const READINESS_CHECKS: readonly ReadinessCheckName[] = ['database', 'sch
  */
 export type HealthCheckState = 'ok' | 'warning' | 'failing' | 'unknown';
 
-/** A check of `inbox.health()`: `database`, `schema`, `workers`, `backlog` (the oldest pending delivery's age), `dead`, `refusals`. */
-export type HealthCheckName = 'database' | 'schema' | 'workers' | 'backlog' | 'dead' | 'refusals';
+/**
+ * A check of `inbox.health()`: `database`, `schema`, `workers`, `backlog` (the oldest pending
+ * delivery's age), `dead`, `refusals`, `gaps` (log gaps `inbox.watch()` found open).
+ */
+export type HealthCheckName = 'database' | 'schema' | 'workers' | 'backlog' | 'dead' | 'refusals' | 'gaps';
 
 /** A check of `inbox.readiness()`: `database`, `schema`. */
 export type ReadinessCheckName = 'database' | 'schema';

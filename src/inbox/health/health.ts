@@ -13,6 +13,7 @@ import {
   type HealthChecks,
   type ReadinessChecks,
 } from './checks.js';
+import { readLogGaps, type OpenLogGap } from './log-gaps.js';
 import { readRefusals, type RefusalCount } from './refusals.js';
 import { listWorkers, type WorkerInfo } from './workers.js';
 
@@ -46,7 +47,7 @@ export interface InboxHealth {
   /** One sentence per finding that is not ok, worst first; empty when `status` is `ok`. */
   readonly reasons: readonly string[];
   /**
-   * Each check's state by name (`database`, `schema`, `workers`, `backlog`, `dead`, `refusals`):
+   * Each check's state by name (`database`, `schema`, `workers`, `backlog`, `dead`, `refusals`, `gaps`):
    * what `healthHandler` shows anyone, without the reasons' text.
    */
   readonly checks: HealthChecks;
@@ -92,6 +93,8 @@ export interface InboxHealth {
     /** Per refusal code, most frequent first. */
     readonly byCode: readonly RefusalCount[];
   };
+  /** Events the rack sent that never arrived, as `inbox.watch()` found them (its `logGaps` rule); `null` without an incidents table. */
+  readonly logGaps: readonly OpenLogGap[] | null;
 }
 
 /** What `inbox.readiness()` answers. */
@@ -191,6 +194,7 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
     oldestPendingAgeMs: null,
     dead: 0,
     refusalsLastHour: { total: 0, byCode: [] },
+    logGaps: null,
   };
   // The database did not answer (unreachable), or refused a statement (unhealthy: permissions, say).
   const failed = (error: unknown, found: readonly CheckFinding[] = []): InboxHealth => {
@@ -218,12 +222,13 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
   if (schema.version === null || schema.version < 4)
     return verdict({ ...empty, database: { reachable: true } }, new Set(['database', 'schema']), findings);
 
-  let stats: InboxStats, list: WorkerInfo[], byCode: RefusalCount[];
+  let stats: InboxStats, list: WorkerInfo[], byCode: RefusalCount[], gaps: OpenLogGap[] | undefined;
   try {
-    [stats, list, byCode] = await Promise.all([
+    [stats, list, byCode, gaps] = await Promise.all([
       deliveryStats(driver, names),
       listWorkers(driver, names),
       readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }) as Promise<RefusalCount[]>,
+      readLogGaps((text, params) => driver.query(text, params ?? []), names),
     ]);
   } catch (error) {
     return failed(error, findings);
@@ -231,6 +236,12 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
   const live = list.filter((worker) => worker.live).length;
   const total = byCode.reduce((sum, refusal) => sum + refusal.count, 0);
   findings.push(...activityFindings(stats, live, byCode, maxPendingAgeMs));
+  if (gaps !== undefined && gaps.length > 0)
+    findings.push({
+      check: 'gaps',
+      severity: 'warning',
+      text: `${plural(gaps.length, 'event')} the rack sent never arrived: ${gaps[0]!.summary}`,
+    });
   return verdict(
     {
       checkedAt,
@@ -241,8 +252,9 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
       oldestPendingAgeMs: stats.oldestPendingAgeMs,
       dead: stats.dead,
       refusalsLastHour: { total, byCode },
+      logGaps: gaps ?? null,
     },
-    new Set(HEALTH_CHECKS),
+    new Set(HEALTH_CHECKS.filter((check) => check !== 'gaps' || gaps !== undefined)),
     findings,
   );
 }

@@ -11,6 +11,7 @@ export interface ResolvedRules {
   readonly refusals?: { readonly threshold: number; readonly byCode: Readonly<Record<string, number>>; readonly windowMs: number };
   readonly silence?: { readonly afterMs: number; readonly lookbackMs: number; readonly minDeliveries: number };
   readonly overdueLifecycle?: { readonly graceMs: number; readonly lookbackMs: number };
+  readonly logGaps?: { readonly graceMs: number; readonly promoteOutcomeMs: number; readonly lookbackMs: number };
 }
 
 export interface ResolvedWatchOptions {
@@ -73,6 +74,13 @@ function resolveRules(rules: AlertRules | undefined): ResolvedRules {
     resolved.overdueLifecycle = {
       graceMs: whole('rules.overdueLifecycle.graceMs', overdue.graceMs, 30 * MINUTE, 0),
       lookbackMs: whole('rules.overdueLifecycle.lookbackMs', overdue.lookbackMs, 48 * 60 * MINUTE),
+    };
+  const gaps = ruleOptions<{ graceMs: number; promoteOutcomeMs: number; lookbackMs: number }>(given, 'logGaps');
+  if (gaps)
+    resolved.logGaps = {
+      graceMs: whole('rules.logGaps.graceMs', gaps.graceMs, 10 * MINUTE, 0),
+      promoteOutcomeMs: whole('rules.logGaps.promoteOutcomeMs', gaps.promoteOutcomeMs, 120 * MINUTE, 0),
+      lookbackMs: whole('rules.logGaps.lookbackMs', gaps.lookbackMs, 48 * 60 * MINUTE),
     };
   return resolved;
 }

@@ -1,7 +1,7 @@
 import type { RetentionOptions, RetentionResult } from '../retention/options.js';
 
 /** Which rule raised an alert. */
-export type AlertRule = 'dead' | 'backlog' | 'no_worker' | 'refusals' | 'silence' | 'overdue_lifecycle';
+export type AlertRule = 'dead' | 'backlog' | 'no_worker' | 'refusals' | 'silence' | 'overdue_lifecycle' | 'log_gap';
 
 /** `critical`: events are being lost or nothing runs them; `warning`: something is late. */
 export type AlertSeverity = 'critical' | 'warning';
@@ -19,7 +19,8 @@ export interface Alert {
   readonly severity: AlertSeverity;
   /**
    * The incident's identity, stable from open to resolve (`dead`, `refusals:signature_mismatch`,
-   * `overdue_lifecycle:billing-api:<tick_id>`): use it as the pager's dedup key.
+   * `overdue_lifecycle:billing-api:<tick_id>`, `log_gap:billing-api:release:create:<release id>`):
+   * use it as the pager's dedup key.
    */
   readonly key: string;
   /** The incident's row id: unique across incidents of this inbox, also across reopenings of one key. */
@@ -130,6 +131,32 @@ export interface OverdueLifecycleRuleOptions {
   lookbackMs?: number;
 }
 
+/** Options of the `logGaps` rule (rack-api.md section 4: what the log itself shows was lost). */
+export interface LogGapsRuleOptions {
+  /**
+   * How long an event the rack sent beside another one (just before it, in the same handler or
+   * tick) may still be in flight: the evidence waits this long, after both its own timestamp and
+   * its arrival, before its partner is missing.
+   *
+   * @defaultValue `600_000` (10 minutes)
+   */
+  graceMs?: number;
+  /**
+   * How long after a `release:promote` its outcome (`app:promote:completed`, `errored` or
+   * `cancelled`) may come: the rollout's deadline, then the rack's sweep (up to an hour).
+   *
+   * @defaultValue `7_200_000` (2 hours)
+   */
+  promoteOutcomeMs?: number;
+  /**
+   * How far back, in event time, the log is read; never further than retention keeps done,
+   * ignored and duplicate deliveries. A gap's incident resolves when its evidence leaves it.
+   *
+   * @defaultValue `172_800_000` (48 hours)
+   */
+  lookbackMs?: number;
+}
+
 /** Every rule is on by default; `false` turns one off. */
 export interface AlertRules {
   /** Deliveries that went dead. */
@@ -144,6 +171,8 @@ export interface AlertRules {
   silence?: SilenceRuleOptions | false;
   /** An armed auto-shutdown countdown with no outcome well past its expected shutdown time. */
   overdueLifecycle?: OverdueLifecycleRuleOptions | false;
+  /** An event the log shows the rack sent (a build's release, a promote's outcome, a countdown's `:armed`, ...) that never arrived. */
+  logGaps?: LogGapsRuleOptions | false;
 }
 
 /** Options of `inbox.watch()`. */

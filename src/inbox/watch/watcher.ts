@@ -75,7 +75,7 @@ export function startWatcher(driver: Driver, names: TableNames, watchOptions: Wa
   const options = resolveWatchOptions(watchOptions);
   const lease = new Lease(driver, names, options.watcherId, options.leaseMs);
   const incidents = new Incidents(driver, names);
-  const rules = buildRules(options.rules);
+  const rules = buildRules(options.rules, options.retention);
   let stopping = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   // One evaluation at a time in this watcher; retention passes run beside it, one at a time.

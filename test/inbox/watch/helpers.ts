@@ -50,8 +50,19 @@ export async function watch(harness: InboxHarness, clock: TestClock, options: Wa
 export const told = (alerts: readonly Alert[]) => alerts.map((alert) => `${alert.key} ${alert.status}`);
 
 /** Rules off but the one under test. */
-export function only(rule: 'dead' | 'backlog' | 'silence' | 'overdueLifecycle' | 'noWorker' | 'refusals', options: object = {}) {
-  const off = { dead: false, backlog: false, silence: false, overdueLifecycle: false, noWorker: false, refusals: false } as const;
+export function only(
+  rule: 'dead' | 'backlog' | 'silence' | 'overdueLifecycle' | 'noWorker' | 'refusals' | 'logGaps',
+  options: object = {},
+) {
+  const off = {
+    dead: false,
+    backlog: false,
+    silence: false,
+    overdueLifecycle: false,
+    noWorker: false,
+    refusals: false,
+    logGaps: false,
+  } as const;
   return { ...off, [rule]: options };
 }
 

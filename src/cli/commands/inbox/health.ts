@@ -1,4 +1,4 @@
-import { checkStates, HEALTH_CHECKS, type InboxHealth, type WorkerInfo } from '../../../inbox/facade/index.js';
+import { checkStates, formatTime, HEALTH_CHECKS, type InboxHealth, type WorkerInfo } from '../../../inbox/facade/index.js';
 import { flagsHelp, secondsFlag, UsageError, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
 import { formatAge, oneLine } from '../../format.js';
@@ -21,15 +21,17 @@ seconds ago (default 900)`,
 
 export const health: Command = {
   name: 'health',
-  summary: 'is the inbox healthy: database, schema, live workers, backlog, dead, refusals (exit code for probes)',
+  summary: 'is the inbox healthy: database, schema, live workers, backlog, dead, refusals, log gaps (exit code for probes)',
   help: `Usage: rack-webhooks inbox health --database D [--max-pending-age SECONDS] [--json]
 
 Checks the inbox as inbox.health() does: the database answers, the schema is the one this package
 needs, which workers are live (a worker that missed 3 heartbeats is gone), how long the oldest
-pending delivery has waited, how many are dead, and what was refused in the last hour.
+pending delivery has waited, how many are dead, what was refused in the last hour, and the log
+gaps inbox.watch() found open: events the rack sent that this inbox never stored (a build's
+release:create, a promote's outcome, a countdown's :armed, ...), with the deliveries that say so.
 
 Exit codes (for a probe or a cron job):
-  0  ok, or warning (dead deliveries, refusals, no worker while nothing waits): still running
+  0  ok, or warning (dead deliveries, refusals, log gaps, no worker while nothing waits): still running
   1  unhealthy: schema missing or behind, deliveries waiting with no live worker, or the oldest
      pending delivery older than --max-pending-age
   2  could not check: the database cannot be reached (or is open in another process, for a
@@ -68,6 +70,7 @@ function unreachable(message: string): InboxHealth {
     oldestPendingAgeMs: null,
     dead: 0,
     refusalsLastHour: { total: 0, byCode: [] },
+    logGaps: null,
   };
 }
 
@@ -98,8 +101,23 @@ export function healthLines(report: InboxHealth): string[] {
     `oldest pending  ${report.oldestPendingAgeMs === null ? 'none' : `received ${formatAge(report.oldestPendingAgeMs)} ago`}`,
     `dead            ${report.dead}`,
     `refused (1 h)   ${refusalSummary(refused.total, refused.byCode)}`,
+    ...gapLines(report),
   );
   return lines;
+}
+
+/** `log gaps  none`, or their count and one line each: severity, since when, summary, the evidence's delivery ids. */
+function gapLines({ logGaps, checkedAt }: InboxHealth): string[] {
+  if (logGaps === null) return ['log gaps        n/a (no incidents table in this schema: run rack-webhooks inbox migrate)'];
+  if (logGaps.length === 0) return ['log gaps        none open (found by inbox.watch())'];
+  return [
+    `log gaps        ${logGaps.length} open`,
+    ...logGaps.map(
+      (gap) =>
+        `  ${gap.severity.padEnd(8)}  since ${formatTime(gap.since, checkedAt)}  ${oneLine(gap.summary)}` +
+        `  [deliveries ${gap.evidence.map((evidence) => evidence.deliveryId).join(', ')}]`,
+    ),
+  ];
 }
 
 /** `none`, or `41: signature_mismatch 40, invalid_json 1`. */

@@ -5,7 +5,7 @@
  * the transitions of a fresh fold over those events in order.
  */
 import type { AnyWebhookEvent } from '../../../events/types.js';
-import { type Inbox, type Query, readAppAttention, readIdsAfter } from '../../../inbox/facade/index.js';
+import { type Inbox, type OpenLogGap, type Query, readAppAttention, readIdsAfter } from '../../../inbox/facade/index.js';
 import { createRackState } from '../../../state/create-rack-state.js';
 import type { Anomaly, AutoShutdownPhase, RackState } from '../../../state/types.js';
 import { ConsoleRequestError } from './http.js';
@@ -78,6 +78,8 @@ export class AppsIndex {
     private readonly tableShown: string,
     /** Rows read per statement; small in tests, to cross batch and digit boundaries cheaply. */
     private readonly batch = BATCH,
+    /** The log gaps inbox.watch() keeps open: shown with the anomalies of their app. */
+    private readonly openGaps: () => Promise<readonly OpenLogGap[] | undefined> = () => Promise.resolve(undefined),
   ) {}
 
   /** Folds in what arrived since the last call; concurrent callers share one pass. */
@@ -117,23 +119,30 @@ export class AppsIndex {
     for (const id of this.recentlyApplied) if (id <= floor) this.recentlyApplied.delete(id);
   }
 
-  private anomalies(app?: string) {
-    return this.state
+  private async anomalies(app?: string) {
+    const found = this.state
       .anomalies()
       .filter((anomaly) => app === undefined || anomaly.app === app)
       .map((anomaly: Anomaly) => ({
-        kind: anomaly.kind,
+        app: anomaly.app,
+        kind: anomaly.kind as string,
         id: anomaly.id,
         message: anomaly.message,
         deliveryIds: anomaly.events.map((event) => this.deliveryOf.get(eventKey(event))).filter((id): id is string => id !== undefined),
       }));
+    // An event the log shows was lost (rack-api.md section 4), as the watcher last found it.
+    for (const gap of (await this.openGaps()) ?? []) {
+      if (app === undefined || gap.app === app)
+        found.push({ app: gap.app, kind: 'log_gap', id: gap.id, message: gap.summary, deliveryIds: gap.evidence.map((e) => e.deliveryId) });
+    }
+    return found;
   }
 
   async summaries() {
     await this.refresh();
     const attention = await readAppAttention(this.query, this.tableShown);
     const anomaliesPerApp = new Map<string, number>();
-    for (const anomaly of this.state.anomalies()) anomaliesPerApp.set(anomaly.app, (anomaliesPerApp.get(anomaly.app) ?? 0) + 1);
+    for (const anomaly of await this.anomalies()) anomaliesPerApp.set(anomaly.app, (anomaliesPerApp.get(anomaly.app) ?? 0) + 1);
     return {
       apps: this.state.apps().map((state) => ({
         app: state.app,
@@ -152,7 +161,7 @@ export class AppsIndex {
     await this.refresh();
     const state = this.state.app(app);
     if (state === undefined) throw new ConsoleRequestError(404, 'not_found', `no events for an app named ${JSON.stringify(app)}`);
-    const anomalies = this.anomalies(app);
+    const anomalies = (await this.anomalies(app)).map(({ app: _app, ...anomaly }) => anomaly);
     const flagged = new Set(anomalies.flatMap((anomaly) => anomaly.deliveryIds));
     const page = await this.inbox.list({ app, includeEvents: true, order: 'desc', limit: TIMELINE_LIMIT });
     const deliveries = [...page.deliveries].reverse();
