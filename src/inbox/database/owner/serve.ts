@@ -85,7 +85,10 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
     // (SQLSTATE 57P03), told apart from a stuck owner's silence: the guest connects to the next owner.
     if (closing) {
       socket.on('error', () => {});
-      return void socket.end(errorResponse('57P03', 'the owner of this PGlite directory is closing it: connect again to reach the next owner'));
+      socket.resume(); // read to its end: a socket never read would keep the server from closing
+      return void socket.end(
+        errorResponse('57P03', 'the owner of this PGlite directory is closing it: connect again to reach the next owner'),
+      );
     }
     const guest = new Guest(opened, socket, sessionParameters, options.idleInTransactionMs ?? 30_000);
     guests.add(guest);
