@@ -98,7 +98,11 @@ describe('a PGlite directory changing hands', () => {
     started.push(owner);
     // The socket appears when the directory is claimed, before PGlite has loaded.
     await vi.waitFor(() => expect(existsSync(socketPath(dir, 1))).toBe(true), { timeout: 60_000, interval: 5 });
-    const guest = await openPGlite(dir);
+    // Bounded well under the 60 s a guest once hung for when it connected before the owner served.
+    const guest = await Promise.race([
+      openPGlite(dir),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the guest was not served within 40 s')), 40_000)),
+    ]);
     expect(guest.role).toBe('guest');
     await vi.waitFor(() => expect(owner.lines).toEqual(['owner']), { timeout: 60_000 });
     expect((await (guest.client as pg.Pool).query('SELECT v FROM t')).rows).toEqual([{ v: 7 }]);
