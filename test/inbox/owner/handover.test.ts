@@ -5,7 +5,7 @@
  * The CLI and the example app are in test/cli/pglite-handover.test.ts.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -134,4 +134,43 @@ describe('a PGlite directory changing hands', () => {
     expect((await (next.client as PGlite).query('SELECT count(*)::int AS n FROM t')).rows).toEqual([{ n: 3 }]);
     await next.close();
   }, 120_000);
+
+  it('a socket another user owns (EACCES) proves nothing: openPGlite says so in one line, with a code', async (context) => {
+    if (process.getuid?.() !== 0) {
+      console.warn('SKIPPED: needs root to run a process as another user (nobody)');
+      return context.skip();
+    }
+    const parent = mkdtempSync(join(tmpdir(), 'rwt-hand-'));
+    made.push(parent);
+    const dir = join(parent, 'db');
+    mkdirSync(dir);
+    chmodSync(parent, 0o755);
+    chmodSync(dir, 0o755);
+    const claim = await claimDirectory({ fs, net }, dir); // this process owns it; its socket is root's
+    expect(claim.role).toBe('owner');
+    try {
+      const script = `
+        const { openPGlite } = await import(${JSON.stringify(`${ROOT}dist/inbox.js`)});
+        await openPGlite(${JSON.stringify(dir)}).then(
+          (db) => console.log(JSON.stringify({ role: db.role })),
+          (error) => console.log(JSON.stringify({ code: error.code, message: error.message })),
+        );`;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        uid: 65534,
+        gid: 65534,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      await new Promise((resolve) => child.once('close', resolve));
+      expect(JSON.parse(out)).toEqual({
+        code: 'pglite_owner_unknown',
+        message:
+          `cannot tell whether the PGlite directory ${dir} has a live owner: connecting to ${socketPath(dir, 1)} failed with EACCES ` +
+          '(permission denied: run as the user that owns the directory); if no process owns the directory, remove that socket file',
+      });
+    } finally {
+      if (claim.role === 'owner') await claim.release();
+    }
+  }, 60_000);
 });
