@@ -86,6 +86,7 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
     if (closing) {
       socket.on('error', () => {});
       socket.resume(); // read to its end: a socket never read would keep the server from closing
+      socket.setTimeout(2_000, () => socket.destroy()); // nor would a peer that never closes its side
       return void socket.end(
         errorResponse('57P03', 'the owner of this PGlite directory is closing it: connect again to reach the next owner'),
       );
