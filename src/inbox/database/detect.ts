@@ -25,5 +25,5 @@ export function driverFor(database: unknown, prepare = true): Driver {
 function directoryDriver(role: 'owner' | 'guest', client: unknown): Driver {
   if (role === 'owner') return pgliteDriver(client as Parameters<typeof pgliteDriver>[0], { owned: true });
   const driver = pgPoolDriver(client as Parameters<typeof pgPoolDriver>[0], false);
-  return { ...driver, listen: async () => async () => {} };
+  return { ...driver, listen: async () => async () => {}, sizedBy: 'openPGlite(dir, { poolSize })' };
 }

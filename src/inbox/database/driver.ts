@@ -39,6 +39,8 @@ export interface Driver extends Queryable {
   readonly parallel: boolean;
   /** The pool's size where the client says (pg `max`, postgres.js `max`); undefined when unknown. */
   readonly maxConnections: number | undefined;
+  /** The option that sets `maxConnections`, as an error names it; `max` (pg, postgres.js) when absent. */
+  readonly sizedBy?: string;
 }
 
 /** Transactions one after another on one connection, each COMMIT sent with the next BEGIN. */

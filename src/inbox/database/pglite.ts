@@ -73,7 +73,7 @@ async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
         'pass createInbox({ database: await openPGlite(dir) }) to reach it through its owner, instead of a PGlite instance of your own',
     );
   }
-  const serving = servePGlite(db as unknown as ServablePGlite, claim.server, { ready: Promise.resolve() });
+  const serving = servePGlite(Promise.resolve(db as unknown as ServablePGlite), claim.server);
   const close = db.close;
   if (typeof close !== 'function') return; // served until the process exits
   Object.defineProperty(db, 'close', {

@@ -139,17 +139,28 @@ export class WorkerLoop {
       for (const cancel of this.#timers) cancel();
       this.#timers.clear();
     }
+    // The whole stop is bounded: on one connection (PGlite) the claim under way and the rows given
+    // back queue behind a running handler's transaction, so they count against timeoutMs too.
+    const deadline = timeoutMs === undefined ? undefined : this.clock.now() + timeoutMs;
+    const inTime = (work: Promise<unknown>) =>
+      deadline === undefined
+        ? work.then(() => true)
+        : this.#within(
+            work.then(() => {}),
+            Math.max(0, deadline - this.clock.now()),
+          );
     // A claim pass under way gives back what it takes from now on; slots only end from here.
-    await Promise.allSettled([this.#claiming, this.#polling]);
+    const claimsEnded = await inTime(Promise.allSettled([this.#claiming, this.#polling]));
     this.#startRelease(this.#ready.splice(0).map((held) => held.row));
     const finished = Promise.allSettled([...this.#slots.keys()]).then(() => this.#completer.recorded());
-    if (timeoutMs === undefined) await finished;
-    else if (!(await this.#within(finished, timeoutMs))) {
+    const inTimeAll = claimsEnded && (await inTime(finished));
+    if (!inTimeAll) {
       this.#abort.abort(new DOMException(`the worker stopped: its handlers outlived stop()'s timeoutMs (${timeoutMs} ms)`, 'AbortError'));
       this.#completer.abandon();
     }
-    // Given back before stop() resolves, so that a pool.end() right after never turns them into crashed attempts.
-    await Promise.allSettled([...this.#releasing]);
+    // Given back before stop() resolves, so that a pool.end() right after never turns them into
+    // crashed attempts; past timeoutMs they are given back when they can, or left to the lease.
+    if (inTimeAll) await inTime(Promise.allSettled([...this.#releasing]));
     if (this.#state === 'stopping') this.#transition('stopped');
     this.#settleIdle();
   }

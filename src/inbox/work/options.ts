@@ -174,9 +174,10 @@ export function resolveWorkOptions(driver: Driver, options: WorkOptions): Resolv
   const working = batched ? 2 : concurrency;
   const needed = working + (listen ? 1 : 0) + 1;
   if (driver.maxConnections !== undefined && driver.parallel && driver.maxConnections < needed) {
+    const sizedBy = driver.sizedBy ?? 'max';
     throw new RangeError(
-      `the pool's max (${driver.maxConnections}) must be at least ${needed}: ${batched ? 'one connection for claims and one for completions' : `one connection per handler (concurrency ${concurrency})`}, ` +
-        `${listen ? 'one for LISTEN, ' : ''}and one for receive(). Raise max or lower concurrency.`,
+      `the pool's ${sizedBy === 'max' ? 'max' : `size, ${sizedBy},`} (${driver.maxConnections}) must be at least ${needed}: ${batched ? 'one connection for claims and one for completions' : `one connection per handler (concurrency ${concurrency})`}, ` +
+        `${listen ? 'one for LISTEN, ' : ''}and one for receive(). Raise ${sizedBy} or lower concurrency.`,
     );
   }
   const leaseSeconds = options.leaseSeconds ?? 30;

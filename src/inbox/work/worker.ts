@@ -92,12 +92,21 @@ export function startWorker(
   return {
     id: options.workerId,
     async stop(stopOptions) {
-      stopTimeout(stopOptions); // a bad timeoutMs stops nothing
+      const timeoutMs = stopTimeout(stopOptions); // a bad timeoutMs stops nothing
+      const startedAt = clock.now();
       const unsubscribed = unsubscribe();
       await loop.stop(stopOptions);
-      await unsubscribed;
-      // Last: the worker is there until its handlers have finished.
-      await heartbeat.stop();
+      // Last: the worker is there until its handlers have finished. Within timeoutMs too: on one
+      // connection (PGlite) UNLISTEN and the heartbeat's goodbye wait behind a running handler.
+      const ending = unsubscribed.then(() => heartbeat.stop());
+      if (timeoutMs === undefined) return void (await ending);
+      let cancel = () => {};
+      ending.catch(() => {});
+      await Promise.race([
+        ending,
+        new Promise<void>((resolve) => (cancel = clock.after(Math.max(0, timeoutMs - (clock.now() - startedAt)), resolve, true))),
+      ]);
+      cancel();
     },
     async drain() {
       while (loop.state === 'running') {

@@ -89,6 +89,33 @@ for (const kind of ['pg', 'pglite'] as const) {
   }
 }
 
+describe('stop({ timeoutMs }) on PGlite, a handler that ignores context.signal (issue 38, point 4)', () => {
+  it('resolves while the handler still runs: UNLISTEN, the heartbeat and the claims queued behind its transaction do not hold stop()', async () => {
+    const harness = await openInbox('pglite');
+    const receiver = harness.receiver();
+    const started = deferred<void>();
+    const gate = deferred<void>();
+    receiver.on('app:budget:cap', async () => {
+      started.resolve();
+      await gate.promise;
+    });
+    await deliverOne(harness, receiver);
+    const worker = harness.work(receiver, { concurrency: 1, leaseSeconds: 600 });
+    await started.promise;
+    let stillWaiting = () => {};
+    const bound = new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve('still waiting after 20 s'), 20_000);
+      stillWaiting = () => clearTimeout(timer);
+    });
+    try {
+      expect(await Promise.race([worker.stop({ timeoutMs: 200 }).then(() => 'stopped'), bound])).toBe('stopped');
+    } finally {
+      stillWaiting();
+      gate.resolve(); // the handler ends; its transaction commits after stop() has returned
+    }
+  });
+});
+
 describe("mode: 'batched': stop() then pool.end() at once (pg)", () => {
   it('the rows given back for being held too long are back before stop() resolves: none ends as a crashed attempt', async () => {
     const harness = await openInbox('pg');

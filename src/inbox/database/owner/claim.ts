@@ -48,20 +48,37 @@ async function generations(parts: NodeParts, dir: string): Promise<number[]> {
     .sort((a, b) => b - a);
 }
 
-/** Whether something listens on the socket. Only a refusal (or no file) proves its owner gone. */
-export function probe(parts: NodeParts, path: string, timeoutMs = 2_000): Promise<'live' | 'gone'> {
+/**
+ * Whether something listens on the socket. A refusal or no file proves its owner gone; an owner
+ * too busy to accept is still an owner. Any other failure (EACCES: the socket belongs to another
+ * user) proves nothing either way: `unknown`, with its code, so the caller can say so.
+ */
+export function probe(parts: NodeParts, path: string, timeoutMs = 2_000): Promise<'live' | 'gone' | { readonly unknown: string }> {
   return new Promise((resolve) => {
     const socket = parts.net.connect(path);
-    const done = (answer: 'live' | 'gone') => {
+    const done = (answer: 'live' | 'gone' | { readonly unknown: string }) => {
       socket.destroy();
       resolve(answer);
     };
     socket.once('connect', () => done('live'));
-    socket.once('error', (error: NodeJS.ErrnoException) =>
-      done(error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'gone' : 'live'),
-    );
-    socket.setTimeout(timeoutMs, () => done('live')); // an owner too busy to accept is still an owner
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ECONNREFUSED' || error.code === 'ENOENT') done('gone');
+      else done({ unknown: error.code ?? error.message });
+    });
+    socket.setTimeout(timeoutMs, () => done('live'));
   });
+}
+
+/** A probe that proved nothing: the one line that says what was seen and what to do. */
+function unprovable(dir: string, path: string, code: string): Error {
+  const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied: run as the user that owns the directory' : code;
+  return Object.assign(
+    new Error(
+      `cannot tell whether the PGlite directory ${dir} has a live owner: connecting to ${path} failed with ${code} (${why}); ` +
+        'if no process owns the directory, remove that socket file',
+    ),
+    { code: 'pglite_owner_unknown' },
+  );
 }
 
 function listen(parts: NodeParts, path: string): Promise<NodeNet.Server> {
@@ -70,6 +87,8 @@ function listen(parts: NodeParts, path: string): Promise<NodeNet.Server> {
     server.once('error', reject);
     server.listen(path, () => {
       server.off('error', reject);
+      // An accept that fails (EMFILE) is emitted here: without a listener it would end the process.
+      server.on('error', () => {});
       // Serving others never keeps the owner's process alive: a script that ends without close()
       // exits as it did with a bare PGlite, and its socket then refuses, so the next caller takes over.
       server.unref();
@@ -97,7 +116,9 @@ export async function claimDirectory(parts: NodeParts, dir: string): Promise<Cla
     const seen = await generations(parts, dir);
     for (const generation of seen) {
       const path = socketPath(dir, generation);
-      if ((await probe(parts, path)) === 'live') return { role: 'guest', generation, path };
+      const seenThere = await probe(parts, path);
+      if (seenThere === 'live') return { role: 'guest', generation, path };
+      if (seenThere !== 'gone') throw unprovable(dir, path, seenThere.unknown);
     }
     const owned = await tryOwn(parts, dir, (seen[0] ?? 0) + 1, seen);
     if (owned !== undefined) return owned;
@@ -126,7 +147,7 @@ async function tryOwn(parts: NodeParts, dir: string, generation: number, gone: r
     await close(server);
   };
   for (const rival of await generations(parts, dir)) {
-    if (rival !== generation && (await probe(parts, socketPath(dir, rival))) === 'live') {
+    if (rival !== generation && (await probe(parts, socketPath(dir, rival))) !== 'gone') {
       await release();
       return undefined;
     }

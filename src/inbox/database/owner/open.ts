@@ -7,6 +7,7 @@
  * Node only, and loaded only there: node:fs and node:net are imported when it is called.
  */
 import { claimDirectory, type Claim, type NodeParts } from './claim.js';
+import { DirectoryGuest, guestClient, type PgModule } from './guest.js';
 import { servePGlite, type ServablePGlite } from './serve.js';
 
 /** A PGlite directory as this process holds it; pass it to `createInbox({ database })`. */
@@ -16,6 +17,9 @@ export interface PGliteDirectory {
   /**
    * `'owner'`: this process opened PGlite on the directory and serves it to others until
    * `close()`. `'guest'`: another process or thread owns it; this one goes through its socket.
+   * A guest whose owner goes away (closed, killed, a command that ended) claims the directory again
+   * at its next connection: it follows the next owner, or becomes the owner and reads `'owner'`
+   * from then on (its `client` stays the pool, which then reaches the PGlite it opened).
    */
   readonly role: 'owner' | 'guest';
   /** The client: the `PGlite` instance for the owner, a `pg` Pool on the owner's socket for a guest. */
@@ -33,14 +37,17 @@ export interface OpenPGliteOptions {
    */
   readonly pglite?: Readonly<Record<string, unknown>>;
   /**
-   * Connections of a guest's `pg` Pool to the owner.
+   * Connections of a guest's `pg` Pool to the owner: a worker needs one per running handler, plus
+   * one for `receive()` and one for LISTEN (see `work({ concurrency })`). Made only when needed.
    *
-   * @defaultValue `4`
+   * @defaultValue `10`
    */
   readonly poolSize?: number;
 }
 
 const PGLITE_PACKAGE = '@electric-sql/pglite';
+/** Room for a worker of concurrency 4 (the examples'), its LISTEN and receive(), as a pg Pool of max 10 in the README. */
+const DEFAULT_POOL_SIZE = 10;
 const dynamicImport = (name: string): Promise<unknown> => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
 
 export async function loadNodeParts(): Promise<NodeParts & { resolve(path: string): string }> {
@@ -106,7 +113,7 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
     const claim = await claimDirectory(node, absolute);
     if (claim.role === 'owner') return openAsOwner(absolute, claim, options, beforeOpen);
     try {
-      return await openAsGuest(absolute, claim, options);
+      return await openAsGuest(absolute, claim, options, beforeOpen, node);
     } catch (error) {
       // The owner went away between the claim and the connection: claim again (it may be ours now).
       if (attempt < 3 && isConnectionLost(error)) continue;
@@ -140,31 +147,54 @@ async function openAsOwner(
   options: OpenPGliteOptions,
   beforeOpen: ((dir: string) => void) | undefined,
 ): Promise<PGliteDirectory> {
-  let db;
+  const owned = await openOwned(dir, claim, options, beforeOpen);
+  return { dir, role: 'owner', client: owned.client, close: owned.close };
+}
+
+/**
+ * PGlite on a claimed directory, served on its socket from the moment the claim is made (a guest
+ * that connects while PGlite loads waits for it). `close` closes PGlite and only then gives the
+ * directory up: the socket that proves ownership outlives PGlite's open files, so no newcomer opens
+ * them while they are still being written.
+ */
+export async function openOwned(
+  dir: string,
+  claim: Claim & { role: 'owner' },
+  options: OpenPGliteOptions,
+  beforeOpen: ((dir: string) => void) | undefined,
+): Promise<{ readonly client: unknown; close(): Promise<void> }> {
+  let ready!: (db: ServablePGlite) => void;
+  let failed!: (error: unknown) => void;
+  const opening = new Promise<ServablePGlite>((resolve, reject) => ((ready = resolve), (failed = reject)));
+  const serving = servePGlite(opening, claim.server);
+  let db: InstanceType<PGliteClass> | undefined;
+  const giveUp = async (error: unknown) => {
+    failed(error);
+    await serving.close();
+    if (db !== undefined && db.closed !== true) await db.close().catch(() => {});
+    await claim.release();
+  };
   try {
     beforeOpen?.(dir);
     const { PGlite } = await loadPGlite();
     db = new PGlite(dir, { ...options.pglite });
   } catch (error) {
-    await claim.release();
+    await giveUp(error);
     throw error;
   }
   const opened = db;
   ownedInstances.add(opened);
-  const serving = servePGlite(opened, claim.server, { ready: opened.waitReady });
   try {
     await opened.waitReady;
   } catch (error) {
-    await serving.close();
-    await claim.release();
+    await giveUp(error);
     throw new Error(`cannot open the PGlite database in ${dir}: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
     });
   }
+  ready(opened);
   let closing: Promise<void> | undefined;
   return {
-    dir,
-    role: 'owner',
     client: opened,
     close: () =>
       (closing ??= (async () => {
@@ -172,39 +202,43 @@ async function openAsOwner(
           await serving.close();
           if (opened.closed !== true) await opened.close();
         } finally {
-          await claim.release(); // only once PGlite's files are consistent on disk
+          await claim.release(); // only once PGlite's files are closed and consistent on disk
         }
       })()),
   };
 }
 
-interface PgPool {
-  query(text: string): Promise<unknown>;
-  on(event: 'error', listener: () => void): unknown;
-  end(): Promise<void>;
-}
-
-async function openAsGuest(dir: string, claim: Claim & { role: 'guest' }, options: OpenPGliteOptions): Promise<PGliteDirectory> {
+async function openAsGuest(
+  dir: string,
+  claim: Claim & { role: 'guest' },
+  options: OpenPGliteOptions,
+  beforeOpen: ((dir: string) => void) | undefined,
+  node: NodeParts,
+): Promise<PGliteDirectory> {
   const missing = `the PGlite database in ${dir} is owned by another process or thread, reached through its socket with the pg package, which is not installed: run npm install pg`;
-  const pg = (await loadPeer('pg', missing, () => dynamicImport('pg'))) as {
-    default?: { Pool: new (config: object) => PgPool };
-    Pool?: new (config: object) => PgPool;
-  };
-  const Pool = (pg.default ?? pg).Pool!;
+  const pg = (await loadPeer('pg', missing, () => dynamicImport('pg'))) as PgModule & { default?: PgModule };
+  const { Pool, Client } = pg.default ?? pg;
+  const guest = new DirectoryGuest(node, dir, claim.generation, (taken) => openOwned(dir, taken, options, beforeOpen));
   const pool = new Pool({
     host: dir,
     port: claim.generation,
     user: 'postgres',
     database: 'postgres',
-    max: options.poolSize ?? 4,
-    // Generous: an owner that has just claimed the directory answers once PGlite has booted.
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
+    Client: guestClient(Client, guest),
+    // Generous: an owner that has just claimed the directory answers once PGlite has booted, and
+    // a guest taking the directory over boots PGlite itself.
     connectionTimeoutMillis: 60_000,
   });
-  pool.on('error', () => {}); // an idle connection lost with its owner: the next query says so
+  pool.on('error', () => {}); // an idle connection lost with its owner: the next connection finds the next one
+  const end = async () => {
+    await pool.end().catch(() => {});
+    await guest.close();
+  };
   try {
     await pool.query('SELECT 1');
   } catch (error) {
-    await pool.end().catch(() => {});
+    await end();
     if (isConnectionLost(error)) throw error; // gone meanwhile: the caller claims again
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(
@@ -214,7 +248,14 @@ async function openAsGuest(dir: string, claim: Claim & { role: 'guest' }, option
     );
   }
   let ended: Promise<void> | undefined;
-  return { dir, role: 'guest', client: pool, close: () => (ended ??= pool.end()) };
+  return {
+    dir,
+    get role() {
+      return guest.role;
+    },
+    client: pool,
+    close: () => (ended ??= end()),
+  };
 }
 
 /** A missing optional peer: `peer` names the package, the message says what to install. */

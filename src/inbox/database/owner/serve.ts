@@ -38,23 +38,34 @@ export interface ServablePGlite {
 }
 
 export interface ServeOptions {
-  /** Resolves once PGlite is ready: guests that connect earlier wait for it. */
-  readonly ready: Promise<unknown>;
   readonly idleInTransactionMs?: number;
+  /** How long close() lets a guest finish the statement or transaction it is in before cutting it off. */
+  readonly closeGraceMs?: number;
 }
 
 export interface Serving {
-  /** Stops accepting, rolls back and closes every guest; resolves once PGlite is the owner's alone. */
+  /**
+   * Refuses new guests, lets each guest finish what it is in (bounded), then rolls back and closes
+   * them; resolves once PGlite is the owner's alone. The server keeps listening: the socket is the
+   * proof of ownership, and it must outlive PGlite's open files (claim.release() ends it after).
+   */
   close(): Promise<void>;
 }
 
 const LISTEN = /^\s*(un)?listen\b/i;
 
-export function servePGlite(db: ServablePGlite, server: NodeNet.Server, options: ServeOptions): Serving {
+/**
+ * Serves `opened` (PGlite, once it is ready) on `server` from now on: a guest that connects while
+ * PGlite still loads is held until it is ready (its own connect timeout bounds the wait), never
+ * left without an answer. Call it as soon as the directory is claimed.
+ */
+export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Server, options: ServeOptions = {}): Serving {
   const guests = new Set<Guest>();
+  let closing = false;
+  opened.catch(() => {}); // a PGlite that failed to open: its guests are cut off, the opener reports it
   let parameters: Promise<Record<string, string>> | undefined;
   const sessionParameters = () =>
-    (parameters ??= options.ready.then(async () => {
+    (parameters ??= opened.then(async (db) => {
       const { rows } = await db.query(
         "SELECT current_setting('server_version') AS server_version, current_setting('TimeZone') AS timezone, current_setting('DateStyle') AS datestyle",
       );
@@ -70,15 +81,24 @@ export function servePGlite(db: ServablePGlite, server: NodeNet.Server, options:
       };
     }));
   server.on('connection', (socket) => {
-    const guest = new Guest(db, socket, sessionParameters, options.idleInTransactionMs ?? 30_000);
+    // Closing: PGlite is about to close and the directory to change hands. A retryable answer
+    // (SQLSTATE 57P03), told apart from a stuck owner's silence: the guest connects to the next owner.
+    if (closing) {
+      socket.on('error', () => {});
+      socket.resume(); // read to its end: a socket never read would keep the server from closing
+      socket.setTimeout(2_000, () => socket.destroy()); // nor would a peer that never closes its side
+      return void socket.end(
+        errorResponse('57P03', 'the owner of this PGlite directory is closing it: connect again to reach the next owner'),
+      );
+    }
+    const guest = new Guest(opened, socket, sessionParameters, options.idleInTransactionMs ?? 30_000);
     guests.add(guest);
     socket.once('close', () => guests.delete(guest));
   });
   return {
     async close() {
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all([...guests].map((guest) => guest.end()));
-      await stopped;
+      closing = true;
+      await Promise.all([...guests].map((guest) => guest.finish(options.closeGraceMs ?? 5_000)));
     },
   };
 }
@@ -93,9 +113,12 @@ class Guest {
   #skipUntilSync = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
   #ended: Promise<void> | undefined;
+  /** Messages received and not yet answered. */
+  #waiting = 0;
+  #onIdle: (() => void) | undefined;
 
   constructor(
-    private readonly db: ServablePGlite,
+    private readonly opened: Promise<ServablePGlite>,
     private readonly socket: NodeNet.Socket,
     private readonly parameters: () => Promise<Record<string, string>>,
     private readonly idleInTransactionMs: number,
@@ -115,7 +138,14 @@ class Guest {
       this.#buffer = this.#buffer.subarray(length);
       const step = this.#started ? () => this.#handle(msg) : () => this.#preamble(msg);
       if (!this.#started) this.#started = readStartup(msg).kind === 'startup';
-      this.#queue = this.#queue.then(step).catch(() => void this.socket.destroy());
+      this.#waiting += 1;
+      this.#queue = this.#queue
+        .then(step)
+        .catch(() => void this.socket.destroy())
+        .finally(() => {
+          this.#waiting -= 1;
+          if (this.#isIdle()) this.#onIdle?.();
+        });
     }
   }
 
@@ -137,8 +167,9 @@ class Guest {
       else this.#skipUntilSync = true;
       return;
     }
-    await this.#hold();
-    const answer = readAnswer(await this.db.execProtocolRaw(msg));
+    const db = await this.opened;
+    await this.#hold(db);
+    const answer = readAnswer(await db.execProtocolRaw(msg));
     if (!this.socket.destroyed) this.socket.write(answer.bytes);
     if (answer.status !== undefined) this.#status = answer.status;
     if (answer.status === 'I') this.#letGo();
@@ -158,9 +189,8 @@ class Guest {
   }
 
   /** PGlite for this guest alone: the owner's transaction queue and its statement queue both held. */
-  async #hold(): Promise<void> {
+  async #hold(db: ServablePGlite): Promise<void> {
     if (this.#release !== undefined) return;
-    const { db } = this;
     await new Promise<void>((held) => {
       const hold = () => new Promise<void>((release) => ((this.#release = release), held()));
       const transactionQueue = db._runExclusiveTransaction?.bind(db);
@@ -177,6 +207,24 @@ class Guest {
     release?.();
   }
 
+  /** Nothing to answer and PGlite not held: ending the guest now cuts nothing off. */
+  #isIdle(): boolean {
+    return this.#waiting === 0 && this.#release === undefined;
+  }
+
+  /** The owner is closing: the guest finishes the statement or transaction it is in (at most `graceMs`), then ends. */
+  async finish(graceMs: number): Promise<void> {
+    if (!this.#isIdle()) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        this.#onIdle = resolve;
+        timer = setTimeout(resolve, graceMs);
+      });
+      clearTimeout(timer);
+    }
+    await this.end();
+  }
+
   /** After the last message: what the guest left open is rolled back, then PGlite is let go. */
   end(): Promise<void> {
     return (this.#ended ??= (async () => {
@@ -184,9 +232,10 @@ class Guest {
       this.socket.destroy();
       await this.#queue;
       if (this.#release === undefined) return;
+      const db = await this.opened;
       try {
-        const synced = readAnswer(await this.db.execProtocolRaw(message('S')));
-        if ((synced.status ?? this.#status) !== 'I') await this.db.execProtocolRaw(query('ROLLBACK'));
+        const synced = readAnswer(await db.execProtocolRaw(message('S')));
+        if ((synced.status ?? this.#status) !== 'I') await db.execProtocolRaw(query('ROLLBACK'));
       } finally {
         this.#letGo();
       }
