@@ -33,7 +33,7 @@ function event(index: number, padding = ''): string {
 
 describe('followInbox', { timeout: 30_000 }, () => {
   it('holds one connection of a pool, for its statements and its LISTEN', async () => {
-    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1, connectionTimeoutMillis: 5000 });
     try {
       const held = await holdOneConnection(pool, () => Promise.reject(new Error('not used')));
       expect(held.source.listen).toBeTypeOf('function');
