@@ -396,7 +396,7 @@ export async function benchInbox() {
     console.log(`\n${error.message}: inbox benchmark skipped`);
     return { ok: false };
   }
-  const pool = new pg.Pool({ connectionString: URL, max: IN_FLIGHT + 2 }); // + the worker's claim and LISTEN
+  const pool = new pg.Pool({ connectionString: URL, max: IN_FLIGHT + 2, connectionTimeoutMillis: 5000 }); // + the worker's claim and LISTEN
   pool.on('error', () => {}); // an idle client's error must not end the run; the query that needed it fails
   const schema = `rack_webhooks_bench_${randomBytes(4).toString('hex')}`;
   try {

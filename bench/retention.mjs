@@ -48,7 +48,7 @@ function quantiles(latencies) {
 }
 
 export async function benchRetention() {
-  const pool = new pg.Pool({ connectionString: URL, max: 34 });
+  const pool = new pg.Pool({ connectionString: URL, max: 34, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {});
   const schema = `rack_webhooks_bench_${randomBytes(4).toString('hex')}`;
   try {

@@ -32,7 +32,7 @@ const sinkProcess = spawn(
 );
 const sinkPort = await new Promise((resolve) => sinkProcess.stdout.setEncoding('utf8').once('data', (chunk) => resolve(chunk.trim())));
 const sinkUrl = `http://127.0.0.1:${sinkPort}/webhooks`;
-const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1, connectionTimeoutMillis: 5000 });
 
 function startForward(table) {
   const child = spawn(
@@ -78,7 +78,7 @@ async function run(mode) {
   const schema = `bench_forward_${randomBytes(4).toString('hex')}`; // not rwt_: test runs sweep those
   await admin.query(`CREATE SCHEMA ${schema}`);
   const table = `${schema}.deliveries`;
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 10 });
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 10, connectionTimeoutMillis: 5000 });
   try {
     const inbox = createInbox({ database: pool, table });
     await inbox.migrate();

@@ -18,7 +18,7 @@ const SECRET = `bench-${randomBytes(16).toString('hex')}`;
 const IN_FLIGHT = 32; // while storing
 const concurrency = options.concurrency ?? 8;
 // One connection per handler, one for LISTEN, one for receive(): what work() asks of a pool.
-const pool = new pg.Pool({ connectionString: url, max: concurrency + 2 });
+const pool = new pg.Pool({ connectionString: url, max: concurrency + 2, connectionTimeoutMillis: 5000 });
 pool.on('error', () => {}); // an idle client's error must not end the run; the query that needed it fails
 let workerPool; // cold: the worker's own pool, made after storing
 const watcher = new pg.Client({ connectionString: url });
@@ -72,7 +72,7 @@ function startWorker() {
 async function timeColdWorker(events) {
   await store(events, 0, total);
   await pool.end();
-  workerPool = new pg.Pool({ connectionString: url, max: concurrency + 2 });
+  workerPool = new pg.Pool({ connectionString: url, max: concurrency + 2, connectionTimeoutMillis: 5000 });
   workerPool.on('error', () => {});
   inbox = createInbox({ database: workerPool, table });
   receiver = createReceiver({ secrets: SECRET, inbox });

@@ -37,7 +37,7 @@ async function timeWorker(inbox, options) {
 }
 
 export async function benchWorkerOrder() {
-  const pool = new pg.Pool({ connectionString: URL, max: CONCURRENCY + 4 });
+  const pool = new pg.Pool({ connectionString: URL, max: CONCURRENCY + 4, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {});
   const schema = `rack_webhooks_bench_${randomBytes(4).toString('hex')}`;
   try {

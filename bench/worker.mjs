@@ -308,7 +308,7 @@ function information(results, label, id, against) {
 export async function benchWorker() {
   ensurePeers(); // a peer that cannot be installed fails the group: a comparison without it means nothing
   const node = node22();
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {});
   let serverVersion;
   try {

@@ -52,7 +52,7 @@ const host = process.env.HOST || '127.0.0.1';
 let inbox, pool;
 if (process.env.DATABASE_URL) {
   const [{ default: pg }, { createInbox }] = await Promise.all([import('pg'), import('rack-webhooks/inbox')]);
-  pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+  pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {}); // an idle connection's error; the next query reports it
   inbox = createInbox({ database: pool, table: process.env.INBOX_TABLE || undefined });
   try {

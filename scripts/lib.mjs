@@ -16,12 +16,18 @@ export function run(command, args, options = {}) {
   }
 }
 
-/** Packs the package once into .tmp/pack and returns the tarball path. */
+/**
+ * Packs the package once into .tmp/pack and returns the tarball path: dist/ as it stands (the build
+ * the tests ran against), so without the `prepack` build, which `npm pack` runs on a clone.
+ */
 export function pack() {
   const dir = join(tmp, 'pack');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', dir], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'));
   if (tarball === undefined) throw new Error('npm pack produced no tarball');
   return join(dir, tarball);

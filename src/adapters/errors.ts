@@ -11,6 +11,6 @@ export function rawBodyGone(framework: 'express' | 'node'): WebhookMountError {
         'express.json({ verify: (req, res, buf) => { req.rawBody = buf } }).'
       : 'Pass the request to the handler before anything reads its body, or set req.rawBody to the raw bytes.';
   return new WebhookMountError(
-    `rack-webhooks: the request body was already read and parsed by a body parser, so the raw bytes the signature covers are gone. ${fix}`,
+    `The request body was already read and parsed by a body parser, so the raw bytes the signature covers are gone. ${fix}`,
   );
 }

@@ -15,9 +15,7 @@ export { WebhookMountError } from './errors.js';
 async function readLimited(request: Request, maxBytes: number): Promise<BodyReadResult> {
   // A locked stream is being read by someone else already: the bytes are as good as gone.
   if (request.bodyUsed || request.body?.locked === true) {
-    throw new WebhookMountError(
-      'rack-webhooks: the request body was already read (request.json() or request.text() ran first), so the raw bytes the signature covers are gone. Pass the untouched Request to the handler.',
-    );
+    throw new WebhookMountError('The request body was already read (request.json()?): the signed bytes are gone. Pass an unread Request.');
   }
   if (request.body === null) return { body: new Uint8Array(0) };
   const reader = request.body.getReader();

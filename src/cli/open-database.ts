@@ -78,6 +78,8 @@ export function databaseTarget(text: string, flag: string): DatabaseTarget {
 
 /** `127.0.0.1:5432/db`, `db.internal:5432`: a host and a port, with or without a path. */
 const HOST_AND_PORT = /^(\[[\da-f:.]+\]|[\w.-]+):\d{1,5}(\/|$)/i;
+/** `localhost/test`, `127.0.0.1/db`, `localhost`: a host only a database has, no port (a directory by that name is taken as one). */
+const LOCAL_HOST_AND_DATABASE = /^(localhost|\d{1,3}(\.\d{1,3}){3}|\[[\da-f:.]+\])(\/[\w.-]*)?$/i;
 /** `user:password@host/db`: credentials then a host, no scheme. */
 const CREDENTIALS_AT_HOST = /^[^/\s@]+@[\w.[\]-]+([:/]|$)/;
 /** `$DATABASE_URL`, `${DATABASE_URL}`, `%DATABASE_URL%`: the shell did not expand it. */
@@ -94,6 +96,12 @@ function refuseMistakenDirectory(text: string, flag: string): void {
   if (CREDENTIALS_AT_HOST.test(text)) {
     // Not echoed: it holds a password as often as not.
     throw new UsageError(`${flag} looks like a database URL without its scheme: put postgres:// in front of it (${pglite})`);
+  }
+  if (LOCAL_HOST_AND_DATABASE.test(text) && !existsSync(text)) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(text)} looks like a host and database without a scheme: write postgres://${text} ` +
+        `(with user:password@ before the host if needed; ${pglite})`,
+    );
   }
   if (HOST_AND_PORT.test(text)) {
     throw new UsageError(

@@ -203,7 +203,8 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
  *
  * @param options - The database client (an optional peer: none is a dependency), the table, NOTIFY.
  * @returns The inbox; run `await inbox.migrate()` once at start-up.
- * @throws `TypeError` for a `database` that is none of the supported clients, or an invalid table name.
+ * @throws `TypeError` for a `database` that is none of the supported clients, a pg Pool without
+ *   `connectionTimeoutMillis` (its connects could wait forever), or an invalid table name.
  *
  * @example
  * ```ts
@@ -211,7 +212,7 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
  * import { createReceiver } from 'rack-webhooks';
  * import { createInbox } from 'rack-webhooks/inbox';
  *
- * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 5000 });
  * const inbox = createInbox({ database: pool });
  * await inbox.migrate();
  *

@@ -1,4 +1,4 @@
-import { likelyIntendedAction } from '../events/action-names.js';
+import { isCatalogName, likelyIntendedAction } from '../events/action-names.js';
 
 /**
  * Handler names checked against the catalog when they are registered. TypeScript catches a typo in
@@ -12,4 +12,12 @@ export function checkHandlerName(name: string, warn: ((name: string) => void) | 
   if (intended === name) return;
   if (intended !== undefined) throw new TypeError(`on(${JSON.stringify(name)}): did you mean ${JSON.stringify(intended)}?`);
   warn?.(name);
+}
+
+/** What a handler for an action the rack never sends does (nothing), and the `:*` pattern of its prefix when that fits. */
+export function unknownActionMessage(name: string): string {
+  // Kept small: the Worker bundle is at its limit. One level up: `app:budget:forecast(:*)` gives `app:budget:*`.
+  // (The name itself matches no action, so a pattern that does is another name.)
+  const pattern = name.replace(/:[^:]*(:\*)?$/, ':*');
+  return `on(${JSON.stringify(name)}): no such action: this handler will not run${isCatalogName(pattern) ? `; use on("${pattern}")?` : ''}`;
 }

@@ -6,7 +6,7 @@ import type { AnyWebhookEvent } from '../events/types.js';
 import { resolveValidators } from '../events/validation.js';
 import { assertSecretEncoding, hexAlternates, toSigningKeys } from '../signature/secrets.js';
 import { resolveTolerance } from '../signature/timestamp.js';
-import { checkHandlerName } from './action-names.js';
+import { checkHandlerName, unknownActionMessage } from './action-names.js';
 import type { WebhookMountError } from './errors.js';
 import { receiveChannel, refusalChannel, type ReceiveTraceMessage } from './channels.js';
 import type { ReceiverRuntime } from './inbox-contract.js';
@@ -126,7 +126,7 @@ export function createReceiver<Tx = undefined>(options: ReceiverOptions<Tx>): Re
           tell(reporting, {
             level: 'warn',
             event: 'unknown_action_handler',
-            message: `on(${JSON.stringify(name)}): unknown action (a newer rack's?): onAny only`,
+            message: unknownActionMessage(name),
             action: name,
           });
   const reportMountError = mountErrorReport(reporting);

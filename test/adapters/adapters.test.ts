@@ -1,5 +1,5 @@
 // The shared adapter suite: every adapter, on a real server, driven by real signed requests.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryDedupStore, createReceiver, signSync, type Receiver, type ReceiverLogRecord } from '../../src/index.js';
 import { WebhookMountError } from '../../src/adapters/express.js';
 import { SECRET, T0, manualClock } from '../receiver/helpers.js';
@@ -306,6 +306,21 @@ describe('a body parser mounted first', () => {
       expect(logged[0]!.message).toMatch(/before express\.json\(\)/);
       expect(heard).toHaveLength(2);
       expect(heard.every((error) => error instanceof WebhookMountError && error.code === 'raw_body_unavailable')).toBe(true);
+    });
+    it(`${name}: without a logger, the console warning has one rack-webhooks prefix`, async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      try {
+        const server = await adapters[name]!(createReceiver({ secrets: SECRET }), {}, 'json-parser-first');
+        running.push(server);
+        expect((await send(server.url, { body: fired, headers: signed(fired) })).status).toBe(500);
+        expect(warn).toHaveBeenCalledTimes(1);
+        const line = String(warn.mock.calls[0]![0]);
+        // It read "[rack-webhooks] rack-webhooks: the request body ..." (issue 38, point 7).
+        expect(line).toMatch(/^\[rack-webhooks\] The request body was already read and parsed by a body parser/);
+        expect(line.match(/rack-webhooks/g)).toHaveLength(1);
+      } finally {
+        warn.mockRestore();
+      }
     });
     it(`${name}: the raw bytes kept by express.json({ verify }) or express.raw() are used`, async () => {
       for (const mount of ['json-parser-keeping-raw', 'raw-parser'] as const) {

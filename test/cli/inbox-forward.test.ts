@@ -194,7 +194,8 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
     expect(out[4]).toMatch(/ {2}id=1 {2}.* {2}503 handler_failed \(boom\) {2}\d+ ms {2}\(gave up after 5 attempts\)$/);
     expect(out[5]).toMatch(/ {2}id=2 {2}.* {2}200 processed {2}\d+ ms$/);
     expect(failing.received.map((r) => r.body)).toEqual([fine]);
-    expect(goesOn.err).toMatch(/forwarded 2 deliveries, the last id 2; continue with --from-id 3\n$/);
+    // The one given up is not counted as forwarded, and the resume point does not skip it (issue 38, point 7).
+    expect(goesOn.err).toMatch(/forwarded 1 delivery, the last id 2; gave up on 1, the first id 1; continue with --from-id 1\n$/);
 
     const wrongKey = await cli(
       'inbox',
@@ -213,6 +214,11 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
     expect(wrongKey.out).toMatch(/^[^\n]* {2}id=1 {2}.* {2}401 signature_mismatch {2}\d+ ms {2}\(stopping: --stop-on-error\)\n$/);
     expect(wrongKey.err).toMatch(/forwarded no delivery; continue with --from-id 1\n$/);
     expect(local.received).toEqual([]);
+
+    // Resumed where the first run said, the delivery given up reaches the receiver.
+    const resumed = await cli('inbox', 'forward', ...source(), '--to', local.url, '--key', LOCAL_KEY, '--from-id', '1', '--once');
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(local.received.map((r) => r.body)).toEqual([broken, fine]);
   });
 
   it('in this process (the CLI as a function): forwards with --once, retries nothing on a 401, stops with --stop-on-error', async () => {

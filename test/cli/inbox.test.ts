@@ -847,6 +847,13 @@ describe('inbox on a PGlite directory', () => {
         ],
         ['db.internal:5432', /looks like a host and port without a scheme: write postgres:\/\/db\.internal:5432 /],
         ['[::1]:5432/app', /looks like a host and port/],
+        // Refused like host:port/db (issue 38, point 7): PGlite made a directory localhost/test.
+        [
+          'localhost/test',
+          /^--database "localhost\/test" looks like a host and database without a scheme: write postgres:\/\/localhost\/test /,
+        ],
+        ['127.0.0.1/app', /looks like a host and database without a scheme: write postgres:\/\/127\.0\.0\.1\/app /],
+        ['localhost', /looks like a host and database without a scheme/],
         ['u:s3cret@db.internal/app', /^--database looks like a database URL without its scheme: put postgres:\/\/ in front of it/],
         [
           'DATABASE_URL',
@@ -862,7 +869,15 @@ describe('inbox on a PGlite directory', () => {
         expect(readdirSync('.'), value).toEqual([]);
       }
       // What stays a directory: paths, a drive letter, a variable-like name that already is a directory.
-      for (const value of ['./inbox-data', 'inbox-data', 'C:/inbox', '/var/lib/inbox:old', 'data/INBOX_DATA']) {
+      for (const value of [
+        './inbox-data',
+        'inbox-data',
+        'C:/inbox',
+        '/var/lib/inbox:old',
+        'data/INBOX_DATA',
+        'localhost-data',
+        './localhost/test',
+      ]) {
         expect(databaseTarget(value, '--database').kind, value).toBe('pglite');
       }
       const host = fc.oneof(

@@ -6,7 +6,7 @@ import { createReceiver } from 'rack-webhooks';
 import { createNodeHandler } from 'rack-webhooks/node';
 import { createInbox } from 'rack-webhooks/inbox';
 
-const pool = new pg.Pool();
+const pool = new pg.Pool({ connectionTimeoutMillis: 5000 });
 const fromPool = createReceiver({ secrets: 'k', inbox: createInbox({ database: pool }) });
 fromPool.on('app:budget:auto-shutdown:fired', async (event, { delivery, transaction }) => {
   const client: pg.PoolClient = transaction;

@@ -73,7 +73,7 @@ const SCHEMA_PREFIX = 'rwt_';
 const STALE_AFTER_SECONDS = 3600;
 
 export function pgPoolTo(url: string = POSTGRES_URL): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: 8 });
+  const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 5000 });
   // An idle client's error (a test killing backends) would otherwise crash the worker; the
   // queries that needed the connection still reject.
   pool.on('error', () => {});

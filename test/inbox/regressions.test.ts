@@ -327,8 +327,8 @@ function workError(inbox: Inbox<unknown>, options: WorkOptions): unknown {
 describe('regression: work() options a worker cannot honour throw at once (pg, postgres.js)', () => {
   it('concurrency 4 on a pg Pool or postgres.js with max 3 throws a RangeError naming max; max 6 works', async () => {
     const harness = await openInbox('pg');
-    const small = new pg.Pool({ connectionString: POSTGRES_URL, max: 3 });
-    const enough = new pg.Pool({ connectionString: POSTGRES_URL, max: 6 });
+    const small = new pg.Pool({ connectionString: POSTGRES_URL, max: 3, connectionTimeoutMillis: 5000 });
+    const enough = new pg.Pool({ connectionString: POSTGRES_URL, max: 6, connectionTimeoutMillis: 5000 });
     const smallSql = postgres(POSTGRES_URL, { max: 3, onnotice: () => {} });
     const enoughSql = postgres(POSTGRES_URL, { max: 6, onnotice: () => {} });
     for (const pool of [small, enough]) pool.on('error', () => {});
@@ -400,7 +400,9 @@ describe('regression: drain() on a database that refuses connections rejects wit
     // No backoff: postgres.js otherwise waits longer after each refused connection (up to 20 s), and
     // the worker's fast poll makes many; the test is about the error, not postgres.js's reconnect pacing.
     const database =
-      kind === 'pg' ? new pg.Pool({ connectionString: url, max: 2 }) : postgres(url, { max: 2, backoff: () => 0, onnotice: () => {} });
+      kind === 'pg'
+        ? new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 5000 })
+        : postgres(url, { max: 2, backoff: () => 0, onnotice: () => {} });
     if (database instanceof pg.Pool) database.on('error', () => {});
     try {
       const inbox = createInbox({ database: database as unknown, table: 'nowhere.deliveries' });
@@ -441,7 +443,12 @@ describe.each(CLIENT_KINDS)('regression: filters past what a column holds (%s)',
 describe('regression: a read-only database (a standby after a failover) is inbox_unavailable', () => {
   it('pg Pool with default_transaction_read_only=on: receive() rejects 503 inbox_unavailable past the bound and stores nothing', async () => {
     const harness = await openInbox('pg');
-    const readOnly = new pg.Pool({ connectionString: POSTGRES_URL, max: 2, options: '-c default_transaction_read_only=on' });
+    const readOnly = new pg.Pool({
+      connectionString: POSTGRES_URL,
+      max: 2,
+      options: '-c default_transaction_read_only=on',
+      connectionTimeoutMillis: 5000,
+    });
     readOnly.on('error', () => {});
     try {
       const records: ReceiverLogRecord[] = [];

@@ -111,7 +111,9 @@ describe('dispatch', () => {
       ['warn', 'app:budget:forecast'],
       ['warn', 'app:budget:forecast:*'],
     ]);
-    expect(warnings[0]!.message).toBe(`on("app:budget:forecast"): unknown action (a newer rack's?): onAny only`);
+    // It says the handler will not run, and the pattern that fits (issue 38, point 7).
+    expect(warnings[0]!.message).toBe('on("app:budget:forecast"): no such action: this handler will not run; use on("app:budget:*")?');
+    expect(warnings[1]!.message).toMatch(/will not run; use on\("app:budget:\*"\)\?$/);
     // Known names and patterns warn about nothing.
     receiver.on('app:budget:auto-shutdown:*', handler).on('build:*', handler).on('app:budget:set', handler);
     expect(records).toHaveLength(2);
@@ -127,7 +129,10 @@ describe('dispatch', () => {
     try {
       createReceiver({ secrets: SECRET }).on('app:budget:forecast' as 'app:create', handler);
       expect(warn).toHaveBeenCalledTimes(1);
-      expect(warn.mock.calls[0]![0]).toBe(`[rack-webhooks] on("app:budget:forecast"): unknown action (a newer rack's?): onAny only`);
+      expect(warn.mock.calls[0]![0]).toMatch(/^\[rack-webhooks\] on\("app:budget:forecast"\): no such action: this handler will not run; /);
+      // No known prefix, no pattern suggested.
+      createReceiver({ secrets: SECRET }).on('deploy:started' as 'app:create', handler);
+      expect(warn.mock.calls[1]![0]).toMatch(/: no such action: this handler will not run$/);
     } finally {
       warn.mockRestore();
     }

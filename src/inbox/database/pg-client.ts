@@ -15,8 +15,8 @@ export interface PgPoolClientLike extends PgClientLike {
   release(destroy?: boolean | Error): void;
 }
 export interface PgPoolLike {
-  /** pg's own: `max` bounds the pool (default 10). */
-  readonly options?: { readonly max?: number };
+  /** pg's own: `max` bounds the pool (default 10); `connectionTimeoutMillis` bounds a connect (default 0: never). */
+  readonly options?: { readonly max?: number; readonly connectionTimeoutMillis?: number };
   query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<PgResult>;
   connect(callback: (error: Error | undefined, client: PgPoolClientLike | undefined) => void): void;
   readonly totalCount: number;

@@ -99,7 +99,27 @@ async function inTransaction<R>(
   return result;
 }
 
+/**
+ * A pg Pool without `connectionTimeoutMillis` (pg's default, 0) waits forever for a connect: against
+ * a database that accepts connections and never answers, each connection it opens then stays stuck,
+ * the pool stays full of them, and every delivery is refused for as long as the process lives, even
+ * once the database answers again (issue 38, point 5: 60 of 60). Only the pool can end its own
+ * connects, so such a pool is refused at start-up with the fix.
+ */
+function requireConnectTimeout(pool: PgPoolLike): void {
+  const options = pool.options;
+  if (options === undefined || options === null) return;
+  const timeout = options.connectionTimeoutMillis;
+  if (typeof timeout === 'number' && timeout > 0 && Number.isFinite(timeout)) return;
+  throw new TypeError(
+    `createInbox: this pg Pool has connectionTimeoutMillis ${String(timeout)}: a connect to a database that accepts connections ` +
+      'and never answers would never end, and its stuck connections would keep every delivery refused (503) after the database ' +
+      'answers again. Pass a bound, e.g. new pg.Pool({ connectionString, connectionTimeoutMillis: 5000 }).',
+  );
+}
+
 export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
+  requireConnectTimeout(pool);
   const names = new StatementNames(prepare);
   return {
     kind: 'pg',

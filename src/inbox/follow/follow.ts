@@ -26,7 +26,8 @@ export interface FollowedDelivery {
 }
 
 /** What `forward` says once a delivery is handled: go on, or stop here (it is to be sent again). */
-export type ForwardVerdict = 'next' | 'stop';
+/** `failed`: given up, go on; not counted as forwarded, and the resume point stays at or before it. */
+export type ForwardVerdict = 'next' | 'failed' | 'stop';
 
 export interface FollowOptions {
   readonly names: TableNames;
@@ -56,6 +57,10 @@ export interface FollowResult {
   readonly forwarded: number;
   /** The highest id among them. */
   readonly lastId: bigint | undefined;
+  /** How many were answered 'failed' (given up): following again from `resumeFrom` sends them again. */
+  readonly failed: number;
+  /** The lowest id among them. */
+  readonly firstFailedId: bigint | undefined;
   /** Following again from this id sends nothing twice that was handled, and misses nothing. */
   readonly resumeFrom: bigint;
   readonly stoppedBy: 'caught-up' | 'signal' | 'forward' | 'error';
@@ -120,14 +125,21 @@ export async function followInbox(
   let cursor = options.after;
   let forwarded = 0;
   let lastId: bigint | undefined;
+  let failed = 0;
+  let firstFailedId: bigint | undefined;
   // A gap still watched may yet fill: resuming from it re-sends what follows it (answered
   // 'duplicate' by the local receiver) rather than skip a delivery that commits after this run.
   const result = (stoppedBy: FollowResult['stoppedBy'], resumeFrom = cursor + 1n, error?: unknown): FollowResult => {
     const open = gaps.watchedBelow(resumeFrom - 1n)[0];
+    if (open !== undefined && open < resumeFrom) resumeFrom = open;
+    // A delivery given up is sent again by the next run, not skipped (issue 38, point 7).
+    if (firstFailedId !== undefined && firstFailedId < resumeFrom) resumeFrom = firstFailedId;
     return {
       forwarded,
       lastId,
-      resumeFrom: open !== undefined && open < resumeFrom ? open : resumeFrom,
+      failed,
+      firstFailedId,
+      resumeFrom,
       stoppedBy,
       ...(error === undefined ? {} : { error }),
     };
@@ -148,8 +160,11 @@ export async function followInbox(
           else {
             const verdict = await forward({ id: row.id, action: row.action, app: row.app, state: row.state, body });
             if (verdict === 'stop') return result('forward', row.id);
-            forwarded++;
-            if (lastId === undefined || row.id > lastId) lastId = row.id;
+            if (verdict === 'failed') {
+              failed++;
+              if (firstFailedId === undefined || row.id < firstFailedId) firstFailedId = row.id;
+            } else forwarded++;
+            if (verdict === 'next' && (lastId === undefined || row.id > lastId)) lastId = row.id;
           }
         }
         if (row.id > cursor) cursor = row.id;

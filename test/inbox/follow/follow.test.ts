@@ -33,7 +33,7 @@ function event(index: number, padding = ''): string {
 
 describe('followInbox', { timeout: 30_000 }, () => {
   it('holds one connection of a pool, for its statements and its LISTEN', async () => {
-    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1, connectionTimeoutMillis: 5000 });
     try {
       const held = await holdOneConnection(pool, () => Promise.reject(new Error('not used')));
       expect(held.source.listen).toBeTypeOf('function');
@@ -82,7 +82,7 @@ describe('followInbox', { timeout: 30_000 }, () => {
     await store(large);
     await store(event(3));
     const result = await following;
-    expect(result).toEqual({ forwarded: 3, lastId: 3n, resumeFrom: 4n, stoppedBy: 'signal' });
+    expect(result).toEqual({ forwarded: 3, failed: 0, lastId: 3n, resumeFrom: 4n, stoppedBy: 'signal' });
     expect(seen.map((delivery) => [delivery.id, delivery.app, delivery.state])).toEqual([
       [1n, 'app-1', 'ignored'],
       [2n, 'app-2', 'ignored'],
@@ -111,7 +111,7 @@ describe('followInbox', { timeout: 30_000 }, () => {
           return 'next';
         },
       );
-      expect(result).toEqual({ forwarded: 2, lastId: 3n, resumeFrom: 2n, stoppedBy: 'signal' });
+      expect(result).toEqual({ forwarded: 2, failed: 0, lastId: 3n, resumeFrom: 2n, stoppedBy: 'signal' });
     } finally {
       held.release();
     }
@@ -130,7 +130,7 @@ describe('followInbox', { timeout: 30_000 }, () => {
         { names: resolveTableNames(table), filter: {}, after: 0n, once: true, signal: new AbortController().signal },
         async (delivery) => (delivery.id === 2n ? 'stop' : 'next'),
       );
-      expect(result).toEqual({ forwarded: 1, lastId: 1n, resumeFrom: 2n, stoppedBy: 'forward' });
+      expect(result).toEqual({ forwarded: 1, failed: 0, lastId: 1n, resumeFrom: 2n, stoppedBy: 'forward' });
     } finally {
       held.release();
     }

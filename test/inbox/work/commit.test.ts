@@ -61,7 +61,10 @@ function expectThirdRetried(result: Awaited<ReturnType<typeof runSix>>, error: s
 }
 
 const clients: [string, () => Promise<Database>][] = [
-  ['a pg pool (COMMIT sent with the next BEGIN)', async () => new pg.Pool({ connectionString: POSTGRES_URL, max: 4 })],
+  [
+    'a pg pool (COMMIT sent with the next BEGIN)',
+    async () => new pg.Pool({ connectionString: POSTGRES_URL, max: 4, connectionTimeoutMillis: 5000 }),
+  ],
   [
     'one pg.Client (COMMIT alone)',
     async () => {
@@ -105,7 +108,7 @@ describe.each(clients)('a delivery whose COMMIT does not commit, on %s', (_name,
 describe('a connection that dies in the middle of a slot’s run of deliveries, on a pg pool', () => {
   it('fails only the delivery it was running: the next ones take a new connection, and every connection is back after stop()', async () => {
     const harness = await openInbox('pg');
-    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4 });
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4, connectionTimeoutMillis: 5000 });
     try {
       const inbox = createInbox({ database: pool, table: harness.table });
       const receiver = createReceiver({ secrets: SECRETS, inbox });

@@ -102,7 +102,7 @@ describe("the default mode's opening statement, on pg", () => {
   it('is written with BEGIN, before BEGIN is answered (one round trip); one pg.Client waits for BEGIN first', async () => {
     const harness = await openInbox('pg');
     const proxy = await recordingProxy();
-    const pool = new pg.Pool({ connectionString: proxy.url, max: 4 });
+    const pool = new pg.Pool({ connectionString: proxy.url, max: 4, connectionTimeoutMillis: 5000 });
     const single = new pg.Client({ connectionString: proxy.url });
     await single.connect();
     try {
@@ -135,7 +135,7 @@ describe("the default mode's opening statement, on pg", () => {
   it("on a pool, each delivery's COMMIT goes up with the next one's BEGIN and done-mark, before any answer: one round trip a delivery", async () => {
     const harness = await openInbox('pg');
     const proxy = await recordingProxy();
-    const pool = new pg.Pool({ connectionString: proxy.url, max: 4 });
+    const pool = new pg.Pool({ connectionString: proxy.url, max: 4, connectionTimeoutMillis: 5000 });
     try {
       const storing = harness.receiver();
       for (let i = 0; i < 12; i++) await harness.deliver(storing, budgetEvent('app:budget:cap', at(`.${500 + i}`)));
@@ -186,7 +186,12 @@ describe("the default mode's opening statement, on pg", () => {
 
   it('on a pool made with pipeline: true, and on one pg.Client: the same, each client left in its own mode', async () => {
     const harness = await openInbox('pg');
-    const pipelined = new pg.Pool({ connectionString: POSTGRES_URL, max: 4, pipeline: true } as pg.PoolConfig);
+    const pipelined = new pg.Pool({
+      connectionString: POSTGRES_URL,
+      max: 4,
+      pipeline: true,
+      connectionTimeoutMillis: 5000,
+    } as pg.PoolConfig);
     const single = new pg.Client({ connectionString: POSTGRES_URL });
     await single.connect();
     try {
@@ -243,7 +248,7 @@ END $$`);
       `CREATE TRIGGER refuse_first_mark BEFORE UPDATE ON ${harness.table} FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_first_mark()`,
     );
     // The fewest connections a worker takes (handler, LISTEN, receive): the failed ones are used again.
-    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 3 });
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 3, connectionTimeoutMillis: 5000 });
     try {
       const ran: { attempt: number; wrote: boolean; pipeline: unknown }[] = [];
       const receiver = createReceiver({ secrets: SECRETS, inbox: createInbox({ database: pool, table: harness.table }) });
@@ -273,7 +278,7 @@ END $$`);
   });
 
   it('preparedStatements: false (PgBouncer before 1.21) names no statement, and still marks every delivery done', async () => {
-    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4 });
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4, connectionTimeoutMillis: 5000 });
     const harness = await openInbox('pg');
     try {
       const named: number[] = [];

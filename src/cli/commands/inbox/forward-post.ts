@@ -102,7 +102,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
         failures++;
         const last = worthRetrying(result!) && attempt > 0 ? `(gave up after ${attempt + 1} attempts)` : undefined;
         print(line(delivery, result!, options.stopOnError ? `${last === undefined ? '' : `${last} `}(stopping: --stop-on-error)` : last));
-        return options.stopOnError || options.signal.aborted ? 'stop' : 'next';
+        return options.stopOnError || options.signal.aborted ? 'stop' : 'failed';
       }
     },
   };

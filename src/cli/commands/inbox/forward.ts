@@ -92,7 +92,8 @@ function summary(result: FollowResult): string {
     result.forwarded === 0
       ? 'forwarded no delivery'
       : `forwarded ${result.forwarded} deliver${result.forwarded === 1 ? 'y' : 'ies'}, the last id ${result.lastId}`;
-  return `${what}; continue with --from-id ${result.resumeFrom}`;
+  const gaveUp = result.failed === 0 ? '' : `; gave up on ${result.failed}, the first id ${result.firstFailedId}`;
+  return `${what}${gaveUp}; continue with --from-id ${result.resumeFrom}`;
 }
 
 export const forward: Command = {
@@ -114,8 +115,8 @@ local receiver's dedup answers a delivery sent twice "duplicate": sending is at 
 
 A refused connection, a timeout or a 5xx is printed and retried ${RETRY_DELAYS_MS.length} times, after ${RETRY_DELAYS_MS.map((ms) => ms / 1000).join(', ')} s;
 then it is given up and forwarding goes on (--stop-on-error stops instead). Ctrl-C stops after the
-delivery in flight. On stopping it prints, on stderr, the last id forwarded and the --from-id that goes on
-from there. Exits 0 when every delivery was answered 2xx, 1 otherwise or when the database failed.
+delivery in flight. On stopping it prints, on stderr, the last id forwarded, those given up, and the --from-id that
+goes on from there (from the first one given up: it is sent again). Exits 0 when every delivery was answered 2xx, 1 otherwise or when the database failed.
 
 ${flagsHelp(FLAGS)}`,
   flags: FLAGS,
