@@ -24,7 +24,11 @@ export type RackFetch = (
 export interface RackClientOptions {
   /** The rack's API address, `https://api.<domain>`; may carry Basic credentials, `https://jwt:<token>@api.<domain>`. */
   url: string;
-  /** A token minted by the rack (`<cli> rack access --role read`), when the URL carries none: sent as `jwt:<token>`. */
+  /**
+   * A token minted by the rack (`<cli> rack access --role read`), when the URL carries none: sent as `jwt:<token>`.
+   *
+   * @defaultValue none: the credentials in `url`
+   */
   token?: string;
   /**
    * How requests are sent. On Node, `createNodeRackFetch({ ca })` (from `rack-webhooks/inbox`)
@@ -49,17 +53,23 @@ export interface RackClient {
   readonly token: RackTokenClaims | undefined;
   /** `GET /auth`: the credential is valid (any role). */
   checkAuth(): Promise<void>;
+  /** `GET /apps`: every app of the rack, by `name` (no limit, no paging). */
   apps(): Promise<RackApp[]>;
+  /** `GET /apps/{name}`; rejects with `rack_not_found` when there is no such app. */
   app(name: string): Promise<RackApp>;
   /** The newest `limit` builds (no paging on the rack: ask enough). */
   builds(app: string, limit: number): Promise<RackBuild[]>;
+  /** `GET /apps/{app}/builds/{id}` (id in either case); rejects with `rack_not_found` when missing. */
   build(app: string, id: string): Promise<RackBuild>;
   /** The newest `limit` releases, without `env`. */
   releases(app: string, limit: number): Promise<RackRelease[]>;
+  /** `GET /apps/{app}/releases/{id}` (id in either case), without `env`; rejects with `rack_not_found` when missing. */
   release(app: string, id: string): Promise<RackRelease>;
+  /** `GET /apps/{app}/budget`: `config` and `state` both `null` when the app has no budget. */
   budget(app: string): Promise<RackBudget>;
   /** `null` when no auto-shutdown lifecycle is stored. */
   shutdownState(app: string): Promise<RackShutdownState | null>;
+  /** `GET /system`: the rack's name, provider, version and API host. */
   system(): Promise<RackSystem>;
 }
 

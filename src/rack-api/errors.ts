@@ -26,6 +26,7 @@ export type RackApiErrorCode =
  * message that says why. Never holds the token or an answer's body beyond the rack's error line.
  */
 export class RackApiError extends WebhookError {
+  /** Always `RackApiError`. */
   override readonly name = 'RackApiError';
   readonly code: RackApiErrorCode;
   /** The status a receiver would answer with, as for every WebhookError: 502, the upstream failed. */

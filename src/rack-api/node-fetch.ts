@@ -10,11 +10,17 @@ import type { RackFetch } from './client.js';
 
 /** Options of {@link createNodeRackFetch}. */
 export interface NodeRackFetchOptions {
-  /** PEM text of the CA (or CAs) that signed the rack's certificate, instead of the system's. */
+  /**
+   * PEM text of the CA (or CAs) that signed the rack's certificate, instead of the system's.
+   *
+   * @defaultValue the system's CAs
+   */
   ca?: string | Uint8Array;
   /**
    * Accept any certificate. Anyone on the path can then read the token and forge the answers:
    * only for a self-signed rack on a network you trust. Must be exactly `true`.
+   *
+   * @defaultValue `false`: certificates are verified
    */
   insecure?: boolean;
 }

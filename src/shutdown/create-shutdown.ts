@@ -108,9 +108,20 @@ class ShutdownRun {
  *
  * @example
  * ```ts
+ * import express from 'express';
+ * import pg from 'pg';
+ * import { createReceiver } from 'rack-webhooks';
+ * import { webhookMiddleware } from 'rack-webhooks/express';
+ * import { createInbox, healthHandler } from 'rack-webhooks/inbox';
  * import { createShutdown } from 'rack-webhooks/node';
- * import { healthHandler } from 'rack-webhooks/inbox';
  *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 5000 });
+ * const inbox = createInbox({ database: pool });
+ * const receiver = createReceiver({ secrets: process.env.RACK_WEBHOOK_SECRETS!, inbox });
+ * const worker = inbox.work(receiver);
+ *
+ * const app = express();
+ * app.all('/webhooks', webhookMiddleware(receiver));
  * const server = app.listen(3000);
  * const shutdown = createShutdown(server, { worker, inbox, close: () => pool.end() });
  * app.get('/readyz', healthHandler(inbox, { ready: shutdown.ready }).ready);

@@ -13,11 +13,13 @@ export type ShutdownPhase = 'serving' | 'draining' | 'closing' | 'stopping' | 'c
 
 /** What shutdown needs of a worker from `inbox.work()`. */
 export interface ShutdownWorker {
+  /** Stops claiming and waits for the handlers in flight; past `timeoutMs` (ms), aborts them and resolves. */
   stop(options?: { timeoutMs?: number }): Promise<void>;
 }
 
 /** What shutdown needs of an inbox from `createInbox()`. */
 export interface ShutdownInbox {
+  /** Writes the refusal counts held in memory and stops their timer; the database client is not ended. */
   close(): Promise<void>;
 }
 
@@ -56,7 +58,11 @@ export interface ShutdownOptions {
    * @defaultValue `10000`
    */
   requestTimeoutMs?: number;
-  /** A worker from `inbox.work()`: stopped with `stop({ timeoutMs: workerTimeoutMs })` once no request is in flight. */
+  /**
+   * A worker from `inbox.work()`: stopped with `stop({ timeoutMs: workerTimeoutMs })` once no request is in flight.
+   *
+   * @defaultValue none: no worker is stopped
+   */
   worker?: ShutdownWorker;
   /**
    * The worker's bound, in ms: past it, its handlers' `context.signal` is aborted and their
@@ -65,9 +71,17 @@ export interface ShutdownOptions {
    * @defaultValue `10000`
    */
   workerTimeoutMs?: number;
-  /** The inbox: `inbox.close()` after the worker, which writes the last refusal counts. */
+  /**
+   * The inbox: `inbox.close()` after the worker, which writes the last refusal counts.
+   *
+   * @defaultValue none: no inbox is closed
+   */
   inbox?: ShutdownInbox;
-  /** Run last, in order, each once, even when an earlier step failed: e.g. `() => pool.end()`. */
+  /**
+   * Run last, in order, each once, even when an earlier step failed: e.g. `() => pool.end()`.
+   *
+   * @defaultValue none
+   */
   close?: ShutdownStep | readonly ShutdownStep[];
   /**
    * The signals that start the shutdown; the same signal again while it runs exits at once (with

@@ -14,4 +14,5 @@ export type { DispatchResult, RackEmulator, RackEmulatorOptions, SkipReason, Web
 export { RackApiEmulator, ConnectionDropped } from './rack-api/api.js';
 export type { RackApiOptions } from './rack-api/api.js';
 export type { DropChoice, RackChangeOptions, SentEvent, ShutdownStep } from './rack-api/model.js';
+export type { AppRecord, BuildRecord, ReleaseRecord, ShutdownRecord } from './rack-api/records.js';
 export type { RackRole } from './rack-api/tokens.js';

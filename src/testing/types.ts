@@ -101,7 +101,11 @@ export interface RackEmulatorOptions {
    * @defaultValue `'utf8'`
    */
   secretEncoding?: 'utf8' | 'hex';
-  /** The rack's read API (`emulator.api`): its password and clock. */
+  /**
+   * The rack's read API (`emulator.api`): its password and clock.
+   *
+   * @defaultValue `{}`: no password (only minted tokens), the system clock
+   */
   api?: RackApiOptions;
 }
 

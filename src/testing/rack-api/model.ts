@@ -13,18 +13,34 @@ export type DropChoice = boolean | readonly string[];
 
 /** What every operation takes: when it happened (default: the emulator's clock) and what to drop. */
 export interface RackChangeOptions {
+  /**
+   * When the change happens: its records' times, and the `timestamp` of the events it sends.
+   *
+   * @defaultValue the emulator's clock (`RackApiOptions.now`)
+   */
   at?: Date;
+  /**
+   * The events to lose on the way: `true` for all the change sends, or a list of actions. They are
+   * still recorded in `sent`, with `dropped: true`.
+   *
+   * @defaultValue `false`: every event is delivered
+   */
   drop?: DropChoice;
 }
 
 /** One event the emulated rack sent, whether it reached the receivers or was dropped. */
 export interface SentEvent {
+  /** The event's `action`, such as `build:create`. */
   readonly action: string;
+  /** The app the change was made on. */
   readonly app: string;
+  /** The event's `data`, as sent (all values strings). */
   readonly data: Readonly<Record<string, string>>;
+  /** `true` when the event was dropped (`drop`) and never reached a receiver. */
   readonly dropped: boolean;
 }
 
+/** A step of an auto-shutdown lifecycle, as `autoShutdown` takes it: the suffix of `app:budget:auto-shutdown:<step>`. */
 export type ShutdownStep = 'armed' | 'fired' | 'failed' | 'expired' | 'restored' | 'cancelled';
 
 type Send = (event: object) => Promise<unknown>;
@@ -38,6 +54,7 @@ const STEP_FIELDS = {
 } as const;
 
 export class RackModel {
+  /** Every app of the emulated rack by name, as stored: the API's routes answer from these records. */
   readonly apps = new Map<string, AppRecord>();
   /** Every event in the order sent; `dropped` ones never reached a receiver. */
   readonly sent: SentEvent[] = [];
@@ -49,6 +66,7 @@ export class RackModel {
     this.#now = now;
   }
 
+  /** The app's stored record; throws an `Error` when no app has that name (call `createApp` first). */
   app(name: string): AppRecord {
     const app = this.apps.get(name);
     if (app === undefined) throw new Error(`rack emulator: no app ${JSON.stringify(name)} (createApp first)`);
@@ -73,6 +91,10 @@ export class RackModel {
     if (!drop) await this.#send(event);
   }
 
+  /**
+   * A new app, `running` with no release: sends `release:promote` (status `start`, `id` `""`), then
+   * `app:create` with `data.name`, as the rack does. Returns its stored record.
+   */
   async createApp(name: string, options: RackChangeOptions = {}): Promise<AppRecord> {
     const at = options.at ?? this.#now();
     const app: AppRecord = {
@@ -139,7 +161,15 @@ export class RackModel {
    * A source build that ends at `at`: `complete` (a release, `release:create`, then `build:create`
    * with `release_id`) or `failed` (`build:create` with status `error`, then the failed record).
    */
-  async build(appName: string, options: RackChangeOptions & { started?: Date; outcome?: 'complete' | 'failed' } = {}) {
+  async build(
+    appName: string,
+    options: RackChangeOptions & { started?: Date; outcome?: 'complete' | 'failed' } = {},
+  ): Promise<{
+    /** The ended build's stored record. */
+    build: BuildRecord;
+    /** The release it made; `undefined` for a `failed` build. */
+    release: ReleaseRecord | undefined;
+  }> {
     const app = this.app(appName);
     const at = options.at ?? this.#now();
     const build = this.#newBuild(app, options.started ?? new Date(at.getTime() - 60_000), `build-${recordId('B').toLowerCase()}`);
@@ -159,7 +189,15 @@ export class RackModel {
   }
 
   /** An archive import: a `complete` build no process ran, a release, and only `release:create`. */
-  async importArchive(appName: string, options: RackChangeOptions = {}) {
+  async importArchive(
+    appName: string,
+    options: RackChangeOptions = {},
+  ): Promise<{
+    /** The imported build's stored record: `complete`, with `process` `""`. */
+    build: BuildRecord;
+    /** The release made from it. */
+    release: ReleaseRecord;
+  }> {
     const app = this.app(appName);
     const at = options.at ?? this.#now();
     const build = this.#newBuild(app, at, '');
