@@ -6,12 +6,16 @@
  * guest's. The owner's own queries queue behind it as they queue behind each other.
  *
  * What the shared session cannot give each guest on its own is refused: LISTEN and UNLISTEN (they
- * would change what the owner listens to), so guests poll. A NOTIFY a guest's statement raises
- * reaches the owner's listeners (PGlite hands them over itself) and is taken out of the guest's
- * answer, which never asked for it. A guest that goes away mid-transaction is rolled back; one that holds
- * the session idle in a transaction for `idleInTransactionMs` is cut off and rolled back.
+ * would change what the owner listens to), so guests poll, and pg_sleep (guest-session.ts). A NOTIFY
+ * a guest's statement raises reaches the owner's listeners (PGlite hands them over itself) and is
+ * taken out of the guest's answer, which never asked for it. The session state a guest changes
+ * (settings, role, temporary tables) is put back when it lets PGlite go (guest-session.ts). A guest
+ * that goes away mid-transaction is rolled back; one that holds the session idle in a transaction
+ * for `idleInTransactionMs`, or at all for `holdMs`, is cut off and rolled back: the owner's
+ * deliveries wait for a guest's transaction, and past 20 s (storeRetry.maxWaitMs) they are lost.
  */
 import type * as NodeNet from 'node:net';
+import { GuestSession, refusalOf, type Refusal } from './guest-session.js';
 import {
   concat,
   errorResponse,
@@ -40,15 +44,37 @@ export interface ServablePGlite {
 export interface ServeOptions {
   /** Resolves once PGlite is ready: guests that connect earlier wait for it. */
   readonly ready: Promise<unknown>;
+  /** The longest a guest may leave its transaction idle, in ms. @defaultValue `5000` */
   readonly idleInTransactionMs?: number;
+  /** The longest a guest may hold PGlite from its first statement to the end of its transaction, in ms. @defaultValue `10000` */
+  readonly holdMs?: number;
 }
+
+/** Bounds well under storeRetry.maxWaitMs (20 s), which the owner's deliveries wait at most. */
+const GUEST_LIMITS = { idleInTransactionMs: 5_000, holdMs: 10_000 };
+
+/**
+ * PGlite's queues, which a guest must hold so that no owner transaction or statement interleaves
+ * with its own. They are PGlite's private methods: without them guests are refused, not served unsafely.
+ */
+function exclusiveQueues(db: ServablePGlite): ((hold: () => Promise<void>) => Promise<void>) | undefined {
+  const transactionQueue = db._runExclusiveTransaction?.bind(db);
+  const statementQueue = db._runExclusiveQuery?.bind(db);
+  if (typeof transactionQueue !== 'function' || typeof statementQueue !== 'function') return undefined;
+  return (hold) => transactionQueue(() => statementQueue(hold));
+}
+
+const UNSERVABLE: Refusal = {
+  sqlState: '0A000',
+  message:
+    'this PGlite does not have the private _runExclusiveTransaction and _runExclusiveQuery methods the owner needs to serve guests ' +
+    "without mixing their statements into its own transactions: guests are refused; use the @electric-sql/pglite version this package's peerDependencies name",
+};
 
 export interface Serving {
   /** Stops accepting, rolls back and closes every guest; resolves once PGlite is the owner's alone. */
   close(): Promise<void>;
 }
-
-const LISTEN = /^\s*(un)?listen\b/i;
 
 export function servePGlite(db: ServablePGlite, server: NodeNet.Server, options: ServeOptions): Serving {
   const guests = new Set<Guest>();
@@ -69,8 +95,10 @@ export function servePGlite(db: ServablePGlite, server: NodeNet.Server, options:
         standard_conforming_strings: 'on',
       };
     }));
+  const limits = { ...GUEST_LIMITS, ...definedOnly(options) };
+  const exclusive = exclusiveQueues(db);
   server.on('connection', (socket) => {
-    const guest = new Guest(db, socket, sessionParameters, options.idleInTransactionMs ?? 30_000);
+    const guest = new Guest(db, socket, sessionParameters, limits, exclusive);
     guests.add(guest);
     socket.once('close', () => guests.delete(guest));
   });
@@ -83,6 +111,11 @@ export function servePGlite(db: ServablePGlite, server: NodeNet.Server, options:
   };
 }
 
+function definedOnly(options: ServeOptions): Partial<typeof GUEST_LIMITS> {
+  const { idleInTransactionMs, holdMs } = options;
+  return { ...(idleInTransactionMs !== undefined && { idleInTransactionMs }), ...(holdMs !== undefined && { holdMs }) };
+}
+
 /** One connected process or thread. Its messages run one at a time, in order. */
 class Guest {
   #buffer: Uint8Array = new Uint8Array(0);
@@ -92,14 +125,18 @@ class Guest {
   #status: TransactionStatus = 'I';
   #skipUntilSync = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
+  #holding: ReturnType<typeof setTimeout> | undefined;
   #ended: Promise<void> | undefined;
+  readonly #session: GuestSession;
 
   constructor(
     private readonly db: ServablePGlite,
     private readonly socket: NodeNet.Socket,
     private readonly parameters: () => Promise<Record<string, string>>,
-    private readonly idleInTransactionMs: number,
+    private readonly limits: typeof GUEST_LIMITS,
+    private readonly exclusive: ((hold: () => Promise<void>) => Promise<void>) | undefined,
   ) {
+    this.#session = new GuestSession(db);
     socket.on('data', (chunk: Uint8Array) => this.#receive(chunk));
     socket.on('error', () => {}); // a guest gone mid-answer: 'close' follows
     socket.once('close', () => void this.end());
@@ -120,7 +157,7 @@ class Guest {
   }
 
   async #handle(msg: Uint8Array): Promise<void> {
-    if (this.socket.destroyed) return;
+    if (this.socket.destroyed || this.socket.writableEnded) return;
     clearTimeout(this.#idle);
     const type = String.fromCharCode(msg[0]!);
     if (type === 'X') return void this.socket.end();
@@ -131,8 +168,9 @@ class Guest {
       }
       return;
     }
-    if (LISTEN.test(statementText(msg) ?? '')) {
-      this.socket.write(errorResponse('0A000', 'LISTEN is not served to guests of a PGlite directory: poll instead'));
+    const refusal = refusalOf(statementText(msg));
+    if (refusal !== undefined) {
+      this.socket.write(errorResponse(refusal.sqlState, refusal.message));
       if (type === 'Q') this.socket.write(readyForQuery(this.#status));
       else this.#skipUntilSync = true;
       return;
@@ -141,11 +179,25 @@ class Guest {
     const answer = readAnswer(await this.db.execProtocolRaw(msg));
     if (!this.socket.destroyed) this.socket.write(answer.bytes);
     if (answer.status !== undefined) this.#status = answer.status;
-    if (answer.status === 'I') this.#letGo();
+    if (answer.status === 'I') await this.#letGo();
     else {
-      this.#idle = setTimeout(() => this.socket.destroy(), this.idleInTransactionMs);
+      this.#idle = setTimeout(
+        () =>
+          this.#cutOff(
+            '25P03',
+            `a guest of a PGlite directory may stay idle in a transaction at most ${this.limits.idleInTransactionMs} ms`,
+          ),
+        this.limits.idleInTransactionMs,
+      );
       this.#idle.unref?.();
     }
+  }
+
+  /** Ends the guest with an error it can read; end() rolls back what it left open. */
+  #cutOff(sqlState: string, text: string): void {
+    if (this.socket.destroyed || this.socket.writableEnded) return;
+    this.socket.end(errorResponse(sqlState, `${text}: its transaction was rolled back`), () => this.socket.destroy());
+    void this.end();
   }
 
   /** SSLRequest / GSSENCRequest: no; CancelRequest: not served; StartupMessage: the session is ready. */
@@ -154,24 +206,42 @@ class Guest {
     const startup = readStartup(packet);
     if (startup.kind === 'ssl' || startup.kind === 'gss') return void this.socket.write(new Uint8Array([78])); // 'N'
     if (startup.kind !== 'startup') return void this.socket.destroy();
+    if (this.exclusive === undefined) return void this.socket.end(errorResponse(UNSERVABLE.sqlState, UNSERVABLE.message));
     this.socket.write(sessionReady(await this.parameters(), 1 + Math.floor(Math.random() * 2 ** 30), Math.floor(Math.random() * 2 ** 30)));
   }
 
   /** PGlite for this guest alone: the owner's transaction queue and its statement queue both held. */
   async #hold(): Promise<void> {
     if (this.#release !== undefined) return;
-    const { db } = this;
     await new Promise<void>((held) => {
       const hold = () => new Promise<void>((release) => ((this.#release = release), held()));
-      const transactionQueue = db._runExclusiveTransaction?.bind(db);
-      const statementQueue = db._runExclusiveQuery?.bind(db);
-      void (transactionQueue !== undefined && statementQueue !== undefined
-        ? transactionQueue(() => statementQueue(hold))
-        : db.runExclusive(hold));
+      void this.exclusive!(hold);
     });
+    this.#holding = setTimeout(
+      () => this.#cutOff('25P04', `a guest of a PGlite directory may hold it at most ${this.limits.holdMs} ms at a time`),
+      this.limits.holdMs,
+    );
+    this.#holding.unref?.();
+    try {
+      await this.#session.note();
+    } catch (error) {
+      this.#free();
+      throw error;
+    }
   }
 
-  #letGo(): void {
+  /** The session as the guest found it, then PGlite back to the owner. */
+  async #letGo(): Promise<void> {
+    if (this.#release === undefined) return;
+    try {
+      await this.#session.restore();
+    } finally {
+      this.#free();
+    }
+  }
+
+  #free(): void {
+    clearTimeout(this.#holding);
     const release = this.#release;
     this.#release = undefined;
     release?.();
@@ -181,14 +251,14 @@ class Guest {
   end(): Promise<void> {
     return (this.#ended ??= (async () => {
       clearTimeout(this.#idle);
-      this.socket.destroy();
+      if (!this.socket.writableEnded) this.socket.destroy();
       await this.#queue;
       if (this.#release === undefined) return;
       try {
         const synced = readAnswer(await this.db.execProtocolRaw(message('S')));
         if ((synced.status ?? this.#status) !== 'I') await this.db.execProtocolRaw(query('ROLLBACK'));
       } finally {
-        this.#letGo();
+        await this.#letGo();
       }
     })());
   }
