@@ -7,6 +7,8 @@
  * Node only, and loaded only there: node:fs and node:net are imported when it is called.
  */
 import { claimDirectory, type Claim, type NodeParts } from './claim.js';
+import { durableOptions, syncTree } from './durable-files.js';
+import { checkDirectory, closeDirectory, makePrivate } from './permissions.js';
 import { servePGlite, type ServablePGlite } from './serve.js';
 
 /** A PGlite directory as this process holds it; pass it to `createInbox({ database })`. */
@@ -101,10 +103,12 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
     () => false,
   );
   if (!exists) await loadPGlite();
-  await node.fs.mkdir(absolute, { recursive: true });
+  await node.fs.mkdir(absolute, { recursive: true, mode: 0o700 });
+  await checkDirectory(node.fs, absolute, 'any');
+  await closeDirectory(node.fs, absolute);
   for (let attempt = 0; ; attempt++) {
     const claim = await claimDirectory(node, absolute);
-    if (claim.role === 'owner') return openAsOwner(absolute, claim, options, beforeOpen);
+    if (claim.role === 'owner') return openAsOwner(absolute, claim, options, beforeOpen, { fs: node.fs, created: !exists });
     try {
       return await openAsGuest(absolute, claim, options);
     } catch (error) {
@@ -121,6 +125,7 @@ function isConnectionLost(error: unknown): boolean {
 }
 
 interface PGliteClass {
+  readonly defaultStartParams?: readonly string[];
   new (
     dataDir: string,
     options?: Record<string, unknown>,
@@ -139,12 +144,15 @@ async function openAsOwner(
   claim: Claim & { role: 'owner' },
   options: OpenPGliteOptions,
   beforeOpen: ((dir: string) => void) | undefined,
+  files: { fs: NodeParts['fs']; created: boolean },
 ): Promise<PGliteDirectory> {
   let db;
   try {
     beforeOpen?.(dir);
+    await checkDirectory(files.fs, dir, 'owner');
+    await makePrivate(files.fs, dir);
     const { PGlite } = await loadPGlite();
-    db = new PGlite(dir, { ...options.pglite });
+    db = new PGlite(dir, { ...(await durableOptions(PGlite, dir)), ...options.pglite });
   } catch (error) {
     await claim.release();
     throw error;
@@ -154,6 +162,7 @@ async function openAsOwner(
   const serving = servePGlite(opened, claim.server, { ready: opened.waitReady });
   try {
     await opened.waitReady;
+    if (files.created) await syncTree(dir);
   } catch (error) {
     await serving.close();
     await claim.release();
