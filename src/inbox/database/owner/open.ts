@@ -6,6 +6,7 @@
  *
  * Node only, and loaded only there: node:fs and node:net are imported when it is called.
  */
+import type * as NodeNet from 'node:net';
 import { claimDirectory, type Claim, type NodeParts } from './claim.js';
 import { durableOptions, syncTree } from './durable-files.js';
 import { checkDirectory, closeDirectory, makePrivate } from './permissions.js';
@@ -147,6 +148,7 @@ async function openAsOwner(
   files: { fs: NodeParts['fs']; created: boolean },
 ): Promise<PGliteDirectory> {
   let db;
+  const early = holdEarlyGuests(claim.server);
   try {
     beforeOpen?.(dir);
     await checkDirectory(files.fs, dir, 'owner');
@@ -154,12 +156,14 @@ async function openAsOwner(
     const { PGlite } = await loadPGlite();
     db = new PGlite(dir, { ...(await durableOptions(PGlite, dir)), ...options.pglite });
   } catch (error) {
+    early.drop();
     await claim.release();
     throw error;
   }
   const opened = db;
   ownedInstances.add(opened);
   const serving = servePGlite(opened, claim.server, { ready: opened.waitReady });
+  early.serve();
   try {
     await opened.waitReady;
     if (files.created) await syncTree(dir);
@@ -184,6 +188,29 @@ async function openAsOwner(
           await claim.release(); // only once PGlite's files are consistent on disk
         }
       })()),
+  };
+}
+
+/**
+ * Guests that connect while the owner checks its files and loads PGlite (the socket listens from
+ * the claim on): held, unread, until the owner serves them; without it they waited unanswered.
+ */
+function holdEarlyGuests(server: NodeNet.Server): { serve(): void; drop(): void } {
+  const held: NodeNet.Socket[] = [];
+  const hold = (socket: NodeNet.Socket) => void held.push(socket.pause());
+  server.on('connection', hold);
+  return {
+    serve() {
+      server.off('connection', hold);
+      for (const socket of held.splice(0)) {
+        server.emit('connection', socket);
+        socket.resume();
+      }
+    },
+    drop() {
+      server.off('connection', hold);
+      for (const socket of held.splice(0)) socket.destroy();
+    },
   };
 }
 
