@@ -29,9 +29,14 @@ export class WebhookInboxError extends WebhookError {
   }
 }
 
+/**
+ * A SQLSTATE is five digits or capitals, and none starts with E (PostgreSQL's classes: 00-58, F0,
+ * HV, P0, XX); Node's socket errors all do: EPIPE (a guest's write to a PGlite owner that closed it)
+ * is a lost connection, not a refused statement.
+ */
 function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  return typeof code === 'string' && /^[0-9A-DF-Z][0-9A-Z]{4}$/.test(code) ? code : undefined;
 }
 
 const TRANSIENT = new Set(['25006', '57014', '40001', '40P01']);

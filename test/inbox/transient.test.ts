@@ -11,6 +11,8 @@ describe('transientCause', () => {
   it.each([
     ['a refused connection', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'), 'ECONNREFUSED'],
     ['a reset connection', withCode('read ECONNRESET', 'ECONNRESET'), 'ECONNRESET'],
+    // Five capitals, a SQLSTATE's shape: a write to a PGlite owner that had just closed the connection.
+    ['a write to a closed connection', withCode('write EPIPE', 'EPIPE'), 'EPIPE'],
     ['pg: a connection cut', new Error('Connection terminated unexpectedly'), 'connection_terminated'],
     ['pg-pool: every connection busy (saturation)', new Error('timeout exceeded when trying to connect'), 'pool_timeout'],
     [
@@ -28,6 +30,10 @@ describe('transientCause', () => {
     ['localhost on two addresses', new AggregateError([withCode('a', 'ECONNREFUSED'), withCode('b', 'ECONNREFUSED')]), 'ECONNREFUSED'],
   ])('%s passes: %s', (_name, error, cause) => {
     expect(transientCause(wrapped(error))).toBe(cause);
+  });
+
+  it('a socket error with a SQLSTATE shape is a lost connection (503), not a refused statement (500)', () => {
+    expect(wrapped(withCode('write EPIPE', 'EPIPE'))).toMatchObject({ code: 'inbox_unavailable', status: 503 });
   });
 
   it.each([

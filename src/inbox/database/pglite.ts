@@ -97,6 +97,23 @@ export function fileSystemDir(dataDir: unknown): string | undefined {
   return /^(memory|idb|opfs-ahp|memfs2opfs):\/\//.test(dataDir) ? undefined : dataDir;
 }
 
+/**
+ * PGlite runs in this thread and answers without a turn of the event loop (its promises resolve as
+ * microtasks): a worker draining a backlog went from statement to statement for 22 s without the
+ * process accepting a connection (HTTP deliveries, probes, guests). Before a statement, when the
+ * event loop last turned here 10 ms ago or more, it gets a turn.
+ */
+const TURN_MS = 10;
+let lastTurn = 0;
+const nextTurn: (resolve: () => void) => void =
+  typeof setImmediate === 'function' ? (resolve) => setImmediate(resolve) : (resolve) => setTimeout(resolve, 0);
+
+async function letTheEventLoopTurn(): Promise<void> {
+  if (Date.now() - lastTurn < TURN_MS) return;
+  await new Promise<void>(nextTurn);
+  lastTurn = Date.now();
+}
+
 /** PGlite is one connection in this process: it queues transactions itself (and a guest's, in serve.ts). */
 export function pgliteDriver(db: PGliteLike, { owned = false }: { owned?: boolean } = {}): Driver {
   const guard = new ReentryGuard();
@@ -109,6 +126,7 @@ export function pgliteDriver(db: PGliteLike, { owned = false }: { owned?: boolea
     async query(text, params) {
       guard.check();
       if (held !== undefined) await held;
+      await letTheEventLoopTurn();
       return (await db.query(text, params)).rows;
     },
     transaction(fn, opening) {
@@ -116,7 +134,15 @@ export function pgliteDriver(db: PGliteLike, { owned = false }: { owned?: boolea
       const inside = openingFirst(fn, opening);
       const run = () =>
         db.transaction((tx) =>
-          guard.inside(() => inside({ client: tx, query: async (text, params) => (await tx.query(text, params)).rows })),
+          guard.inside(() =>
+            inside({
+              client: tx,
+              query: async (text, params) => {
+                await letTheEventLoopTurn();
+                return (await tx.query(text, params)).rows;
+              },
+            }),
+          ),
         );
       return held === undefined ? run() : held.then(run);
     },

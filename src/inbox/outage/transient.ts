@@ -71,8 +71,9 @@ function rawTransientCause(error: unknown, depth: number): string | undefined {
   }
   const code = field(error, 'code');
   if (code !== undefined) {
-    if (/^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code.startsWith('53') || TRANSIENT_STATES.has(code) ? code : undefined;
+    // Socket codes first: EPIPE has a SQLSTATE's shape.
     if (TRANSIENT_SOCKET_CODES.has(code) || TRANSIENT_CLIENT_CODES.has(code)) return code;
+    if (/^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code.startsWith('53') || TRANSIENT_STATES.has(code) ? code : undefined;
   }
   const message = field(error, 'message');
   for (const [pattern, cause] of PG_TRANSIENT_MESSAGES) if (message !== undefined && pattern.test(message)) return cause;

@@ -92,7 +92,11 @@ function listen(parts: NodeParts, path: string): Promise<NodeNet.Server> {
       // Serving others never keeps the owner's process alive: a script that ends without close()
       // exits as it did with a bare PGlite, and its socket then refuses, so the next caller takes over.
       server.unref();
-      resolve(server);
+      // The owner's user alone may connect (PostgreSQL's socket, in a 0700 directory): guests are superusers.
+      parts.fs.chmod(path, 0o600).then(
+        () => resolve(server),
+        (error: unknown) => server.close(() => reject(error)),
+      );
     });
   });
 }

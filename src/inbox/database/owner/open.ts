@@ -7,7 +7,9 @@
  * Node only, and loaded only there: node:fs and node:net are imported when it is called.
  */
 import { claimDirectory, type Claim, type NodeParts } from './claim.js';
+import { durableOptions, syncTree } from './durable-files.js';
 import { DirectoryGuest, guestClient, type PgModule } from './guest.js';
+import { checkDirectory, closeDirectory, makePrivate } from './permissions.js';
 import { servePGlite, type ServablePGlite } from './serve.js';
 
 /** A PGlite directory as this process holds it; pass it to `createInbox({ database })`. */
@@ -108,10 +110,12 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
     () => false,
   );
   if (!exists) await loadPGlite();
-  await node.fs.mkdir(absolute, { recursive: true });
+  await node.fs.mkdir(absolute, { recursive: true, mode: 0o700 });
+  await checkDirectory(node.fs, absolute, 'any');
+  await closeDirectory(node.fs, absolute);
   for (let attempt = 0; ; attempt++) {
     const claim = await claimDirectory(node, absolute);
-    if (claim.role === 'owner') return openAsOwner(absolute, claim, options, beforeOpen);
+    if (claim.role === 'owner') return openAsOwner(absolute, claim, options, beforeOpen, { fs: node.fs, created: !exists });
     try {
       return await openAsGuest(absolute, claim, options, beforeOpen, node);
     } catch (error) {
@@ -128,6 +132,7 @@ function isConnectionLost(error: unknown): boolean {
 }
 
 interface PGliteClass {
+  readonly defaultStartParams?: readonly string[];
   new (
     dataDir: string,
     options?: Record<string, unknown>,
@@ -141,13 +146,20 @@ const loadPGlite = async () =>
     () => dynamicImport(PGLITE_PACKAGE),
   )) as { PGlite: PGliteClass };
 
+/** The directory's files as the owner sees them: `created` when this process made the directory (synced once). */
+interface OwnedFiles {
+  readonly fs: NodeParts['fs'];
+  readonly created: boolean;
+}
+
 async function openAsOwner(
   dir: string,
   claim: Claim & { role: 'owner' },
   options: OpenPGliteOptions,
   beforeOpen: ((dir: string) => void) | undefined,
+  files: OwnedFiles,
 ): Promise<PGliteDirectory> {
-  const owned = await openOwned(dir, claim, options, beforeOpen);
+  const owned = await openOwned(dir, claim, options, beforeOpen, files);
   return { dir, role: 'owner', client: owned.client, close: owned.close };
 }
 
@@ -162,6 +174,7 @@ export async function openOwned(
   claim: Claim & { role: 'owner' },
   options: OpenPGliteOptions,
   beforeOpen: ((dir: string) => void) | undefined,
+  files: OwnedFiles,
 ): Promise<{ readonly client: unknown; close(): Promise<void> }> {
   let ready!: (db: ServablePGlite) => void;
   let failed!: (error: unknown) => void;
@@ -176,8 +189,10 @@ export async function openOwned(
   };
   try {
     beforeOpen?.(dir);
+    await checkDirectory(files.fs, dir, 'owner');
+    await makePrivate(files.fs, dir);
     const { PGlite } = await loadPGlite();
-    db = new PGlite(dir, { ...options.pglite });
+    db = new PGlite(dir, { ...(await durableOptions(PGlite, dir)), ...options.pglite });
   } catch (error) {
     await giveUp(error);
     throw error;
@@ -186,6 +201,7 @@ export async function openOwned(
   ownedInstances.add(opened);
   try {
     await opened.waitReady;
+    if (files.created) await syncTree(dir);
   } catch (error) {
     await giveUp(error);
     throw new Error(`cannot open the PGlite database in ${dir}: ${error instanceof Error ? error.message : String(error)}`, {
@@ -218,7 +234,10 @@ async function openAsGuest(
   const missing = `the PGlite database in ${dir} is owned by another process or thread, reached through its socket with the pg package, which is not installed: run npm install pg`;
   const pg = (await loadPeer('pg', missing, () => dynamicImport('pg'))) as PgModule & { default?: PgModule };
   const { Pool, Client } = pg.default ?? pg;
-  const guest = new DirectoryGuest(node, dir, claim.generation, (taken) => openOwned(dir, taken, options, beforeOpen));
+  const guest = new DirectoryGuest(node, dir, claim.generation, (taken) =>
+    // A guest taking the directory over: its files exist, and are checked and made private as any owner's.
+    openOwned(dir, taken, options, beforeOpen, { fs: node.fs, created: false }),
+  );
   const pool = new Pool({
     host: dir,
     port: claim.generation,
