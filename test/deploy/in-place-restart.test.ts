@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
 import { newKey, startExample, stopAllExamples, waitFor } from '../examples/helpers.js';
-import { Sender, tally } from './sender.js';
+import { finishAndTally, Sender } from './sender.js';
 
 let database: TestDatabase<'pg'> | undefined;
 afterEach(async () => {
@@ -41,16 +41,7 @@ describe('an in-place restart under examples/supervisor.mjs (node:cluster)', () 
         60_000,
       );
     }
-    const sentBefore = sender.sent;
-    await waitFor(
-      () => sender.sent >= sentBefore + 100,
-      () => 'the sender stalled',
-      30_000,
-    );
-    const outcomes = await sender.stop();
-
-    const rows = await database.query<{ app: string }>(`SELECT app FROM ${database.table}`);
-    const figures = tally(outcomes, new Set(rows.map((row) => row.app)));
+    const { outcomes, rows, figures } = await finishAndTally(sender, database);
     console.info(`in-place restart (supervisor, ${process.version}): ${JSON.stringify(figures)}`);
     expect(outcomes.filter((outcome) => outcome.status !== 200).slice(0, 5)).toEqual([]);
     expect(figures).toMatchObject({ refusedOrReset: 0, otherStatus: 0, okNotStored: 0 });

@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
 import { newKey, startExample, stopAllExamples, waitFor, type Running } from '../examples/helpers.js';
-import { Sender, tally } from './sender.js';
+import { finishAndTally, Sender } from './sender.js';
 
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const hasReusePort = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
@@ -67,16 +67,7 @@ describe.skipIf(NODE === undefined || process.platform !== 'linux')('an in-place
       expect(await current.stop(60_000)).toEqual({ code: 0, signal: null });
       current = next;
     }
-    const sentBefore = sender.sent;
-    await waitFor(
-      () => sender.sent >= sentBefore + 100,
-      () => 'the sender stalled',
-      30_000,
-    );
-    const outcomes = await sender.stop();
-
-    const rows = await database.query<{ app: string }>(`SELECT app FROM ${database.table}`);
-    const figures = tally(outcomes, new Set(rows.map((row) => row.app)));
+    const { outcomes, rows, figures } = await finishAndTally(sender, database);
     console.info(`in-place restart (REUSE_PORT, ${NODE}, tcp_migrate_req ${MIGRATES_QUEUE ? 1 : 0}): ${JSON.stringify(figures)}`);
     expect(figures).toMatchObject({ otherStatus: 0, okNotStored: 0 });
     // The rows are the 2xx, and at most the few reset as their connection reached the old listener.

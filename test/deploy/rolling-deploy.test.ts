@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
 import { newKey, startExample, stopAllExamples, waitFor, type Running } from '../examples/helpers.js';
 import { ReadinessBalancer } from './balancer.js';
-import { Sender, tally } from './sender.js';
+import { finishAndTally, Sender } from './sender.js';
 
 let database: TestDatabase<'pg'> | undefined;
 let balancer: ReadinessBalancer | undefined;
@@ -58,16 +58,7 @@ describe('a rolling deploy of examples/express-inbox.mjs', () => {
     );
     await replace('a', 'c');
     await replace('b', 'd');
-    const sentBefore = sender.sent;
-    await waitFor(
-      () => sender.sent >= sentBefore + 100,
-      () => 'the sender stalled',
-      30_000,
-    );
-    const outcomes = await sender.stop();
-
-    const rows = await database.query<{ app: string }>(`SELECT app FROM ${database.table}`);
-    const figures = tally(outcomes, new Set(rows.map((row) => row.app)));
+    const { outcomes, rows, figures } = await finishAndTally(sender, database);
     console.info(`rolling deploy: ${JSON.stringify(figures)}; balancer failures: ${JSON.stringify(lb.failures.slice(0, 5))}`);
     expect(lb.failures).toEqual([]);
     expect(outcomes.filter((outcome) => outcome.status !== 200).slice(0, 5)).toEqual([]);
