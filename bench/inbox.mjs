@@ -48,7 +48,7 @@ export function deliveries(count) {
   return out;
 }
 
-// The statement the inbox sends per delivery (src/inbox/store-delivery.ts), for the Node floors.
+// The statement the inbox sends per delivery (src/inbox/store/store-delivery.ts), for the Node floors.
 const insertSql = (table) => `INSERT INTO ${table}
   (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, body_key, event_key, state, run_at)
 VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END)

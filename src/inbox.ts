@@ -13,7 +13,7 @@ export type { WebhookInboxErrorCode } from './inbox/errors.js';
 export type { StopOptions, Worker } from './inbox/work/worker.js';
 export type { WorkOptions } from './inbox/work/options.js';
 export type { BackoffOptions } from './inbox/work/backoff.js';
-export type { StoreRetryOptions } from './inbox/outage/options.js';
+export type { StoreRetryOptions } from './inbox/store/outage/options.js';
 export { httpAlertSink } from './inbox/watch/http-sink.js';
 export type { HttpAlertSinkOptions } from './inbox/watch/http-sink.js';
 export type {

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createReceiver, type ReceiveResult } from '../../src/index.js';
 import { createInbox } from '../../src/inbox.js';
-import { heldCost, processHeld } from '../../src/inbox/outage/held.js';
+import { heldCost, processHeld } from '../../src/inbox/store/outage/held.js';
 import { createSignedRequestSync, createTestEvent, type SignedRequest } from '../../src/testing/index.js';
 import { openDatabase, POSTGRES_URL } from './databases.js';
 import { startTcpProxy } from './fixtures/tcp-proxy.mjs';

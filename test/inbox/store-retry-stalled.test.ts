@@ -12,7 +12,7 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createReceiver, type ReceiveResult, type ReceiverLogRecord } from '../../src/index.js';
 import { createInbox, WebhookInboxError, type StoreRetryOptions } from '../../src/inbox.js';
-import { heldCost, processHeld } from '../../src/inbox/outage/held.js';
+import { heldCost, processHeld } from '../../src/inbox/store/outage/held.js';
 import { createSignedRequestSync, createTestEvent, type SignedRequest } from '../../src/testing/index.js';
 import { openDatabase, POSTGRES_URL } from './databases.js';
 import { startTcpProxy } from './fixtures/tcp-proxy.mjs';

@@ -2,7 +2,7 @@
 // report them, classified as passing (retried within the request) or final (answered at once).
 import { describe, expect, it } from 'vitest';
 import { inboxError } from '../../src/inbox/errors.js';
-import { transientCause } from '../../src/inbox/outage/transient.js';
+import { transientCause } from '../../src/inbox/store/outage/transient.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 const wrapped = (error: unknown) => inboxError(error, 'rack_webhooks_inbox', 'storing a delivery');

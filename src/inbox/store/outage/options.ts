@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../shared/timers.js';
+import { MAX_TIMER_MS } from '../../../shared/timers.js';
 
 /**
  * How long `receive()` keeps a verified delivery while the inbox database cannot be reached, so

@@ -1,4 +1,4 @@
-import type { ReceiverLogRecord } from '../../receiver/types.js';
+import type { ReceiverLogRecord } from '../../../receiver/types.js';
 import type { ResolvedStoreRetry } from './options.js';
 
 export type OutageLog = (record: ReceiverLogRecord) => void;

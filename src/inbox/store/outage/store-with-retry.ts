@@ -1,6 +1,6 @@
-import type { DeliveryToStore, StoreDeliveryOptions, StoredRow } from '../../receiver/inbox-contract.js';
-import { describeThrown } from '../../shared/thrown.js';
-import { WebhookInboxError } from '../errors.js';
+import type { DeliveryToStore, StoreDeliveryOptions, StoredRow } from '../../../receiver/inbox-contract.js';
+import { describeThrown } from '../../../shared/thrown.js';
+import { WebhookInboxError } from '../../errors.js';
 import type { Circuit, Turn } from './circuit.js';
 import { heldCost, processHeld, type HeldDeliveries } from './held.js';
 import type { ResolvedStoreRetry } from './options.js';

@@ -1,8 +1,8 @@
-import { timestampNanos } from '../events/compare.js';
-import type { DeliveryToStore, StoredRow } from '../receiver/inbox-contract.js';
-import type { Driver } from './database/driver.js';
-import { inboxError } from './errors.js';
-import type { TableNames } from './schema/table-name.js';
+import { timestampNanos } from '../../events/compare.js';
+import type { DeliveryToStore, StoredRow } from '../../receiver/inbox-contract.js';
+import type { Driver } from '../database/driver.js';
+import { inboxError } from '../errors.js';
+import type { TableNames } from '../schema/table-name.js';
 
 const encoder = new TextEncoder();
 

@@ -1,8 +1,8 @@
 import { headerInputToString } from '../../signature/parse-header.js';
-import { deliveryKeys } from '../dedup-keys.js';
-import type { DeliveryToStore, ReceiverConnection, StoreStep, StoredRow } from '../inbox-contract.js';
-import { errorCode, logContext } from '../log.js';
-import type { ReceiverLogRecord } from '../log-record.js';
+import { deliveryKeys } from '../../receiver/dedup-keys.js';
+import type { DeliveryToStore, ReceiverConnection, StoreStep, StoredRow } from '../../receiver/inbox-contract.js';
+import { errorCode, logContext } from '../../receiver/log.js';
+import type { ReceiverLogRecord } from '../../receiver/log-record.js';
 
 /**
  * Step 3 (with an inbox): one committed row is the claim. The inbox's unique keys are the same
