@@ -15,7 +15,7 @@ import {
 } from './health/refusals.js';
 import { listWorkers, type WorkerInfo } from './health/workers.js';
 import { replayDeliveries, retryDeliveries, pruneDeliveries } from './operate/change.js';
-import { deliveryStats, getDelivery, listDeliveries } from './queries/read.js';
+import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
 import { Circuit } from './store/outage/circuit.js';
 import { createFindStored } from './store/outage/find-stored.js';
 import { resolveStoreRetry, type StoreRetryOptions } from './store/outage/options.js';

@@ -209,8 +209,8 @@ describe('the folders inside src/inbox form layers too', () => {
 
   it('sees the imports it is meant to check, its root files as layers of their own', () => {
     expect(graph.get('work')?.has('database')).toBe(true);
-    expect(graph.get('watch')?.has('queries')).toBe(true);
-    expect(graph.get('operate')?.has('queries')).toBe(true);
+    expect(graph.get('watch')?.has('operate')).toBe(true);
+    expect(graph.get('health')?.has('operate')).toBe(true);
     expect(graph.get('create-inbox.ts')?.has('work')).toBe(true);
   });
 
@@ -219,8 +219,8 @@ describe('the folders inside src/inbox form layers too', () => {
     expect(cycle === undefined ? 'no cycle' : `import cycle between src/inbox folders:\n${describeCycle(graph, cycle)}`).toBe('no cycle');
   });
 
-  it('queries, the reads operate and watch share, imports neither: only the floors below', () => {
-    expect([...(graph.get('queries')?.keys() ?? [])].sort()).toEqual(['database', 'errors.ts', 'rows.ts', 'schema', 'types.ts']);
+  it('operate, the statements over deliveries that health and watch share, imports neither: only the floors below', () => {
+    expect([...(graph.get('operate')?.keys() ?? [])].sort()).toEqual(['database', 'errors.ts', 'rows.ts', 'schema', 'types.ts']);
   });
 
   it('reports a cycle between two of its folders, with the files that close it', () => {

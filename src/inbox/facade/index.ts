@@ -27,7 +27,7 @@ export {
 } from '../types.js';
 
 // Reads over one statement at a time (the CLI's pool or PGlite): history, what needs an operator, changes.
-export type { Query } from '../queries/query.js';
+export type { Query } from '../operate/query.js';
 export { readAppAttention } from '../operate/app-attention.js';
 export { readHistory, type HistoryHour, type HistorySpan, type InboxHistory } from '../operate/history.js';
 export { readChangeFingerprint, readIdsAfter } from '../operate/poll.js';

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../database/driver.js';
 import { inboxError } from '../errors.js';
-import { buildWhere } from '../queries/filter.js';
+import { buildWhere } from '../operate/filter.js';
 import { toBytes } from '../rows.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter, DeliveryState } from '../types.js';

@@ -4,7 +4,7 @@
  * table, so a probe costs one statement however long the log; a schema from before that table
  * (version 6) has none to read. The console's app view reads them too.
  */
-import type { Query } from '../queries/query.js';
+import type { Query } from '../operate/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 
 /** A delivery that implies the missing event. */

@@ -4,7 +4,7 @@
  * rows in those states are visited, however long the table's history.
  */
 import { inboxError } from '../errors.js';
-import type { Query } from '../queries/query.js';
+import type { Query } from './query.js';
 import { resolveTableNames } from '../schema/table-name.js';
 
 export interface AppAttention {

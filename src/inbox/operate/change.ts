@@ -2,7 +2,7 @@ import type { Driver } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter } from '../types.js';
-import { buildWhere, toId } from '../queries/filter.js';
+import { buildWhere, toId } from './filter.js';
 
 function filterOf(idOrFilter: string | DeliveryFilter): DeliveryFilter {
   return typeof idOrFilter === 'string' || typeof idOrFilter === 'number' ? { ids: [toId(idOrFilter)] } : idOrFilter;

@@ -4,7 +4,7 @@
  * view and `rack-webhooks inbox stats --history`. Hours come from the database's clock.
  */
 import { inboxError } from '../errors.js';
-import type { Query } from '../queries/query.js';
+import type { Query } from './query.js';
 import { quoteIdentifier, type TableNames } from '../schema/table-name.js';
 
 export type HistorySpan = 'day' | 'week';

@@ -4,7 +4,7 @@
  * the ids stored after a given one. Here, with the inbox's other SQL, so the console holds none.
  */
 import { inboxError } from '../errors.js';
-import type { Query } from '../queries/query.js';
+import type { Query } from './query.js';
 
 /**
  * Per state: how many rows, their attempts, the newest id. Any store, retry, replay or prune

@@ -4,7 +4,7 @@
  * console's stats view. A schema from before the incidents table (version 6) has none to read.
  */
 import { inboxError } from '../errors.js';
-import type { Query } from '../queries/query.js';
+import type { Query } from '../operate/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { AlertRule, AlertSeverity } from './types.js';
 

@@ -1,6 +1,6 @@
 import { timestampNanos } from '../../../events/compare.js';
 import { findLogGaps, gapIsCertain, type LogGap, type LogGapRule, type LoggedEvent } from '../../../state/log-gaps.js';
-import { listDeliveries } from '../../queries/read.js';
+import { listDeliveries } from '../../operate/read.js';
 import type { Finding } from '../incidents.js';
 import { formatDuration, formatTime } from '../incidents.js';
 import type { ResolvedRules } from '../options.js';

@@ -1,5 +1,5 @@
 import { createRackState } from '../../../state/create-rack-state.js';
-import { listDeliveries } from '../../queries/read.js';
+import { listDeliveries } from '../../operate/read.js';
 import { formatDuration, formatTime } from '../incidents.js';
 import type { ResolvedRules } from '../options.js';
 import type { Rule } from './rule.js';
