@@ -4,7 +4,7 @@
  * @module rack-webhooks/inbox
  */
 export { createInbox } from './inbox/create-inbox.js';
-export { connectReceiver } from './inbox/connect-receiver.js';
+export { connectReceiver } from './inbox/store/connect-receiver.js';
 export { openPGlite } from './inbox/database/owner/open.js';
 export type { OpenPGliteOptions, PGliteDirectory } from './inbox/database/owner/open.js';
 export type { DirectoryQueryResult, DirectoryTransaction, Inbox, InboxOptions, TransactionOf } from './inbox/create-inbox.js';

@@ -4,10 +4,12 @@
  * one line that says what to do.
  */
 import {
-  createInbox,
+  composeInbox,
   DEFAULT_TABLE,
   type Inbox,
   inboxError,
+  type InboxMonitor,
+  type InboxOperator,
   resolveTableNames,
   type TableNames,
   WebhookInboxError,
@@ -33,6 +35,11 @@ such as ops.deliveries)`,
 } as const satisfies FlagDeclarations;
 
 export interface InboxSession {
+  /** What the commands read and change: list, get, retry, replay, stats, prune, history, alerts. */
+  readonly operator: InboxOperator;
+  /** Health, workers, refusals. */
+  readonly monitor: InboxMonitor;
+  /** The whole inbox: only for migrate and for a receiver storing into it (`inbox import`). */
   readonly inbox: Inbox;
   readonly database: OpenedDatabase;
   readonly names: TableNames;
@@ -102,8 +109,8 @@ export async function withInbox<R>(flags: Flags, options: SessionOptions, use: (
   try {
     // No NOTIFY from the inbox itself: it would be sent after this process closed its pool.
     // Commands that make deliveries due call notifyWorkers() themselves, before closing.
-    const inbox = createInbox({ database: database.client, table: names.display, notify: false });
-    result = await use({ inbox, database, names });
+    const ports = composeInbox({ database: database.client, table: names.display, notify: false });
+    result = await use({ ...ports, database, names });
   } catch (error) {
     await database.close().catch(() => {});
     throw databaseFailure(error, target, names);

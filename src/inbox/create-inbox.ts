@@ -1,11 +1,11 @@
-import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../receiver/inbox-contract.js';
+import type { DeliveryInbox } from '../receiver/inbox-contract.js';
 import type { Receiver } from '../receiver/types.js';
-import { connectReceiver, receiverRuntime } from './connect-receiver.js';
 import { driverFor } from './database/detect.js';
+import type { Driver } from './database/driver.js';
+import type { PGliteDirectory } from './database/owner/open.js';
 import { inboxError } from './errors.js';
-import { checkHealth, checkReadiness, type HealthOptions, type InboxHealth, type InboxReadiness } from './health/health.js';
+import type { HealthOptions, InboxHealth, InboxReadiness } from './health/health.js';
 import {
-  readRefusals,
   REFUSAL_FLUSH_MS,
   RefusalRecorder,
   type RefusalCount,
@@ -13,27 +13,20 @@ import {
   type RefusalMinute,
   type RefusalQuery,
 } from './health/refusals.js';
-import { listWorkers, type WorkerInfo } from './health/workers.js';
-import { replayDeliveries, retryDeliveries, pruneDeliveries } from './operate/change.js';
-import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
-import { Circuit } from './store/outage/circuit.js';
-import { createFindStored } from './store/outage/find-stored.js';
-import { resolveStoreRetry, type StoreRetryOptions } from './store/outage/options.js';
-import { Outage } from './store/outage/outage.js';
-import { storeWithRetry } from './store/outage/store-with-retry.js';
+import type { WorkerInfo } from './health/workers.js';
+import { createMonitor, type InboxMonitor } from './monitor.js';
+import { createOperator, type InboxOperator } from './operator.js';
 import { migrate } from './schema/migrate.js';
 import { resolveTableNames, type TableNames } from './schema/table-name.js';
-import type { Driver } from './database/driver.js';
-import type { PGliteDirectory } from './database/owner/open.js';
-import { createStoreDelivery } from './store/store-delivery.js';
+import { receiverRuntime } from './store/connect-receiver.js';
+import type { StoreRetryOptions } from './store/outage/options.js';
+import { createStorePort } from './store/port.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
-import { startWatcher } from './watch/watcher.js';
 import type { WatchOptions, Watcher } from './watch/types.js';
 import { Wake } from './wake.js';
 import { startWorker, type Worker, type WorkOptions } from './work/worker.js';
 import { workerStarted } from '../telemetry/inbox-probes.js';
 import { observeReceivers } from '../telemetry/receive.js';
-import { activeTraceparent } from '../telemetry/trace-context.js';
 
 /** `context.transaction` with openPGlite(dir): what the owner's PGlite Transaction and a guest's pg PoolClient share. */
 export interface DirectoryTransaction {
@@ -225,98 +218,93 @@ export interface Inbox<Tx = unknown> extends DeliveryInbox<Tx> {
  * ```
  */
 export function createInbox<Database>(options: InboxOptions<Database>): Inbox<TransactionOf<Database>> {
+  return composeInbox(options).inbox;
+}
+
+/**
+ * An inbox's four ports, composed by {@link createInbox}: the store (what the receiver calls),
+ * `work()` (the worker factory), the operator API and the monitor. The public `Inbox` is the four
+ * on one object; the CLI and the console hold the operator and the monitor (src/inbox/facade/).
+ *
+ * @internal
+ */
+export interface InboxPorts<Tx = unknown> {
+  readonly inbox: Inbox<Tx>;
+  readonly operator: InboxOperator;
+  readonly monitor: InboxMonitor;
+}
+
+/** @internal */
+export function composeInbox<Database>(options: InboxOptions<Database>): InboxPorts<TransactionOf<Database>> {
   if (typeof options !== 'object' || options === null) throw new TypeError('createInbox expects { database, table? }');
   const driver = driverFor(options.database, options.preparedStatements ?? true);
   const names = resolveTableNames(options.table);
   const wake = new Wake(driver, names.channel, options.notify ?? true);
   const telemetry = options.telemetry !== false;
-  const storeOnce = createStoreDelivery(
-    driver,
-    names,
-    (pending) => {
+  const refusals = refusalRecorder(driver, names, options.recordRefusals);
+  const store = createStorePort(driver, names, {
+    storeRetry: options.storeRetry,
+    telemetry,
+    stored: (pending) => {
       if (pending) wake.stored();
     },
-    telemetry ? activeTraceparent : undefined,
-  );
-  const retry = resolveStoreRetry(options.storeRetry);
-  const findStored = createFindStored(driver, names, (pending) => {
-    if (pending) wake.stored();
+    refusals,
   });
-  // No more store attempts at once than the pool has connections (pg's default of 10 when
-  // unknown): the others wait their turn here, within their bounds, not in the pool's queue.
-  const circuit = new Circuit(driver.maxConnections ?? 10);
-  const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry), circuit);
-  const refusals = refusalRecorder(driver, names, options.recordRefusals);
-
+  const operator = createOperator(driver, names, () => wake.requeued());
+  const monitor = createMonitor(driver, names, refusals);
+  const { list, get, retry, replay, stats, prune } = operator;
+  const { health, readiness, workers, refusals: readRefusals, onRefusal, refusalTotals, watch } = monitor;
   const inbox: Inbox<TransactionOf<Database>> = {
     table: names.display,
     migrate: () => migrate(driver, names),
-    storeDelivery: (delivery: DeliveryToStore, storeOptions?: StoreDeliveryOptions) =>
-      storeDelivery(delivery, storeOptions).catch((error: unknown) => {
-        // A verified delivery the database could not take is refused too, and lost: counted (and written once it is back).
-        refusals?.count((error as { code?: string }).code ?? 'inbox_failed');
-        throw error;
-      }),
-    work(receiver, workOptions = {}) {
-      const runtime = receiverRuntime(receiver);
-      if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver({ inbox })');
-      const onListenError = (error: unknown) => {
-        const wrapped = inboxError(error, names.display, 'listening for new deliveries');
-        runtime.log({
-          level: 'warn',
-          event: 'inbox_unavailable',
-          message: `LISTEN failed (${wrapped.message}); polling until it works again`,
-          code: wrapped.code,
-        });
-      };
-      const observed = telemetry && runtime.telemetry !== false && workOptions.telemetry !== false;
-      const worker = startWorker(
-        driver,
-        names,
-        runtime,
-        workOptions,
-        (wakeUp) => {
-          const unsubscribe = wake.subscribe(wakeUp, onListenError);
-          return unsubscribe;
-        },
-        () => wake.relisten(onListenError),
-        undefined,
-        observed,
-      );
-      if (!observed) return worker;
-      // The gauges (depth by state, oldest pending age, live workers) read this table while it has a worker here.
-      const stopped = workerStarted(inbox, names.display, () => deliveryStats(driver, names));
-      return { ...worker, stop: (stopOptions) => worker.stop(stopOptions).finally(stopped) };
-    },
-    list: (listOptions) => listDeliveries(driver, names, listOptions),
-    get: (id) => getDelivery(driver, names, id),
-    async retry(idOrFilter) {
-      const count = await retryDeliveries(driver, names, idOrFilter);
-      if (count > 0) await wake.requeued();
-      return count;
-    },
-    async replay(filter) {
-      const count = await replayDeliveries(driver, names, filter);
-      if (count > 0) await wake.requeued();
-      return count;
-    },
-    stats: () => deliveryStats(driver, names),
-    watch: (watchOptions) => startWatcher(driver, names, watchOptions),
-    prune: (pruneOptions) => pruneDeliveries(driver, names, { before: (pruneOptions as { before: Date } | undefined)?.before as Date }),
-    health: (healthOptions) => checkHealth(driver, names, healthOptions),
-    readiness: () => checkReadiness(driver, names),
-    workers: () => listWorkers(driver, names),
-    refusals: ((query?: RefusalQuery) => readRefusals(driver, names, query)) as Inbox['refusals'],
-    onRefusal: (listener) => refusals?.subscribe(listener) ?? (() => {}),
-    refusalTotals: () => refusals?.totals() ?? new Map(),
-    countRefusal: (code) => refusals?.count(code),
-    // The receiver's store step ships here, with the inbox, not in every receiver's bundle.
-    connectReceiver: (connection) => ({ ...connectReceiver(connection), telemetry }),
+    ...store,
+    work: workFactory(driver, names, wake, telemetry, () => inbox, stats),
+    ...{ list, get, retry, replay, stats, prune },
+    ...{ health, readiness, workers, refusals: readRefusals, onRefusal, refusalTotals, watch },
     close: async () => refusals?.close(),
   };
   // Its receivers' spans and metrics: the OpenTelemetry code subscribes to what they publish.
   if (telemetry) observeReceivers();
-  return inbox;
+  return { inbox, operator, monitor };
+}
+
+/** `inbox.work(receiver, options)`: a worker loop over this table for a receiver created with this inbox. */
+function workFactory(
+  driver: Driver,
+  names: TableNames,
+  wake: Wake,
+  telemetry: boolean,
+  inbox: () => object,
+  stats: () => Promise<InboxStats>,
+): Inbox['work'] {
+  return (receiver, workOptions = {}) => {
+    const runtime = receiverRuntime(receiver);
+    if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver({ inbox })');
+    const onListenError = (error: unknown) => {
+      const wrapped = inboxError(error, names.display, 'listening for new deliveries');
+      runtime.log({
+        level: 'warn',
+        event: 'inbox_unavailable',
+        message: `LISTEN failed (${wrapped.message}); polling until it works again`,
+        code: wrapped.code,
+      });
+    };
+    const observed = telemetry && runtime.telemetry !== false && workOptions.telemetry !== false;
+    const worker = startWorker(
+      driver,
+      names,
+      runtime,
+      workOptions,
+      (wakeUp) => wake.subscribe(wakeUp, onListenError),
+      () => wake.relisten(onListenError),
+      undefined,
+      observed,
+    );
+    if (!observed) return worker;
+    // The gauges (depth by state, oldest pending age, live workers) read this table while it has a worker here.
+    const stopped = workerStarted(inbox(), names.display, stats);
+    return { ...worker, stop: (stopOptions) => worker.stop(stopOptions).finally(stopped) };
+  };
 }
 
 function refusalRecorder(driver: Driver, names: TableNames, option: InboxOptions<unknown>['recordRefusals']): RefusalRecorder | undefined {

@@ -9,11 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type pg from 'pg';
 import { createNodeHandler } from '../../src/adapters/node.js';
 import { startConsole, type RunningConsole } from '../../src/console/server/start-console.js';
-import { createInbox, type Inbox } from '../../src/inbox/create-inbox.js';
-import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
+import { composeInbox, type Inbox } from '../../src/inbox/create-inbox.js';
 import type { Worker } from '../../src/inbox/work/worker.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequest } from '../../src/testing/signed-request.js';
@@ -55,7 +53,7 @@ export interface FixtureOptions {
 
 export async function openConsoleFixture(options: FixtureOptions = {}): Promise<ConsoleFixture> {
   const db = await openDatabase('pg');
-  const inbox = createInbox({ database: db.database, table: db.table });
+  const { inbox, operator, monitor } = composeInbox({ database: db.database, table: db.table });
   await inbox.migrate();
   const key = randomBytes(32).toString('hex');
   const failing = new Set<string>();
@@ -66,11 +64,9 @@ export async function openConsoleFixture(options: FixtureOptions = {}): Promise<
   const server: Server = createServer(createNodeHandler(receiver));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
-  const pool = db.database as pg.Pool;
   const running = await startConsole({
-    inbox,
-    query: async (text, params) => (await pool.query(text, params as unknown[])).rows,
-    deliveriesTable: resolveTableNames(db.table).deliveries,
+    operator,
+    monitor,
     databaseShown: 'postgres://postgres@127.0.0.1:5432/test',
     assetsDirectory: options.assetsDirectory ?? fakeAssets(),
     schemasDirectory: SCHEMAS,

@@ -9,7 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startConsole, type RunningConsole } from '../../src/console/server/start-console.js';
-import { createInbox, type Inbox } from '../../src/inbox/create-inbox.js';
+import { composeInbox, createInbox } from '../../src/inbox/create-inbox.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import type { Alert } from '../../src/inbox/watch/types.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
@@ -70,11 +70,11 @@ async function openPlace(kind: 'pg' | 'pglite'): Promise<Place> {
   };
 }
 
-function consoleOver(place: Place, inbox: Inbox, table: string): Promise<RunningConsole> {
+function consoleOver(place: Place, table: string): Promise<RunningConsole> {
+  const { operator, monitor } = composeInbox({ database: place.database, table, notify: false });
   return startConsole({
-    inbox,
-    query: place.query,
-    deliveriesTable: resolveTableNames(table).deliveries,
+    operator,
+    monitor,
     databaseShown: 'test',
     assetsDirectory: fakeAssets(),
     schemasDirectory: SCHEMAS,
@@ -100,8 +100,8 @@ describe.each(['pg', 'pglite'] as const)('open alerts on %s', (kind) => {
     await older.migrate();
     await place.query(`DROP TABLE ${resolveTableNames(place.other).schemaPrefix}"${resolveTableNames(place.other).bare}_incidents"`);
 
-    const running = await consoleOver(place, inbox, place.table);
-    const runningOlder = await consoleOver(place, older, place.other);
+    const running = await consoleOver(place, place.table);
+    const runningOlder = await consoleOver(place, place.other);
     const watchers: { stop(): Promise<void> }[] = [];
     let closed = false;
     try {

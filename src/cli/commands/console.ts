@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createInbox } from '../../inbox/facade/index.js';
+import { composeInbox } from '../../inbox/facade/index.js';
 import { startConsole } from '../../console/server/start-console.js';
 import { isLoopback } from '../../console/server/auth.js';
 import { UsageError, flagsHelp, stringFlag, type FlagDeclarations, type Flags } from '../args.js';
@@ -63,13 +63,12 @@ ${flagsHelp(FLAGS)}`,
     const database = await openDatabase(target, { create: false, poolSize: 4 });
     let running;
     try {
-      const inbox = createInbox({ database: database.client, table: names.display });
-      await inbox.stats(); // an unmigrated or unreachable database fails here, with the command to run
+      const { operator, monitor } = composeInbox({ database: database.client, table: names.display });
+      await operator.stats(); // an unmigrated or unreachable database fails here, with the command to run
       const root = packageRoot();
       running = await startConsole({
-        inbox,
-        query: (text, params) => database.query(text, params),
-        deliveriesTable: names.deliveries,
+        operator,
+        monitor,
         databaseShown: target.shown,
         assetsDirectory: join(root, 'dist', 'console'),
         schemasDirectory: join(root, 'schemas', 'events'),

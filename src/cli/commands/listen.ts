@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_MAX_BODY_BYTES, handleWebhookRequest } from '../../adapters/core.js';
 import { readNodeBody } from '../../adapters/node-body.js';
 import { writeNodeResponse } from '../../adapters/node.js';
-import { createInbox, DEFAULT_TABLE } from '../../inbox/facade/index.js';
+import { composeInbox, DEFAULT_TABLE, type Inbox } from '../../inbox/facade/index.js';
 import { createReceiver, DEFAULT_HEADER_NAME, type Receiver } from '../../receiver/create-receiver.js';
 import {
   HEADER_NAME_FLAG,
@@ -197,12 +197,12 @@ ${flagsHelp(FLAGS)}`,
 };
 
 /** --inbox: the database opened, the schema brought up to date, and the line saying where deliveries go. */
-async function openInbox(flags: Flags): Promise<{ inbox: ReturnType<typeof createInbox>; database: OpenedDatabase; storing: string }> {
+async function openInbox(flags: Flags): Promise<{ inbox: Inbox; database: OpenedDatabase; storing: string }> {
   const target = targetFlag(flags, 'inbox');
   const names = tableNames(flags);
   const database = await openDatabase(target, { create: true, poolSize: 10 });
   try {
-    const inbox = createInbox({ database: database.client, table: names.display });
+    const { inbox } = composeInbox({ database: database.client, table: names.display });
     const { version } = await inbox.migrate();
     return {
       inbox,

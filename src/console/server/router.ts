@@ -3,7 +3,7 @@
  * header, then the route. Reads are GET; the three actions are POST from the console's own page.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HistorySpan, Inbox, InboxHistory, OpenAlert } from '../../inbox/facade/index.js';
+import type { InboxMonitor, InboxOperator } from '../../inbox/facade/index.js';
 import type { AppsIndex } from './api/apps.js';
 import type { ChangeFeed } from './api/changes.js';
 import { deliveryDetail, historySpan, listPage, moveOne, retryAllDead } from './api/deliveries.js';
@@ -25,14 +25,12 @@ import {
 export interface ConsoleContext {
   readonly access: ConsoleAccess;
   readonly assets: ReadonlyMap<string, Asset>;
-  readonly inbox: Inbox;
+  readonly operator: InboxOperator;
+  readonly monitor: InboxMonitor;
   readonly apps: AppsIndex;
   readonly changes: ChangeFeed;
   readonly describe: FieldDescriber;
   readonly overview: () => { table: string; database: string };
-  readonly history: (span: HistorySpan) => Promise<InboxHistory>;
-  /** The incidents inbox.watch() keeps open; `undefined` on a schema without them. */
-  readonly openAlerts: () => Promise<OpenAlert[] | undefined>;
 }
 
 /** On every response: nothing cached, sniffed, framed, or sent on as a Referer (the first URL holds the token). */
@@ -134,13 +132,25 @@ const ROUTES: readonly Route[] = [
     method: 'GET',
     path: /^\/api\/overview$/,
     handle: async (context) => {
-      const [stats, health, alerts] = await Promise.all([context.inbox.stats(), workersAndRefusals(context.inbox), context.openAlerts()]);
+      const [stats, health, alerts] = await Promise.all([
+        context.operator.stats(),
+        workersAndRefusals(context.monitor),
+        context.operator.alerts(),
+      ]);
       return { ...context.overview(), stats, ...health, alerts: alerts ?? null, now: new Date().toISOString() };
     },
   },
-  { method: 'GET', path: /^\/api\/history$/, handle: (context, _, url) => context.history(historySpan(url.searchParams.get('span'))) },
-  { method: 'GET', path: /^\/api\/deliveries$/, handle: (context, _, url) => listPage(context.inbox, url.searchParams) },
-  { method: 'GET', path: /^\/api\/deliveries\/([^/]+)$/, handle: (context, [id]) => deliveryDetail(context.inbox, id!, context.describe) },
+  {
+    method: 'GET',
+    path: /^\/api\/history$/,
+    handle: (context, _, url) => context.operator.history(historySpan(url.searchParams.get('span'))),
+  },
+  { method: 'GET', path: /^\/api\/deliveries$/, handle: (context, _, url) => listPage(context.operator, url.searchParams) },
+  {
+    method: 'GET',
+    path: /^\/api\/deliveries\/([^/]+)$/,
+    handle: (context, [id]) => deliveryDetail(context.operator, id!, context.describe),
+  },
   { method: 'GET', path: /^\/api\/apps$/, handle: (context) => context.apps.summaries() },
   // By query parameter, the one app route: an app named `.` or `..` cannot be a path segment
   // (browsers resolve it away).
@@ -148,9 +158,9 @@ const ROUTES: readonly Route[] = [
   {
     method: 'POST',
     path: /^\/api\/deliveries\/([^/]+)\/(retry|replay)$/,
-    handle: (context, [id, verb]) => moveOne(context.inbox, id!, verb as 'retry' | 'replay'),
+    handle: (context, [id, verb]) => moveOne(context, id!, verb as 'retry' | 'replay'),
   },
-  { method: 'POST', path: /^\/api\/retry-dead$/, handle: (context) => retryAllDead(context.inbox) },
+  { method: 'POST', path: /^\/api\/retry-dead$/, handle: (context) => retryAllDead(context) },
 ];
 
 function findRoute(method: 'GET' | 'POST', path: string): { route: Route; params: string[] } | undefined {

@@ -5,15 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  type HistorySpan,
-  type Inbox,
-  type Query,
-  readHistory,
-  readLogGaps,
-  readOpenAlerts,
-  resolveTableNames,
-} from '../../inbox/facade/index.js';
+import type { InboxMonitor, InboxOperator } from '../../inbox/facade/index.js';
 import { AppsIndex } from './api/apps.js';
 import { ChangeFeed } from './api/changes.js';
 import { fieldDescriber } from './api/schema-fields.js';
@@ -22,11 +14,10 @@ import { consoleAccess, newToken } from './auth.js';
 import { handleConsoleRequest, type ConsoleContext } from './router.js';
 
 export interface ConsoleOptions {
-  readonly inbox: Inbox;
-  /** One statement on the same database (the change fingerprint, new rows for the app index). */
-  readonly query: Query;
-  /** The deliveries table, quoted as the inbox quotes it. */
-  readonly deliveriesTable: string;
+  /** What the console reads and changes: deliveries, stats, history, open alerts, what changed. */
+  readonly operator: InboxOperator;
+  /** Workers, refusals and the log gaps a watcher found. */
+  readonly monitor: InboxMonitor;
   /** The database as it may be shown (a password masked). */
   readonly databaseShown: string;
   /** The built page (dist/console). */
@@ -61,13 +52,11 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? newToken();
   const onError = options.onError ?? (() => {});
-  const names = resolveTableNames(options.inbox.table);
-  const apps = new AppsIndex(options.inbox, options.query, options.deliveriesTable, options.inbox.table, undefined, () =>
-    readLogGaps(options.query, names),
-  );
-  const changes = new ChangeFeed(options.inbox, options.query, options.deliveriesTable, options.pollMs ?? 500, onError);
+  const { operator, monitor } = options;
+  const apps = new AppsIndex(operator, undefined, () => monitor.logGaps());
+  const changes = new ChangeFeed(operator, options.pollMs ?? 500, onError);
   const describe = fieldDescriber(options.schemasDirectory);
-  const overview = () => ({ table: options.inbox.table, database: options.databaseShown });
+  const overview = () => ({ table: operator.table, database: options.databaseShown });
 
   // Filled in once the port is known (the cookie's name and the Host check depend on it).
   const ready: { context?: ConsoleContext } = {};
@@ -87,9 +76,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   });
   const address = server.address() as AddressInfo;
   const access = consoleAccess(token, host, address.port);
-  const history = (span: HistorySpan) => readHistory(options.query, names, span);
-  const openAlerts = () => readOpenAlerts(options.query, names);
-  ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview, history, openAlerts };
+  ready.context = { access, assets, operator, monitor, apps, changes, describe, overview };
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Bound to every interface: this machine's loopback name is one that surely works here.
   const origin = `http://${access.anyHost ? '127.0.0.1' : shownHost}:${address.port}`;

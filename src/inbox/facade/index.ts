@@ -7,8 +7,15 @@
  * src/inbox.ts (rack-webhooks/inbox), instead.
  */
 
-// Opening an inbox, or the database behind one, for an operation.
-export { createInbox, type Inbox } from '../create-inbox.js';
+// Opening an inbox, or the database behind one, for an operation. `composeInbox` hands over its
+// ports: the operator API (list, get, retry, replay, stats, prune, history, alerts, and the
+// console's reads of what changed) and the monitor (health, workers, refusals, log gaps); the inbox
+// itself only where a receiver stores into it (`listen --inbox`, `inbox import`) or for migrate.
+export { composeInbox, type Inbox, type InboxPorts } from '../create-inbox.js';
+export type { InboxMonitor } from '../monitor.js';
+export type { InboxOperator } from '../operator.js';
+export type { AppAttention } from '../operate/app-attention.js';
+export type { HistoryHour, HistorySpan, InboxHistory } from '../operate/history.js';
 export { MissingPeerError, openDirectory, type PGliteDirectory } from '../database/owner/open.js';
 export { DEFAULT_TABLE, resolveTableNames, type TableNames } from '../schema/table-name.js';
 
@@ -26,20 +33,13 @@ export {
   type StoredDeliveryDetail,
 } from '../types.js';
 
-// Reads over one statement at a time (the CLI's pool or PGlite): history, what needs an operator, changes.
-export type { Query } from '../operate/query.js';
-export { readAppAttention } from '../operate/app-attention.js';
-export { readHistory, type HistoryHour, type HistorySpan, type InboxHistory } from '../operate/history.js';
-export { readChangeFingerprint, readIdsAfter } from '../operate/poll.js';
-
 // Health and the alerts the watcher keeps open.
-export { checkStates, HEALTH_CHECKS } from '../health/checks.js';
-export type { InboxHealth } from '../health/health.js';
-export { readLogGaps, type OpenLogGap } from '../health/log-gaps.js';
+export { failedHealth, type InboxHealth } from '../health/health.js';
+export type { OpenLogGap } from '../health/log-gaps.js';
 export type { RefusalCount } from '../health/refusals.js';
 export type { WorkerInfo } from '../health/workers.js';
 export { formatTime } from '../watch/incidents.js';
-export { readOpenAlerts, type OpenAlert } from '../watch/open-alerts.js';
+export type { OpenAlert } from '../watch/open-alerts.js';
 
 // Following an inbox (`inbox forward`).
 export { holdOneConnection } from '../follow/connection.js';

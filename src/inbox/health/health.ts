@@ -180,35 +180,56 @@ function schemaReasons(names: TableNames, version: number | null): CheckFinding[
   return [];
 }
 
-export async function checkHealth(driver: Driver, names: TableNames, options: HealthOptions = {}): Promise<InboxHealth> {
-  const maxPendingAgeMs = options.maxPendingAgeMs ?? DEFAULT_MAX_PENDING_AGE_MS;
-  if (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs))
-    throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(options.maxPendingAgeMs)}`);
-  const checkedAt = new Date();
-  const schema = { version: null as number | null, expected: LATEST_VERSION, current: false, newerThanPackage: false };
-  const empty = {
+/** The parts of a report that no check filled in. */
+function emptyHealth(checkedAt: Date, schema: InboxHealth['schema']) {
+  const none = { live: 0, gone: 0, list: [] };
+  return {
     checkedAt,
     schema,
-    workers: { live: 0, gone: 0, list: [] },
+    workers: none,
     stats: null,
     oldestPendingAgeMs: null,
     dead: 0,
     refusalsLastHour: { total: 0, byCode: [] },
     logGaps: null,
   };
-  // The database did not answer (unreachable), or refused a statement (unhealthy: permissions, say).
+}
+
+/**
+ * The report when the database did not answer (`unreachable`: also the CLI's when it cannot open
+ * it), or refused a statement (`unhealthy`: permissions, say); `ran` are the checks that did run.
+ */
+export function failedHealth(
+  message: string,
+  reachable: boolean,
+  at: { checkedAt?: Date; schema?: InboxHealth['schema']; ran?: readonly HealthCheckName[]; found?: readonly CheckFinding[] } = {},
+): InboxHealth {
+  const schema = at.schema ?? { version: null, expected: LATEST_VERSION, current: false, newerThanPackage: false };
+  return {
+    ...emptyHealth(at.checkedAt ?? new Date(), schema),
+    status: reachable ? 'unhealthy' : 'unreachable',
+    ok: false,
+    reasons: [message],
+    checks: checkStates(HEALTH_CHECKS, new Set(at.ran), [{ check: 'database', severity: 'failing', text: message }, ...(at.found ?? [])]),
+    database: { reachable, error: message },
+  };
+}
+
+export async function checkHealth(driver: Driver, names: TableNames, options: HealthOptions = {}): Promise<InboxHealth> {
+  const maxPendingAgeMs = options.maxPendingAgeMs ?? DEFAULT_MAX_PENDING_AGE_MS;
+  if (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs))
+    throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(options.maxPendingAgeMs)}`);
+  const checkedAt = new Date();
+  const schema = { version: null as number | null, expected: LATEST_VERSION, current: false, newerThanPackage: false };
+  const empty = emptyHealth(checkedAt, schema);
   const failed = (error: unknown, found: readonly CheckFinding[] = []): InboxHealth => {
     const wrapped = inboxError(error, names.display, 'checking health');
-    const reachable = wrapped.code !== 'inbox_unavailable';
-    const ran = new Set<HealthCheckName>(schema.version === null ? [] : ['schema']);
-    return {
-      ...empty,
-      status: reachable ? 'unhealthy' : 'unreachable',
-      ok: false,
-      reasons: [wrapped.message],
-      checks: checkStates(HEALTH_CHECKS, ran, [{ check: 'database', severity: 'failing', text: wrapped.message }, ...found]),
-      database: { reachable, error: wrapped.message },
-    };
+    return failedHealth(wrapped.message, wrapped.code !== 'inbox_unavailable', {
+      checkedAt,
+      schema,
+      ran: schema.version === null ? [] : ['schema'],
+      found,
+    });
   };
   try {
     schema.version = await schemaVersion(driver, names);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startConsole } from '../../../src/console/server/start-console.js';
 import { httpAlertSink } from '../../../src/inbox.js';
-import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
+import { composeInbox } from '../../../src/inbox/create-inbox.js';
 import { createTestEvent, rackTickId, rackTimestamp } from '../../../src/testing/index.js';
 import { captureOutput, cli } from '../../cli/inbox-helpers.js';
 import { fakeAssets, SCHEMAS } from '../../console/console-fixture.js';
@@ -168,9 +168,7 @@ describe('log gaps on PostgreSQL', () => {
 
     // And the console's overview (its stats view) lists them with the open alerts.
     const running = await startConsole({
-      inbox: h.inbox,
-      query: (text, params) => h.db.query(text, params),
-      deliveriesTable: resolveTableNames(h.table).deliveries,
+      ...composeInbox({ database: h.db.database as unknown, table: h.table }),
       databaseShown: 'test',
       assetsDirectory: fakeAssets(),
       schemasDirectory: SCHEMAS,

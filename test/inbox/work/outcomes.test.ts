@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { receiverRuntime } from '../../../src/inbox/connect-receiver.js';
+import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';
 import { driverFor } from '../../../src/inbox/database/detect.js';
 import type { Driver } from '../../../src/inbox/database/driver.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { driverFor } from '../../../src/inbox/database/detect.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { startWorker } from '../../../src/inbox/work/worker.js';
-import { receiverRuntime } from '../../../src/inbox/connect-receiver.js';
+import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';
 import { pgPoolTo } from '../databases.js';
 import { at, budgetEvent, openInbox, warmUp, type InboxHarness } from '../helpers.js';
 import { deferred, ManualClock } from '../../kit/time.js';

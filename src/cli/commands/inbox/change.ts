@@ -12,7 +12,7 @@ import { DATABASE_FLAGS, notifyWorkers, withInbox, type InboxSession } from '../
  * console does, or the operator waits for something that never happens. Undefined otherwise.
  */
 async function noWorkerNote(session: InboxSession, moved: number): Promise<string | undefined> {
-  if (moved === 0 || (await liveWorkers(session.inbox)) !== 0) return undefined;
+  if (moved === 0 || (await liveWorkers(session.monitor)) !== 0) return undefined;
   return `note: no worker is running, so nothing runs ${moved === 1 ? 'it' : 'them'} until one starts (inbox.work(receiver) in your app)\n`;
 }
 
@@ -66,12 +66,12 @@ ${flagsHelp(RETRY_FLAGS)}`,
     let from = filter?.state === undefined ? 'dead' : [filter.state].flat().join(' or ');
     let note: string | undefined;
     const count = await withInbox(flags, {}, async (session) => {
-      if (id !== undefined) from = (await session.inbox.get(id))?.state === 'duplicate' ? 'duplicate' : 'dead';
-      const moved = await session.inbox.retry(id ?? filter!);
+      if (id !== undefined) from = (await session.operator.get(id))?.state === 'duplicate' ? 'duplicate' : 'dead';
+      const moved = await session.operator.retry(id ?? filter!);
       if (moved > 0) await notifyWorkers(session);
       note = await noWorkerNote(session, moved);
       if (moved === 0 && id !== undefined) {
-        const delivery = await session.inbox.get(id);
+        const delivery = await session.operator.get(id);
         if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
         throw new Error(
           `delivery ${id} is ${delivery.state}, not dead: retry moves dead and duplicate deliveries only${delivery.state === 'done' ? ' (replay runs done ones again)' : ''}`,
@@ -112,11 +112,11 @@ ${flagsHelp(REPLAY_FLAGS)}`,
     const filter = id === undefined ? bulkFilter(flags, 'replay', 'done') : { ids: [id] };
     let note: string | undefined;
     const count = await withInbox(flags, {}, async (session) => {
-      const moved = await session.inbox.replay(filter);
+      const moved = await session.operator.replay(filter);
       if (moved > 0) await notifyWorkers(session);
       note = await noWorkerNote(session, moved);
       if (moved === 0 && id !== undefined) {
-        const delivery = await session.inbox.get(id);
+        const delivery = await session.operator.get(id);
         if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
         throw new Error(
           `delivery ${id} is ${delivery.state}, not done: replay moves done deliveries only${delivery.state === 'dead' ? ' (retry runs dead ones again)' : ''}`,
@@ -147,7 +147,7 @@ ${flagsHelp(PRUNE_FLAGS)}`,
   flags: PRUNE_FLAGS,
   async run(flags) {
     const before = beforeFlag(flags, Date.now());
-    const count = await withInbox(flags, {}, ({ inbox }) => inbox.prune({ before }));
+    const count = await withInbox(flags, {}, ({ operator }) => operator.prune({ before }));
     process.stdout.write(`pruned ${deliveries(count)} (done, dead, ignored or duplicate, received before ${before.toISOString()})\n`);
     return 0;
   },

@@ -1,5 +1,5 @@
 import { closeSync, fdatasyncSync, fstatSync, openSync, writeSync } from 'node:fs';
-import type { DeliveryFilter, Inbox } from '../../../inbox/facade/index.js';
+import type { DeliveryFilter, InboxOperator } from '../../../inbox/facade/index.js';
 import { UsageError, flagsHelp, stringFlag, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
 import { logLine } from '../../delivery-log.js';
@@ -52,13 +52,13 @@ function stdoutSink(): Sink {
 }
 
 /** Every delivery the filter selects, oldest event first, page by page. */
-async function exportAll(inbox: Inbox, filter: DeliveryFilter, bodiesOnly: boolean, sink: Sink): Promise<number> {
+async function exportAll(operator: InboxOperator, filter: DeliveryFilter, bodiesOnly: boolean, sink: Sink): Promise<number> {
   let count = 0;
   let after: string | undefined;
   do {
-    const page = await inbox.list({ ...filter, limit: PAGE, ...(after === undefined ? {} : { after }) });
+    const page = await operator.list({ ...filter, limit: PAGE, ...(after === undefined ? {} : { after }) });
     for (const summary of page.deliveries) {
-      const delivery = await inbox.get(summary.id);
+      const delivery = await operator.get(summary.id);
       if (delivery === undefined) continue; // pruned since the page was read
       await sink.write(bodiesOnly ? logLine(delivery.body) : exportLine(delivery));
       count++;
@@ -93,11 +93,11 @@ ${flagsHelp(FLAGS)}`,
   async run(flags) {
     const filter = filterFromFlags(flags);
     const out = stringFlag(flags, 'out');
-    const count = await withInbox(flags, {}, async ({ inbox }) => {
+    const count = await withInbox(flags, {}, async ({ operator }) => {
       // Opened once the database is: a failed connection leaves an earlier export in place.
       const sink = out === undefined ? stdoutSink() : fileSink(out);
       try {
-        return await exportAll(inbox, filter, flags['bodies'] === true, sink);
+        return await exportAll(operator, filter, flags['bodies'] === true, sink);
       } finally {
         sink.finish();
       }

@@ -1,4 +1,4 @@
-import { checkStates, formatTime, HEALTH_CHECKS, type InboxHealth, type WorkerInfo } from '../../../inbox/facade/index.js';
+import { failedHealth, formatTime, type InboxHealth, type WorkerInfo } from '../../../inbox/facade/index.js';
 import { flagsHelp, secondsFlag, UsageError, type FlagDeclarations } from '../../args.js';
 import type { Command } from '../../command.js';
 import { formatAge, oneLine } from '../../format.js';
@@ -44,35 +44,17 @@ ${flagsHelp(FLAGS)}`,
     if (maxAge === 0) throw new UsageError('--max-pending-age must be at least 1 second');
     let report: InboxHealth;
     try {
-      report = await withInbox(flags, {}, ({ inbox }) => inbox.health(maxAge === undefined ? {} : { maxPendingAgeMs: maxAge * 1000 }));
+      report = await withInbox(flags, {}, ({ monitor }) => monitor.health(maxAge === undefined ? {} : { maxPendingAgeMs: maxAge * 1000 }));
     } catch (error) {
       if (error instanceof UsageError) throw error;
       // Opening failed: the server, the URL's database, or a PGlite directory another process holds.
-      report = unreachable(error instanceof Error ? error.message : String(error));
+      report = failedHealth(error instanceof Error ? error.message : String(error), false);
     }
     const lines = flags['json'] === true ? [jsonLine(report)] : healthLines(report);
     process.stdout.write(lines.map((line) => `${line}\n`).join(''));
     return EXIT[report.status];
   },
 };
-
-function unreachable(message: string): InboxHealth {
-  return {
-    status: 'unreachable',
-    ok: false,
-    reasons: [message],
-    checks: checkStates(HEALTH_CHECKS, new Set(), [{ check: 'database', severity: 'failing', text: message }]),
-    checkedAt: new Date(),
-    database: { reachable: false, error: message },
-    schema: { version: null, expected: 0, current: false, newerThanPackage: false },
-    workers: { live: 0, gone: 0, list: [] },
-    stats: null,
-    oldestPendingAgeMs: null,
-    dead: 0,
-    refusalsLastHour: { total: 0, byCode: [] },
-    logGaps: null,
-  };
-}
 
 function workerLine(worker: WorkerInfo, now: number): string {
   const seen = formatAge(Math.max(0, now - worker.lastSeenAt.getTime()));

@@ -54,8 +54,8 @@ ${flagsHelp(FLAGS)}`,
     const limit = limitFlag(flags);
     const order = orderFlag(flags);
     const after = afterFlag(flags);
-    const page = await withInbox(flags, {}, ({ inbox }) =>
-      inbox.list({ ...filter, limit, order, ...(after === undefined ? {} : { after }) }),
+    const page = await withInbox(flags, {}, ({ operator }) =>
+      operator.list({ ...filter, limit, order, ...(after === undefined ? {} : { after }) }),
     );
     const json = flags['json'] === true;
     const lines = json

@@ -28,7 +28,7 @@ ${flagsHelp(FLAGS)}`,
   positionals: 1,
   async run(flags, positionals) {
     const id = idArgument(positionals[0], 'rack-webhooks inbox show <id> --database D');
-    const delivery = await withInbox(flags, {}, ({ inbox }) => inbox.get(id));
+    const delivery = await withInbox(flags, {}, ({ operator }) => operator.get(id));
     if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
     const lines = flags['json'] === true ? [jsonLine(detailJson(delivery))] : deliveryDetail(delivery);
     process.stdout.write(lines.map((line) => `${line}\n`).join(''));

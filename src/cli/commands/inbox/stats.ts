@@ -1,12 +1,4 @@
-import {
-  formatTime,
-  type HistorySpan,
-  type OpenAlert,
-  readHistory,
-  readOpenAlerts,
-  type RefusalCount,
-  WebhookInboxError,
-} from '../../../inbox/facade/index.js';
+import { formatTime, type HistorySpan, type OpenAlert, type RefusalCount, WebhookInboxError } from '../../../inbox/facade/index.js';
 import { UsageError, flagsHelp, stringFlag, type FlagDeclarations, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { oneLine } from '../../format.js';
@@ -55,15 +47,15 @@ ${flagsHelp(FLAGS)}`,
   flags: FLAGS,
   async run(flags) {
     const span = historyFlag(flags);
-    const { counts, refused, alerts, history } = await withInbox(flags, {}, async ({ inbox, database, names }) => ({
-      counts: await inbox.stats(),
+    const { counts, refused, alerts, history } = await withInbox(flags, {}, async ({ operator, monitor }) => ({
+      counts: await operator.stats(),
       // A schema from before refusals were recorded still has counts to show.
-      refused: await inbox.refusals().catch((error: unknown) => {
+      refused: await monitor.refusals().catch((error: unknown) => {
         if (error instanceof WebhookInboxError && error.code === 'inbox_not_migrated') return undefined;
         throw error;
       }),
-      alerts: await readOpenAlerts((text, params) => database.query(text, params), names),
-      history: span === undefined ? undefined : await readHistory((text, params) => database.query(text, params), names, span),
+      alerts: await operator.alerts(),
+      history: span === undefined ? undefined : await operator.history(span),
     }));
     const lines =
       flags['json'] === true

@@ -5,12 +5,10 @@
  * the transitions of a fresh fold over those events in order.
  */
 import type { AnyWebhookEvent } from '../../../events/types.js';
-import { type Inbox, type OpenLogGap, type Query, readAppAttention, readIdsAfter } from '../../../inbox/facade/index.js';
+import type { InboxOperator, OpenLogGap } from '../../../inbox/facade/index.js';
 import { createRackState } from '../../../state/create-rack-state.js';
 import type { Anomaly, AutoShutdownPhase, RackState } from '../../../state/types.js';
 import { ConsoleRequestError } from './http.js';
-
-export type { Query } from '../../../inbox/facade/index.js';
 
 const BATCH = 1000;
 /**
@@ -72,10 +70,7 @@ export class AppsIndex {
   private refreshing: Promise<void> | undefined;
 
   constructor(
-    private readonly inbox: Inbox,
-    private readonly query: Query,
-    private readonly table: string,
-    private readonly tableShown: string,
+    private readonly operator: Pick<InboxOperator, 'list' | 'idsAfter' | 'appAttention'>,
     /** Rows read per statement; small in tests, to cross batch and digit boundaries cheaply. */
     private readonly batch = BATCH,
     /** The log gaps inbox.watch() keeps open: shown with the anomalies of their app. */
@@ -91,10 +86,10 @@ export class AppsIndex {
   private async readNew(): Promise<void> {
     let from = this.lastId > LATE_COMMIT_WINDOW ? this.lastId - LATE_COMMIT_WINDOW : 0n;
     for (;;) {
-      const read = await readIdsAfter(this.query, this.table, this.tableShown, from, this.batch);
+      const read = await this.operator.idsAfter(from, this.batch);
       const ids = read.filter((id) => !this.recentlyApplied.has(id));
       if (ids.length > 0) {
-        const page = await this.inbox.list({ ids: ids.map(String), includeEvents: true, limit: Math.min(this.batch, 1000) });
+        const page = await this.operator.list({ ids: ids.map(String), includeEvents: true, limit: Math.min(this.batch, 1000) });
         for (const delivery of page.deliveries) this.applyDelivery(delivery);
       }
       if (read.length === 0) return;
@@ -140,7 +135,7 @@ export class AppsIndex {
 
   async summaries() {
     await this.refresh();
-    const attention = await readAppAttention(this.query, this.tableShown);
+    const attention = await this.operator.appAttention();
     const anomaliesPerApp = new Map<string, number>();
     for (const anomaly of await this.anomalies()) anomaliesPerApp.set(anomaly.app, (anomaliesPerApp.get(anomaly.app) ?? 0) + 1);
     return {
@@ -163,7 +158,7 @@ export class AppsIndex {
     if (state === undefined) throw new ConsoleRequestError(404, 'not_found', `no events for an app named ${JSON.stringify(app)}`);
     const anomalies = (await this.anomalies(app)).map(({ app: _app, ...anomaly }) => anomaly);
     const flagged = new Set(anomalies.flatMap((anomaly) => anomaly.deliveryIds));
-    const page = await this.inbox.list({ app, includeEvents: true, order: 'desc', limit: TIMELINE_LIMIT });
+    const page = await this.operator.list({ app, includeEvents: true, order: 'desc', limit: TIMELINE_LIMIT });
     const deliveries = [...page.deliveries].reverse();
     const timeline = deliveries.map((delivery) => ({
       id: delivery.id,
@@ -181,7 +176,7 @@ export class AppsIndex {
       page.next === undefined
         ? []
         : (
-            await this.inbox.list({
+            await this.operator.list({
               app,
               action: 'app:budget:auto-shutdown:*',
               includeEvents: true,

@@ -5,7 +5,7 @@
  * PostgreSQL and PGlite, and costs one index-only aggregate per interval.
  */
 import type { ServerResponse } from 'node:http';
-import { type Inbox, type InboxStats, type Query, readChangeFingerprint } from '../../../inbox/facade/index.js';
+import type { InboxOperator, InboxStats } from '../../../inbox/facade/index.js';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -21,9 +21,7 @@ export class ChangeFeed {
   private failing = false;
 
   constructor(
-    private readonly inbox: Inbox,
-    private readonly query: Query,
-    private readonly table: string,
+    private readonly operator: Pick<InboxOperator, 'stats' | 'changeFingerprint'>,
     private readonly pollMs: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -40,7 +38,7 @@ export class ChangeFeed {
     try {
       // The baseline first, so a change between this read and the first poll is still seen.
       if (this.fingerprint === undefined) await this.check();
-      this.send(res, await this.inbox.stats());
+      this.send(res, await this.operator.stats());
     } catch (error) {
       // The page shows its last data and the next change brings the rest.
       if (!this.failing) this.onError(error);
@@ -82,11 +80,11 @@ export class ChangeFeed {
 
   /** Reads the fingerprint; tells every listener when it moved. Exposed for the first read at start. */
   async check(): Promise<boolean> {
-    const fingerprint = await readChangeFingerprint(this.query, this.table, this.inbox.table);
+    const fingerprint = await this.operator.changeFingerprint();
     const changed = this.fingerprint !== undefined && fingerprint !== this.fingerprint;
     this.fingerprint = fingerprint;
     if (changed && this.listeners.size > 0) {
-      const stats = await this.inbox.stats();
+      const stats = await this.operator.stats();
       for (const res of this.listeners) this.send(res, stats);
     }
     return changed;

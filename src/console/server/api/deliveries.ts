@@ -5,7 +5,8 @@ import {
   deliveryJson,
   type DeliveryState,
   type HistorySpan,
-  type Inbox,
+  type InboxMonitor,
+  type InboxOperator,
   type ListOptions,
   type StoredDeliveryDetail,
 } from '../../../inbox/facade/index.js';
@@ -74,8 +75,8 @@ export function listOptionsFrom(query: URLSearchParams): ListOptions {
   return options;
 }
 
-export async function listPage(inbox: Inbox, query: URLSearchParams) {
-  const page = await inbox.list(listOptionsFrom(query));
+export async function listPage(operator: InboxOperator, query: URLSearchParams) {
+  const page = await operator.list(listOptionsFrom(query));
   return { deliveries: page.deliveries.map(deliveryRow), next: page.next ?? null };
 }
 
@@ -98,8 +99,8 @@ function checkedId(id: string): string {
   return id;
 }
 
-export async function deliveryDetail(inbox: Inbox, id: string, describe: FieldDescriber) {
-  const delivery = await inbox.get(checkedId(id));
+export async function deliveryDetail(operator: InboxOperator, id: string, describe: FieldDescriber) {
+  const delivery = await operator.get(checkedId(id));
   if (delivery === undefined) throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id)}`);
   return {
     delivery: {
@@ -113,21 +114,24 @@ export async function deliveryDetail(inbox: Inbox, id: string, describe: FieldDe
 }
 
 /** Retry (dead or duplicate -> pending) or replay (done -> pending) one delivery; 404 or 409 say why nothing moved. */
-export async function moveOne(inbox: Inbox, id: string, action: 'retry' | 'replay'): Promise<Moved> {
+export async function moveOne({ operator, monitor }: Ports, id: string, action: 'retry' | 'replay'): Promise<Moved> {
   checkedId(id);
-  const moved = action === 'retry' ? await inbox.retry(id) : await inbox.replay({ ids: [id] });
-  if (moved > 0) return { moved, liveWorkers: await liveWorkers(inbox) };
-  const delivery = await inbox.get(id);
+  const moved = action === 'retry' ? await operator.retry(id) : await operator.replay({ ids: [id] });
+  if (moved > 0) return { moved, liveWorkers: await liveWorkers(monitor) };
+  const delivery = await operator.get(id);
   if (delivery === undefined) throw new ConsoleRequestError(404, 'not_found', `no delivery with id ${JSON.stringify(id)}`);
   const from = action === 'retry' ? 'dead' : 'done';
   const moves = action === 'retry' ? 'dead and duplicate' : 'done';
   throw new ConsoleRequestError(409, `not_${from}`, `delivery ${id} is ${delivery.state}: ${action} moves ${moves} deliveries only`);
 }
 
-export async function retryAllDead(inbox: Inbox): Promise<Moved> {
-  const moved = await inbox.retry({ state: 'dead' });
-  return { moved, liveWorkers: await liveWorkers(inbox) };
+export async function retryAllDead({ operator, monitor }: Ports): Promise<Moved> {
+  const moved = await operator.retry({ state: 'dead' });
+  return { moved, liveWorkers: await liveWorkers(monitor) };
 }
+
+/** The two ports the console holds. */
+type Ports = { readonly operator: InboxOperator; readonly monitor: InboxMonitor };
 
 /** What a move answers: how many moved, and how many workers are live to run them (null: no heartbeats in this schema). */
 export interface Moved {

@@ -1,6 +1,6 @@
 // Live workers and recent refusals for the page's header and stats view, and the count of live
 // workers that the move actions report (so the page can say when nothing will run what moved).
-import { type Inbox, WebhookInboxError } from '../../../inbox/facade/index.js';
+import { type InboxMonitor, WebhookInboxError } from '../../../inbox/facade/index.js';
 
 /** A schema from before heartbeats and refusals (version 4) has none to show: null, not a failure. */
 async function unlessOlderSchema<T>(read: Promise<T>): Promise<T | null> {
@@ -12,8 +12,8 @@ async function unlessOlderSchema<T>(read: Promise<T>): Promise<T | null> {
   }
 }
 
-export async function workersAndRefusals(inbox: Inbox) {
-  const [workers, refusals] = await Promise.all([unlessOlderSchema(inbox.workers()), unlessOlderSchema(inbox.refusals())]);
+export async function workersAndRefusals(monitor: Pick<InboxMonitor, 'workers' | 'refusals'>) {
+  const [workers, refusals] = await Promise.all([unlessOlderSchema(monitor.workers()), unlessOlderSchema(monitor.refusals())]);
   return {
     workers:
       workers === null
@@ -37,7 +37,7 @@ export async function workersAndRefusals(inbox: Inbox) {
 }
 
 /** How many workers are live now; null on a schema without heartbeats. */
-export async function liveWorkers(inbox: Inbox): Promise<number | null> {
-  const workers = await unlessOlderSchema(inbox.workers());
+export async function liveWorkers(monitor: Pick<InboxMonitor, 'workers'>): Promise<number | null> {
+  const workers = await unlessOlderSchema(monitor.workers());
   return workers === null ? null : workers.filter((worker) => worker.live).length;
 }

@@ -1,7 +1,7 @@
-import { WebhookHandlerError } from '../receiver/errors.js';
-import type { InboxConnection, ReceiverConnection, ReceiverRuntime, WorkerRuntime } from '../receiver/inbox-contract.js';
-import { handlerFailureSummary } from '../receiver/run-handlers.js';
-import { createPersistStep } from './store/persist.js';
+import { WebhookHandlerError } from '../../receiver/errors.js';
+import type { InboxConnection, ReceiverConnection, ReceiverRuntime, WorkerRuntime } from '../../receiver/inbox-contract.js';
+import { handlerFailureSummary } from '../../receiver/run-handlers.js';
+import { createPersistStep } from './persist.js';
 
 /**
  * The runtime of every receiver created with an inbox, by receiver: what `inbox.work(receiver)`

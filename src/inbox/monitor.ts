@@ -1,0 +1,48 @@
+/**
+ * The monitor port: is the inbox well, and who looks after it. Health and readiness (probes,
+ * `inbox health`), the workers' heartbeats, the refusals counted by every process, the log gaps a
+ * watcher found, and starting a watcher (alerts and retention).
+ */
+import type { Driver } from './database/driver.js';
+import { checkHealth, checkReadiness, type HealthOptions, type InboxHealth, type InboxReadiness } from './health/health.js';
+import { readLogGaps, type OpenLogGap } from './health/log-gaps.js';
+import {
+  readRefusals,
+  type RefusalCount,
+  type RefusalListener,
+  type RefusalMinute,
+  type RefusalQuery,
+  type RefusalRecorder,
+} from './health/refusals.js';
+import { listWorkers, type WorkerInfo } from './health/workers.js';
+import type { TableNames } from './schema/table-name.js';
+import type { WatchOptions, Watcher } from './watch/types.js';
+import { startWatcher } from './watch/watcher.js';
+
+/** All but `logGaps` are the public `Inbox`'s (documented there). */
+export interface InboxMonitor {
+  health(options?: HealthOptions): Promise<InboxHealth>;
+  readiness(): Promise<InboxReadiness>;
+  workers(): Promise<WorkerInfo[]>;
+  refusals(query?: RefusalQuery & { perMinute?: false }): Promise<RefusalCount[]>;
+  refusals(query: RefusalQuery & { perMinute: true }): Promise<RefusalMinute[]>;
+  onRefusal(listener: RefusalListener): () => void;
+  refusalTotals(): ReadonlyMap<string, number>;
+  /** The log gaps a watcher keeps open, oldest first; `undefined` on a schema without an incidents table. */
+  logGaps(): Promise<OpenLogGap[] | undefined>;
+  watch(options?: WatchOptions): Watcher;
+}
+
+/** @param refusals - This process's counts; undefined with `recordRefusals: false`. */
+export function createMonitor(driver: Driver, names: TableNames, refusals: RefusalRecorder | undefined): InboxMonitor {
+  return {
+    health: (options) => checkHealth(driver, names, options),
+    readiness: () => checkReadiness(driver, names),
+    workers: () => listWorkers(driver, names),
+    refusals: ((query?: RefusalQuery) => readRefusals(driver, names, query)) as InboxMonitor['refusals'],
+    onRefusal: (listener) => refusals?.subscribe(listener) ?? (() => {}),
+    refusalTotals: () => refusals?.totals() ?? new Map(),
+    logGaps: () => readLogGaps((text, params) => driver.query(text, params), names),
+    watch: (options) => startWatcher(driver, names, options),
+  };
+}
