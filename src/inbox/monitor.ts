@@ -4,34 +4,19 @@
  * watcher found, and starting a watcher (alerts and retention).
  */
 import type { Driver } from './database/driver.js';
-import { checkHealth, checkReadiness, type HealthOptions, type InboxHealth, type InboxReadiness } from './health/health.js';
+import { checkHealth, checkReadiness } from './health/health.js';
 import { readLogGaps, type OpenLogGap } from './health/log-gaps.js';
-import {
-  readRefusals,
-  type RefusalCount,
-  type RefusalListener,
-  type RefusalMinute,
-  type RefusalQuery,
-  type RefusalRecorder,
-} from './health/refusals.js';
-import { listWorkers, type WorkerInfo } from './health/workers.js';
+import { readRefusals, type RefusalQuery, type RefusalRecorder } from './health/refusals.js';
+import { listWorkers } from './health/workers.js';
+import type { Inbox } from './inbox.js';
 import type { TableNames } from './schema/table-name.js';
-import type { WatchOptions, Watcher } from './watch/types.js';
 import { startWatcher } from './watch/watcher.js';
 
-/** All but `logGaps` are the public `Inbox`'s (documented there). */
-export interface InboxMonitor {
-  health(options?: HealthOptions): Promise<InboxHealth>;
-  readiness(): Promise<InboxReadiness>;
-  workers(): Promise<WorkerInfo[]>;
-  refusals(query?: RefusalQuery & { perMinute?: false }): Promise<RefusalCount[]>;
-  refusals(query: RefusalQuery & { perMinute: true }): Promise<RefusalMinute[]>;
-  onRefusal(listener: RefusalListener): () => void;
-  refusalTotals(): ReadonlyMap<string, number>;
+/** The public `Inbox`'s health, workers, refusals and watch (documented there), and the open log gaps. */
+export type InboxMonitor = Pick<Inbox, 'health' | 'readiness' | 'workers' | 'refusals' | 'onRefusal' | 'refusalTotals' | 'watch'> & {
   /** The log gaps a watcher keeps open, oldest first; `undefined` on a schema without an incidents table. */
   logGaps(): Promise<OpenLogGap[] | undefined>;
-  watch(options?: WatchOptions): Watcher;
-}
+};
 
 /** @param refusals - This process's counts; undefined with `recordRefusals: false`. */
 export function createMonitor(driver: Driver, names: TableNames, refusals: RefusalRecorder | undefined): InboxMonitor {

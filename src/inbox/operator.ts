@@ -5,6 +5,7 @@
  * alerts are the incidents the watcher keeps (watch/open-alerts.ts), read without a watcher.
  */
 import type { Driver } from './database/driver.js';
+import type { Inbox } from './inbox.js';
 import { readAppAttention, type AppAttention } from './operate/app-attention.js';
 import { pruneDeliveries, replayDeliveries, retryDeliveries } from './operate/change.js';
 import { readHistory, type HistorySpan, type InboxHistory } from './operate/history.js';
@@ -12,19 +13,10 @@ import { readChangeFingerprint, readIdsAfter } from './operate/poll.js';
 import type { Query } from './operate/query.js';
 import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
 import type { TableNames } from './schema/table-name.js';
-import type { DeliveryFilter, InboxStats, ListOptions, ListPage, StoredDeliveryDetail } from './types.js';
 import { readOpenAlerts, type OpenAlert } from './watch/open-alerts.js';
 
-/** `list`, `get`, `retry`, `replay`, `stats` and `prune` are the public `Inbox`'s (documented there); the rest serve the tools. */
-export interface InboxOperator {
-  /** The table as configured. */
-  readonly table: string;
-  list(options?: ListOptions): Promise<ListPage>;
-  get(id: string): Promise<StoredDeliveryDetail | undefined>;
-  retry(idOrFilter: string | DeliveryFilter): Promise<number>;
-  replay(filter: DeliveryFilter): Promise<number>;
-  stats(): Promise<InboxStats>;
-  prune(options: { before: Date }): Promise<number>;
+/** The public `Inbox`'s reads and changes (documented there), and what the tools read besides. */
+export type InboxOperator = Pick<Inbox, 'table' | 'list' | 'get' | 'retry' | 'replay' | 'stats' | 'prune'> & {
   /** Hour by hour over the last day or week (`inbox stats --history`, the console's stats view). */
   history(span: HistorySpan): Promise<InboxHistory>;
   /** The incidents a watcher keeps open, critical first; `undefined` on a schema without an incidents table. */
@@ -35,7 +27,7 @@ export interface InboxOperator {
   changeFingerprint(): Promise<string>;
   /** Up to `limit` ids above `after`, in id order (the console's apps index reads new rows so). */
   idsAfter(after: bigint, limit: number): Promise<bigint[]>;
-}
+};
 
 /**
  * @param requeued - Called after a retry or replay moved rows back to pending: wakes the workers.
