@@ -17,6 +17,27 @@ async function noWorkerNote(session: InboxSession, moved: number): Promise<strin
 }
 
 /**
+ * Runs a move, wakes the workers of other processes when rows moved, and notes when no worker
+ * runs. A delivery named by id that did not move is an error naming the state it is in.
+ */
+async function moveRows(
+  session: InboxSession,
+  id: string | undefined,
+  move: () => Promise<number>,
+  notMoved: (state: string) => string,
+): Promise<{ moved: number; note: string | undefined }> {
+  const moved = await move();
+  if (moved > 0) await notifyWorkers(session);
+  const note = await noWorkerNote(session, moved);
+  if (moved === 0 && id !== undefined) {
+    const delivery = await session.operator.get(id);
+    if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
+    throw new Error(`delivery ${id} is ${delivery.state}, ${notMoved(delivery.state)}`);
+  }
+  return { moved, note };
+}
+
+/**
  * The filter for a bulk change: at least one filter flag, or --all, so a forgotten flag never
  * requeues the whole table. --state may only name the one state the command moves.
  */
@@ -64,20 +85,14 @@ ${flagsHelp(RETRY_FLAGS)}`,
       throw new UsageError('pass an id or filter flags, not both');
     // What the line says moved: the state the filter names, or the state the one delivery was in.
     let from = filter?.state === undefined ? 'dead' : [filter.state].flat().join(' or ');
-    let note: string | undefined;
-    const count = await withInbox(flags, {}, async (session) => {
+    const { moved: count, note } = await withInbox(flags, {}, async (session) => {
       if (id !== undefined) from = (await session.operator.get(id))?.state === 'duplicate' ? 'duplicate' : 'dead';
-      const moved = await session.operator.retry(id ?? filter!);
-      if (moved > 0) await notifyWorkers(session);
-      note = await noWorkerNote(session, moved);
-      if (moved === 0 && id !== undefined) {
-        const delivery = await session.operator.get(id);
-        if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
-        throw new Error(
-          `delivery ${id} is ${delivery.state}, not dead: retry moves dead and duplicate deliveries only${delivery.state === 'done' ? ' (replay runs done ones again)' : ''}`,
-        );
-      }
-      return moved;
+      return moveRows(
+        session,
+        id,
+        () => session.operator.retry(id ?? filter!),
+        (state) => `not dead: retry moves dead and duplicate deliveries only${state === 'done' ? ' (replay runs done ones again)' : ''}`,
+      );
     });
     process.stdout.write(`retried ${deliveries(count)} (${from} -> pending)\n`);
     if (note !== undefined) process.stderr.write(note);
@@ -110,20 +125,14 @@ ${flagsHelp(REPLAY_FLAGS)}`,
     if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true))
       throw new UsageError('pass an id or filter flags, not both');
     const filter = id === undefined ? bulkFilter(flags, 'replay', 'done') : { ids: [id] };
-    let note: string | undefined;
-    const count = await withInbox(flags, {}, async (session) => {
-      const moved = await session.operator.replay(filter);
-      if (moved > 0) await notifyWorkers(session);
-      note = await noWorkerNote(session, moved);
-      if (moved === 0 && id !== undefined) {
-        const delivery = await session.operator.get(id);
-        if (delivery === undefined) throw new Error(`no delivery with id ${id}`);
-        throw new Error(
-          `delivery ${id} is ${delivery.state}, not done: replay moves done deliveries only${delivery.state === 'dead' ? ' (retry runs dead ones again)' : ''}`,
-        );
-      }
-      return moved;
-    });
+    const { moved: count, note } = await withInbox(flags, {}, (session) =>
+      moveRows(
+        session,
+        id,
+        () => session.operator.replay(filter),
+        (state) => `not done: replay moves done deliveries only${state === 'dead' ? ' (retry runs dead ones again)' : ''}`,
+      ),
+    );
     process.stdout.write(`replayed ${deliveries(count)} (done -> pending)\n`);
     if (note !== undefined) process.stderr.write(note);
     return 0;
