@@ -1,5 +1,5 @@
 import type { TableNames } from '../schema/table-name.js';
-import { insertAttempt } from './sql.js';
+import { TAKES_OUTCOME } from './sql.js';
 
 /**
  * The statements on many rows: `release` and `abandon` the loop sends in both modes, `complete` and `renew` only `mode: 'batched'`. Each
@@ -43,7 +43,9 @@ export function batchSql(names: TableNames): BatchSql {
      AND d.state = 'running' AND d.locked_by = $2 AND d.attempts = i.attempt
   RETURNING d.id, i.attempt, i.state, i.error, i.claimed_at
 ), recorded AS (
-  ${insertAttempt(a, `SELECT id, attempt, $2::text, to_timestamp(claimed_at), CASE WHEN state = 'done' THEN 'succeeded' ELSE 'failed' END, error, NULL, NULL FROM finished`)}
+  INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome, error)
+  SELECT id, attempt, $2::text, to_timestamp(claimed_at), now(), CASE WHEN state = 'done' THEN 'succeeded' ELSE 'failed' END, error FROM finished
+  ${TAKES_OUTCOME}
 )
 SELECT id::text AS id FROM finished`,
     release: `WITH input AS (
@@ -65,7 +67,9 @@ UPDATE ${t} AS d SET state = 'pending', attempts = d.attempts - 1, locked_by = N
     FROM input i WHERE d.id = ANY(ARRAY(SELECT id FROM held)) AND d.id = i.id AND d.attempts = i.attempt
   RETURNING d.id, i.attempt, i.claimed_at
 )
-${insertAttempt(a, `SELECT id, attempt, $2::text, to_timestamp(claimed_at), 'abandoned', $4::text, NULL, NULL FROM abandoned`)}`,
+INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome, error)
+SELECT id, attempt, $2::text, to_timestamp(claimed_at), now(), 'abandoned', $4::text FROM abandoned
+${TAKES_OUTCOME}`,
     renew: `UPDATE ${t} SET locked_until = now() + make_interval(secs => $3)
  WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::text::jsonb)::bigint)) AND state = 'running' AND locked_by = $2`,
   };

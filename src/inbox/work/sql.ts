@@ -52,16 +52,11 @@ export interface WorkerSqlOptions {
 const DEFAULT_CLAIM_CAP = 1000;
 
 /**
- * Writes one attempt with its outcome (`select`: delivery_id, attempt, worker, started_at, outcome,
- * error, error_class, error_stack). An attempt is written once, when it ends; a row already there
- * (written at its claim by an earlier version of the SDK) takes the outcome instead.
+ * An attempt is written once, when it ends (INSERT with its outcome); a row already there, written
+ * at its claim by an earlier version of the SDK, takes the outcome instead.
  */
-export function insertAttempt(attempts: string, select: string): string {
-  return `INSERT INTO ${attempts} AS x (delivery_id, attempt, worker, started_at, outcome, error, error_class, error_stack, finished_at)
-  SELECT s.*, now() FROM (${select}) AS s
-  ON CONFLICT (delivery_id, attempt) DO UPDATE SET outcome = excluded.outcome, error = excluded.error,
-     error_class = excluded.error_class, error_stack = excluded.error_stack, finished_at = excluded.finished_at`;
-}
+export const TAKES_OUTCOME = `ON CONFLICT (delivery_id, attempt) DO UPDATE SET outcome = excluded.outcome, finished_at = excluded.finished_at,
+     error = excluded.error, error_class = excluded.error_class, error_stack = excluded.error_stack`;
 
 export function workerSql(names: TableNames, options: WorkerSqlOptions = { order: 'none', onFailure: 'hold' }): WorkerSql {
   const t = names.deliveries;
@@ -109,14 +104,18 @@ SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, t
   RETURNING d.id, d.attempts, d.state, d.action, h.locked_by
 ), closed AS (
   -- Its start is unknown (the attempt is written with its outcome): when recovery found it.
-  ${insertAttempt(a, `SELECT id, attempts, coalesce(locked_by, ''), now(), 'crashed', 'the worker stopped during this attempt', NULL, NULL FROM recovered`)}
+  INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome, error)
+  SELECT id, attempts, coalesce(locked_by, ''), now(), now(), 'crashed', 'the worker stopped during this attempt' FROM recovered
+  ${TAKES_OUTCOME}
 )
 SELECT id::text AS id, attempts, state, action FROM recovered`,
     done: `WITH finished AS (
   UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
 ), succeeded AS (
-  ${insertAttempt(a, `SELECT id, $3::integer, $2::text, to_timestamp($4::float8), 'succeeded', NULL, NULL, NULL FROM finished`)}
+  INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome)
+  SELECT id, $3::integer, $2::text, to_timestamp($4::float8), now(), 'succeeded' FROM finished
+  ${TAKES_OUTCOME}
 )
 SELECT id::text AS id FROM finished`,
     fail: `WITH failed AS (
@@ -124,7 +123,9 @@ SELECT id::text AS id FROM finished`,
          run_at = now() + make_interval(secs => $4::float8 / 1000), locked_by = NULL, locked_until = NULL, last_error = $6
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
 )
-${insertAttempt(a, `SELECT id, $3::integer, $2::text, to_timestamp($9::float8), 'failed', $6::text, $7::text, $8::text FROM failed`)}
+INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome, error, error_class, error_stack)
+SELECT id, $3::integer, $2::text, to_timestamp($9::float8), now(), 'failed', $6::text, $7::text, $8::text FROM failed
+${TAKES_OUTCOME}
 RETURNING delivery_id::text AS id`,
     // No FOR UPDATE: a row a live handler holds locked is still running, and must be seen.
     unfinished: `SELECT state, greatest(0, extract(epoch FROM coalesce(locked_until, now()) - now()) * 1000)::float8 AS lease_ms
