@@ -134,7 +134,7 @@ export async function pgliteInsertFloor({ database, table, count = 2000, eventKe
  * copies to the built package, so an edit to either side fails the run instead of measuring a
  * statement the worker no longer sends.
  */
-export function workerStatements(t, a, q, cap = 1000) {
+export function workerStatements(t, a, q, cap = 1000, takesOutcome = TAKES_OUTCOME) {
   return {
     claim: `WITH due AS (
   -- Only a pending row has a run_at in the queue: no state here, so the planner, even before the
@@ -150,19 +150,23 @@ export function workerStatements(t, a, q, cap = 1000) {
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
    WHERE d.id = ANY(ARRAY(SELECT id FROM due LIMIT $1)) AND d.state = 'pending'
   RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
-), recorded AS (
-  INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
-SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context FROM claimed ORDER BY claimed.event_ns, claimed.id`,
+-- The attempt is counted here (attempts + 1, against maxAttempts even if the process dies) and
+-- written once, with its outcome; claimed_at becomes its started_at.
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context,
+       extract(epoch FROM now())::float8 AS claimed_at
+  FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     done: `WITH finished AS (
   UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
 ), succeeded AS (
-  UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $3
+  INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome)
+  SELECT id, $3::integer, $2::text, to_timestamp($4::float8), now(), 'succeeded' FROM finished
+  ${takesOutcome}
 )
 SELECT id::text AS id FROM finished`,
     complete: `WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS i(id bigint, attempt integer, state text, delay_ms float8, error text)
+  SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS i(id bigint, attempt integer, state text, delay_ms float8, error text, claimed_at float8)
 ), finished AS (
   UPDATE ${t} AS d SET state = i.state,
          done_at = CASE WHEN i.state = 'done' THEN now() ELSE d.done_at END,
@@ -171,14 +175,19 @@ SELECT id::text AS id FROM finished`,
     -- The rows by their primary key (an array: a generic plan of the join alone may scan the whole table).
     FROM input i WHERE d.id = ANY(ARRAY(SELECT id FROM input)) AND d.id = i.id
      AND d.state = 'running' AND d.locked_by = $2 AND d.attempts = i.attempt
-  RETURNING d.id, i.attempt, i.state, i.error
+  RETURNING d.id, i.attempt, i.state, i.error, i.claimed_at
 ), recorded AS (
-  UPDATE ${a} AS x SET outcome = CASE WHEN f.state = 'done' THEN 'succeeded' ELSE 'failed' END, finished_at = now(), error = f.error
-    FROM finished f WHERE x.delivery_id = f.id AND x.attempt = f.attempt
+  INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome, error)
+  SELECT id, attempt, $2::text, to_timestamp(claimed_at), now(), CASE WHEN state = 'done' THEN 'succeeded' ELSE 'failed' END, error FROM finished
+  ${takesOutcome}
 )
 SELECT id::text AS id FROM finished`,
   };
 }
+
+/** src/inbox/work/sql.ts's TAKES_OUTCOME (the checker holds the statements to it by name). */
+const TAKES_OUTCOME = `ON CONFLICT (delivery_id, attempt) DO UPDATE SET outcome = excluded.outcome, finished_at = excluded.finished_at,
+     error = excluded.error, error_class = excluded.error_class, error_stack = excluded.error_stack`;
 
 /** The quoted table names the inbox derives from 'schema.table' (src/inbox/schema/table-name.ts). */
 export function quotedTables(table) {
@@ -210,13 +219,16 @@ export function checkWorkerStatements() {
   const A = '\u0000A\u0000';
   const Q = '\u0000Q\u0000';
   const C = '\u0000C\u0000';
-  for (const [key, text] of Object.entries(workerStatements(T, A, Q, C))) {
+  const O = '\u0000O\u0000';
+  if (!built.includes(`\`${TAKES_OUTCOME}\``)) throw new Error(`bench/inbox-floors.mjs: TAKES_OUTCOME no longer matches ${file}`);
+  for (const [key, text] of Object.entries(workerStatements(T, A, Q, C, O))) {
     const escaped = text
       .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
       .replaceAll(T, '\\$\\{\\w+\\}')
       .replaceAll(A, '\\$\\{\\w+\\}')
       .replaceAll(Q, '\\$\\{\\w+\\}')
-      .replaceAll(C, '\\$\\{\\w+\\}');
+      .replaceAll(C, '\\$\\{\\w+\\}')
+      .replaceAll(O, '\\$\\{\\w+\\}');
     if (!new RegExp(`${key}:\\s*\`${escaped}\``).test(built)) {
       throw new Error(
         `bench/inbox-floors.mjs: the worker's \`${key}\` statement no longer matches ${file}: copy it again from src/inbox/work/sql.ts (and rebuild)`,
@@ -250,7 +262,7 @@ export async function replayWorkerStatements({ pool, table, lanes, claimBatch, s
         const client = await pool.connect();
         try {
           await client.query('BEGIN');
-          const held = await client.query({ name: name('done'), text: sql.done, values: [row.id, workerId, row.attempts] });
+          const held = await client.query({ name: name('done'), text: sql.done, values: [row.id, workerId, row.attempts, row.claimed_at] });
           if (held.rows.length !== 1) throw new Error(`the floor lost its own claim on row ${row.id}`);
           await client.query('COMMIT');
         } finally {
@@ -268,7 +280,7 @@ export async function replayWorkerStatements({ pool, table, lanes, claimBatch, s
 
 /**
  * `mode: 'batched'`'s statements replayed from plain pg, named, as the worker sends them: claims of
- * `batch` rows (each records their attempts), and one complete per claimed batch, a completion
+ * `batch` rows (each counts their attempts), and one complete per claimed batch (which writes them), a completion
  * overlapping the next claim on another connection as the worker's do. No receiver, no parse, no
  * handler. Resolves with rows done per second.
  */
@@ -284,7 +296,9 @@ export async function replayBatchedStatements({ pool, table, batch }) {
     const { rows } = await pool.query({ name: name('claim'), text: sql.claim, values: [batch, workerId, 30] });
     await completing; // one completion at a time, as the worker's
     if (rows.length === 0) break;
-    const input = JSON.stringify(rows.map((row) => ({ id: row.id, attempt: row.attempts, state: 'done', delay_ms: 0, error: null })));
+    const input = JSON.stringify(
+      rows.map((row) => ({ id: row.id, attempt: row.attempts, state: 'done', delay_ms: 0, error: null, claimed_at: row.claimed_at })),
+    );
     completing = pool.query({ name: name('complete'), text: sql.complete, values: [input, workerId] }).then((result) => {
       if (result.rows.length !== rows.length) throw new Error('the batched floor lost its own claims');
       done += rows.length;
@@ -309,7 +323,7 @@ export async function pgbenchWorkerFloor({ pool, url, table, clients, perClient 
   const bind = (text, vars) => text.replace(/--[^\n]*/g, '').replace(/\$(\d)/g, (_, n) => `:${vars[Number(n) - 1]}`);
   const script = `${bind(sql.claim, ['batch', 'worker', 'lease'])} \\gset c_
 BEGIN;
-${bind(sql.done, ['c_id', 'worker', 'c_attempts'])};
+${bind(sql.done, ['c_id', 'worker', 'c_attempts', 'c_claimed_at'])};
 COMMIT;
 `;
   const args = ['-M', 'prepared', '-t', String(perClient), '-D', 'batch=1', '-D', 'worker=bench-pgbench-floor', '-D', 'lease=30'];

@@ -40,13 +40,13 @@ const CASES = [
   {
     id: 'ours',
     run: 'inbox',
-    name: 'rack-webhooks `work(receiver, { concurrency: 8 })`: the attempt recorded at claim, then per delivery one transaction (lock, handlers, done-mark), its COMMIT sent with the BEGIN of the next delivery',
+    name: 'rack-webhooks `work(receiver, { concurrency: 8 })`: the attempt counted at claim, then per delivery one transaction (done-mark, handlers; the attempt written), its COMMIT sent with the BEGIN of the next delivery',
     options: { concurrency: CONCURRENCY },
   },
   {
     id: 'ours-batched',
     run: 'inbox',
-    name: "rack-webhooks `work(receiver, { concurrency: 8, mode: 'batched' })`: one claim of up to 400 rows (the default batchSize) records their attempts (commit) ahead of the handlers, one statement records many outcomes; no `context.transaction`",
+    name: "rack-webhooks `work(receiver, { concurrency: 8, mode: 'batched' })`: one claim of up to 400 rows (the default batchSize) counts their attempts (commit) ahead of the handlers, one statement records many outcomes and writes their attempts; no `context.transaction`",
     options: { concurrency: CONCURRENCY, mode: 'batched' },
     requires: ['mode'],
   },
@@ -110,14 +110,14 @@ const CASES = [
     run: 'inbox',
     kind: 'pgbench-floor',
     ways: ['warm'],
-    name: "floor: the statements the default mode's guarantees need, from pgbench (bench/inbox-floors.mjs), 8 clients: a claim of 1 row that records the attempt (commit), then BEGIN, done-mark, COMMIT",
+    name: "floor: the statements the default mode's guarantees need, from pgbench (bench/inbox-floors.mjs), 8 clients: a claim of 1 row that counts the attempt (commit), then BEGIN, done-mark (which writes the attempt), COMMIT",
     options: { concurrency: CONCURRENCY },
   },
   {
     id: 'floor-batched',
     run: 'inbox',
     kind: 'batched-floor',
-    name: "floor: `mode: 'batched'`'s statements replayed through pg with no SDK code (bench/inbox-floors.mjs): claims of 400 rows that record their attempts, one complete per claim, overlapping the next claim",
+    name: "floor: `mode: 'batched'`'s statements replayed through pg with no SDK code (bench/inbox-floors.mjs): claims of 400 rows that count their attempts, one complete per claim that writes them, overlapping the next claim",
     options: { batchSize: 400 },
   },
 ];

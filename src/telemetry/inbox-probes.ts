@@ -5,19 +5,11 @@
  * the cached counts; concurrent ones share one query).
  */
 
-/** What `inbox.stats()` says, as far as the gauges need it. */
-export interface InboxCounts {
-  readonly pending: number;
-  readonly running: number;
-  readonly done: number;
-  readonly dead: number;
-  readonly ignored: number;
-  readonly duplicate: number;
-  readonly oldestPendingAgeMs: number | null;
-}
-
 export const SNAPSHOT_MAX_AGE_MS = 5_000;
 const STATES = ['pending', 'running', 'done', 'dead', 'ignored', 'duplicate'] as const;
+
+/** What `inbox.stats()` says, as far as the gauges need it: a count per state, and the oldest pending delivery's age. */
+export type InboxCounts = { readonly [state in (typeof STATES)[number]]: number } & { readonly oldestPendingAgeMs: number | null };
 
 interface Probe {
   readonly table: string;

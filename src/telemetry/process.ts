@@ -14,11 +14,25 @@ export interface AttemptFacts {
   readonly traceContext: string | undefined;
 }
 
-/** How the worker's attempt ended (run-delivery's `Outcome` kinds). */
-export type AttemptOutcomeKind = 'succeeded' | 'failed' | 'dead' | 'lease-lost' | 'unrecorded';
+/**
+ * How one attempt of the worker ended, in both modes, once its outcome is recorded (or its record
+ * failed): the loop reads it (a retry's wake-up), this file measures it, the runner logs it.
+ * - `succeeded`: marked done (the default mode: in the handlers' own transaction, with their writes);
+ * - `failed`: pending again in `retryInMs`;
+ * - `dead`: no attempts left, or the stored body no longer parses;
+ * - `lease-lost`: nothing recorded: the lease ran out and another worker has the delivery;
+ * - `unrecorded`: the record failed (the database went away), or the worker stopped past its
+ *   `timeoutMs`: the row stays running and recovery counts the attempt as crashed when its lease runs out.
+ */
+export type Outcome =
+  | { readonly kind: 'succeeded' }
+  | { readonly kind: 'failed'; readonly retryInMs: number }
+  | { readonly kind: 'dead' }
+  | { readonly kind: 'lease-lost' }
+  | { readonly kind: 'unrecorded' };
 
 /** `rack_webhooks.outcome` of a `process` span, and `error.type` when it failed. */
-const OUTCOMES: Record<AttemptOutcomeKind, readonly [outcome: string, errorType: string | undefined]> = {
+const OUTCOMES: Record<Outcome['kind'], readonly [outcome: string, errorType: string | undefined]> = {
   succeeded: ['done', undefined],
   failed: ['retry', 'handler_failed'],
   dead: ['dead', 'handler_failed'],
@@ -28,7 +42,7 @@ const OUTCOMES: Record<AttemptOutcomeKind, readonly [outcome: string, errorType:
 
 export interface WorkerTelemetry {
   /** Runs one attempt inside its `process` span (the handlers' own spans are its children). */
-  attempt<T extends { readonly kind: AttemptOutcomeKind }>(facts: AttemptFacts, run: () => Promise<T>): Promise<T>;
+  attempt(facts: AttemptFacts, run: () => Promise<Outcome>): Promise<Outcome>;
   /** Deliveries that went dead without an attempt of this worker finishing (their worker stopped). */
   wentDead(action: string): void;
 }
@@ -74,7 +88,7 @@ export function workerTelemetry(enabled: boolean, table: string): WorkerTelemetr
         },
         activeContext(),
       );
-      const finish = (kind: AttemptOutcomeKind) => {
+      const finish = (kind: Outcome['kind']) => {
         const [outcome, errorType] = OUTCOMES[kind];
         const measured: Attributes = {
           ...attributes,

@@ -3,23 +3,37 @@ import { describe, expect, it } from 'vitest';
 import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../src/inbox/database/pg-opening.js';
 
 /**
- * BEGIN and the default mode's done-mark leave in one write to the socket: pg writes a simple
- * query at once, so without the cork each transaction cost a third write, the system call that
- * profiles showed as most of a worker's time (bench/README.md). Checked on a client that records
- * what it is asked, and against pg's own shape: if pg moves its socket, this fails, rather than the
- * worker quietly losing its single write.
+ * A worker's transaction opens with its done-mark, and a held COMMIT of the transaction before
+ * goes ahead of them (pg-lane.ts), through pg's public API only: its `pipeline` option, read as the
+ * client was made, never switched nor its socket touched. Checked on a client that records what
+ * it is asked and when its answers come: pipelined, all three go before any answer (one round
+ * trip); otherwise `COMMIT; BEGIN` as one query, then the mark (two).
  */
-function recordingClient(withStream: boolean) {
+function recordingClient(pipeline: boolean, failing = '') {
   const events: string[] = [];
+  const answers: (() => void)[] = [];
   const client: PgPipelineClient = {
-    pipeline: false,
+    pipeline,
     query(config: string | PgQueryConfig) {
-      events.push(`query ${typeof config === 'string' ? config : config.name} (pipeline ${String(client.pipeline)})`);
-      return Promise.resolve({ rows: typeof config === 'string' ? [] : [{ id: '1' }] });
+      const name = typeof config === 'string' ? config : config.name!;
+      events.push(`query ${name}`);
+      return new Promise((resolve, reject) =>
+        answers.push(() => {
+          events.push(`answer ${name}`);
+          if (name === failing) reject(new Error(`${name} failed`));
+          else resolve({ rows: typeof config === 'string' ? [] : [{ id: '1' }] });
+        }),
+      );
     },
-    ...(withStream ? { connection: { stream: { cork: () => events.push('cork'), uncork: () => events.push('uncork') } } } : {}),
   };
-  return { client, events };
+  /** Answers every query asked so far, in order, and lets their callers go on. */
+  const answerAll = async () => {
+    for (let round = 0; round < 5; round++) {
+      for (const answer of answers.splice(0)) answer();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  };
+  return { client, events, answerAll };
 }
 
 const mark = { text: 'SELECT $1::text AS id', params: ['1'] };
@@ -29,30 +43,40 @@ const named = (statement: { text: string; params: readonly unknown[] }): PgQuery
   values: statement.params,
 });
 
-describe('beginWith: BEGIN and the opening statement', () => {
-  it('are queued while the socket is corked, in pipeline mode, and the client is left as it came', async () => {
-    const { client, events } = recordingClient(true);
-    expect(await beginWith(client, mark, named, true)).toEqual([{ id: '1' }]);
-    expect(events).toEqual(['cork', 'query BEGIN (pipeline true)', 'query mark (pipeline true)', 'uncork']);
+describe('beginWith: a held COMMIT, BEGIN and the opening statement', () => {
+  it('on a client made with pipeline: true, all three are asked before any answer (one round trip)', async () => {
+    const { client, events, answerAll } = recordingClient(true);
+    const committed: Promise<unknown>[] = [];
+    const opened = beginWith(client, mark, named, (commit) => committed.push(commit));
+    expect(events).toEqual(['query COMMIT', 'query BEGIN', 'query mark']);
+    await answerAll();
+    expect(await opened).toEqual([{ id: '1' }]);
+    expect(committed).toHaveLength(1);
+    expect(client.pipeline).toBe(true);
+  });
+
+  it('on any other client, COMMIT; BEGIN go as one query, then the mark once it answered (two round trips)', async () => {
+    const { client, events, answerAll } = recordingClient(false);
+    const opened = beginWith(client, mark, named, () => {});
+    expect(events).toEqual(['query COMMIT; BEGIN']);
+    await answerAll();
+    expect(await opened).toEqual([{ id: '1' }]);
+    expect(events).toEqual(['query COMMIT; BEGIN', 'answer COMMIT; BEGIN', 'query mark', 'answer mark']);
     expect(client.pipeline).toBe(false);
   });
 
-  it('without a socket that corks (a wrapper), are still pipelined, written as the client writes them', async () => {
-    const { client, events } = recordingClient(false);
-    expect(await beginWith(client, mark, named, true)).toEqual([{ id: '1' }]);
-    expect(events).toEqual(['query BEGIN (pipeline true)', 'query mark (pipeline true)']);
+  it('a held COMMIT that fails (it skipped the BEGIN after it) fails the transaction before; BEGIN then goes alone', async () => {
+    const { client, events, answerAll } = recordingClient(false, 'COMMIT; BEGIN');
+    let commitFailed: unknown;
+    const opened = beginWith(client, mark, named, (commit) => void commit.catch((error: unknown) => (commitFailed = error)));
+    await answerAll();
+    expect(await opened).toEqual([{ id: '1' }]);
+    expect((commitFailed as Error).message).toBe('COMMIT; BEGIN failed');
+    expect(events.filter((event) => event.startsWith('query'))).toEqual(['query COMMIT; BEGIN', 'query BEGIN', 'query mark']);
   });
 
-  it('on a client others may queue on (not exclusive), BEGIN is answered before the statement goes, no cork', async () => {
-    const { client, events } = recordingClient(true);
-    await beginWith(client, mark, named, false);
-    expect(events).toEqual(['query BEGIN (pipeline false)', 'query mark (pipeline false)']);
-  });
-
-  it("pg's client has the socket this corks", () => {
-    const client = new pg.Client() as unknown as PgPipelineClient;
-    expect(typeof client.connection?.stream?.cork).toBe('function');
-    expect(typeof client.connection?.stream?.uncork).toBe('function');
-    expect(client.pipeline).toBe(false);
+  it("pg's pipeline mode is the client's public option, as the client was made", () => {
+    expect((new pg.Client({ pipeline: true } as pg.ClientConfig) as unknown as PgPipelineClient).pipeline).toBe(true);
+    expect((new pg.Client() as unknown as PgPipelineClient).pipeline).toBe(false);
   });
 });

@@ -3,9 +3,8 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createReceiver } from '../../src/index.js';
 import type { Worker } from '../../src/inbox.js';
-import { withAttemptTelemetry } from '../../src/inbox/work/batch-telemetry.js';
-import type { Claimed } from '../../src/inbox/work/run-delivery.js';
-import { workerTelemetry } from '../../src/telemetry/process.js';
+import { workerTelemetry, type AttemptFacts } from '../../src/telemetry/process.js';
+import { deferred } from '../kit/time.js';
 import { scenarioIt } from '../inbox/databases.js';
 import { warmUp } from '../inbox/helpers.js';
 import { deliverInServerSpan, event, SECRET, setup } from './inbox-setup.js';
@@ -176,38 +175,27 @@ describe.each(['pglite', 'pg'] as const)('batched worker telemetry on %s', (kind
   });
 });
 
-describe('a batched attempt whose outcome the batch statement did not record', () => {
-  const claimed = (id: string): Claimed => ({
-    id,
-    body: new Uint8Array(),
-    attempt: 1,
-    budgetUsed: 1,
-    replayed: false,
-    action: 'app:create',
-    app: 'web',
-    traceContext: undefined,
-  });
+describe('an attempt whose outcome was not recorded, in either mode', () => {
+  const claimed = (id: string): AttemptFacts => ({ id, attempt: 1, action: 'app:create', app: 'web', traceContext: undefined });
 
-  it('lost (another worker has it) says lease_lost; a failed statement says unrecorded; the span ends before settle resolves', async () => {
+  it('lost (another worker has it) says lease_lost; a failed record says unrecorded; each span ends with its outcome', async () => {
     const sdk = registerSdk();
-    const settled: string[] = [];
-    const run = withAttemptTelemetry(workerTelemetry(true, 'webhook_inbox'), async (delivery) => ({
-      claimed: delivery,
-      state: 'done',
-      delayMs: 0,
-      error: null,
-      settle: async (recording) => void settled.push(`${delivery.id} ${recording}`),
-    }));
-    const [lost, unrecorded] = await Promise.all([run(claimed('1')), run(claimed('2'))]);
-    expect(processSpans(sdk)).toEqual([]); // open until the statement ran
-    await lost.settle('lost');
-    await unrecorded.settle('unrecorded');
-    expect(settled).toEqual(['1 lost', '2 unrecorded']);
+    const telemetry = workerTelemetry(true, 'webhook_inbox');
+    const recorded = deferred<void>();
+    const lost = telemetry.attempt(claimed('1'), async () => {
+      await recorded.promise;
+      return { kind: 'lease-lost' };
+    });
+    const unrecorded = telemetry.attempt(claimed('2'), async () => ({ kind: 'unrecorded' }));
+    expect(await unrecorded).toEqual({ kind: 'unrecorded' });
+    expect(processSpans(sdk).map((span) => span.attributes['messaging.message.id'])).toEqual(['2']); // 1 open until recorded
+    recorded.resolve();
+    expect(await lost).toEqual({ kind: 'lease-lost' });
     expect(
       processSpans(sdk).map((span) => [span.attributes['messaging.message.id'], span.attributes['rack_webhooks.outcome'], span.status]),
     ).toEqual([
-      ['1', 'lease_lost', { code: 2, message: 'lease_lost' }],
       ['2', 'unrecorded', { code: 2, message: 'inbox_unavailable' }],
+      ['1', 'lease_lost', { code: 2, message: 'lease_lost' }],
     ]);
     const metrics = await sdk.collect();
     expect(total(metrics.get('messaging.process.duration'), { 'rack_webhooks.outcome': 'lease_lost' })).toBe(1);

@@ -29,10 +29,13 @@ export interface Driver extends Queryable {
    */
   transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening?: Statement): Promise<R>;
   /**
-   * A connection kept for one worker slot's transactions (pg pools): see pg-lane.ts. Absent where
-   * the client has no faster way than `transaction()`.
+   * As `transaction()`, for a worker's transactions one after another (pg pools: pg-lane.ts): its
+   * COMMIT may wait for the next chained transaction's BEGIN and go with it on the same connection.
+   * `handedOver` is called once `fn` has returned and its COMMIT waits: the caller may begin the
+   * next. Resolves or rejects only once its COMMIT has answered. Absent where the client has no
+   * faster way than `transaction()`.
    */
-  lane?(): TransactionLane;
+  chained?<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement, handedOver: () => void): Promise<R>;
   /** Subscribes to NOTIFY on a channel. Resolves with a function that unsubscribes. */
   listen(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
   /** How many transactions can run at once: a single connection serialises everything. */
@@ -41,28 +44,6 @@ export interface Driver extends Queryable {
   readonly maxConnections: number | undefined;
   /** The option that sets `maxConnections`, as an error names it; `max` (pg, postgres.js) when absent. */
   readonly sizedBy?: string;
-}
-
-/** Transactions one after another on one connection, each COMMIT sent with the next BEGIN. */
-export interface TransactionLane {
-  /** The next transaction's place on the lane; turns run in the order they were taken. */
-  turn(): LaneTurn;
-  /** Sends what is held, waits for it, and gives the connection back. */
-  close(): Promise<void>;
-}
-
-export type HandOver = 'committing' | 'ended';
-
-export interface LaneTurn {
-  /** As `Driver.transaction`; resolves or rejects once its COMMIT has answered. At most once per turn. */
-  transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement): Promise<R>;
-  /**
-   * Resolves once the next turn may begin: `'committing'` when this turn's handlers are over and
-   * its COMMIT is held for the next turn's BEGIN; `'ended'` when it rolled back, failed, or was skipped.
-   */
-  readonly handedOver: Promise<HandOver>;
-  /** This turn will not use the lane (its delivery ended without a transaction): the next one may begin. */
-  skip(): void;
 }
 
 /** Serialises async work: a single connection must not interleave a query into a transaction. */

@@ -1,90 +1,119 @@
-import type { DriverTransaction, HandOver, LaneTurn, Row, Statement, TransactionLane } from './driver.js';
+import type { DriverTransaction, Row, Statement } from './driver.js';
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { checkIn, checkOut, committedOrThrow, type PgPoolClientLike, type PgPoolLike } from './pg-client.js';
 
+/** The most transactions one connection chains before it goes back to the pool, so that a pool's maxUses and maxLifetimeSeconds still see it. */
+const CHAIN_LENGTH = 100;
+
+type Config = (statement: Statement) => PgQueryConfig;
+type RowsConfig = (text: string, params: readonly unknown[] | undefined) => string | PgQueryConfig;
+
 /**
- * One connection for one worker slot's transactions, one after another: each transaction's
- * COMMIT is held until the next one begins, and goes out with that BEGIN and its opening
- * statement in one write. A worker's delivery is then one round trip and one system call (the
- * write each side makes was most of a worker's time in profiles, bench/README.md), not two; and
- * the connection is checked out once per run of deliveries, not once each.
+ * A pg pool driver's chained transactions (`Driver.chained`): a worker's transactions, each
+ * COMMIT held until the next one begins and sent with that BEGIN and its opening statement (one
+ * round trip on a client in pg's pipeline mode, two otherwise: pg-opening.ts). A worker's
+ * delivery then costs one or two round trips, not three, and a connection is checked out once per
+ * chain of deliveries, not once each (the write each side makes was most of a worker's time in
+ * profiles, bench/README.md).
  *
- * The held COMMIT is sent alone when no transaction follows within a turn of the event loop, and
- * when the lane closes. A transaction's promise settles only when its COMMIT has answered, so
- * nothing is reported done before it is. A COMMIT that fails ends its own transaction only: it
- * has its own Sync, and the BEGIN after it opens the next one (no ROLLBACK is sent for it, which
- * would end the next transaction instead).
+ * A lane whose COMMIT is held waits a turn of the event loop for the next transaction; with none,
+ * the COMMIT goes alone and the connection back to the pool. A transaction's promise settles only
+ * when its COMMIT has answered, so nothing is reported done before it is. A COMMIT that fails ends
+ * its own transaction only (no ROLLBACK is sent for it, which would end the next one instead).
  */
-export class PgLane implements TransactionLane {
+export class PgLanes {
+  /** Lanes whose COMMIT is held, for the next transaction to take. */
+  readonly #waiting: PgLane[] = [];
+
+  constructor(
+    private readonly pool: PgPoolLike,
+    private readonly config: Config,
+    private readonly rowsConfig: RowsConfig,
+  ) {}
+
+  async transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement, handedOver: () => void): Promise<R> {
+    const lane = this.#waiting.pop() ?? new PgLane(this.pool, this.config, this.rowsConfig);
+    let held = false;
+    try {
+      return await lane.transaction(fn, opening, () => {
+        held = true;
+        if (lane.chained >= CHAIN_LENGTH) lane.commitAlone();
+        else {
+          this.#waiting.push(lane);
+          nextTurn(() => {
+            const at = this.#waiting.indexOf(lane);
+            if (at < 0) return; // the next transaction took it
+            this.#waiting.splice(at, 1);
+            lane.commitAlone();
+          });
+        }
+        handedOver();
+      });
+    } finally {
+      // Rolled back or failed before its COMMIT: the connection goes back (broken ones out of the pool).
+      if (!held) lane.checkIn();
+    }
+  }
+}
+
+/** One connection's transactions, one after another. */
+class PgLane {
   #client: PgPoolClientLike | undefined;
   #broken = false;
   /** A finished transaction's COMMIT, waiting for the next BEGIN. */
   #held: { send: (committed: Promise<unknown>) => void } | undefined;
-  #turn: Promise<void> = Promise.resolve();
-  /** The last COMMIT sent: the connection is quiet once it has answered. */
-  #lastCommit: Promise<unknown> | undefined;
+  /** Transactions run on this connection. */
+  chained = 0;
 
   constructor(
     private readonly pool: PgPoolLike,
-    private readonly config: (statement: Statement) => PgQueryConfig,
-    private readonly rowsConfig: (text: string, params: readonly unknown[] | undefined) => string | PgQueryConfig,
+    private readonly config: Config,
+    private readonly rowsConfig: RowsConfig,
   ) {}
 
-  turn(): LaneTurn {
-    let handOver!: (how: HandOver) => void;
-    const handedOver = new Promise<HandOver>((resolve) => (handOver = resolve));
-    const previous = this.#turn;
-    this.#turn = handedOver.then(() => {});
-    return {
-      handedOver,
-      transaction: async (fn, opening) => {
-        try {
-          await previous; // one transaction at a time on the connection: the one before has handed over
-          return await this.#transaction(fn, opening, () => handOver('committing'));
-        } finally {
-          handOver('ended');
-        }
-      },
-      skip: () => handOver('ended'),
-    };
-  }
-
-  /** Sends a held COMMIT, waits for it, and gives the connection back (out of the pool if it broke). */
-  async close(): Promise<void> {
-    await this.#turn;
-    await this.#release();
-  }
-
-  /** The held COMMIT sent and answered, then the connection back to the pool (destroyed if it broke). */
-  async #release(): Promise<void> {
-    this.#flush();
+  /** The held COMMIT sent alone; its connection back to the pool once it has answered (the lane takes a new one next). */
+  commitAlone(): void {
+    const held = this.#held;
     const client = this.#client;
-    if (client !== undefined) {
-      await this.#lastCommit?.catch(() => {});
-      this.#client = undefined;
-      checkIn(client, this.#broken);
-    }
+    if (held === undefined || client === undefined) return;
+    const broken = this.#broken;
+    this.#held = undefined;
+    this.#client = undefined;
+    this.#broken = false;
+    held.send(
+      client.query('COMMIT').then(
+        (result) => (checkIn(client, broken), result),
+        (error: unknown) => {
+          checkIn(client, true);
+          throw error;
+        },
+      ),
+    );
+  }
+
+  /** Back to the pool (out of it if it broke); the next transaction on this lane takes a new one. */
+  checkIn(): void {
+    const client = this.#client;
+    this.#client = undefined;
+    if (client !== undefined) checkIn(client, this.#broken);
     this.#broken = false;
   }
 
-  /** The lane's connection: a new one when it has none, or when the one it had broke. */
-  async #connection(): Promise<PgPoolClientLike> {
-    if (this.#broken) await this.#release();
-    return (this.#client ??= await checkOut(this.pool));
-  }
-
-  async #transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement, handOver: () => void): Promise<R> {
+  async transaction<R>(fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>, opening: Statement, handOver: () => void): Promise<R> {
     const onBroken = () => {
       this.#broken = true;
     };
     let client: PgPoolClientLike;
     let opened: Row[];
     for (let attempt = 1; ; attempt++) {
-      client = await this.#connection();
+      // A broken connection's held COMMIT goes alone on it (its transaction is there), then a new one.
+      if (this.#broken && this.#held !== undefined) this.commitAlone();
+      else if (this.#broken) this.checkIn();
+      client = this.#client ??= await checkOut(this.pool);
       const held = this.#held;
       this.#held = undefined;
       try {
-        opened = await beginWith(client, opening, this.config, true, held?.send);
+        opened = await beginWith(client, opening, this.config, held?.send);
         break;
       } catch (error) {
         await client.query('ROLLBACK').catch(onBroken);
@@ -94,6 +123,7 @@ export class PgLane implements TransactionLane {
         if (!(this.#broken && held !== undefined && attempt === 1)) throw error;
       }
     }
+    this.chained++;
     const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(this.rowsConfig(text, params))).rows };
     let result: R;
     try {
@@ -104,28 +134,19 @@ export class PgLane implements TransactionLane {
     }
     const committed = new Promise<unknown>((resolve, reject) => {
       this.#held = {
-        send: (sent) => {
-          this.#lastCommit = sent;
+        send: (sent) =>
           sent.then(resolve, (error: unknown) => {
             // A COMMIT that failed may have lost the connection: the next transaction takes a new one.
             this.#broken = true;
             reject(error);
-          });
-        },
+          }),
       };
     });
-    // The next transaction may begin now; if none does within this turn of the loop, COMMIT alone.
     handOver();
-    setImmediate(() => this.#flush());
     committedOrThrow(await committed);
     return result;
   }
-
-  #flush(): void {
-    const held = this.#held;
-    const client = this.#client;
-    if (held === undefined || client === undefined) return;
-    this.#held = undefined;
-    held.send(client.query('COMMIT'));
-  }
 }
+
+/** After the I/O callbacks of this turn. */
+const nextTurn = (fn: () => void): void => void setImmediate(fn);

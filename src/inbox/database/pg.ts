@@ -1,5 +1,5 @@
 import { Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
-import { PgLane } from './pg-lane.js';
+import { PgLanes } from './pg-lane.js';
 import { checkIn, checkOut, committedOrThrow, type PgClientLike, type PgClientOnlyLike, type PgPoolLike } from './pg-client.js';
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { statementHash } from './statement-hash.js';
@@ -69,7 +69,7 @@ export class StatementNames {
 /**
  * BEGIN (with `opening` in the same round trip, see pg-opening.ts), fn, COMMIT; ROLLBACK when
  * anything throws. Calls `onBroken` when even the ROLLBACK failed: that connection is broken and
- * must leave the pool. `exclusive`: nobody else can queue a query on `client` (checked out of a pool).
+ * must leave the pool.
  */
 async function inTransaction<R>(
   client: PgClientLike,
@@ -77,12 +77,11 @@ async function inTransaction<R>(
   onBroken: () => void,
   names: StatementNames,
   opening: Statement | undefined,
-  exclusive: boolean,
 ): Promise<R> {
   const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(names.config(text, params))).rows };
   let opened: Row[];
   try {
-    opened = await beginWith(client, opening, (statement) => names.statement(statement.text, statement.params), exclusive);
+    opened = await beginWith(client, opening, (statement) => names.statement(statement.text, statement.params));
   } catch (error) {
     // BEGIN itself may have failed (a broken connection), or the opening statement in the transaction.
     await client.query('ROLLBACK').catch(onBroken);
@@ -121,6 +120,11 @@ function requireConnectTimeout(pool: PgPoolLike): void {
 export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
   requireConnectTimeout(pool);
   const names = new StatementNames(prepare);
+  const lanes = new PgLanes(
+    pool,
+    (statement) => names.statement(statement.text, statement.params),
+    (text, params) => names.config(text, params),
+  );
   return {
     kind: 'pg',
     parallel: true,
@@ -140,18 +144,12 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
           },
           names,
           opening,
-          true,
         );
       } finally {
         checkIn(client, broken);
       }
     },
-    lane: () =>
-      new PgLane(
-        pool,
-        (statement) => names.statement(statement.text, statement.params),
-        (text, params) => names.config(text, params),
-      ),
+    chained: (fn, opening, handedOver) => lanes.transaction(fn, opening, handedOver),
     async listen(channel, onNotify, onError) {
       const client = await checkOut(pool);
       const onNotification = (message: { channel: string }) => {
@@ -209,8 +207,6 @@ export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driv
           () => {},
           names,
           opening,
-          // The application may queue its own queries on the client it passed: its mode is left as it is.
-          false,
         ),
       ),
     async listen(channel, onNotify) {

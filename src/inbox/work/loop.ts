@@ -1,7 +1,24 @@
+import type { Outcome } from '../../telemetry/process.js';
 import type { Row } from '../database/driver.js';
 import { systemClock, type Clock } from './clock.js';
-import type { Completer, CompleterHooks } from './completers.js';
 import type { LoopSource } from './source.js';
+
+/** What the loop runs for each row it claimed: one attempt, the same in both modes (worker.ts composes it). */
+export interface Attempts {
+  /**
+   * Runs one claimed row's attempt; resolves with its outcome once it is recorded; never rejects.
+   * `handedOver`: the attempt's slot may take the next row before then (its COMMIT held for the
+   * next BEGIN, or its outcome queued for the next completion statement).
+   */
+  run(row: Row, signal: AbortSignal, handedOver: () => void): Promise<Outcome>;
+  /** Running handlers hold no lock on their rows (batched), so their leases are renewed while they run. */
+  readonly renewsLeases: boolean;
+  /**
+   * stop() ran out of time: records nothing from now on, and fails the attempts still running
+   * (`rows`) in one statement; resolves once every statement it sent has answered.
+   */
+  abandon(rows: readonly Row[]): Promise<void>;
+}
 
 export interface LoopSettings {
   readonly concurrency: number;
@@ -51,16 +68,19 @@ interface Held {
 
 /**
  * The worker's loop, for both modes: owns the slots (handlers running), the rows held ahead, one
- * claim pass at a time (a wake-up during it runs another after it), the poll, the lease timers
- * and the retry wake-ups. What it claims goes through the mode's `Completer`.
+ * claim pass at a time (a wake-up during it runs another after it), the poll, the lease timers,
+ * the retry wake-ups, and every database write it starts. What it claims runs as `Attempts`.
  */
 export class WorkerLoop {
   #state: LoopState = 'created';
-  readonly #completer: Completer;
-  readonly #slots = new Map<Promise<void>, Held>();
+  /** Rows whose handlers run, by slot. */
+  readonly #slots = new Map<object, Held>();
+  /** Attempts started and not yet recorded (running, or their outcome on its way to the database). */
+  readonly #unrecorded = new Set<Promise<void>>();
   /** Claimed rows waiting for a slot, oldest claim first. */
   readonly #ready: Held[] = [];
   readonly #releasing = new Set<Promise<void>>();
+  readonly #renewing = new Set<Promise<void>>();
   readonly #timers = new Set<() => void>();
   readonly #abort = new AbortController();
   #claiming: Promise<void> | undefined;
@@ -71,15 +91,10 @@ export class WorkerLoop {
 
   constructor(
     private readonly source: LoopSource,
-    completerFor: (hooks: CompleterHooks) => Completer,
+    private readonly attempts: Attempts,
     private readonly settings: LoopSettings,
     private readonly clock: Clock = systemClock,
-  ) {
-    this.#completer = completerFor({
-      retryDue: (inMs) => this.#after(inMs + RETRY_SLACK_MS, () => void this.wake()),
-      recorded: () => this.#settleIdle(),
-    });
-  }
+  ) {}
 
   get state(): LoopState {
     return this.#state;
@@ -94,7 +109,7 @@ export class WorkerLoop {
   start(): void {
     this.#transition('running');
     this.#poll();
-    if (this.#completer.renewsLeases) this.#renewLater();
+    if (this.attempts.renewsLeases) this.#renewLater();
   }
 
   /** False while anything is claimed, held, running, given back or waiting to be recorded here. */
@@ -128,8 +143,10 @@ export class WorkerLoop {
 
   /**
    * Claims no more, gives back the rows held ahead and waits until they are back, cancels the
-   * timers, and waits for the claim under way and every handler (and its outcome's record).
-   * Past `timeoutMs`, aborts the handlers' `context.signal` and returns: their rows are left to the lease.
+   * timers, and waits for the claim under way, every attempt (handlers and the record of their
+   * outcome) and every lease renewal. Past `timeoutMs`, aborts the handlers' `context.signal`,
+   * records nothing more, fails the attempts still running in one statement (`Attempts.abandon`),
+   * and returns once it has answered.
    */
   async stop(options: { timeoutMs?: number } = {}): Promise<void> {
     const timeoutMs = stopTimeout(options);
@@ -152,15 +169,16 @@ export class WorkerLoop {
     // A claim pass under way gives back what it takes from now on; slots only end from here.
     const claimsEnded = await inTime(Promise.allSettled([this.#claiming, this.#polling]));
     this.#startRelease(this.#ready.splice(0).map((held) => held.row));
-    const finished = Promise.allSettled([...this.#slots.keys()]).then(() => this.#completer.recorded());
-    const inTimeAll = claimsEnded && (await inTime(finished));
+    const inTimeAll = claimsEnded && (await inTime(Promise.allSettled([...this.#unrecorded])));
     if (!inTimeAll) {
       this.#abort.abort(new DOMException(`the worker stopped: its handlers outlived stop()'s timeoutMs (${timeoutMs} ms)`, 'AbortError'));
-      this.#completer.abandon();
+      await this.attempts.abandon([...this.#slots.values()].map((held) => held.row));
     }
     // Given back before stop() resolves, so that a pool.end() right after never turns them into
-    // crashed attempts; past timeoutMs they are given back when they can, or left to the lease.
-    if (inTimeAll) await inTime(Promise.allSettled([...this.#releasing]));
+    // crashed attempts; past timeoutMs they are given back when they can, or left to the lease
+    // (on one connection they wait behind a handler's transaction).
+    if (inTimeAll) await Promise.allSettled([...this.#releasing]);
+    await Promise.allSettled([...this.#renewing]);
     if (this.#state === 'stopping') this.#transition('stopped');
     this.#settleIdle();
   }
@@ -255,42 +273,42 @@ export class WorkerLoop {
     this.#releasing.add(releasing);
   }
 
+  /**
+   * A slot frees when its attempt hands over (the next row may start while the outcome is
+   * recorded) or ends; the attempt counts as under way until its outcome is recorded.
+   */
   #startSlot(held: Held): void {
-    // The default mode's slot goes on with the next held row once a delivery has handed over (completers.ts).
-    const next = (): Row | undefined => {
-      const taken = this.#takeNext();
-      if (taken !== undefined) this.#slots.set(slot, taken);
-      return taken?.row;
-    };
-    const slot: Promise<void> = this.#completer.run(held.row, this.#abort.signal, next).finally(() => {
-      this.#slots.delete(slot);
+    const slot = {};
+    this.#slots.set(slot, held);
+    const free = () => {
+      if (!this.#slots.delete(slot)) return;
       this.#startReady();
       void this.wake();
       this.#settleIdle();
+    };
+    const attempt: Promise<void> = this.attempts.run(held.row, this.#abort.signal, free).then((outcome) => {
+      if (outcome.kind === 'failed') this.#after(outcome.retryInMs + RETRY_SLACK_MS, () => void this.wake());
+      this.#unrecorded.delete(attempt);
+      free();
+      this.#settleIdle();
     });
-    this.#slots.set(slot, held);
+    this.#unrecorded.add(attempt);
   }
 
-  /** The oldest held row for a slot that goes on, while running; the stale ones given back first. */
-  #takeNext(): Held | undefined {
-    if (this.#state !== 'running') return undefined;
-    this.#releaseStale();
-    const held = this.#ready.shift();
-    if (held !== undefined) void this.wake(); // refills once half the claim-ahead is used
-    return held;
-  }
-
-  /** Every third of a lease, one statement extends the leases of every row held here, queued or running. */
+  /** Every third of a lease, one statement extends the leases of every row held here, queued or running; stop() waits for it. */
   #renewLater(): void {
     const leaseMs = this.settings.leaseSeconds * 1000;
     this.#after(leaseMs / 3, () => {
       const held = [...this.#ready, ...this.#slots.values()];
+      if (held.length === 0) return this.#renewLater();
       const startedAt = this.clock.now();
-      const renewing = held.length === 0 ? Promise.resolve(false) : this.source.renew(held.map((h) => h.row));
-      void renewing.then((renewed) => {
+      const renewing: Promise<void> = this.source.renew(held.map((h) => h.row)).then((renewed) => {
         if (renewed) for (const h of held) h.leaseEndsAt = startedAt + leaseMs;
+        this.#renewing.delete(renewing);
         this.#renewLater();
+        this.#settleIdle();
       });
+      this.#renewing.add(renewing);
     });
   }
 
@@ -326,7 +344,8 @@ export class WorkerLoop {
       this.#claiming === undefined &&
       this.#ready.length === 0 &&
       this.#releasing.size === 0 &&
-      this.#completer.unrecorded === 0
+      this.#renewing.size === 0 &&
+      this.#unrecorded.size === 0
     );
   }
 

@@ -1,17 +1,25 @@
 import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
 import type { WorkerTelemetry } from '../../telemetry/process.js';
-import type { Row } from '../database/driver.js';
+import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import type { TableNames } from '../schema/table-name.js';
 import { batchSql } from './batch-sql.js';
 import type { ResolvedWorkOptions } from './options.js';
-import type { RunEnvironment } from './run-delivery.js';
+import type { WorkerSql } from './sql.js';
+
+/** What the loop's statements need. */
+export interface SourceEnvironment {
+  readonly driver: Driver;
+  readonly sql: WorkerSql;
+  readonly runtime: WorkerRuntime;
+  readonly options: ResolvedWorkOptions;
+}
 
 /** What the loop asks of the database, the same in both modes; each step handles (logs) its own database errors. */
 export interface LoopSource {
-  /** Claims up to `wanted` due rows, an attempt recorded for each; undefined when the database failed. */
+  /** Claims up to `wanted` due rows, an attempt counted for each; undefined when the database failed. */
   claim(wanted: number): Promise<Row[] | undefined>;
-  /** Gives back claimed rows whose handlers never started (pending again, their attempts undone); never rejects. */
+  /** Gives back claimed rows whose handlers never started (pending again, their attempts uncounted); never rejects. */
   release(rows: readonly Row[]): Promise<void>;
   /** Extends the leases of these rows; false when the database failed. */
   renew(rows: readonly Row[]): Promise<boolean>;
@@ -58,7 +66,7 @@ export class DatabaseHealth {
 }
 
 /** Rows whose worker stopped mid-attempt: pending again, or dead, each logged. */
-async function recover(env: RunEnvironment, health: DatabaseHealth, telemetry: WorkerTelemetry): Promise<void> {
+async function recover(env: SourceEnvironment, health: DatabaseHealth, telemetry: WorkerTelemetry): Promise<void> {
   let rows: Row[];
   try {
     rows = await env.driver.query(env.sql.recover, [env.options.maxAttempts]);
@@ -84,7 +92,7 @@ async function recover(env: RunEnvironment, health: DatabaseHealth, telemetry: W
 
 /** The loop's statements, the same in both modes: the claim (with the per-app lock when ordered), release, renew, recovery. */
 export function workerSource(
-  env: RunEnvironment,
+  env: SourceEnvironment,
   names: TableNames,
   health: DatabaseHealth,
   telemetry: WorkerTelemetry,

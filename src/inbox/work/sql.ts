@@ -21,10 +21,13 @@ export interface WorkerSql {
    * succeeded if worker $2 still holds that attempt (one row back), else nothing (the lease ran
    * out and another worker took it). Sent before the handlers, it also locks the row for them, so
    * that recovery skips it; a failing handler rolls the mark back with its own writes. One round
-   * trip fewer than a lock before the handlers and the mark after them.
+   * trip fewer than a lock before the handlers and the mark after them. $4: the claim's `claimed_at`.
    */
   readonly done: string;
-  /** After a failed attempt: pending again at $4 ms from now, or dead ($5). */
+  /**
+   * After a failed attempt: pending again at $4 ms from now, or dead ($5); the attempt written
+   * with error $6, class $7, stack $8, started at $9 (the claim's `claimed_at`). One row back if recorded.
+   */
   readonly fail: string;
   /**
    * For drain(): one delivery still to finish, if any: due and pending, or running on any worker
@@ -47,6 +50,13 @@ export interface WorkerSqlOptions {
 
 /** A claim's cap when the caller names none (tests, and statements read for what they find). */
 const DEFAULT_CLAIM_CAP = 1000;
+
+/**
+ * An attempt is written once, when it ends (INSERT with its outcome); a row already there, written
+ * at its claim by an earlier version of the SDK, takes the outcome instead.
+ */
+export const TAKES_OUTCOME = `ON CONFLICT (delivery_id, attempt) DO UPDATE SET outcome = excluded.outcome, finished_at = excluded.finished_at,
+     error = excluded.error, error_class = excluded.error_class, error_stack = excluded.error_stack`;
 
 export function workerSql(names: TableNames, options: WorkerSqlOptions = { order: 'none', onFailure: 'hold' }): WorkerSql {
   const t = names.deliveries;
@@ -72,10 +82,12 @@ export function workerSql(names: TableNames, options: WorkerSqlOptions = { order
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
    WHERE d.id = ANY(ARRAY(SELECT id FROM due LIMIT $1)) AND d.state = 'pending'
   RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
-), recorded AS (
-  INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
-SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context FROM claimed ORDER BY claimed.event_ns, claimed.id`,
+-- The attempt is counted here (attempts + 1, against maxAttempts even if the process dies) and
+-- written once, with its outcome; claimed_at becomes its started_at.
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context,
+       extract(epoch FROM now())::float8 AS claimed_at
+  FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     orderLock: `SELECT pg_advisory_xact_lock(hashtext($1)) AS locked`,
     recover: `WITH expired AS (
   SELECT id FROM ${q} WHERE state = 'running' AND locked_until <= now()
@@ -83,23 +95,27 @@ SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, t
 ), held AS (
   -- A handler finishing late holds its log row (its done or fail statement) and then waits for the
   -- queue row this statement holds: skip such a row rather than wait for it.
-  SELECT id FROM ${t} WHERE id = ANY(ARRAY(SELECT id FROM expired)) AND state = 'running' FOR UPDATE SKIP LOCKED
+  SELECT id, locked_by FROM ${t} WHERE id = ANY(ARRAY(SELECT id FROM expired)) AND state = 'running' FOR UPDATE SKIP LOCKED
 ), recovered AS (
   UPDATE ${t} AS d SET state = CASE WHEN d.attempts - d.attempt_base >= $1 THEN 'dead' ELSE 'pending' END,
          run_at = now(), locked_by = NULL, locked_until = NULL,
          last_error = 'attempt ' || d.attempts || ' did not finish: its worker stopped (killed, crashed or cut off from the database) before its lease ran out'
-   WHERE d.id = ANY(ARRAY(SELECT id FROM held))
-  RETURNING d.id, d.attempts, d.state, d.action
+    FROM held h WHERE d.id = ANY(ARRAY(SELECT id FROM held)) AND d.id = h.id
+  RETURNING d.id, d.attempts, d.state, d.action, h.locked_by
 ), closed AS (
-  UPDATE ${a} AS x SET outcome = 'crashed', finished_at = now(), error = 'the worker stopped during this attempt'
-    FROM recovered r WHERE x.delivery_id = r.id AND x.attempt = r.attempts AND x.outcome IS NULL
+  -- Its start is unknown (the attempt is written with its outcome): when recovery found it.
+  INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome, error)
+  SELECT id, attempts, coalesce(locked_by, ''), now(), now(), 'crashed', 'the worker stopped during this attempt' FROM recovered
+  ${TAKES_OUTCOME}
 )
 SELECT id::text AS id, attempts, state, action FROM recovered`,
     done: `WITH finished AS (
   UPDATE ${t} SET state = 'done', done_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
 ), succeeded AS (
-  UPDATE ${a} SET outcome = 'succeeded', finished_at = now() WHERE delivery_id = (SELECT id FROM finished) AND attempt = $3
+  INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome)
+  SELECT id, $3::integer, $2::text, to_timestamp($4::float8), now(), 'succeeded' FROM finished
+  ${TAKES_OUTCOME}
 )
 SELECT id::text AS id FROM finished`,
     fail: `WITH failed AS (
@@ -107,8 +123,10 @@ SELECT id::text AS id FROM finished`,
          run_at = now() + make_interval(secs => $4::float8 / 1000), locked_by = NULL, locked_until = NULL, last_error = $6
    WHERE id = $1::bigint AND state = 'running' AND locked_by = $2 AND attempts = $3 RETURNING id
 )
-UPDATE ${a} SET outcome = 'failed', finished_at = now(), error = $6, error_class = $7, error_stack = $8
- WHERE delivery_id = (SELECT id FROM failed) AND attempt = $3`,
+INSERT INTO ${a} AS x (delivery_id, attempt, worker, started_at, finished_at, outcome, error, error_class, error_stack)
+SELECT id, $3::integer, $2::text, to_timestamp($9::float8), now(), 'failed', $6::text, $7::text, $8::text FROM failed
+${TAKES_OUTCOME}
+RETURNING delivery_id::text AS id`,
     // No FOR UPDATE: a row a live handler holds locked is still running, and must be seen.
     unfinished: `SELECT state, greatest(0, extract(epoch FROM coalesce(locked_until, now()) - now()) * 1000)::float8 AS lease_ms
   FROM ${q} WHERE (state = 'pending' AND run_at <= now()) OR state = 'running'

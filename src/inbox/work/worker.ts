@@ -3,11 +3,12 @@ import type { Driver, Row } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
+import { batchSql } from './batch-sql.js';
 import { systemClock, type Clock } from './clock.js';
-import { batchedCompleter, transactionalCompleter } from './completers.js';
-import { stopTimeout, WorkerLoop } from './loop.js';
+import { stopTimeout, WorkerLoop, type Attempts } from './loop.js';
 import { resolveWorkOptions, type WorkOptions } from './options.js';
-import type { RunEnvironment } from './run-delivery.js';
+import { batchedRecorder, inlineRecorder, type RecorderEnvironment } from './recorders.js';
+import { claimedFromRow, runAttempt, type AttemptEnvironment } from './run-attempt.js';
 import { DatabaseHealth, workerSource } from './source.js';
 import { workerSql } from './sql.js';
 import { workerTelemetry } from '../../telemetry/process.js';
@@ -17,8 +18,9 @@ export type { WorkOptions } from './options.js';
 /** Options of `worker.stop(options)`. */
 export interface StopOptions {
   /**
-   * How long to wait for in-flight handlers, in ms; then their `context.signal` is aborted and
-   * `stop()` resolves, their deliveries left to the lease. A negative or non-number value is a `RangeError`.
+   * How long to wait for in-flight handlers, in ms; then their `context.signal` is aborted, their
+   * attempts are failed (`abandoned`, due again) in one statement, and `stop()` resolves. A
+   * negative or non-number value is a `RangeError`.
    *
    * @defaultValue none: `stop()` waits for the handlers however long they take
    */
@@ -31,9 +33,11 @@ export interface Worker {
   readonly id: string;
   /**
    * Stops claiming, gives back the deliveries claimed ahead (and waits until they are back), lets
-   * in-flight handlers finish: nothing stays claimed. Past `timeoutMs`, aborts the handlers'
-   * `context.signal` and resolves without them: their deliveries stay claimed until the lease runs
-   * out, then run again. Without `timeoutMs` it waits for the handlers however long they take.
+   * in-flight handlers finish and their outcomes be recorded: nothing stays claimed. Past
+   * `timeoutMs`, aborts the handlers' `context.signal`, fails their attempts (`abandoned`, due
+   * again) in one statement and resolves without them: nothing is recorded after it resolved. A
+   * handler that holds its row in its own transaction (the default mode) is left to the lease, and
+   * its transaction rolls back when it ends. Without `timeoutMs` it waits however long they take.
    */
   stop(options?: StopOptions): Promise<void>;
   /**
@@ -58,20 +62,30 @@ export function startWorker(
   const options = resolveWorkOptions(driver, workOptions);
   const sql = workerSql(names, options);
   const health = new DatabaseHealth(runtime, options, names.display);
-  const env: RunEnvironment = {
+  const telemetry = workerTelemetry(telemetryEnabled, names.display);
+  const source = workerSource({ driver, sql, runtime, options }, names, health, telemetry, relisten);
+  const batched = options.mode === 'batched';
+  const recorderEnv: RecorderEnvironment = {
     driver,
     sql,
-    runtime,
+    batch: batchSql(names),
     options,
-    table: names.display,
+    clock,
     databaseFailed: (error, doing) => health.failed(error, doing),
   };
-  const telemetry = workerTelemetry(telemetryEnabled, names.display);
-  const source = workerSource(env, names, health, telemetry, relisten);
-  const batched = options.mode === 'batched';
+  const recorder = batched ? batchedRecorder(recorderEnv) : inlineRecorder(recorderEnv);
+  const attemptEnv: AttemptEnvironment = { runtime, options, table: names.display, recorder };
+  const attempts: Attempts = {
+    renewsLeases: recorder.renewsLeases,
+    run(row, signal, handedOver) {
+      const claimed = claimedFromRow(row);
+      return telemetry.attempt(claimed, () => runAttempt(attemptEnv, claimed, signal, handedOver));
+    },
+    abandon: (rows) => recorder.abandon(rows),
+  };
   const loop = new WorkerLoop(
     source,
-    (hooks) => (batched ? batchedCompleter(env, names, telemetry, hooks) : transactionalCompleter(env, telemetry, hooks)),
+    attempts,
     // Batched: the claim-ahead is the batch. Two batches measured 6% to 10% faster, but one worker
     // then held twice the backlog, leaving another process idle beside it (bench/README.md).
     batched ? { ...options, claimAhead: options.batchSize } : options,
@@ -129,7 +143,7 @@ export function startWorker(
         // Due, yet not claimed (another worker got there first): look again shortly. Running: when
         // its lease runs out (recovered then), or sooner if its worker finishes it; never a hot loop.
         const waitMs = row['state'] === 'pending' ? 10 : Math.max(50, Math.ceil(Number(row['lease_ms'])));
-        await new Promise((resolve) => setTimeout(resolve, Math.min(options.pollIntervalMs, waitMs)));
+        await new Promise<void>((resolve) => clock.after(Math.min(options.pollIntervalMs, waitMs), resolve, true));
       }
     },
   };

@@ -159,7 +159,9 @@ for (const kind of SCENARIO_KINDS) {
         { locked_by: 'first', n: 5 },
         { locked_by: 'second', n: 5 },
       ]);
-      expect(await harness.db.query(`SELECT count(*)::int AS n FROM ${harness.attemptsTable}`)).toEqual([{ n: 10 }]);
+      // Each claim counted its attempts (attempts = 1); an attempt is written once, with its outcome: none yet.
+      expect(await harness.count(`state = 'running' AND attempts = 1`)).toBe(10);
+      expect(await harness.db.query(`SELECT count(*)::int AS n FROM ${harness.attemptsTable}`)).toEqual([{ n: 0 }]);
       release();
       await first.drain();
       await Promise.all([first.stop(), second.stop()]);

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../../../src/inbox/database/driver.js';
-import type { Completer, CompleterHooks } from '../../../src/inbox/work/completers.js';
-import { WorkerLoop } from '../../../src/inbox/work/loop.js';
+import type { Outcome } from '../../../src/telemetry/process.js';
+import { WorkerLoop, type Attempts } from '../../../src/inbox/work/loop.js';
 import type { LoopSource } from '../../../src/inbox/work/source.js';
-import type { Outcome } from '../../../src/inbox/work/run-delivery.js';
 import { deferred, ManualClock } from '../../kit/time.js';
 
 /**
@@ -14,12 +13,13 @@ import { deferred, ManualClock } from '../../kit/time.js';
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * A source whose claims hand out `queue`, and a completer (the default mode's shape: the outcome
- * recorded when the handlers end) whose runs wait until the test finishes them.
+ * A source whose claims hand out `queue`, and attempts whose runs wait until the test hands them
+ * over (`handOver`: the slot may go on) or finishes them (the outcome recorded).
  */
-function scriptedSteps(queue: Row[]) {
+function scriptedSteps(queue: Row[], renewsLeases = false) {
   const log: string[] = [];
   const runs = new Map<string, (outcome: Outcome) => void>();
+  const handOvers = new Map<string, () => void>();
   const signals = new Map<string, AbortSignal>();
   let claimFails = false;
   const steps: LoopSource = {
@@ -40,28 +40,29 @@ function scriptedSteps(queue: Row[]) {
     },
     beforePoll() {},
   };
-  const completer = (hooks: CompleterHooks): Completer => ({
-    unrecorded: 0,
-    renewsLeases: false,
-    async run(row, signal) {
+  const attempts: Attempts = {
+    renewsLeases,
+    run(row, signal, handedOver) {
       const id = String(row['id']);
       log.push(`run ${id}`);
       signals.set(id, signal);
       const done = deferred<Outcome>();
       runs.set(id, done.resolve);
-      const outcome = await done.promise;
-      if (outcome.kind === 'failed') hooks.retryDue(outcome.retryInMs);
+      handOvers.set(id, handedOver);
+      return done.promise;
     },
-    recorded: () => Promise.resolve(),
-    abandon() {
-      log.push('abandon');
+    async abandon(abandoned) {
+      log.push(`abandon ${abandoned.map((row) => String(row['id'])).join(',')}`);
     },
-  });
+  };
   return {
     steps,
-    completer,
+    attempts,
     log,
     signals,
+    handOver(id: string) {
+      handOvers.get(id)!();
+    },
     finish(id: string, outcome: Outcome = { kind: 'succeeded' }) {
       runs.get(id)!(outcome);
       runs.delete(id);
@@ -79,7 +80,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2', '3', '4', '5'));
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 2, batchSize: 2, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -98,7 +99,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1'));
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
@@ -117,41 +118,64 @@ describe('the worker loop, step by step', () => {
     expect(script.log).toEqual(['recover', 'claim 1', 'run 1']); // no claim after the slot freed
   });
 
-  it("next(): a slot that goes on (the default mode's lane) takes the oldest held row, the claim refills behind it, and none once stopping", async () => {
+  it('an attempt that hands over frees its slot for the next held row; stop() still waits for its outcome to be recorded', async () => {
     const clock = new ManualClock();
-    const script = scriptedSteps(rows('1', '2', '3', '4', '5', '6'));
-    const taken: (string | undefined)[] = [];
-    let takeNext: () => Row | undefined = () => undefined;
+    const script = scriptedSteps(rows('1', '2', '3'));
     const loop = new WorkerLoop(
       script.steps,
-      (hooks) => {
-        const inner = script.completer(hooks);
-        return {
-          ...inner,
-          run(row, signal, next) {
-            takeNext = next;
-            return inner.run(row, signal, next);
-          },
-        };
-      },
-      { concurrency: 1, batchSize: 4, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
+      script.attempts,
+      { concurrency: 1, batchSize: 3, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
     loop.start();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 3', 'run 1']); // 1 running, 2 and 3 held
-    taken.push(String(takeNext()?.['id']));
-    await flush();
-    // Half the claim-ahead used: one claim refills it.
-    expect(script.log.slice(3)).toEqual(['claim 1']);
+    script.handOver('1'); // its COMMIT held, or its outcome queued: the slot goes on
+    expect(script.log.slice(3)).toEqual(['run 2', 'claim 1']); // half the claim-ahead used: a refill
     expect(loop.running).toBe(1);
-    taken.push(String(takeNext()?.['id']));
-    const stopping = loop.stop();
-    taken.push(takeNext()?.['id'] as string | undefined);
+    expect(loop.idle).toBe(false);
+    let stopped = false;
+    const stopping = loop.stop().then(() => (stopped = true));
+    await flush();
+    expect(script.log).toContain('release 3');
+    script.finish('2');
+    await flush();
+    expect(stopped).toBe(false); // attempt 1's outcome is not recorded yet
     script.finish('1');
     await stopping;
-    expect(taken).toEqual(['2', '3', undefined]);
-    expect(script.log).toContain('release 4'); // what was still held went back
+    expect(loop.idle).toBe(true);
+  });
+
+  it('renews, every third of a lease, the leases of every row held (queued and running), and stop() waits for the renewal under way', async () => {
+    const clock = new ManualClock();
+    const script = scriptedSteps(rows('1', '2', '3'), true);
+    const gate = deferred<void>();
+    const renew = script.steps.renew.bind(script.steps);
+    script.steps.renew = async (renewed) => {
+      const answer = await renew(renewed);
+      await gate.promise;
+      return answer;
+    };
+    const loop = new WorkerLoop(
+      script.steps,
+      script.attempts,
+      { concurrency: 1, batchSize: 3, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
+      clock,
+    );
+    loop.start();
+    await flush();
+    script.finish('1');
+    await flush();
+    expect(clock.fire(10_000)).toBe(1);
+    expect(script.log.filter((line) => line.startsWith('renew'))).toEqual(['renew 3,2']);
+    let stopped = false;
+    const stopping = loop.stop().then(() => (stopped = true));
+    script.finish('2');
+    await flush();
+    expect(stopped).toBe(false); // the renewal is a write under way
+    gate.resolve();
+    await stopping;
+    expect(clock.live).toEqual([]);
   });
 
   it('a row claimed while stop() came is released, never run', async () => {
@@ -164,7 +188,7 @@ describe('the worker loop, step by step', () => {
     };
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -182,7 +206,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1'));
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
@@ -205,7 +229,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2', '3', '4'));
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 4, batchSize: 4, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
@@ -226,7 +250,7 @@ describe('the worker loop, step by step', () => {
     script.failClaims(true);
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       clock,
     );
@@ -247,7 +271,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2'));
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 2, batchSize: 2, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -268,7 +292,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2', '3', '4', '5', '6', '7', '8', '9', '10'));
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 2, batchSize: 4, claimAhead: 4, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -313,7 +337,7 @@ describe('the worker loop, step by step', () => {
     };
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 1, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -339,7 +363,7 @@ describe('the worker loop, step by step', () => {
     const script = scriptedSteps(rows('1', '2', '3'));
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 3, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -363,7 +387,7 @@ describe('the worker loop, step by step', () => {
     // A lease of 4 ms: a held row is stale 2 ms after its claim.
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
       clock,
     );
@@ -385,7 +409,7 @@ describe('the worker loop, step by step', () => {
     // A lease of 4 ms: the held row is stale 2 ms after its claim; the timer is set for about 3 ms.
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
       clock,
     );
@@ -415,7 +439,7 @@ describe('the worker loop, step by step', () => {
     };
     const loop = new WorkerLoop(
       script.steps,
-      script.completer,
+      script.attempts,
       { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 30 },
       new ManualClock(),
     );
@@ -443,7 +467,7 @@ describe('the worker loop: its states', () => {
   it('goes created -> running -> stopping -> stopped, and refuses every other transition', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(script.steps, script.completer, settings, clock);
+    const loop = new WorkerLoop(script.steps, script.attempts, settings, clock);
     expect(loop.state).toBe('created');
     await loop.wake(); // nothing claimed before start()
     expect(script.log).toEqual([]);
@@ -465,7 +489,7 @@ describe('the worker loop: its states', () => {
   it('stop() before start(): created -> stopped, nothing claimed, no timer', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(script.steps, script.completer, settings, clock);
+    const loop = new WorkerLoop(script.steps, script.attempts, settings, clock);
     await loop.stop();
     expect(loop.state).toBe('stopped');
     expect(() => loop.start()).toThrow('worker loop: no transition from stopped to running');
@@ -476,7 +500,7 @@ describe('the worker loop: its states', () => {
   it('stop({ timeoutMs }): handlers that end in time are waited for, their signal never aborted, the timer cancelled', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(script.steps, script.completer, settings, clock);
+    const loop = new WorkerLoop(script.steps, script.attempts, settings, clock);
     loop.start();
     await flush();
     const stopping = loop.stop({ timeoutMs: 250 });
@@ -486,13 +510,13 @@ describe('the worker loop: its states', () => {
     await stopping;
     expect(script.signals.get('1')!.aborted).toBe(false);
     expect(clock.live).toEqual([]);
-    expect(script.log).not.toContain('abandon');
+    expect(script.log.filter((line) => line.startsWith('abandon'))).toEqual([]);
   });
 
-  it('stop({ timeoutMs }): past it, aborts context.signal and returns, the running row left to its lease; held rows given back first', async () => {
+  it('stop({ timeoutMs }): past it, aborts context.signal, abandons the running row in one call, and returns; held rows given back first', async () => {
     const clock = new ManualClock();
     const script = scriptedSteps(rows('1', '2'));
-    const loop = new WorkerLoop(script.steps, script.completer, { ...settings, batchSize: 2, claimAhead: 1 }, clock);
+    const loop = new WorkerLoop(script.steps, script.attempts, { ...settings, batchSize: 2, claimAhead: 1 }, clock);
     loop.start();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']); // row 2 held
@@ -507,7 +531,7 @@ describe('the worker loop: its states', () => {
     expect(signal.aborted).toBe(true);
     expect((signal.reason as DOMException).name).toBe('AbortError');
     expect((signal.reason as DOMException).message).toBe("the worker stopped: its handlers outlived stop()'s timeoutMs (250 ms)");
-    expect(script.log.slice(3)).toEqual(['release 2', 'abandon']); // row 1 is not given back: its handler may still write
+    expect(script.log.slice(3)).toEqual(['release 2', 'abandon 1']); // row 1 is not given back: its handler may still write
     expect(loop.state).toBe('stopped');
     expect(loop.running).toBe(1);
     script.finish('1'); // ends late: nothing more is claimed or started
@@ -518,7 +542,7 @@ describe('the worker loop: its states', () => {
 
   it('stop({ timeoutMs }) refuses a negative or non-number timeout with a RangeError', async () => {
     const script = scriptedSteps([]);
-    const loop = new WorkerLoop(script.steps, script.completer, settings, new ManualClock());
+    const loop = new WorkerLoop(script.steps, script.attempts, settings, new ManualClock());
     loop.start();
     await expect(loop.stop({ timeoutMs: -1 })).rejects.toThrow(new RangeError('stop(): timeoutMs must be a number >= 0, got -1'));
     await expect(loop.stop({ timeoutMs: Number.NaN })).rejects.toThrow(RangeError);
@@ -535,7 +559,7 @@ describe('the worker loop: its states', () => {
       await gate.promise;
       await release(released);
     };
-    const loop = new WorkerLoop(script.steps, script.completer, { ...settings, batchSize: 3, claimAhead: 2 }, clock);
+    const loop = new WorkerLoop(script.steps, script.attempts, { ...settings, batchSize: 3, claimAhead: 2 }, clock);
     loop.start();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 3', 'run 1']);

@@ -5,13 +5,16 @@ import type { Driver } from '../../../src/inbox/database/driver.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { batchSql } from '../../../src/inbox/work/batch-sql.js';
 import { resolveWorkOptions } from '../../../src/inbox/work/options.js';
-import { claimedFromRow, runDelivery, type RunEnvironment } from '../../../src/inbox/work/run-delivery.js';
-import { workerSql } from '../../../src/inbox/work/sql.js';
+import { systemClock } from '../../../src/inbox/work/clock.js';
+import { inlineRecorder } from '../../../src/inbox/work/recorders.js';
+import { claimedFromRow, runAttempt, type AttemptEnvironment, type Claimed } from '../../../src/inbox/work/run-attempt.js';
+import { workerSql, type WorkerSql } from '../../../src/inbox/work/sql.js';
 import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, writeEffect, type InboxHarness } from '../helpers.js';
 
 /**
- * Each outcome of one attempt, driven step by step with no worker, no loop and no timer: claim
- * with the worker's own statement, run the delivery, and read the rows its one statement left.
+ * Each outcome of one attempt in the default mode (runAttempt with the inline recorder), driven
+ * step by step with no worker, no loop and no timer: claim with the worker's own statement, run
+ * the attempt, and read the rows its one statement left.
  */
 inboxSuiteSetup();
 
@@ -19,17 +22,19 @@ const WORKER = 'outcome-worker';
 
 interface Setup {
   harness: InboxHarness;
-  env: RunEnvironment;
+  env: AttemptEnvironment;
+  sql: WorkerSql;
   effects: string;
   handled: string[];
-  claim(): Promise<ReturnType<typeof claimedFromRow>>;
+  claim(): Promise<Claimed>;
+  run(claimed: Claimed): ReturnType<typeof runAttempt>;
   row(id: string): Promise<Record<string, unknown>>;
   attempts(id: string): Promise<Record<string, unknown>[]>;
 }
 
 async function setUp(
   handler: (id: string, attempt: number, transaction: unknown, effects: string) => Promise<void>,
-  options: { maxAttempts?: number; driver?: (d: Driver) => Driver } = {},
+  options: { maxAttempts?: number; driver?: (d: Driver, sql: WorkerSql) => Driver } = {},
 ): Promise<Setup> {
   const harness = await openInbox('pg');
   const effects = await createEffectsTable(harness);
@@ -41,25 +46,25 @@ async function setUp(
   });
   await harness.deliver(receiver, budgetEvent('app:budget:cap', at('.1')));
   const real = driverFor(harness.db.database);
-  const driver = options.driver ? options.driver(real) : real;
   const names = resolveTableNames(harness.db.table);
   const sql = workerSql(names);
+  const driver = options.driver ? options.driver(real, sql) : real;
   const resolved = resolveWorkOptions(driver, {
     workerId: WORKER,
     maxAttempts: options.maxAttempts ?? 3,
     backoff: { baseMs: 60_000, jitter: 'none' },
   });
-  const env: RunEnvironment = {
-    driver,
-    sql,
+  const env: AttemptEnvironment = {
     runtime: receiverRuntime(receiver)!,
     options: resolved,
     table: names.display,
-    databaseFailed: () => {},
+    recorder: inlineRecorder({ driver, sql, batch: batchSql(names), options: resolved, clock: systemClock, databaseFailed: () => {} }),
   };
   return {
     harness,
     env,
+    sql,
+    run: (claimed) => runAttempt(env, claimed, new AbortController().signal, () => {}),
     effects,
     handled,
     async claim() {
@@ -87,8 +92,10 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   it("succeeded: the handler's own write and the done mark commit together", async () => {
     const setup = await setUp((id, attempt, tx, effects) => writeEffect('pg', tx, effects, id, attempt));
     const claimed = await setup.claim();
-    expect(await setup.attempts(claimed.id)).toEqual([{ attempt: 1, worker: WORKER, outcome: null, error: null }]); // recorded before the handler
-    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'succeeded' });
+    // Counted at the claim (attempts = 1); written once, with its outcome.
+    expect(await setup.row(claimed.id)).toMatchObject({ state: 'running', attempts: 1, locked_by: WORKER });
+    expect(await setup.attempts(claimed.id)).toEqual([]);
+    expect(await setup.run(claimed)).toEqual({ kind: 'succeeded' });
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'done', attempts: 1, locked_by: null, last_error: null, finished: true });
     expect(await setup.attempts(claimed.id)).toEqual([{ attempt: 1, worker: WORKER, outcome: 'succeeded', error: null }]);
     expect(await effectRows(setup)).toEqual([{ id: claimed.id, attempt: 1 }]);
@@ -100,7 +107,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
       throw new Error('downstream said 503');
     });
     const claimed = await setup.claim();
-    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'failed', retryInMs: 60_000 });
+    expect(await setup.run(claimed)).toEqual({ kind: 'failed', retryInMs: 60_000 });
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'pending', attempts: 1, locked_by: null, due_in_s: 60 });
     expect((await setup.row(claimed.id))['last_error']).toContain('downstream said 503');
     expect(await setup.attempts(claimed.id)).toEqual([
@@ -117,7 +124,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
       { maxAttempts: 1 },
     );
     const claimed = await setup.claim();
-    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'dead' });
+    expect(await setup.run(claimed)).toEqual({ kind: 'dead' });
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'dead', attempts: 1, locked_by: null });
     expect(await setup.attempts(claimed.id)).toEqual([
       { attempt: 1, worker: WORKER, outcome: 'failed', error: expect.stringContaining('always') },
@@ -128,7 +135,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
     const setup = await setUp(async () => {});
     await setup.harness.db.query(`UPDATE ${setup.harness.table} SET body = convert_to('not json', 'UTF8')`);
     const claimed = await setup.claim();
-    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'dead' });
+    expect(await setup.run(claimed)).toEqual({ kind: 'dead' });
     expect(setup.handled).toEqual([]);
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'dead', attempts: 1 });
     expect((await setup.row(claimed.id))['last_error']).toContain('no longer parses');
@@ -138,7 +145,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
     const setup = await setUp(async () => {});
     const claimed = await setup.claim();
     await setup.harness.db.query(`UPDATE ${setup.harness.table} SET locked_by = 'other-worker', attempts = 2`);
-    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'lease-lost' });
+    expect(await setup.run(claimed)).toEqual({ kind: 'lease-lost' });
     expect(setup.handled).toEqual([]);
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'running', attempts: 2, locked_by: 'other-worker' });
   });
@@ -149,21 +156,20 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
         throw new Error('handler failed');
       },
       {
-        driver: (real) => ({
+        driver: (real, sql) => ({
           ...real,
           transaction: (fn, opening) => real.transaction(fn, opening),
           listen: (...args) => real.listen(...args),
-          query: (text, params) =>
-            text.includes("outcome = 'failed'") ? Promise.reject(new Error('connection terminated')) : real.query(text, params),
+          query: (text, params) => (text === sql.fail ? Promise.reject(new Error('connection terminated')) : real.query(text, params)),
         }),
       },
     );
     const claimed = await setup.claim();
-    expect(await runDelivery(setup.env, claimed, new AbortController().signal)).toEqual({ kind: 'unrecorded' });
+    expect(await setup.run(claimed)).toEqual({ kind: 'unrecorded' });
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'running', attempts: 1, locked_by: WORKER });
     // The lease runs out: `recover` (any worker's poll, or drain) ends the attempt as crashed.
     await setup.harness.db.query(`UPDATE ${setup.harness.table} SET locked_until = now() - interval '1 second'`);
-    const recovered = await setup.harness.db.query(setup.env.sql.recover, [3]);
+    const recovered = await setup.harness.db.query(setup.sql.recover, [3]);
     expect(recovered).toEqual([{ id: claimed.id, attempts: 1, state: 'pending', action: 'app:budget:cap' }]);
     expect(await setup.attempts(claimed.id)).toEqual([
       { attempt: 1, worker: WORKER, outcome: 'crashed', error: 'the worker stopped during this attempt' },

@@ -53,15 +53,17 @@ for (const kind of ['pg', 'pglite'] as const) {
         expect(await rowsOf(harness)).toEqual([{ id, state: 'done', attempts: 1, locked_by: null }]);
       });
 
-      it('past the timeout, aborts context.signal and resolves while the handler still runs; the row is left to its lease', async () => {
+      it('past the timeout, aborts context.signal, fails what it can take in one statement, resolves, and records nothing after', async () => {
         const harness = await openInbox(kind);
         const receiver = harness.receiver();
         const started = deferred<AbortSignal>();
         const gaveUp = deferred<unknown>();
+        const letGo = deferred<void>();
         receiver.on('app:budget:cap', async (_event, { signal }) => {
           started.resolve(signal);
           await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
           gaveUp.resolve(signal.reason);
+          await letGo.promise; // still running when stop() resolves
           throw signal.reason;
         });
         const id = await deliverOne(harness, receiver);
@@ -74,15 +76,19 @@ for (const kind of ['pg', 'pglite'] as const) {
           'AbortError',
           "the worker stopped: its handlers outlived stop()'s timeoutMs (20 ms)",
         ]);
+        letGo.resolve();
         if (mode === 'batched') {
-          // Abandoned: nothing records it; recovery takes it once the lease runs out.
-          expect(await rowsOf(harness)).toEqual([{ id, state: 'running', attempts: 1, locked_by: expect.any(String) }]);
-        } else {
-          // The handler's own transaction still records what it did: here, a failed attempt, due again.
-          await vi.waitFor(async () => expect((await rowsOf(harness))[0]).toMatchObject({ id, state: 'pending', attempts: 1 }));
+          // Abandoned in one statement before stop() resolved: due again, the attempt written as abandoned.
+          expect(await rowsOf(harness)).toEqual([{ id, state: 'pending', attempts: 1, locked_by: null }]);
           expect(await attemptsOf(harness)).toEqual([
-            { id, attempt: 1, outcome: 'failed', error: "the worker stopped: its handlers outlived stop()'s timeoutMs (20 ms)" },
+            { id, attempt: 1, outcome: 'abandoned', error: "the worker stopped: its handlers outlived stop()'s timeoutMs" },
           ]);
+        } else {
+          // The handler's own transaction holds the row: left to the lease. Once the handler gave up,
+          // its transaction rolled back and nothing was recorded after stop() resolved.
+          await vi.waitFor(() => harness.db.query(`SELECT id FROM ${harness.table} FOR UPDATE NOWAIT`), { timeout: 10_000 });
+          expect(await rowsOf(harness)).toEqual([{ id, state: 'running', attempts: 1, locked_by: expect.any(String) }]);
+          expect(await attemptsOf(harness)).toEqual([]);
         }
       });
     });
