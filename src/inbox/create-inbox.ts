@@ -25,6 +25,7 @@ import { migrate } from './schema/migrate.js';
 import { resolveTableNames, type TableNames } from './schema/table-name.js';
 import type { Driver } from './database/driver.js';
 import type { PGliteDirectory } from './database/owner/open.js';
+import { createRecordReconciled, registerRecordReconciled } from './record-reconciled.js';
 import { createStoreDelivery } from './store-delivery.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';
 import { startWatcher } from './watch/watcher.js';
@@ -314,6 +315,10 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
     connectReceiver: (connection) => ({ ...connectReceiver(connection), telemetry }),
     close: async () => refusals?.close(),
   };
+  registerRecordReconciled(
+    inbox,
+    createRecordReconciled(driver, names, () => wake.requeued()),
+  );
   // Its receivers' spans and metrics: the OpenTelemetry code subscribes to what they publish.
   if (telemetry) observeReceivers();
   return inbox;

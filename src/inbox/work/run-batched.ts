@@ -58,7 +58,7 @@ export async function runBatched(env: RunEnvironment, claimed: Claimed, signal: 
       },
     };
   }
-  const delivery = { id: claimed.id, attempt: claimed.attempt };
+  const delivery = { id: claimed.id, attempt: claimed.attempt, origin: claimed.origin ?? 'received' };
   const context: InboxHandlerContext<unknown> = { delivery, transaction: NO_TRANSACTION, signal };
   let failures: readonly unknown[];
   try {

@@ -20,6 +20,8 @@ export interface Claimed {
   readonly action: string | undefined;
   readonly app: string | undefined;
   readonly traceContext: string | undefined;
+  /** `reconciled` for a row `inbox reconcile --record` rebuilt from the rack's API. */
+  readonly origin?: 'received' | 'reconciled';
 }
 
 const optionalText = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -35,6 +37,7 @@ export function claimedFromRow(row: Row): Claimed {
     action: optionalText(row['action']),
     app: optionalText(row['app']),
     traceContext: optionalText(row['trace_context']),
+    origin: row['origin'] === 'reconciled' ? 'reconciled' : 'received',
   };
 }
 
@@ -92,7 +95,7 @@ export async function runDelivery(
     logUnparsable(runtime, claimed);
     return recorded ? { kind: 'dead' } : { kind: 'unrecorded' };
   }
-  const delivery = { id: claimed.id, attempt: claimed.attempt };
+  const delivery = { id: claimed.id, attempt: claimed.attempt, origin: claimed.origin ?? 'received' };
   try {
     // The mark opens the transaction (sent with its BEGIN): it locks the row for the handlers, and
     // their failure rolls it back (see sql.ts).

@@ -71,11 +71,11 @@ export function workerSql(names: TableNames, options: WorkerSqlOptions = { order
          locked_until = now() + make_interval(secs => $3)
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
    WHERE d.id = ANY(ARRAY(SELECT id FROM due LIMIT $1)) AND d.state = 'pending'
-  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
+  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context, d.origin
 ), recorded AS (
   INSERT INTO ${a} (delivery_id, attempt, worker) SELECT id, attempts, $2 FROM claimed
 )
-SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context FROM claimed ORDER BY claimed.event_ns, claimed.id`,
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context, origin FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     orderLock: `SELECT pg_advisory_xact_lock(hashtext($1)) AS locked`,
     recover: `WITH expired AS (
   SELECT id FROM ${q} WHERE state = 'running' AND locked_until <= now()
