@@ -1,4 +1,4 @@
--- rack-webhooks inbox schema, version 13. Generated from src/inbox/schema/migrations.ts: do not edit.
+-- rack-webhooks inbox schema, version 14. Generated from src/inbox/schema/migrations.ts: do not edit.
 -- For teams that run their own migration tool. inbox.migrate() applies the same migrations
 -- itself (under an advisory lock) and records them in the migrations table below.
 BEGIN;
@@ -306,4 +306,15 @@ BEGIN
 END
 $sync$;
 INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (13, 'attempts deleted with their delivery by trigger');
+-- 14: reconciled deliveries
+ALTER TABLE "rack_webhooks_inbox" ADD COLUMN origin text NOT NULL DEFAULT 'received';
+ALTER TABLE "rack_webhooks_inbox" ADD CONSTRAINT "rack_webhooks_inbox_origin_check" CHECK (origin IN ('received', 'reconciled'));
+ALTER TABLE "rack_webhooks_inbox" ADD COLUMN evidence jsonb;
+ALTER TABLE "rack_webhooks_inbox" ADD COLUMN natural_key text;
+COMMENT ON COLUMN "rack_webhooks_inbox".origin IS 'received: a signed delivery as the rack sent it; reconciled: rebuilt from the rack''s API by inbox reconcile --record (unsigned)';
+COMMENT ON COLUMN "rack_webhooks_inbox".evidence IS 'For reconciled rows: the API route, field, value and time that prove the rack sent the event; NULL for received rows';
+COMMENT ON COLUMN "rack_webhooks_inbox".natural_key IS 'The event''s natural key (action, app, id or tick_id and its time) when it has one: a late real arrival of a reconciled event is its duplicate';
+CREATE INDEX "rack_webhooks_inbox_natural_key" ON "rack_webhooks_inbox" (natural_key) WHERE natural_key IS NOT NULL;
+CREATE UNIQUE INDEX "rack_webhooks_inbox_reconciled_key" ON "rack_webhooks_inbox" (natural_key) WHERE origin = 'reconciled';
+INSERT INTO "rack_webhooks_inbox_migrations" (version, name) VALUES (14, 'reconciled deliveries');
 COMMIT;

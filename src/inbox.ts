@@ -46,11 +46,13 @@ export { schemaSql } from './inbox/schema/migrations.js';
 export type {
   DeliveryAttempt,
   DeliveryFilter,
+  DeliveryOrigin,
   DeliveryState,
   InboxStats,
   ListOptions,
   ListPage,
   MigrateResult,
+  ReconciledEvidence,
   StoredDelivery,
   StoredDeliveryDetail,
 } from './inbox/types.js';

@@ -12,6 +12,7 @@ import { receiverRuntime } from './store/connect-receiver.js';
 import type { StoreRetryOptions } from './store/outage/options.js';
 import { createStorePort } from './store/port.js';
 import type { InboxStats } from './types.js';
+import { createRecordReconciled, registerRecordReconciled } from './record-reconciled.js';
 import { Wake } from './wake.js';
 import { startWorker } from './work/worker.js';
 import { workerStarted } from '../telemetry/inbox-probes.js';
@@ -195,6 +196,10 @@ export function composeInbox<Database>(options: InboxOptions<Database>): InboxPo
     ...{ health, readiness, workers, refusals: readRefusals, onRefusal, refusalTotals, watch },
     close: async () => refusals?.close(),
   };
+  registerRecordReconciled(
+    inbox,
+    createRecordReconciled(driver, names, () => wake.requeued()),
+  );
   // Its receivers' spans and metrics: the OpenTelemetry code subscribes to what they publish.
   if (telemetry) observeReceivers();
   return { inbox, operator, monitor };

@@ -27,6 +27,8 @@ export function deliveryJson(delivery: StoredDelivery) {
     doneAt: iso(delivery.doneAt),
     replayedAt: iso(delivery.replayedAt),
     duplicateOf: delivery.duplicateOf,
+    origin: delivery.origin,
+    evidence: delivery.evidence,
   };
 }
 

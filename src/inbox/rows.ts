@@ -1,4 +1,4 @@
-import type { DeliveryAttempt, DeliveryState, StoredDelivery } from './types.js';
+import type { DeliveryAttempt, DeliveryState, ReconciledEvidence, StoredDelivery } from './types.js';
 import type { Row } from './database/driver.js';
 
 /**
@@ -7,7 +7,7 @@ import type { Row } from './database/driver.js';
  */
 export const DELIVERY_COLUMNS =
   'id::text AS id, state, action, app, tick_id, event_time, event_ns::text AS event_ns, received_at, signed_at::text AS signed_at, ' +
-  'secret_index, attempts, run_at, last_error, done_at, replayed_at, duplicate_of::text AS duplicate_of';
+  'secret_index, attempts, run_at, last_error, done_at, replayed_at, duplicate_of::text AS duplicate_of, origin, evidence::text AS evidence';
 
 function toDate(value: unknown): Date | null {
   if (value === null || value === undefined) return null;
@@ -32,7 +32,16 @@ export function toStoredDelivery(row: Row): StoredDelivery {
     doneAt: toDate(row['done_at']),
     replayedAt: toDate(row['replayed_at']),
     duplicateOf: (row['duplicate_of'] as string | null) ?? null,
+    origin: row['origin'] === 'reconciled' ? 'reconciled' : 'received',
+    evidence: evidenceOf(row['evidence']),
   };
+}
+
+/** jsonb read as text (the three clients parse jsonb differently): the evidence object, or `null`. */
+function evidenceOf(value: unknown): ReconciledEvidence | null {
+  if (typeof value !== 'string') return null;
+  const parsed = JSON.parse(value) as unknown;
+  return typeof parsed === 'object' && parsed !== null ? (parsed as ReconciledEvidence) : null;
 }
 
 export function toAttempt(row: Row): DeliveryAttempt {

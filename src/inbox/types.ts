@@ -8,6 +8,21 @@ export type DeliveryState = 'pending' | 'running' | 'done' | 'dead' | 'ignored' 
 
 export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 'done', 'dead', 'ignored', 'duplicate'];
 
+/** Where a stored delivery came from: the rack's signed request, or a reconcile that rebuilt it from the rack's API. */
+export type DeliveryOrigin = 'received' | 'reconciled';
+
+/** The record and field of the rack's API that prove a reconciled delivery's event was sent. */
+export interface ReconciledEvidence {
+  /** The route read, such as `/apps/web/releases?limit=50`. */
+  readonly route: string;
+  /** The field that proves the send. */
+  readonly field: string;
+  /** Its value. */
+  readonly value: string;
+  /** When the proof says the send happened (the record's time, or the stamp). */
+  readonly at: string;
+}
+
 /** One stored delivery, as `list` returns it (no body). */
 export interface StoredDelivery {
   /** The row's id: stable, unique in this inbox; use it as an idempotency key for outside calls. */
@@ -45,6 +60,14 @@ export interface StoredDelivery {
    * `null` otherwise, or once that delivery was pruned.
    */
   readonly duplicateOf: string | null;
+  /**
+   * `'received'`: a signed delivery, as the rack sent it. `'reconciled'`: rebuilt from the rack's
+   * API by `inbox reconcile --record` because the rack sent the event and it never arrived: no
+   * signature, a body built from the API's records (docs/reconcile.md).
+   */
+  readonly origin: DeliveryOrigin;
+  /** For a `reconciled` delivery: what proves the rack sent the event; `null` for a received one. */
+  readonly evidence: ReconciledEvidence | null;
   /** With `list({ includeEvents: true })`: the body parsed (undefined if it no longer parses). */
   readonly event?: AnyWebhookEvent | undefined;
 }

@@ -136,6 +136,12 @@ export interface InboxHandlerContext<Tx> {
     readonly id: string;
     /** Which attempt this is, from 1. */
     readonly attempt: number;
+    /**
+     * `'received'`: the rack's signed delivery. `'reconciled'`: rebuilt from the rack's API by
+     * `inbox reconcile --record` because the real one never arrived: unsigned, its body built from
+     * the API's records, which may lack fields the rack's event carried (docs/reconcile.md).
+     */
+    readonly origin: 'received' | 'reconciled';
   };
   /**
    * A client of the same kind as the inbox's database, inside the transaction that marks this

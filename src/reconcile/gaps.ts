@@ -3,7 +3,9 @@
  * and the inbox does not hold. A pure function of what was read, with no false positives: what
  * the records cannot prove either way goes to `cannotTell`, never to `gaps`.
  */
+import { LIFECYCLE_TIME_FIELDS } from '../inbox/natural-key.js';
 import { ZERO_TIME, type RackShutdownState } from '../rack-api/types.js';
+import { buildData, releaseData, shutdownData } from './reconstruct.js';
 import type {
   AppSnapshot,
   CannotTell,
@@ -78,6 +80,7 @@ function releasesAndBuilds(snapshot: AppSnapshot, window: ReconcileWindow, held:
       app,
       id: release.id,
       evidence: { route, field: 'id', value: release.id, at: release.created },
+      data: releaseData(app, release),
     });
   }
   for (const build of snapshot.builds.records) {
@@ -101,7 +104,7 @@ function releasesAndBuilds(snapshot: AppSnapshot, window: ReconcileWindow, held:
       continue;
     }
     const status = build.status === 'complete' ? 'success' : 'error';
-    check(findings, window, held, { action: 'build:create', app, id: build.id, status, evidence });
+    check(findings, window, held, { action: 'build:create', app, id: build.id, status, evidence, data: buildData(app, build) });
   }
 }
 
@@ -138,7 +141,14 @@ function autoShutdown(snapshot: AppSnapshot, window: ReconcileWindow, held: Held
   for (const [step, field] of LIFECYCLE_STAMPS) {
     const value = state[field];
     if (value === null) continue;
-    check(findings, window, held, { action: `${SHUTDOWN_PREFIX}${step}`, app, id: tick, evidence: { route, field, value, at: value } });
+    const data = shutdownData(app, step, state, LIFECYCLE_TIME_FIELDS.get(step)!, value);
+    check(findings, window, held, {
+      action: `${SHUTDOWN_PREFIX}${step}`,
+      app,
+      id: tick,
+      evidence: { route, field, value, at: value },
+      data,
+    });
   }
   for (const [step, field] of WEAK_STAMPS) {
     const value = state[field];
@@ -164,7 +174,7 @@ function budgetAlerts(snapshot: AppSnapshot, window: ReconcileWindow, held: Held
     if (held.hasAlert(action, app, Date.parse(value))) continue;
     const where = placed(value, window);
     const evidence = { route: `/apps/${encodeURIComponent(app)}/budget`, field: `state.${field}`, value, at: value };
-    if (where === 'in') findings.gaps.push({ action, app, id: value, evidence });
+    if (where === 'in') findings.gaps.push({ action, app, id: value, evidence, data: { app } });
     else if (where === 'recent') findings.cannotTell.push({ action, app, id: value, reason: RECENT });
   }
 }

@@ -3,6 +3,7 @@ import type { RackClient } from '../rack-api/client.js';
 import { findGaps } from './gaps.js';
 import { readHeld } from './read-inbox.js';
 import { readRack } from './read-rack.js';
+import { recordGaps } from './record.js';
 import type { ReconcileReport } from './types.js';
 
 /** Options of {@link reconcile}. */
@@ -40,6 +41,17 @@ export interface ReconcileOptions {
    * @defaultValue `7200000` (2 hours)
    */
   buildLookbackMs?: number;
+  /**
+   * Store each missing event the rack's records prove (never a "cannot tell" one) as a
+   * reconstructed delivery: `origin: 'reconciled'`, no signature, a body built from the records,
+   * pending, so that the app's workers run its handlers once (`context.delivery.origin` is
+   * `'reconciled'`). A late real arrival of the event is stored as its duplicate and runs nothing.
+   * Budget alerts (`app:budget:threshold`, `cap`) are reported, not recorded. Each gap recorded
+   * gets `recorded: { id }`.
+   *
+   * @defaultValue `false`: read-only on both sides
+   */
+  record?: boolean;
 }
 
 /** The inbox is read from this long before the window: an event's time follows its proof's by a little. */
@@ -57,7 +69,8 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * `build:create` per finished source build, `app:budget:threshold` / `cap` per alert stamp, and
  * the auto-shutdown events whose `…NotificationFiredAt` stamps are set. What the API cannot prove
  * either way (an app's creation, the promote history, a build that may be an import) is reported
- * in `cannotTell`, never as missing. Read-only on both sides.
+ * in `cannotTell`, never as missing. Read-only on both sides, unless `record: true` (which stores
+ * each proven gap as a reconstructed delivery for the app's workers to run).
  *
  * @param inbox - The inbox to check (rack-webhooks/inbox).
  * @param client - A client of the rack's API (`createRackClient`).
@@ -88,5 +101,6 @@ export async function reconcile(inbox: Inbox, client: RackClient, options: Recon
   // The inbox is read after the rack: an event the rack sent before its records were read has had
   // the read's time to arrive too.
   const held = await readHeld(inbox, since.getTime() - INBOX_SLACK_MS);
-  return findGaps(rack, held, { since, until: rack.readAt, graceMs });
+  const report = findGaps(rack, held, { since, until: rack.readAt, graceMs });
+  return options.record === true ? { ...report, gaps: await recordGaps(inbox, client, report.gaps) } : report;
 }

@@ -89,6 +89,21 @@ export interface ReconcileGap {
   readonly status?: string;
   /** The record and field that prove the rack sent (or tried to send) it. */
   readonly evidence: GapEvidence;
+  /**
+   * The event's `data` as far as the rack's records give it (never a release's `env`): what a
+   * delivery recorded with `record: true` carries. Absent on gaps built elsewhere.
+   */
+  readonly data?: Readonly<Record<string, string>>;
+  /**
+   * With `record: true`: the reconciled delivery that now stands for the event (stored by this
+   * reconcile, or by another one before it); absent when the event was not recorded (a budget
+   * alert, which has no key a late real arrival could be matched on; or a real delivery that
+   * arrived while the reconcile ran).
+   */
+  readonly recorded?: {
+    /** The inbox row's id (`inbox show <id>`). */
+    readonly id: string;
+  };
 }
 
 /** Something the rack shows that the API cannot prove was (or was not) sent in the window. */

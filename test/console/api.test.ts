@@ -81,8 +81,12 @@ describe('the delivery log', () => {
         'doneAt',
         'duplicateOf',
         'replayedAt',
+        'origin',
+        'evidence',
       ].sort(),
     );
+    // A received delivery: origin says so, and it has no reconcile evidence (docs/reconcile.md).
+    expect(body.deliveries[0]).toMatchObject({ origin: 'received', evidence: null });
     expect(body.next).toBeNull();
   });
 

@@ -139,7 +139,7 @@ describe.each(CLIENT_KINDS)('same-event duplicates across a migration (%s)', (ki
         [Buffer.from(body), at('.100'), TICK, `event:app:budget:auto-shutdown:failed:${TICK}`],
       );
       const inbox = createInbox({ database: db.database as unknown, table: db.table });
-      expect(await inbox.migrate()).toEqual({ applied: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], version: 13 });
+      expect(await inbox.migrate()).toEqual({ applied: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14], version: 14 });
       const [row] = (await inbox.list()).deliveries;
       expect(row).toMatchObject({ state: 'pending', duplicateOf: null, tickId: TICK });
       const columns = await db.query<{ body_key: string }>(`SELECT body_key FROM ${names.deliveries}`);

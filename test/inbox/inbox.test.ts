@@ -42,7 +42,7 @@ inboxSuiteSetup();
 
 const TICK = 'tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836';
 // The log's indexes: none reads state, the lease or the due time, so the worker's updates of a row are HOT (migration 10).
-const INDEXES = ['event_order', 'by_action', 'by_app', 'received', 'duplicates'];
+const INDEXES = ['event_order', 'by_action', 'by_app', 'received', 'duplicates', 'natural_key', 'reconciled_key'];
 // The queue's: every way work and rows by state are found.
 const QUEUE_INDEXES = ['queue_pkey', 'queue_due', 'queue_noapp', 'queue_app', 'queue_lease', 'queue_state'];
 const MIGRATED = [
@@ -59,6 +59,7 @@ const MIGRATED = [
   { version: 11, name: 'queue triggers planned once' },
   { version: 12, name: 'a renumbered delivery leaves the queue' },
   { version: 13, name: 'attempts deleted with their delivery by trigger' },
+  { version: 14, name: 'reconciled deliveries' },
 ];
 
 /** Columns, indexes and constraints of the schema a test owns, with the schema's name taken out. */
@@ -115,8 +116,8 @@ function twoClients(kind: ClientKind, db: TestDatabase): { clients: unknown[]; c
 describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
   it('migrate() applies every version on a fresh table, then nothing, and creates the tables and indexes', async () => {
     const { inbox, db } = await openInbox(kind, { migrate: false });
-    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], version: 13 });
-    expect(await inbox.migrate()).toEqual({ applied: [], version: 13 });
+    expect(await inbox.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14], version: 14 });
+    expect(await inbox.migrate()).toEqual({ applied: [], version: 14 });
 
     const tables = await db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -162,7 +163,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
       expect(await catalogue(scripted)).toEqual(await catalogue(migrated));
       // migrate() recognises it, and the inbox works on it.
       const inbox = createInbox({ database: scripted.database as unknown, table: scripted.table });
-      expect(await inbox.migrate()).toEqual({ applied: [], version: 13 });
+      expect(await inbox.migrate()).toEqual({ applied: [], version: 14 });
     } finally {
       await scripted.close();
     }
@@ -173,10 +174,10 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
     const { clients, close } = twoClients(kind, db);
     try {
       const results = await Promise.all(clients.map((database) => createInbox({ database, table: db.table }).migrate()));
-      expect(results.map((result) => result.version)).toEqual([13, 13]);
+      expect(results.map((result) => result.version)).toEqual([14, 14]);
       expect(results.map((result) => result.applied).sort((a, b) => a.length - b.length)).toEqual([
         [],
-        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
       ]);
       expect(await db.query(`SELECT version FROM ${db.table}_migrations ORDER BY version`)).toEqual([
         { version: 1 },
@@ -192,6 +193,7 @@ describe.each(CLIENT_KINDS)('inbox schema (%s)', (kind) => {
         { version: 11 },
         { version: 12 },
         { version: 13 },
+        { version: 14 },
       ]);
     } finally {
       await close();
@@ -649,6 +651,8 @@ describe.each(SCENARIO_KINDS)('inbox list/get (%s)', (kind) => {
       doneAt: null,
       replayedAt: null,
       duplicateOf: null,
+      origin: 'received',
+      evidence: null,
     });
 
     // Five budget rows, two a page, both ways: every row once, in order, the tie (cap, set) split across pages.

@@ -79,7 +79,9 @@ describe('reconcile', () => {
       id: failed.build.id,
       status: 'error',
       evidence: { route: '/apps/web/builds?limit=50', field: 'status', value: 'failed', at: failed.build.ended },
+      data: { app: 'web', id: failed.build.id },
     });
+    expect(byId(success.build.id, 'build:create')?.data).toEqual({ app: 'web', id: success.build.id, release_id: success.release!.id });
     expect(byId(success.build.id, 'build:create')?.status).toBe('success');
     expect(byId(env.id, 'release:create')?.evidence).toEqual({
       route: '/apps/web/releases?limit=50',

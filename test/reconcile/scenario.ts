@@ -20,6 +20,8 @@ export interface Scenario {
   readonly rack: RackEmulator;
   readonly inbox: ReturnType<typeof createInbox>;
   readonly table: string;
+  /** The receiver the rack delivers to: a test registers handlers on it and runs `inbox.work(receiver)`. */
+  readonly receiver: ReturnType<typeof createReceiver>;
   /** A client reading the emulator's routes in process, with a fresh read token. */
   client(): ReturnType<typeof createRackClient>;
   close(): Promise<void>;
@@ -27,9 +29,9 @@ export interface Scenario {
 
 let tables = 0;
 
-export async function startScenario(db: TestDatabase<'pg'>): Promise<Scenario> {
+export async function startScenario(db: TestDatabase): Promise<Scenario> {
   const table = `${db.schema}.reconcile${++tables}`;
-  const inbox = createInbox({ database: db.database, table, notify: false });
+  const inbox = createInbox({ database: db.database as never, table, notify: false }) as ReturnType<typeof createInbox>;
   await inbox.migrate();
   const receiver = createReceiver({ secrets: KEY, inbox });
   const handle = createNodeHandler(receiver);
@@ -49,6 +51,7 @@ export async function startScenario(db: TestDatabase<'pg'>): Promise<Scenario> {
     rack,
     inbox,
     table,
+    receiver,
     client: () => createRackClient({ url: 'https://api.rack.example', token: rack.api.mintToken(), fetch: inProcessFetch(rack.api) }),
     close: () =>
       new Promise<void>((resolve) => {

@@ -26,7 +26,11 @@ describe('inbox types', () => {
     createReceiver({ secrets: 'k', inbox: createInbox({ database: pool }) }).on('app:budget:cap', (event, context) => {
       expectTypeOf(event).toEqualTypeOf<AppBudgetCapEvent>();
       expectTypeOf(context.transaction).toEqualTypeOf<PoolClient>();
-      expectTypeOf(context.delivery).toEqualTypeOf<{ readonly id: string; readonly attempt: number }>();
+      expectTypeOf(context.delivery).toEqualTypeOf<{
+        readonly id: string;
+        readonly attempt: number;
+        readonly origin: 'received' | 'reconciled';
+      }>();
     });
     createReceiver({ secrets: 'k', inbox: createInbox({ database: client }) }).onAny((_event, context) => {
       expectTypeOf(context.transaction).toEqualTypeOf<Client>();

@@ -4,7 +4,7 @@ import { h } from './dom.js';
 import { truncate } from './format.js';
 import { href, navigate } from './router.js';
 import type { Row } from './types.js';
-import { appName, stateBadge, table, timeAgo, timeUtc } from './ui.js';
+import { appName, originBadge, stateBadge, table, timeAgo, timeUtc } from './ui.js';
 
 export const DELIVERY_COLUMNS: ReadonlyArray<string | readonly [string, string]> = [
   'State',
@@ -29,7 +29,7 @@ function deliveryRow(row: Row): HTMLTableRowElement {
   const tr = h(
     'tr',
     { 'data-testid': 'delivery-row', 'data-id': row.id, 'data-state': row.state, class: 'clickable' },
-    h('td', undefined, stateBadge(row.state)),
+    h('td', undefined, stateBadge(row.state), row.origin === 'reconciled' ? ' ' : null, originBadge(row.origin)),
     h('td', undefined, h('a', { href: href.delivery(row.id), class: 'mono', 'data-key': `row-${row.id}` }, breakable(row.action))),
     h('td', { class: 'mono' }, row.app === null ? h('span', { class: 'muted' }, '\u2014') : appName(row.app)),
     h('td', { class: 'nowrap col-event' }, timeUtc(row.eventTime)),

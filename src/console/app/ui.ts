@@ -11,6 +11,16 @@ export function stateBadge(state: DeliveryState, props: Record<string, string> =
   return h('span', { class: `badge state-${state}`, ...props }, state);
 }
 
+/** The words a reconciled delivery carries wherever it is shown: it was never signed, the rack's API proved it. */
+export const RECONCILED_TEXT = 'reconciled (unsigned, rebuilt from the rack API)';
+
+/** The mark of a delivery `inbox reconcile --record` stored; `null` for a received one. */
+export function originBadge(origin: 'received' | 'reconciled'): HTMLElement | null {
+  return origin === 'reconciled'
+    ? h('span', { class: 'badge origin-reconciled', 'data-testid': 'origin-reconciled' }, RECONCILED_TEXT)
+    : null;
+}
+
 const PHASE_TEXT: Record<Phase, string> = {
   idle: 'idle',
   armed: 'armed',

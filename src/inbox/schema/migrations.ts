@@ -1,4 +1,5 @@
 import { attemptsWithoutKeyMigration, queueMigration, queueRenumberMigration, queueSyncMigration } from './queue-migrations.js';
+import { reconciledMigration } from './reconciled-migration.js';
 import { indexName, resolveTableNames, watchTables, type TableNames } from './table-name.js';
 
 /**
@@ -213,6 +214,11 @@ ALTER TABLE ${names.attempts} SET (fillfactor = 40);`,
     version: 13,
     name: 'attempts deleted with their delivery by trigger',
     sql: attemptsWithoutKeyMigration,
+  },
+  {
+    version: 14,
+    name: 'reconciled deliveries',
+    sql: reconciledMigration,
   },
 ];
 

@@ -2,6 +2,7 @@ import { timestampNanos } from '../../events/compare.js';
 import type { DeliveryToStore, StoredRow } from '../../receiver/inbox-contract.js';
 import type { Driver } from '../database/driver.js';
 import { inboxError } from '../errors.js';
+import { naturalKey } from '../natural-key.js';
 import type { TableNames } from '../schema/table-name.js';
 
 const encoder = new TextEncoder();
@@ -9,11 +10,17 @@ const encoder = new TextEncoder();
 const COLUMNS = 'body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, body_key';
 
 export function storeDeliverySql(names: TableNames): string {
-  return `INSERT INTO ${names.deliveries} (${COLUMNS}, event_key, state, run_at, received_at, trace_context)
-VALUES ($1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, $11, $12, CASE WHEN $12 = 'pending' THEN now() END,
-        COALESCE($13::timestamptz, now()), $14)
+  // A row rebuilt by `inbox reconcile --record` with this event's natural key ($15) makes this
+  // delivery its duplicate: the handlers ran (or will run) for the reconstruction.
+  return `WITH reconciled AS (SELECT id FROM ${names.deliveries} WHERE natural_key = $15 AND origin = 'reconciled' LIMIT 1)
+INSERT INTO ${names.deliveries} (${COLUMNS}, event_key, state, run_at, received_at, trace_context, natural_key, duplicate_of)
+SELECT $1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10,
+       CASE WHEN r.id IS NULL THEN $11 END, CASE WHEN r.id IS NULL THEN $12 ELSE 'duplicate' END,
+       CASE WHEN r.id IS NULL AND $12 = 'pending' THEN now() END,
+       COALESCE($13::timestamptz, now()), CASE WHEN r.id IS NULL THEN $14 END, $15, r.id
+  FROM (VALUES (1)) AS one LEFT JOIN reconciled AS r ON true
 ON CONFLICT DO NOTHING
-RETURNING id::text AS id`;
+RETURNING id::text AS id, duplicate_of::text AS duplicate_of`;
 }
 
 /**
@@ -25,8 +32,8 @@ RETURNING id::text AS id`;
 export function storeDuplicateSql(names: TableNames): string {
   return `WITH original AS (SELECT id FROM ${names.deliveries} WHERE event_key = $11),
 inserted AS (
-  INSERT INTO ${names.deliveries} (${COLUMNS}, state, duplicate_of, received_at)
-  SELECT $1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, 'duplicate', original.id, COALESCE($12::timestamptz, now())
+  INSERT INTO ${names.deliveries} (${COLUMNS}, state, duplicate_of, received_at, natural_key)
+  SELECT $1, $2, $3::bigint, $4, $5, $6, $7::bigint, $8, $9, $10, 'duplicate', original.id, COALESCE($12::timestamptz, now()), $13
     FROM original
   ON CONFLICT DO NOTHING
   RETURNING id, duplicate_of
@@ -53,6 +60,8 @@ function text(value: unknown): string | null {
 export function keyColumn(key: string): string {
   return key.includes('\u0000') || key.includes('\\') ? key.replaceAll('\\', '\\\\').replaceAll('\u0000', '\\0') : key;
 }
+
+const keyOrNull = (key: string | undefined) => (key === undefined ? null : keyColumn(key));
 
 /** Nanoseconds for ordering: the event's own time when int8 holds it (1677 to 2262), else the time received. */
 function eventNanos(timestamp: unknown): bigint {
@@ -93,17 +102,20 @@ export function createStoreDelivery(
     ];
     const eventKey = delivery.eventKey === undefined ? null : keyColumn(delivery.eventKey);
     const receivedAt = delivery.receivedAt ?? null;
+    const natural = keyOrNull(naturalKey(event.action, data));
     const trace = state === 'pending' ? (traceContext() ?? null) : null;
     try {
       // A second round only when the row it repeats was pruned between the two statements.
       for (let round = 0; round < 2; round++) {
-        const id = (await driver.query(sql, [...values, eventKey, state, receivedAt, trace]))[0]?.['id'];
-        if (id !== undefined) {
+        const row = (await driver.query(sql, [...values, eventKey, state, receivedAt, trace, natural]))[0];
+        if (row !== undefined) {
+          const duplicateOf = row['duplicate_of'];
+          if (duplicateOf !== null && duplicateOf !== undefined) return { id: String(row['id']), duplicateOf: String(duplicateOf) };
           afterInsert(state === 'pending');
-          return { id: String(id) };
+          return { id: String(row['id']) };
         }
         if (eventKey === null) return undefined;
-        const duplicate = (await driver.query(duplicateSql, [...values, eventKey, receivedAt]))[0]!;
+        const duplicate = (await driver.query(duplicateSql, [...values, eventKey, receivedAt, natural]))[0]!;
         if (duplicate['id'] !== null && duplicate['id'] !== undefined) {
           return { id: String(duplicate['id']), duplicateOf: String(duplicate['duplicate_of']) };
         }

@@ -22,6 +22,8 @@ export interface Claimed {
   readonly action: string | undefined;
   readonly app: string | undefined;
   readonly traceContext: string | undefined;
+  /** `reconciled` for a row `inbox reconcile --record` rebuilt from the rack's API. */
+  readonly origin?: 'received' | 'reconciled';
 }
 
 const optionalText = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -38,6 +40,7 @@ export function claimedFromRow(row: Row): Claimed {
     action: optionalText(row['action']),
     app: optionalText(row['app']),
     traceContext: optionalText(row['trace_context']),
+    origin: row['origin'] === 'reconciled' ? 'reconciled' : 'received',
   };
 }
 
@@ -109,7 +112,7 @@ export async function runAttempt(env: AttemptEnvironment, claimed: Claimed, sign
       });
     return outcomeOf(recorded, { kind: 'dead' }, runtime, claimed);
   }
-  const delivery = { id: claimed.id, attempt: claimed.attempt };
+  const delivery = { id: claimed.id, attempt: claimed.attempt, origin: claimed.origin ?? 'received' };
   let ran: Recorded | { readonly failures: readonly unknown[] };
   try {
     ran = await recorder.succeed(claimed, (transaction) => runtime.runHandlers(event, { delivery, transaction, signal }), handedOver);

@@ -1,11 +1,12 @@
 import { createRackClient, type RackClient } from '../../../rack-api/client.js';
 import { createNodeRackFetch } from '../../../rack-api/node-fetch.js';
 import { reconcile } from '../../../reconcile/reconcile.js';
+import { recordable } from '../../../reconcile/record.js';
 import type { ReconcileGap, ReconcileReport } from '../../../reconcile/types.js';
 import { flagsHelp, readUserFile, stringFlag, UsageError, type FlagDeclarations, type Flags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { oneLine } from '../../format.js';
-import { DATABASE_FLAGS, withInbox } from '../../inbox-session.js';
+import { DATABASE_FLAGS, notifyWorkers, withInbox } from '../../inbox-session.js';
 import { jsonLine } from './render.js';
 
 /** The environment variable a token may come from when neither the URL nor --rack-token-file gives one. */
@@ -33,7 +34,11 @@ prints a warning on every run`,
   since: { type: 'string', value: 'D', help: 'the window: 30m, 24h (default), 7d, or an RFC 3339 time' },
   app: { type: 'string', multiple: true, value: 'NAME', help: 'only this app (repeat for several; default every app)' },
   json: { type: 'boolean', help: 'one JSON object per missing event per line (action, app, id, evidence)' },
-  record: { type: 'boolean', help: 'store each missing event as a reconstructed delivery (not available yet)' },
+  record: {
+    type: 'boolean',
+    help: `store each missing event as a reconstructed delivery (origin reconciled,
+unsigned): the app's workers run its handlers once`,
+  },
 } as const satisfies FlagDeclarations;
 
 function sinceFlag(flags: Flags, now: number): Date {
@@ -83,14 +88,19 @@ function clientOf(flags: Flags, env: NodeJS.ProcessEnv): RackClient {
   return client;
 }
 
-function gapLine(gap: ReconcileGap): string {
+function gapLine(gap: ReconcileGap, recording: boolean): string {
   const { route, field, value } = gap.evidence;
   const status = gap.status === undefined ? '' : ` (${gap.status})`;
-  return oneLine(`missing  ${gap.action}${status}  app=${gap.app}  id=${gap.id}  proof: GET ${route} ${field}=${value}`);
+  const line = `missing  ${gap.action}${status}  app=${gap.app}  id=${gap.id}  proof: GET ${route} ${field}=${value}`;
+  if (!recording) return oneLine(line);
+  if (gap.recorded !== undefined) return oneLine(`${line}  recorded as delivery ${gap.recorded.id} (reconciled)`);
+  return oneLine(
+    `${line}  not recorded: ${recordable(gap) ? 'a real delivery arrived meanwhile' : 'a late arrival could not be matched to it'}`,
+  );
 }
 
 /** Cannot-tell, coverage and summary lines: for people, after the gaps. */
-function noteLines(report: ReconcileReport): string[] {
+function noteLines(report: ReconcileReport, recording: boolean): string[] {
   const lines = report.cannotTell.map((item) =>
     oneLine(`cannot tell  ${item.action}  app=${item.app}${item.id === '' ? '' : `  id=${item.id}`}  ${item.reason}`),
   );
@@ -99,14 +109,18 @@ function noteLines(report: ReconcileReport): string[] {
       oneLine(`not covered  app=${list.app}  GET ${list.route} does not reach back to the window's start: older gaps cannot be looked for`),
     );
   const apps = `${report.apps.length} app${report.apps.length === 1 ? '' : 's'}`;
-  lines.push(`${report.gaps.length} missing, ${report.cannotTell.length} cannot tell, ${apps}, since ${report.since.toISOString()}`);
+  const recorded = report.gaps.filter((gap) => gap.recorded !== undefined).length;
+  const stored = recording ? `, ${recorded} recorded` : '';
+  lines.push(
+    `${report.gaps.length} missing${stored}, ${report.cannotTell.length} cannot tell, ${apps}, since ${report.since.toISOString()}`,
+  );
   return lines;
 }
 
 export const reconcileCommand: Command = {
   name: 'reconcile',
   summary: "which events the rack sent that the inbox does not hold, from the rack's read API",
-  help: `Usage: rack-webhooks inbox reconcile --database D --rack URL [--rack-token-file F] [--since 24h] [--app NAME]... [--json]
+  help: `Usage: rack-webhooks inbox reconcile --database D --rack URL [--rack-token-file F] [--since 24h] [--app NAME]... [--json] [--record]
 
 Reads the rack's API (apps, builds, releases, budgets, auto-shutdown states; GETs only) and names
 every event it proves the rack sent, or tried to send, in the window that the inbox does not hold:
@@ -115,36 +129,49 @@ alert stamp, and the auto-shutdown events whose stamps are set (matched by tick_
 cannot prove either way (an app's creation, the promote history, a build that may be an import)
 is printed as "cannot tell", never as missing. See docs/reconcile.md.
 
+Read-only unless --record: each missing event is then stored in the inbox as a reconstructed
+delivery (origin reconciled, no signature, a body built from the API's records), pending: the
+app's workers run its handlers once (this command runs none). A late real arrival is stored as
+its duplicate. Budget alerts are reported, not recorded.
+
 The token: --rack-token-file, else $${TOKEN_VARIABLE}, else the URL's jwt:<token>@. Mint a read one
 with the rack's CLI: rack access --role read --duration-in-hours 720.
 
-Exit codes: 0 nothing missing; 1 something missing; 2 a usage, connection or authentication
+Exit codes: 0 nothing missing; 1 something missing (recorded or not: a second run
+finds the recorded ones held); 2 a usage, connection or authentication
 error (one line on stderr).
 
 ${flagsHelp(FLAGS)}`,
   flags: FLAGS,
   async run(flags) {
-    if (flags['record'] === true) throw new UsageError('--record is not available in this version: run without it (read-only)');
+    const record = flags['record'] === true;
     const since = sinceFlag(flags, Date.now());
     const apps = (flags['app'] as string[] | undefined) ?? [];
     let report: ReconcileReport;
     try {
       const client = clientOf(flags, process.env);
-      report = await withInbox(flags, {}, ({ inbox }) => reconcile(inbox, client, { since, apps }));
+      report = await withInbox(flags, {}, async (session) => {
+        const found = await reconcile(session.inbox, client, { since, apps, record });
+        if (found.gaps.some((gap) => gap.recorded !== undefined)) await notifyWorkers(session);
+        return found;
+      });
     } catch (error) {
       if (error instanceof UsageError) throw error;
       process.stderr.write(`rack-webhooks inbox reconcile: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
       return 2;
     }
     if (flags['json'] === true) {
-      process.stdout.write(report.gaps.map((gap) => `${jsonLine(gap)}\n`).join(''));
+      // The event's reconstructed data stays out of the line: it is what --record stores (inbox show <id>).
+      process.stdout.write(report.gaps.map(({ data: _data, ...gap }) => `${jsonLine(gap)}\n`).join(''));
       process.stderr.write(
-        noteLines(report)
+        noteLines(report, record)
           .map((line) => `${line}\n`)
           .join(''),
       );
     } else {
-      process.stdout.write([...report.gaps.map(gapLine), ...noteLines(report)].map((line) => `${line}\n`).join(''));
+      process.stdout.write(
+        [...report.gaps.map((gap) => gapLine(gap, record)), ...noteLines(report, record)].map((line) => `${line}\n`).join(''),
+      );
     }
     return report.gaps.length > 0 ? 1 : 0;
   },

@@ -50,6 +50,8 @@ function table(rows: readonly (readonly string[])[]): string[] {
 
 /** `list`: a header and one aligned line per delivery. */
 export function deliveryTable(deliveries: readonly StoredDelivery[]): string[] {
+  // An ORIGIN column only on a page that holds a reconciled delivery (rebuilt from the rack's API, unsigned).
+  const origin = deliveries.some((delivery) => delivery.origin === 'reconciled');
   const rows = deliveries.map((delivery) => [
     delivery.id,
     delivery.state,
@@ -57,8 +59,18 @@ export function deliveryTable(deliveries: readonly StoredDelivery[]): string[] {
     oneLine(delivery.eventTime),
     oneLine(delivery.action),
     delivery.app === null ? '-' : oneLine(delivery.app),
+    ...(origin ? [delivery.origin] : []),
   ]);
-  return table([['ID', 'STATE', 'ATTEMPTS', 'EVENT TIME', 'ACTION', 'APP'], ...rows]);
+  return table([['ID', 'STATE', 'ATTEMPTS', 'EVENT TIME', 'ACTION', 'APP', ...(origin ? ['ORIGIN'] : [])], ...rows]);
+}
+
+/** `show` of a reconciled delivery: what it is and what proves it, in place of the signature's facts. */
+function reconciledFields(delivery: StoredDeliveryDetail): [string, string][] {
+  const proof = delivery.evidence;
+  return [
+    ['origin', 'reconciled (unsigned, rebuilt from the rack API by inbox reconcile --record)'],
+    ['evidence', proof === null ? '-' : oneLine(`GET ${proof.route} ${proof.field}=${proof.value} (at ${proof.at})`)],
+  ];
 }
 
 function when(date: Date | null): string {
@@ -109,10 +121,14 @@ export function deliveryDetail(delivery: StoredDeliveryDetail): string[] {
       : [['duplicate of', `delivery ${delivery.duplicateOf} (the same event; no handler ran for this one)`] as [string, string]]),
     ['event time', oneLine(delivery.eventTime)],
     ['received at', when(delivery.receivedAt)],
-    ['signed at', `t=${delivery.signedAt} (${new Date(delivery.signedAt * 1000).toISOString()})`],
-    ['secret', `#${delivery.secretIndex + 1} in the receiver's list (secretIndex ${delivery.secretIndex})`],
-    // Only its length: the header is a valid signature of this body, and terminals end up in logs.
-    ['signature', `present (${Buffer.byteLength(delivery.signature)} bytes)`],
+    ...(delivery.origin === 'reconciled'
+      ? reconciledFields(delivery)
+      : ([
+          ['signed at', `t=${delivery.signedAt} (${new Date(delivery.signedAt * 1000).toISOString()})`],
+          ['secret', `#${delivery.secretIndex + 1} in the receiver's list (secretIndex ${delivery.secretIndex})`],
+          // Only its length: the header is a valid signature of this body, and terminals end up in logs.
+          ['signature', `present (${Buffer.byteLength(delivery.signature)} bytes)`],
+        ] as [string, string][])),
     ['body', `${delivery.body.byteLength} bytes`],
     ['attempts', String(delivery.attempts)],
     // Only a pending delivery waits for a run; for the others run_at is a leftover.

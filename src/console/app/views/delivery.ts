@@ -7,7 +7,7 @@ import { jsonPre } from '../json-view.js';
 import { href } from '../router.js';
 import type { Attempt, DeliveryDetail, DeliveryResponse, Moved } from '../types.js';
 import { noWorkerNote } from '../workers.js';
-import { clearError, confirmButton, movedMessage, showError, stateBadge, table, timeAgo, timeUtc } from '../ui.js';
+import { clearError, confirmButton, movedMessage, originBadge, showError, stateBadge, table, timeAgo, timeUtc } from '../ui.js';
 import type { View } from './view.js';
 
 function secretText(index: number): string {
@@ -15,7 +15,30 @@ function secretText(index: number): string {
   return `#${index + 1} in the receiver's list (secretIndex ${index})`;
 }
 
+/** A reconciled delivery was never signed: what proves its event instead. */
+function reconciledFacts(delivery: DeliveryDetail): HTMLElement {
+  const proof = delivery.evidence;
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'verification-title', 'data-testid': 'reconciled-evidence' },
+    h('h2', { id: 'verification-title' }, 'Reconciled, not received'),
+    h(
+      'p',
+      undefined,
+      'No signature: the rack sent this event and it never arrived; inbox reconcile --record rebuilt it from the rack API. ',
+      'Its body holds only what the API records give.',
+    ),
+    facts([
+      ['Route', proof === null ? undefined : h('span', { class: 'mono break' }, `GET ${proof.route}`)],
+      ['Proof', proof === null ? undefined : h('span', { class: 'mono break' }, `${proof.field} = ${proof.value}`)],
+      ['Sent at', proof === null ? undefined : h('span', { class: 'mono' }, utc(proof.at, true))],
+      ['Recorded', h('span', { class: 'mono', title: delivery.receivedAt }, utc(delivery.receivedAt, true))],
+    ]),
+  );
+}
+
 function verificationFacts(delivery: DeliveryDetail): HTMLElement {
+  if (delivery.origin === 'reconciled') return reconciledFacts(delivery);
   const v = delivery.verification;
   return h(
     'section',
@@ -140,6 +163,7 @@ export function deliveryView(id: string): View {
         'div',
         { class: 'detail-head' },
         stateBadge(delivery.state, { 'data-testid': 'delivery-state' }),
+        originBadge(delivery.origin),
         h('span', { class: 'mono muted' }, `#${delivery.id}`),
         delivery.app === null ? null : h('span', { class: 'mono break' }, delivery.app),
         h('span', { class: 'muted' }, 'received ', timeAgo(delivery.receivedAt)),

@@ -1,0 +1,115 @@
+/**
+ * Storing an event the rack proved it sent and the inbox never got (`reconcile(..., { record:
+ * true })`, `inbox reconcile --record`): a row with `origin = 'reconciled'`, no signature, the
+ * evidence beside it, `pending`, so that the app's workers run its handlers once, as for any
+ * delivery. Its natural key (./natural-key.ts) makes it one row however often or from however many
+ * processes it is recorded, and makes a late real arrival its duplicate (./store-delivery.ts).
+ */
+import { timestampNanos } from '../events/compare.js';
+import type { Driver } from './database/driver.js';
+import { inboxError } from './errors.js';
+import { naturalKey } from './natural-key.js';
+import type { TableNames } from './schema/table-name.js';
+import { keyColumn } from './store/store-delivery.js';
+import type { ReconciledEvidence } from './types.js';
+
+/** An event rebuilt from the rack's API, to store as a reconciled delivery. */
+export interface ReconstructedEvent {
+  readonly action: string;
+  readonly status: string;
+  /** RFC 3339: the time the evidence gives for the send. */
+  readonly timestamp: string;
+  /** Every value a string, as the rack sends them. */
+  readonly data: Readonly<Record<string, string>>;
+}
+
+/** What recording one event did: `stored` false when a reconciled row held it already (`id` is that row's). */
+export type RecordOutcome =
+  | { readonly id: string; readonly stored: boolean }
+  | {
+      /** A received delivery of the event is stored (it arrived since the reconcile read the inbox): nothing to record. */
+      readonly received: true;
+    };
+
+export type RecordReconciled = (event: ReconstructedEvent, evidence: ReconciledEvidence) => Promise<RecordOutcome>;
+
+const encoder = new TextEncoder();
+
+function insertSql(names: TableNames): string {
+  const d = names.deliveries;
+  // No row, received or reconciled, with the key: a received one means the event arrived after all.
+  return `INSERT INTO ${d} (body, signature, signed_at, secret_index, action, event_time, event_ns, app, tick_id, body_key,
+                  state, run_at, origin, evidence, natural_key)
+SELECT $1, '', 0, -1, $2, $3, $4::bigint, $5, $6, $7, 'pending', now(), 'reconciled', $8::jsonb, $9
+ WHERE NOT EXISTS (SELECT 1 FROM ${d} WHERE natural_key = $9)
+ON CONFLICT DO NOTHING
+RETURNING id::text AS id`;
+}
+
+/**
+ * A real delivery whose INSERT began before the reconciled row was committed did not see it: if
+ * one is stored now, the reconciled row (still pending) becomes its duplicate, so one runs.
+ */
+function settleSql(names: TableNames): string {
+  const d = names.deliveries;
+  return `UPDATE ${d} SET state = 'duplicate',
+       duplicate_of = (SELECT min(id) FROM ${d} WHERE natural_key = $2 AND origin = 'received')
+ WHERE id = $1::bigint AND state = 'pending'
+   AND EXISTS (SELECT 1 FROM ${d} WHERE natural_key = $2 AND origin = 'received')
+RETURNING id`;
+}
+
+function existingSql(names: TableNames): string {
+  return `SELECT id::text AS id FROM ${names.deliveries} WHERE natural_key = $1 AND origin = 'reconciled'`;
+}
+
+/** The recorder of an inbox's table; `stored()` wakes the workers. */
+export function createRecordReconciled(driver: Driver, names: TableNames, stored: () => Promise<void>): RecordReconciled {
+  const insert = insertSql(names);
+  const settle = settleSql(names);
+  const existing = existingSql(names);
+  return async (event, evidence) => {
+    const key = naturalKey(event.action, event.data);
+    if (key === undefined) throw new TypeError(`reconcile: ${event.action} has no natural key: it cannot be recorded`);
+    const natural = keyColumn(key);
+    const nanos = timestampNanos(event.timestamp);
+    if (nanos === undefined) throw new TypeError(`reconcile: ${JSON.stringify(event.timestamp)} is not an RFC 3339 time`);
+    const body = JSON.stringify({ action: event.action, status: event.status, timestamp: event.timestamp, data: event.data });
+    try {
+      const inserted = await driver.query(insert, [
+        encoder.encode(body),
+        event.action,
+        event.timestamp,
+        nanos.toString(),
+        event.data['app'] ?? null,
+        event.data['tick_id'] ?? null,
+        keyColumn(`reconciled:${key}`),
+        JSON.stringify(evidence),
+        natural,
+      ]);
+      const id = inserted[0]?.['id'];
+      if (id !== undefined) {
+        const settled = await driver.query(settle, [String(id), natural]);
+        if (settled.length > 0) return { received: true };
+        await stored();
+        return { id: String(id), stored: true };
+      }
+      const found = (await driver.query(existing, [natural]))[0]?.['id'];
+      return found === undefined ? { received: true } : { id: String(found), stored: false };
+    } catch (error) {
+      throw inboxError(error, names.display, 'recording a reconciled delivery');
+    }
+  };
+}
+
+const recorders = new WeakMap<object, RecordReconciled>();
+
+/** Called by createInbox: the reconcile of an inbox finds its table's recorder here (the Inbox interface stays as it is). */
+export function registerRecordReconciled(inbox: object, record: RecordReconciled): void {
+  recorders.set(inbox, record);
+}
+
+/** The recorder of an inbox from createInbox; `undefined` for any other object. */
+export function recordReconciledOf(inbox: object): RecordReconciled | undefined {
+  return recorders.get(inbox);
+}
