@@ -1,9 +1,8 @@
-import type { Inbox } from '../inbox/create-inbox.js';
 import type { RackClient } from '../rack-api/client.js';
 import { findGaps } from './gaps.js';
 import { readHeld } from './read-inbox.js';
 import { readRack } from './read-rack.js';
-import type { ReconcileReport } from './types.js';
+import type { ReconcileInbox, ReconcileReport } from './types.js';
 
 /** Options of {@link reconcile}. */
 export interface ReconcileOptions {
@@ -59,7 +58,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * either way (an app's creation, the promote history, a build that may be an import) is reported
  * in `cannotTell`, never as missing. Read-only on both sides.
  *
- * @param inbox - The inbox to check (rack-webhooks/inbox).
+ * @param inbox - The inbox to check (an `Inbox` of rack-webhooks/inbox; only its `list` is read).
  * @param client - A client of the rack's API (`createRackClient`).
  * @param options - The window, the apps, the grace period, how deep the lists are read.
  * @returns The gaps, what cannot be told, and the lists that did not cover the window.
@@ -73,7 +72,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * for (const gap of report.gaps) console.log(`missing ${gap.action} ${gap.app} ${gap.id}`);
  * ```
  */
-export async function reconcile(inbox: Inbox, client: RackClient, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+export async function reconcile(inbox: ReconcileInbox, client: RackClient, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const graceMs = positive('graceMs', options.graceMs, 60_000);
   const maxLimit = positive('maxLimit', options.maxLimit, 1000);
   const buildLookbackMs = positive('buildLookbackMs', options.buildLookbackMs, 7_200_000);
