@@ -301,7 +301,7 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
       return count;
     },
     stats: () => deliveryStats(driver, names),
-    watch: (watchOptions) => startWatcher(driver, names, watchOptions),
+    watch: (watchOptions) => startWatcher(driver, names, watchOptions, inbox),
     prune: (pruneOptions) => pruneDeliveries(driver, names, { before: (pruneOptions as { before: Date } | undefined)?.before as Date }),
     health: (healthOptions) => checkHealth(driver, names, healthOptions),
     readiness: () => checkReadiness(driver, names),
