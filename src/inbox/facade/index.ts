@@ -36,6 +36,7 @@ export { readChangeFingerprint, readIdsAfter } from '../operate/poll.js';
 export { checkStates, HEALTH_CHECKS } from '../health/checks.js';
 export type { InboxHealth } from '../health/health.js';
 export { readLogGaps, type OpenLogGap } from '../health/log-gaps.js';
+export { readReconcileStatus, type OpenReconcileGap, type ReconcileProblem, type ReconcileStatus } from '../health/reconcile-gaps.js';
 export type { RefusalCount } from '../health/refusals.js';
 export type { WorkerInfo } from '../health/workers.js';
 export { formatTime } from '../watch/incidents.js';

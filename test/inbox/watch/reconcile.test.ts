@@ -12,10 +12,12 @@ import { createRackClient, type RackFetch } from '../../../src/rack-api/client.j
 import { createTestEvent, rackTimestamp } from '../../../src/testing/index.js';
 import { inProcessFetch } from '../../kit/rack-api.js';
 import { startScenario, type Scenario } from '../../reconcile/scenario.js';
-import { openDatabase, type TestDatabase } from '../databases.js';
+import { captureOutput, cli } from '../../cli/inbox-helpers.js';
+import { openDatabase, POSTGRES_URL, type TestDatabase } from '../databases.js';
 import { MINUTE, TestClock, told, watchSuiteSetup } from './helpers.js';
 
 watchSuiteSetup();
+captureOutput();
 
 let db: TestDatabase<'pg'>;
 beforeAll(async () => {
@@ -128,6 +130,25 @@ describe('inbox.watch({ reconcile })', () => {
     expect(release.summary).toContain('proof: GET /apps/web/releases?limit=50');
     expect(JSON.stringify(sink.received)).not.toContain(token);
 
+    // inbox health shows them under its gaps check (a warning: deliveries still flow), each with its proof.
+    const health = await s.inbox.health();
+    expect(health.checks.gaps).toBe('warning');
+    expect(health.reasons).toContain(
+      `3 events the rack's API proves it sent never arrived (scheduled reconcile): ${health.reconcile!.gaps[0]!.summary}`,
+    );
+    expect(health.reconcile!.problems).toEqual([]);
+    expect(health.reconcile!.gaps.map((gap) => [gap.key, gap.evidence.route, gap.evidence.field, gap.recorded])).toEqual([
+      [releaseKey, '/apps/web/releases?limit=50', 'id', null],
+      [buildKey, '/apps/web/builds?limit=50', 'status', null],
+      [armedKey, '/apps/web/budget/shutdown-state', 'armedNotificationFiredAt', null],
+    ]);
+    const text = await cli('inbox', 'health', '--database', POSTGRES_URL, '--table', s.table);
+    // Exit 1 for the deliveries waiting with no worker here (no worker runs in this scenario), not for the gaps.
+    expect(text.code, text.err).toBe(1);
+    expect(text.out).toContain('deliveries waiting and no worker is running');
+    expect(text.out).toContain('\nreconcile gaps  3 open\n  release:create  app=web  id=');
+    expect(text.out).toContain(`  build:create (success)  app=web  id=${lostBuild.build.id}  sent `);
+
     // Within the period: no pass. The next period: a pass, and nothing new to tell.
     await watcher.check();
     expect(state.passes).toBe(1);
@@ -165,6 +186,11 @@ describe('inbox.watch({ reconcile })', () => {
     expect(alerts[0]!.summary).toMatch(/^the scheduled reconcile against https:\/\/api\.rack\.example failed \(rack_auth_invalid\): /);
     expect(JSON.stringify(alerts)).not.toContain(token);
     expect(errors).toEqual([]);
+    const health = await s.inbox.health();
+    expect(health.checks.gaps).toBe('warning');
+    expect(health.reconcile!.problems).toMatchObject([
+      { rule: 'reconcile_failed', code: 'rack_auth_invalid', summary: alerts[0]!.summary },
+    ]);
 
     clock.advance(10 * MINUTE);
     await watcher.check(); // still failing: the same incident, no second alert
@@ -175,6 +201,7 @@ describe('inbox.watch({ reconcile })', () => {
     await watcher.check();
     expect(told(alerts)).toEqual(['reconcile_failed open', 'reconcile_failed resolved']);
     expect(state.passes).toBe(3);
+    expect((await s.inbox.health()).reconcile).toEqual({ gaps: [], problems: [] });
   });
 
   it('warns once ahead of the token lapsing', async () => {
