@@ -12,10 +12,12 @@ import {
   readHistory,
   readLogGaps,
   readOpenAlerts,
+  readReconcileStatus,
   resolveTableNames,
 } from '../../inbox/facade/index.js';
 import { AppsIndex } from './api/apps.js';
 import { ChangeFeed } from './api/changes.js';
+import { openGaps } from './api/gaps.js';
 import { fieldDescriber } from './api/schema-fields.js';
 import { loadAssets, transferSize } from './assets.js';
 import { consoleAccess, newToken } from './auth.js';
@@ -89,7 +91,12 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const access = consoleAccess(token, host, address.port);
   const history = (span: HistorySpan) => readHistory(options.query, names, span);
   const openAlerts = () => readOpenAlerts(options.query, names);
-  ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview, history, openAlerts };
+  const gaps = () =>
+    openGaps(
+      () => readLogGaps(options.query, names),
+      () => readReconcileStatus(options.query, names),
+    );
+  ready.context = { access, assets, inbox: options.inbox, apps, changes, describe, overview, history, openAlerts, gaps };
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Bound to every interface: this machine's loopback name is one that surely works here.
   const origin = `http://${access.anyHost ? '127.0.0.1' : shownHost}:${address.port}`;
