@@ -94,6 +94,7 @@ export type {
   GapEvidence,
   HeldDelivery,
   HeldEvent,
+  HeldPage,
   RackSnapshot,
   ReconcileInbox,
   ReadList,

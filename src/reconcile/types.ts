@@ -52,7 +52,20 @@ export interface HeldDelivery {
   /** The event's own time, in nanoseconds since the epoch. */
   readonly eventNanos: bigint;
   /** The parsed event (asked for with `includeEvents`). */
-  readonly event?: { readonly data?: unknown } | undefined;
+  readonly event?:
+    | {
+        /** The event's `data`. */
+        readonly data?: unknown;
+      }
+    | undefined;
+}
+
+/** One page of {@link ReconcileInbox.list}. */
+export interface HeldPage {
+  /** The page's deliveries. */
+  readonly deliveries: readonly HeldDelivery[];
+  /** Pass as `after` for the next page; `undefined` on the last. */
+  readonly next: string | undefined;
 }
 
 /**
@@ -62,13 +75,7 @@ export interface HeldDelivery {
  */
 export interface ReconcileInbox {
   /** One page of deliveries, as `inbox.list()` reads it. */
-  list(options: {
-    action: string[];
-    from?: Date;
-    limit: number;
-    includeEvents: boolean;
-    after?: string;
-  }): Promise<{ readonly deliveries: readonly HeldDelivery[]; readonly next: string | undefined }>;
+  list(options: { action: string[]; from?: Date; limit: number; includeEvents: boolean; after?: string }): Promise<HeldPage>;
 }
 
 /** One event the inbox holds (in any state), reduced to what matching needs. */

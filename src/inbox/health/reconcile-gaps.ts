@@ -36,7 +36,10 @@ export interface OpenReconcileGap {
   /** The proof. */
   readonly evidence: ReconcileGapEvidence;
   /** The delivery it was stored as, when reconcile recorded it; `null` otherwise. */
-  readonly recorded: { readonly id: string } | null;
+  readonly recorded: {
+    /** The delivery's id (`inbox.get(id)`). */
+    readonly id: string;
+  } | null;
   /** When the proof says it was sent. */
   readonly since: Date;
   /** When the watcher first found it. */

@@ -4,8 +4,6 @@
  * watcher, on a test clock, reconciles every period under the watch lease and tells each gap once
  * through an HTTP alert sink, resolves it when the event turns up, and tells a failing pass once.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { httpAlertSink, type Alert, type WatchOptions } from '../../../src/inbox.js';
 import { createRackClient, type RackFetch } from '../../../src/rack-api/client.js';
@@ -14,7 +12,7 @@ import { inProcessFetch } from '../../kit/rack-api.js';
 import { startScenario, type Scenario } from '../../reconcile/scenario.js';
 import { captureOutput, cli } from '../../cli/inbox-helpers.js';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../databases.js';
-import { MINUTE, TestClock, told, watchSuiteSetup } from './helpers.js';
+import { alertEndpoint, MINUTE, TestClock, told, watchSuiteSetup } from './helpers.js';
 
 watchSuiteSetup();
 captureOutput();
@@ -57,22 +55,6 @@ function rackClient(s: Scenario, options: { expiresAt?: Date } = {}) {
   return { client: createRackClient({ url: 'https://api.rack.example', token, fetch }), token, state };
 }
 
-/** An HTTP endpoint that takes alerts as httpAlertSink posts them. */
-async function alertEndpoint(): Promise<{ url: string; received: Alert[] }> {
-  const received: Alert[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      received.push(JSON.parse(body) as Alert);
-      res.writeHead(202).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`, received };
-}
-
 /** A watcher on the test clock with only the scheduled reconcile; its own loop never comes round again during a test. */
 async function watchRack(s: Scenario, clock: TestClock, options: Partial<WatchOptions> & Pick<WatchOptions, 'reconcile'>) {
   const alerts: Alert[] = [];
@@ -107,6 +89,7 @@ describe('inbox.watch({ reconcile })', () => {
     const tick = await api.autoShutdown('web', 'armed', { at: ago(7 * MINUTE), drop: true });
     const { client, token, state } = rackClient(s);
     const sink = await alertEndpoint();
+    const received = sink.received as unknown as Alert[]; // as httpAlertSink posts them: an Alert as JSON
     const clock = new TestClock();
     const { watcher } = await watchRack(s, clock, {
       onAlert: httpAlertSink(sink.url),
@@ -117,8 +100,8 @@ describe('inbox.watch({ reconcile })', () => {
     const buildKey = `reconcile_gap:web:build:create:${lostBuild.build.id}`;
     const armedKey = `reconcile_gap:web:app:budget:auto-shutdown:armed:${tick}`;
     expect(state.passes).toBe(1);
-    expect(told(sink.received).sort()).toEqual([`${armedKey} open`, `${buildKey} open`, `${releaseKey} open`].sort());
-    const release = sink.received.find((alert) => alert.key === releaseKey)!;
+    expect(told(received).sort()).toEqual([`${armedKey} open`, `${buildKey} open`, `${releaseKey} open`].sort());
+    const release = received.find((alert) => alert.key === releaseKey)!;
     expect(release).toMatchObject({ rule: 'reconcile_gap', severity: 'critical', status: 'open' });
     expect(release.fields).toEqual({
       action: 'release:create',
@@ -128,7 +111,7 @@ describe('inbox.watch({ reconcile })', () => {
       recorded: null,
     });
     expect(release.summary).toContain('proof: GET /apps/web/releases?limit=50');
-    expect(JSON.stringify(sink.received)).not.toContain(token);
+    expect(JSON.stringify(received)).not.toContain(token);
 
     // inbox health shows them under its gaps check (a warning: deliveries still flow), each with its proof.
     const health = await s.inbox.health();
@@ -155,7 +138,7 @@ describe('inbox.watch({ reconcile })', () => {
     clock.advance(15 * MINUTE);
     await watcher.check();
     expect(state.passes).toBe(2);
-    expect(sink.received).toHaveLength(3);
+    expect(received).toHaveLength(3);
 
     // The release turns up late (as recorded or resent): its gap resolves, the others stay open,
     // though their proofs are older than the window now (a pass reaches back to every open gap).
@@ -163,7 +146,7 @@ describe('inbox.watch({ reconcile })', () => {
     await s.rack.dispatch(createTestEvent('release:create', { timestamp: rackTimestamp(), data: dropped.data as never }));
     clock.advance(15 * MINUTE);
     await watcher.check();
-    expect(told(sink.received.slice(3))).toEqual([`${releaseKey} resolved`]);
+    expect(told(received.slice(3))).toEqual([`${releaseKey} resolved`]);
     expect((await watcher.incidents()).map((alert) => alert.key).sort()).toEqual([armedKey, buildKey].sort());
   });
 
