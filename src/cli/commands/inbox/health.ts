@@ -126,11 +126,12 @@ function gapLines({ logGaps, checkedAt }: InboxHealth): string[] {
 
 /** The scheduled reconcile's trouble and open gaps, each with its proof (and the delivery it was recorded as). */
 function reconcileLines({ reconcile, checkedAt }: InboxHealth): string[] {
-  if (reconcile === null) return [];
+  // Nothing to say without a scheduled reconcile (most inboxes): no line at all, rather than a "none" to read past.
+  if (reconcile === null || (reconcile.gaps.length === 0 && reconcile.problems.length === 0)) return [];
   const lines = reconcile.problems.map(
     (problem) => `reconcile       ${problem.rule === 'reconcile_failed' ? 'FAILING' : 'token'}  ${oneLine(problem.summary)}`,
   );
-  if (reconcile.gaps.length === 0) return [...lines, 'reconcile gaps  none open (found by inbox.watch({ reconcile }))'];
+  if (reconcile.gaps.length === 0) return lines;
   return [
     ...lines,
     `reconcile gaps  ${reconcile.gaps.length} open`,
