@@ -30,6 +30,7 @@ export type {
   RefusalsRuleOptions,
   SilenceRuleOptions,
   WatchOptions,
+  WatchReconcileOptions,
   Watcher,
 } from './inbox/watch/types.js';
 export type { RetainedState, RetentionOptions, RetentionResult } from './inbox/retention/options.js';
@@ -40,6 +41,7 @@ export type { HealthOptions, HealthStatus, InboxHealth, InboxReadiness } from '.
 export type { HealthCheckName, HealthCheckState, HealthChecks, ReadinessCheckName, ReadinessChecks } from './inbox/health/checks.js';
 export type { HealthLogger, HealthLogRecord } from './inbox/health/probe-log.js';
 export type { LogGapEvidence, OpenLogGap } from './inbox/health/log-gaps.js';
+export type { OpenReconcileGap, ReconcileGapEvidence, ReconcileProblem, ReconcileStatus } from './inbox/health/reconcile-gaps.js';
 export type { RefusalCount, RefusalListener, RefusalMinute, RefusalQuery } from './inbox/health/refusals.js';
 export type { WorkerInfo } from './inbox/health/workers.js';
 export { schemaSql } from './inbox/schema/migrations.js';
@@ -92,8 +94,11 @@ export type {
   AppSnapshot,
   CannotTell,
   GapEvidence,
+  HeldDelivery,
   HeldEvent,
+  HeldPage,
   RackSnapshot,
+  ReconcileInbox,
   ReadList,
   ReconcileGap,
   ReconcileReport,

@@ -12,7 +12,8 @@ import { receiverRuntime } from './store/connect-receiver.js';
 import type { StoreRetryOptions } from './store/outage/options.js';
 import { createStorePort } from './store/port.js';
 import type { InboxStats } from './types.js';
-import { createRecordReconciled, registerRecordReconciled } from './record-reconciled.js';
+import { registerRecordReconciled } from '../reconcile/recorders.js';
+import { createRecordReconciled } from './record-reconciled.js';
 import { Wake } from './wake.js';
 import { startWorker } from './work/worker.js';
 import { workerStarted } from '../telemetry/inbox-probes.js';
@@ -184,7 +185,7 @@ export function composeInbox<Database>(options: InboxOptions<Database>): InboxPo
     refusals,
   });
   const operator = createOperator(driver, names, () => wake.requeued());
-  const monitor = createMonitor(driver, names, refusals);
+  const monitor = createMonitor(driver, names, refusals, () => inbox);
   const { list, get, retry, replay, stats, prune } = operator;
   const { health, readiness, workers, refusals: readRefusals, onRefusal, refusalTotals, watch } = monitor;
   const inbox: Inbox<TransactionOf<Database>> = {

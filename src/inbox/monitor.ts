@@ -9,6 +9,8 @@ import { readLogGaps, type OpenLogGap } from './health/log-gaps.js';
 import { readRefusals, type RefusalQuery, type RefusalRecorder } from './health/refusals.js';
 import { listWorkers } from './health/workers.js';
 import type { Inbox } from './inbox.js';
+import type { ReconcileInbox } from '../reconcile/types.js';
+import { readReconcileStatus, type ReconcileStatus } from './health/reconcile-gaps.js';
 import type { TableNames } from './schema/table-name.js';
 import { startWatcher } from './watch/watcher.js';
 
@@ -16,10 +18,20 @@ import { startWatcher } from './watch/watcher.js';
 export type InboxMonitor = Pick<Inbox, 'health' | 'readiness' | 'workers' | 'refusals' | 'onRefusal' | 'refusalTotals' | 'watch'> & {
   /** The log gaps a watcher keeps open, oldest first; `undefined` on a schema without an incidents table. */
   logGaps(): Promise<OpenLogGap[] | undefined>;
+  /** The scheduled reconcile's open gaps and troubles (inbox.watch({ reconcile })); `undefined` on a schema without incidents. */
+  reconcileStatus(): Promise<ReconcileStatus | undefined>;
 };
 
-/** @param refusals - This process's counts; undefined with `recordRefusals: false`. */
-export function createMonitor(driver: Driver, names: TableNames, refusals: RefusalRecorder | undefined): InboxMonitor {
+/**
+ * @param refusals - This process's counts; undefined with `recordRefusals: false`.
+ * @param inbox - The inbox a watcher's scheduled reconcile reads (and records into).
+ */
+export function createMonitor(
+  driver: Driver,
+  names: TableNames,
+  refusals: RefusalRecorder | undefined,
+  inbox: () => ReconcileInbox,
+): InboxMonitor {
   return {
     health: (options) => checkHealth(driver, names, options),
     readiness: () => checkReadiness(driver, names),
@@ -28,6 +40,7 @@ export function createMonitor(driver: Driver, names: TableNames, refusals: Refus
     onRefusal: (listener) => refusals?.subscribe(listener) ?? (() => {}),
     refusalTotals: () => refusals?.totals() ?? new Map(),
     logGaps: () => readLogGaps((text, params) => driver.query(text, params), names),
-    watch: (options) => startWatcher(driver, names, options),
+    reconcileStatus: () => readReconcileStatus((text, params) => driver.query(text, params ?? []), names),
+    watch: (options) => startWatcher(driver, names, options, inbox()),
   };
 }

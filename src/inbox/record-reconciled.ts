@@ -8,30 +8,10 @@
 import { timestampNanos } from '../events/compare.js';
 import type { Driver } from './database/driver.js';
 import { inboxError } from './errors.js';
-import { naturalKey } from './natural-key.js';
+import { naturalKey } from '../events/natural-key.js';
 import type { TableNames } from './schema/table-name.js';
 import { keyColumn } from './store/store-delivery.js';
-import type { ReconciledEvidence } from './types.js';
-
-/** An event rebuilt from the rack's API, to store as a reconciled delivery. */
-export interface ReconstructedEvent {
-  readonly action: string;
-  readonly status: string;
-  /** RFC 3339: the time the evidence gives for the send. */
-  readonly timestamp: string;
-  /** Every value a string, as the rack sends them. */
-  readonly data: Readonly<Record<string, string>>;
-}
-
-/** What recording one event did: `stored` false when a reconciled row held it already (`id` is that row's). */
-export type RecordOutcome =
-  | { readonly id: string; readonly stored: boolean }
-  | {
-      /** A received delivery of the event is stored (it arrived since the reconcile read the inbox): nothing to record. */
-      readonly received: true;
-    };
-
-export type RecordReconciled = (event: ReconstructedEvent, evidence: ReconciledEvidence) => Promise<RecordOutcome>;
+import type { RecordReconciled } from '../reconcile/recorders.js';
 
 const encoder = new TextEncoder();
 
@@ -100,16 +80,4 @@ export function createRecordReconciled(driver: Driver, names: TableNames, stored
       throw inboxError(error, names.display, 'recording a reconciled delivery');
     }
   };
-}
-
-const recorders = new WeakMap<object, RecordReconciled>();
-
-/** Called by createInbox: the reconcile of an inbox finds its table's recorder here (the Inbox interface stays as it is). */
-export function registerRecordReconciled(inbox: object, record: RecordReconciled): void {
-  recorders.set(inbox, record);
-}
-
-/** The recorder of an inbox from createInbox; `undefined` for any other object. */
-export function recordReconciledOf(inbox: object): RecordReconciled | undefined {
-  return recorders.get(inbox);
 }

@@ -3,7 +3,7 @@
  * and the inbox does not hold. A pure function of what was read, with no false positives: what
  * the records cannot prove either way goes to `cannotTell`, never to `gaps`.
  */
-import { LIFECYCLE_TIME_FIELDS } from '../inbox/natural-key.js';
+import { LIFECYCLE_TIME_FIELDS } from '../events/natural-key.js';
 import { ZERO_TIME, type RackShutdownState } from '../rack-api/types.js';
 import { buildData, releaseData, shutdownData } from './reconstruct.js';
 import type {

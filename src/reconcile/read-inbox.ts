@@ -1,8 +1,6 @@
 /** The events an inbox holds that a reconcile matches against, in any state (a dead or duplicate delivery was received). */
-import type { Inbox } from '../inbox/create-inbox.js';
-import type { DeliveryFilter } from '../inbox/types.js';
 import { SHUTDOWN_PREFIX } from './gaps.js';
-import type { HeldEvent } from './types.js';
+import type { HeldEvent, ReconcileInbox } from './types.js';
 
 /** Events dated by the rack's send: the window's, read from a little before it (an event's time follows its proof). */
 const WINDOWED = [
@@ -18,7 +16,7 @@ const UNDATED = ['app:create', 'release:promote'];
 
 const PAGE = 1000;
 
-async function readAll(inbox: Inbox, filter: DeliveryFilter, into: HeldEvent[]): Promise<void> {
+async function readAll(inbox: ReconcileInbox, filter: { action: string[]; from?: Date }, into: HeldEvent[]): Promise<void> {
   let after: string | undefined;
   do {
     const page = await inbox.list({ ...filter, limit: PAGE, includeEvents: true, ...(after === undefined ? {} : { after }) });
@@ -38,7 +36,7 @@ async function readAll(inbox: Inbox, filter: DeliveryFilter, into: HeldEvent[]):
 }
 
 /** Every held event a reconcile of the window from `fromMs` can match. */
-export async function readHeld(inbox: Inbox, fromMs: number): Promise<HeldEvent[]> {
+export async function readHeld(inbox: ReconcileInbox, fromMs: number): Promise<HeldEvent[]> {
   const held: HeldEvent[] = [];
   await readAll(inbox, { action: WINDOWED, from: new Date(fromMs) }, held);
   await readAll(inbox, { action: UNDATED }, held);

@@ -1,10 +1,9 @@
-import type { Inbox } from '../inbox/create-inbox.js';
 import type { RackClient } from '../rack-api/client.js';
 import { findGaps } from './gaps.js';
 import { readHeld } from './read-inbox.js';
 import { readRack } from './read-rack.js';
 import { recordGaps } from './record.js';
-import type { ReconcileReport } from './types.js';
+import type { ReconcileInbox, ReconcileReport } from './types.js';
 
 /** Options of {@link reconcile}. */
 export interface ReconcileOptions {
@@ -72,7 +71,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * in `cannotTell`, never as missing. Read-only on both sides, unless `record: true` (which stores
  * each proven gap as a reconstructed delivery for the app's workers to run).
  *
- * @param inbox - The inbox to check (rack-webhooks/inbox).
+ * @param inbox - The inbox to check (an `Inbox` of rack-webhooks/inbox; its `list` is read, and with `record: true` it must be one made by `createInbox`).
  * @param client - A client of the rack's API (`createRackClient`).
  * @param options - The window, the apps, the grace period, how deep the lists are read.
  * @returns The gaps, what cannot be told, and the lists that did not cover the window.
@@ -86,7 +85,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * for (const gap of report.gaps) console.log(`missing ${gap.action} ${gap.app} ${gap.id}`);
  * ```
  */
-export async function reconcile(inbox: Inbox, client: RackClient, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+export async function reconcile(inbox: ReconcileInbox, client: RackClient, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const graceMs = positive('graceMs', options.graceMs, 60_000);
   const maxLimit = positive('maxLimit', options.maxLimit, 1000);
   const buildLookbackMs = positive('buildLookbackMs', options.buildLookbackMs, 7_200_000);

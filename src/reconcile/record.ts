@@ -2,10 +2,9 @@
  * `record: true`: each proven gap stored in the inbox as a reconstructed delivery (origin
  * `reconciled`, unsigned, the gap's evidence beside it), pending, for the app's workers to run once.
  */
-import type { Inbox } from '../inbox/create-inbox.js';
-import { naturalKey } from '../inbox/natural-key.js';
-import { recordReconciledOf } from '../inbox/record-reconciled.js';
+import { naturalKey } from '../events/natural-key.js';
 import type { RackClient } from '../rack-api/client.js';
+import { recordReconciledOf } from './recorders.js';
 import type { ReconcileGap } from './types.js';
 
 /** Who did it is not in the records: the rack's own word for that (field-notes.md), except for its tick's events. */
@@ -27,7 +26,7 @@ export function recordable(gap: ReconcileGap): boolean {
  * Records each recordable gap, in order, and returns the gaps with `recorded` set on those that now
  * have a reconciled row. `data.rack` is read from `GET /system` once, when there is one to record.
  */
-export async function recordGaps(inbox: Inbox, client: RackClient, gaps: readonly ReconcileGap[]): Promise<ReconcileGap[]> {
+export async function recordGaps(inbox: object, client: RackClient, gaps: readonly ReconcileGap[]): Promise<ReconcileGap[]> {
   const record = recordReconciledOf(inbox);
   if (record === undefined) throw new TypeError('reconcile: record: true needs an inbox made by createInbox');
   let rack: string | undefined;

@@ -41,6 +41,43 @@ export interface RackSnapshot {
   readonly gone?: readonly string[];
 }
 
+/** One delivery as {@link ReconcileInbox} lists it: the fields a reconcile matches on (a `StoredDelivery` is one). */
+export interface HeldDelivery {
+  /** The event's `action`. */
+  readonly action: string;
+  /** `data.app`, when the event has one. */
+  readonly app: string | null;
+  /** `data.tick_id`, when the event has one. */
+  readonly tickId: string | null;
+  /** The event's own time, in nanoseconds since the epoch. */
+  readonly eventNanos: bigint;
+  /** The parsed event (asked for with `includeEvents`). */
+  readonly event?:
+    | {
+        /** The event's `data`. */
+        readonly data?: unknown;
+      }
+    | undefined;
+}
+
+/** One page of {@link ReconcileInbox.list}. */
+export interface HeldPage {
+  /** The page's deliveries. */
+  readonly deliveries: readonly HeldDelivery[];
+  /** Pass as `after` for the next page; `undefined` on the last. */
+  readonly next: string | undefined;
+}
+
+/**
+ * What a reconcile reads of an inbox: its `list` (an `Inbox` of rack-webhooks/inbox is one). Said
+ * here rather than imported, so that the inbox's watcher can run a reconcile on a schedule
+ * without the two folders importing each other.
+ */
+export interface ReconcileInbox {
+  /** One page of deliveries, as `inbox.list()` reads it. */
+  list(options: { action: string[]; from?: Date; limit: number; includeEvents: boolean; after?: string }): Promise<HeldPage>;
+}
+
 /** One event the inbox holds (in any state), reduced to what matching needs. */
 export interface HeldEvent {
   /** The event's `action`, such as `release:create`. */

@@ -183,7 +183,7 @@ describe('the console in Chromium', () => {
     // Every view is opened here too, so that run alone (vitest -t) it still has requests to judge.
     const before = consoleRequests.length;
     await page.goto(consoleProcess.url);
-    for (const view of ['#/deliveries', '#/apps', '#/stats']) {
+    for (const view of ['#/deliveries', '#/apps', '#/gaps', '#/stats']) {
       await page.goto(`${consoleProcess.origin}/rack-webhooks-console/${view}`);
       await expect.poll(() => page.locator('main').isVisible()).toBe(true);
     }

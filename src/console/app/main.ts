@@ -13,6 +13,7 @@ import { appView } from './views/app.js';
 import { appsView } from './views/apps.js';
 import { deliveriesView } from './views/deliveries.js';
 import { deliveryView } from './views/delivery.js';
+import { gapsView } from './views/gaps.js';
 import { statsView } from './views/stats.js';
 import type { View } from './views/view.js';
 import { setWorkers, workersBadge } from './workers.js';
@@ -20,6 +21,7 @@ import { setWorkers, workersBadge } from './workers.js';
 const NAV = [
   ['deliveries', 'Deliveries', href.deliveries()],
   ['apps', 'Apps', href.apps()],
+  ['gaps', 'Gaps', href.gaps()],
   ['stats', 'Stats', href.stats()],
 ] as const;
 
@@ -62,6 +64,8 @@ function viewFor(route: Route): View {
       return appsView();
     case 'app':
       return appView(route.app);
+    case 'gaps':
+      return gapsView();
     case 'stats':
       return statsView();
     case 'not-found':
@@ -82,6 +86,7 @@ const TITLES: Record<Route['name'], string> = {
   delivery: 'Delivery',
   apps: 'Apps',
   app: 'App',
+  gaps: 'Gaps',
   stats: 'Stats',
   'not-found': 'Not found',
 };

@@ -1,4 +1,4 @@
-// Hash routing: `#/deliveries?state=dead`, `#/deliveries/42`, `#/apps`, `#/apps/billing-api`, `#/stats`.
+// Hash routing: `#/deliveries?state=dead`, `#/deliveries/42`, `#/apps`, `#/apps/billing-api`, `#/gaps`, `#/stats`.
 // The hash keeps back/forward and reloads working without any server route.
 
 export type Route =
@@ -6,6 +6,7 @@ export type Route =
   | { name: 'delivery'; id: string }
   | { name: 'apps' }
   | { name: 'app'; app: string }
+  | { name: 'gaps' }
   | { name: 'stats' }
   | { name: 'not-found'; path: string };
 
@@ -28,6 +29,7 @@ export function parseRoute(hash: string): Route {
   if (first === 'deliveries' && parts.length === 2 && second !== undefined) return { name: 'delivery', id: second };
   if (first === 'apps' && parts.length === 1) return { name: 'apps' };
   if (first === 'apps' && parts.length === 2 && second !== undefined) return { name: 'app', app: second };
+  if (first === 'gaps' && parts.length === 1) return { name: 'gaps' };
   if (first === 'stats' && parts.length === 1) return { name: 'stats' };
   return { name: 'not-found', path };
 }
@@ -42,6 +44,7 @@ export const href = {
   delivery: (id: string): string => `#/deliveries/${encodeURIComponent(id)}`,
   apps: (): string => '#/apps',
   app: (app: string): string => `#/apps/${encodeURIComponent(app)}`,
+  gaps: (): string => '#/gaps',
   stats: (): string => '#/stats',
 };
 

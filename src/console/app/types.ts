@@ -219,3 +219,41 @@ export interface HistoryResponse {
 export interface ApiErrorBody {
   error: { code: string; message: string };
 }
+
+/** GET /api/gaps: a log gap as inbox.watch()'s logGaps rule keeps it (src/inbox/health/log-gaps.ts), as JSON. */
+export interface LogGapRow {
+  key: string;
+  severity: 'critical' | 'warning';
+  summary: string;
+  app: string;
+  id: string;
+  missing: string;
+  evidence: { deliveryId: string; action: string; eventTime: string; receivedAt: string }[];
+  since: string;
+  openedAt: string;
+}
+
+/** GET /api/gaps: a gap the scheduled reconcile keeps open (src/inbox/health/reconcile-gaps.ts), as JSON. */
+export interface ReconcileGapRow {
+  key: string;
+  summary: string;
+  action: string;
+  app: string;
+  id: string;
+  status: string | null;
+  evidence: { route: string; field: string; value: string; at: string };
+  /** The delivery reconcile stored it as (`--record`); null when it was not recorded. */
+  recorded: { id: string } | null;
+  since: string;
+  openedAt: string;
+}
+
+export interface Gaps {
+  /** Null on a schema without an incidents table (as `reconcile`). */
+  logGaps: LogGapRow[] | null;
+  reconcile: {
+    gaps: ReconcileGapRow[];
+    problems: { rule: 'reconcile_failed' | 'reconcile_token'; summary: string; code: string | null; since: string }[];
+  } | null;
+  now: string;
+}

@@ -8,6 +8,7 @@ import type { AppsIndex } from './api/apps.js';
 import type { ChangeFeed } from './api/changes.js';
 import { deliveryDetail, historySpan, listPage, moveOne, retryAllDead } from './api/deliveries.js';
 import { ConsoleRequestError, readSmallBody, sendError, sendFailure, sendJson } from './api/http.js';
+import type { GapsPayload } from './api/gaps.js';
 import type { FieldDescriber } from './api/schema-fields.js';
 import { workersAndRefusals } from './api/workers.js';
 import { PAGE_CSP, type Asset } from './assets.js';
@@ -31,6 +32,8 @@ export interface ConsoleContext {
   readonly changes: ChangeFeed;
   readonly describe: FieldDescriber;
   readonly overview: () => { table: string; database: string };
+  /** The log gaps and the scheduled reconcile's gaps inbox.watch() keeps open. */
+  readonly gaps: () => Promise<GapsPayload>;
 }
 
 /** On every response: nothing cached, sniffed, framed, or sent on as a Referer (the first URL holds the token). */
@@ -140,6 +143,7 @@ const ROUTES: readonly Route[] = [
       return { ...context.overview(), stats, ...health, alerts: alerts ?? null, now: new Date().toISOString() };
     },
   },
+  { method: 'GET', path: /^\/api\/gaps$/, handle: (context) => context.gaps() },
   {
     method: 'GET',
     path: /^\/api\/history$/,

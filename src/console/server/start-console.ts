@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { InboxMonitor, InboxOperator } from '../../inbox/facade/index.js';
 import { AppsIndex } from './api/apps.js';
 import { ChangeFeed } from './api/changes.js';
+import { openGaps } from './api/gaps.js';
 import { fieldDescriber } from './api/schema-fields.js';
 import { loadAssets, transferSize } from './assets.js';
 import { consoleAccess, newToken } from './auth.js';
@@ -76,7 +77,12 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   });
   const address = server.address() as AddressInfo;
   const access = consoleAccess(token, host, address.port);
-  ready.context = { access, assets, operator, monitor, apps, changes, describe, overview };
+  const gaps = () =>
+    openGaps(
+      () => monitor.logGaps(),
+      () => monitor.reconcileStatus(),
+    );
+  ready.context = { access, assets, operator, monitor, apps, changes, describe, overview, gaps };
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Bound to every interface: this machine's loopback name is one that surely works here.
   const origin = `http://${access.anyHost ? '127.0.0.1' : shownHost}:${address.port}`;

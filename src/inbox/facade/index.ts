@@ -36,6 +36,7 @@ export {
 // Health and the alerts the watcher keeps open.
 export { failedHealth, type InboxHealth } from '../health/health.js';
 export type { OpenLogGap } from '../health/log-gaps.js';
+export type { OpenReconcileGap, ReconcileProblem, ReconcileStatus } from '../health/reconcile-gaps.js';
 export type { RefusalCount } from '../health/refusals.js';
 export type { WorkerInfo } from '../health/workers.js';
 export { formatTime } from '../watch/incidents.js';

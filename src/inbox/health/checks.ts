@@ -18,7 +18,8 @@ export type HealthCheckState = 'ok' | 'warning' | 'failing' | 'unknown';
 
 /**
  * A check of `inbox.health()`: `database`, `schema`, `workers`, `backlog` (the oldest pending
- * delivery's age), `dead`, `refusals`, `gaps` (log gaps `inbox.watch()` found open).
+ * delivery's age), `dead`, `refusals`, `gaps` (log gaps `inbox.watch()` found open, and the gaps and
+ * failures of its scheduled reconcile).
  */
 export type HealthCheckName = 'database' | 'schema' | 'workers' | 'backlog' | 'dead' | 'refusals' | 'gaps';
 

@@ -14,6 +14,7 @@ import {
   type ReadinessChecks,
 } from './checks.js';
 import { readLogGaps, type OpenLogGap } from './log-gaps.js';
+import { readReconcileStatus, type ReconcileStatus } from './reconcile-gaps.js';
 import { readRefusals, type RefusalCount } from './refusals.js';
 import { listWorkers, type WorkerInfo } from './workers.js';
 
@@ -95,6 +96,12 @@ export interface InboxHealth {
   };
   /** Events the rack sent that never arrived, as `inbox.watch()` found them (its `logGaps` rule); `null` without an incidents table. */
   readonly logGaps: readonly OpenLogGap[] | null;
+  /**
+   * The scheduled reconcile of `inbox.watch({ reconcile })`: the gaps it keeps open (events the
+   * rack's API proves it sent that never arrived) and whether it is failing or its token about to
+   * lapse; both count in the `gaps` check. `null` without an incidents table.
+   */
+  readonly reconcile: ReconcileStatus | null;
 }
 
 /** What `inbox.readiness()` answers. */
@@ -192,6 +199,7 @@ function emptyHealth(checkedAt: Date, schema: InboxHealth['schema']) {
     dead: 0,
     refusalsLastHour: { total: 0, byCode: [] },
     logGaps: null,
+    reconcile: null,
   };
 }
 
@@ -244,12 +252,14 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
     return verdict({ ...empty, database: { reachable: true } }, new Set(['database', 'schema']), findings);
 
   let stats: InboxStats, list: WorkerInfo[], byCode: RefusalCount[], gaps: OpenLogGap[] | undefined;
+  let reconciled: ReconcileStatus | undefined;
   try {
-    [stats, list, byCode, gaps] = await Promise.all([
+    [stats, list, byCode, gaps, reconciled] = await Promise.all([
       deliveryStats(driver, names),
       listWorkers(driver, names),
       readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }) as Promise<RefusalCount[]>,
       readLogGaps((text, params) => driver.query(text, params ?? []), names),
+      readReconcileStatus((text, params) => driver.query(text, params ?? []), names),
     ]);
   } catch (error) {
     return failed(error, findings);
@@ -263,6 +273,7 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
       severity: 'warning',
       text: `${plural(gaps.length, 'event')} the rack sent never arrived: ${gaps[0]!.summary}`,
     });
+  findings.push(...reconcileFindings(reconciled));
   return verdict(
     {
       checkedAt,
@@ -274,10 +285,24 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
       dead: stats.dead,
       refusalsLastHour: { total, byCode },
       logGaps: gaps ?? null,
+      reconcile: reconciled ?? null,
     },
     new Set(HEALTH_CHECKS.filter((check) => check !== 'gaps' || gaps !== undefined)),
     findings,
   );
+}
+
+/** The scheduled reconcile's gaps and troubles, under the `gaps` check: events lost, or no longer looked for. */
+function reconcileFindings(status: ReconcileStatus | undefined): CheckFinding[] {
+  if (status === undefined) return [];
+  const findings: CheckFinding[] = status.problems.map((problem) => ({ check: 'gaps', severity: 'warning', text: problem.summary }));
+  if (status.gaps.length > 0)
+    findings.push({
+      check: 'gaps',
+      severity: 'warning',
+      text: `${plural(status.gaps.length, 'event')} the rack's API proves it sent never arrived (scheduled reconcile): ${status.gaps[0]!.summary}`,
+    });
+  return findings;
 }
 
 /** What the rows say: workers, backlog, dead deliveries, refusals. */

@@ -1,8 +1,8 @@
 /**
  * The reads of deliveries that several parts of the inbox make: list, get and stats for
  * createInbox, the counts of the health check, the lifecycle deliveries of the watcher's
- * overdue_lifecycle rule. queries/ is the floor below operate/ and watch/: both use it, it imports
- * neither, so neither needs the other.
+ * overdue_lifecycle rule. operate/ is the floor below health/ and watch/: both read through it, it
+ * imports neither.
  */
 import { parseEvent } from '../../events/parse-event.js';
 import type { AnyWebhookEvent } from '../../events/types.js';

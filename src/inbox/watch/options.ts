@@ -1,5 +1,6 @@
 import { MAX_TIMER_MS } from '../../shared/timers.js';
 import { resolveRetention, type ResolvedRetention } from '../retention/options.js';
+import { resolveReconcile, type ResolvedReconcile } from './reconcile-options.js';
 import type { Alert, AlertRules, WatchOptions } from './types.js';
 
 const MINUTE = 60_000;
@@ -23,6 +24,7 @@ export interface ResolvedWatchOptions {
   readonly watcherId: string;
   readonly onError: (error: Error) => void;
   readonly now: () => Date;
+  readonly reconcile: ResolvedReconcile | undefined;
 }
 
 function whole(name: string, value: unknown, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
@@ -106,6 +108,9 @@ export function resolveWatchOptions(options: WatchOptions | undefined): Resolved
   const retention = resolveRetention(given.retention);
   if (given.onAlert === undefined && retention === undefined)
     throw new TypeError('inbox.watch has nothing to do: pass onAlert (alerts), or keep retention on');
+  const reconcile = resolveReconcile(given.reconcile);
+  if (reconcile !== undefined && given.onAlert === undefined)
+    throw new TypeError('reconcile needs onAlert: its gaps and failures are told as alerts');
   const intervalMs = whole('intervalMs', given.intervalMs, 30_000, 1, MAX_TIMER_MS);
   const watcherId = given.watcherId ?? `watcher-${Math.random().toString(36).slice(2, 10)}`;
   if (typeof watcherId !== 'string' || watcherId === '' || watcherId.length > 200)
@@ -120,5 +125,6 @@ export function resolveWatchOptions(options: WatchOptions | undefined): Resolved
     watcherId,
     onError: given.onError ?? defaultOnError(),
     now: given.now ?? (() => new Date()),
+    reconcile,
   };
 }

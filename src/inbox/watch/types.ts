@@ -1,7 +1,21 @@
+import type { RackClient } from '../../rack-api/client.js';
 import type { RetentionOptions, RetentionResult } from '../retention/options.js';
 
-/** Which rule raised an alert. */
-export type AlertRule = 'dead' | 'backlog' | 'no_worker' | 'refusals' | 'silence' | 'overdue_lifecycle' | 'log_gap';
+/**
+ * Which rule raised an alert. `reconcile_gap`, `reconcile_failed` and `reconcile_token` come from
+ * the scheduled reconcile (`reconcile` of {@link WatchOptions}), the others from the log.
+ */
+export type AlertRule =
+  | 'dead'
+  | 'backlog'
+  | 'no_worker'
+  | 'refusals'
+  | 'silence'
+  | 'overdue_lifecycle'
+  | 'log_gap'
+  | 'reconcile_gap'
+  | 'reconcile_failed'
+  | 'reconcile_token';
 
 /** `critical`: events are being lost or nothing runs them; `warning`: something is late. */
 export type AlertSeverity = 'critical' | 'warning';
@@ -175,6 +189,60 @@ export interface AlertRules {
   logGaps?: LogGapsRuleOptions | false;
 }
 
+/**
+ * A reconcile against the rack's read API on a schedule (docs/reconcile.md, "On a schedule"): each
+ * new gap raises one `reconcile_gap` alert, a failed pass one `reconcile_failed`, a token about to
+ * lapse one `reconcile_token`. One pass at a time across watchers: it runs under the watch lease.
+ */
+export interface WatchReconcileOptions {
+  /** The rack's API, from `createRackClient` (a read token). */
+  client: RackClient;
+  /**
+   * How often a pass runs, from 1 minute to 24 hours. The default is well inside the shortest
+   * evidence window of rack-api.md 3.5: an auto-shutdown state (its tick id and every
+   * notification stamp) is deleted by a cancel or a cap raise during the armed countdown and by a
+   * budget reset, so a slower poller loses that proof for good; builds, releases and the monthly
+   * budget stamps last far longer.
+   *
+   * @defaultValue `900_000` (15 minutes)
+   */
+  everyMs?: number;
+  /**
+   * How far back each pass looks; at least `everyMs` plus a minute (the reconcile's grace period),
+   * so consecutive passes overlap: a pass that failed, or that the lease skipped while it changed
+   * hands, is covered by the next one. A pass also reaches back to the proof of every gap still
+   * open, to see whether it arrived.
+   *
+   * @defaultValue twice `everyMs`
+   */
+  windowMs?: number;
+  /**
+   * Only these apps.
+   *
+   * @defaultValue every app of `GET /apps`
+   */
+  apps?: readonly string[];
+  /**
+   * Store each missing event as a reconstructed delivery (`reconcile`'s `record`).
+   *
+   * @defaultValue `false`: read-only
+   */
+  record?: boolean;
+  /**
+   * A `reconcile_token` warning opens this long before the token's `expiresAt`.
+   *
+   * @defaultValue `604_800_000` (7 days)
+   */
+  expiryWarningMs?: number;
+  /**
+   * A gap still open this long after its proof resolves (its event never came, and someone had
+   * that long to act on it): passes stop reading back that far.
+   *
+   * @defaultValue `604_800_000` (7 days)
+   */
+  keepOpenMs?: number;
+}
+
 /** Options of `inbox.watch()`. */
 export interface WatchOptions {
   /**
@@ -217,6 +285,12 @@ export interface WatchOptions {
   onError?: (error: Error) => void;
   /** The clock (tests, replays). @defaultValue `() => new Date()` */
   now?: () => Date;
+  /**
+   * Reconcile against the rack's read API on a schedule; needs `onAlert`.
+   *
+   * @defaultValue none: no scheduled reconcile
+   */
+  reconcile?: WatchReconcileOptions;
 }
 
 /** What one evaluation did. */

@@ -2,9 +2,11 @@ import type { Driver } from '../database/driver.js';
 import { runRetentionPass } from '../retention/prune-pass.js';
 import type { RetentionResult } from '../retention/options.js';
 import type { TableNames } from '../schema/table-name.js';
+import type { ReconcileInbox } from '../../reconcile/types.js';
 import { Incidents } from './incidents.js';
 import { Lease } from './lease.js';
 import { resolveWatchOptions, type ResolvedWatchOptions } from './options.js';
+import { ReconcilePass } from './reconcile-pass.js';
 import { buildRules } from './rules/index.js';
 import { ruleContext, type Rule } from './rules/rule.js';
 import type { Alert, CheckResult, WatchOptions, Watcher } from './types.js';
@@ -71,10 +73,13 @@ async function sendOwed(incidents: Incidents, options: ResolvedWatchOptions): Pr
   return sent;
 }
 
-export function startWatcher(driver: Driver, names: TableNames, watchOptions: WatchOptions | undefined): Watcher {
+/** `inbox` is what a scheduled reconcile reads the held events through (the inbox this watcher watches). */
+export function startWatcher(driver: Driver, names: TableNames, watchOptions: WatchOptions | undefined, inbox?: ReconcileInbox): Watcher {
   const options = resolveWatchOptions(watchOptions);
   const lease = new Lease(driver, names, options.watcherId, options.leaseMs);
   const incidents = new Incidents(driver, names);
+  if (options.reconcile !== undefined && inbox === undefined) throw new TypeError('reconcile needs the inbox: call inbox.watch()');
+  const reconciling = options.reconcile === undefined ? undefined : new ReconcilePass(inbox!, incidents, options.reconcile);
   const rules = buildRules(options.rules, options.retention);
   let stopping = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -104,6 +109,8 @@ export function startWatcher(driver: Driver, names: TableNames, watchOptions: Wa
     let alerts: Alert[] = [];
     if (options.onAlert !== undefined) {
       await applyFindings(driver, names, rules, incidents, options, now);
+      // In this evaluation, so that its alerts go out with it; it fails into a reconcile_failed incident, never a throw.
+      if (reconciling?.due(now) === true) await reconciling.run(now);
       alerts = await sendOwed(incidents, options);
     }
     const retention = options.retention;

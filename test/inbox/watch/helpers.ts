@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { beforeAll, onTestFinished, vi } from 'vitest';
 import type { Alert, Watcher, WatchOptions } from '../../../src/inbox.js';
 import { warmUp, type InboxHarness } from '../helpers.js';
@@ -73,4 +75,20 @@ export function only(
 export function watchSuiteSetup(): void {
   vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
   beforeAll(warmUp, 120_000);
+}
+
+/** An HTTP endpoint that takes alerts as httpAlertSink posts them. */
+export async function alertEndpoint(): Promise<{ url: string; received: Record<string, unknown>[] }> {
+  const received: Record<string, unknown>[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      received.push(JSON.parse(body) as Record<string, unknown>);
+      res.writeHead(202).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`, received };
 }

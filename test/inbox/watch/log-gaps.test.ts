@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startConsole } from '../../../src/console/server/start-console.js';
 import { httpAlertSink } from '../../../src/inbox.js';
@@ -9,7 +7,7 @@ import { captureOutput, cli } from '../../cli/inbox-helpers.js';
 import { fakeAssets, SCHEMAS } from '../../console/console-fixture.js';
 import { POSTGRES_URL } from '../databases.js';
 import { openInbox } from '../helpers.js';
-import { MINUTE, only, TestClock, watch, watchSuiteSetup } from './helpers.js';
+import { alertEndpoint, MINUTE, only, TestClock, watch, watchSuiteSetup } from './helpers.js';
 
 /**
  * The log_gap rule (issue 39 point 3) on a real PostgreSQL inbox: deliveries signed with the
@@ -19,22 +17,6 @@ import { MINUTE, only, TestClock, watch, watchSuiteSetup } from './helpers.js';
  */
 watchSuiteSetup();
 captureOutput();
-
-/** An HTTP endpoint that takes alerts as httpAlertSink posts them. */
-async function alertEndpoint(): Promise<{ url: string; received: Record<string, unknown>[] }> {
-  const received: Record<string, unknown>[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      received.push(JSON.parse(body) as Record<string, unknown>);
-      res.writeHead(202).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`, received };
-}
 
 const ago = (minutes: number) => rackTimestamp(new Date(Date.now() - minutes * MINUTE));
 

@@ -28,10 +28,12 @@ Checks the inbox as inbox.health() does: the database answers, the schema is the
 needs, which workers are live (a worker that missed 3 heartbeats is gone), how long the oldest
 pending delivery has waited, how many are dead, what was refused in the last hour, and the log
 gaps inbox.watch() found open: events the rack sent that this inbox never stored (a build's
-release:create, a promote's outcome, a countdown's :armed, ...), with the deliveries that say so.
+release:create, a promote's outcome, a countdown's :armed, ...), with the deliveries that say so,
+and what inbox.watch({ reconcile }) keeps open: the events the rack's API proves it sent that never
+arrived (with the proof), and a scheduled reconcile that fails or whose token is about to lapse.
 
 Exit codes (for a probe or a cron job):
-  0  ok, or warning (dead deliveries, refusals, log gaps, no worker while nothing waits): still running
+  0  ok, or warning (dead deliveries, refusals, log or reconcile gaps, no worker while nothing waits): still running
   1  unhealthy: schema missing or behind, deliveries waiting with no live worker, or the oldest
      pending delivery older than --max-pending-age
   2  could not check: the database cannot be reached (or is open in another process, for a
@@ -84,6 +86,7 @@ export function healthLines(report: InboxHealth): string[] {
     `dead            ${report.dead}`,
     `refused (1 h)   ${refusalSummary(refused.total, refused.byCode)}`,
     ...gapLines(report),
+    ...reconcileLines(report),
   );
   return lines;
 }
@@ -99,6 +102,29 @@ function gapLines({ logGaps, checkedAt }: InboxHealth): string[] {
         `  ${gap.severity.padEnd(8)}  since ${formatTime(gap.since, checkedAt)}  ${oneLine(gap.summary)}` +
         `  [deliveries ${gap.evidence.map((evidence) => evidence.deliveryId).join(', ')}]`,
     ),
+  ];
+}
+
+/** The scheduled reconcile's trouble and open gaps, each with its proof (and the delivery it was recorded as). */
+function reconcileLines({ reconcile, checkedAt }: InboxHealth): string[] {
+  // Nothing to say without a scheduled reconcile (most inboxes): no line at all, rather than a "none" to read past.
+  if (reconcile === null || (reconcile.gaps.length === 0 && reconcile.problems.length === 0)) return [];
+  const lines = reconcile.problems.map(
+    (problem) => `reconcile       ${problem.rule === 'reconcile_failed' ? 'FAILING' : 'token'}  ${oneLine(problem.summary)}`,
+  );
+  if (reconcile.gaps.length === 0) return lines;
+  return [
+    ...lines,
+    `reconcile gaps  ${reconcile.gaps.length} open`,
+    ...reconcile.gaps.map((gap) => {
+      const { route, field, value } = gap.evidence;
+      const recorded = gap.recorded === null ? '' : `  [recorded as delivery ${gap.recorded.id}]`;
+      return (
+        oneLine(
+          `  ${gap.action}${gap.status === null ? '' : ` (${gap.status})`}  app=${gap.app}  id=${gap.id}  sent ${formatTime(gap.since, checkedAt)}  proof: GET ${route} ${field}=${value}`,
+        ) + recorded
+      );
+    }),
   ];
 }
 

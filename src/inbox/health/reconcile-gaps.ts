@@ -1,0 +1,117 @@
+/**
+ * What the scheduled reconcile of inbox.watch() keeps open (any process's watcher): each gap, an
+ * event the rack's API proves it sent that this inbox does not hold, with its proof; and whether
+ * the reconcile itself is failing or its token about to lapse. Read from the incidents table, for
+ * `inbox.health()` and the console's gaps view; a schema from before that table has none.
+ */
+import type { Query } from '../operate/query.js';
+import { watchTables, type TableNames } from '../schema/table-name.js';
+
+/** The record and field of the rack's API that prove the send. */
+export interface ReconcileGapEvidence {
+  /** The route read, such as `/apps/web/releases?limit=50`. */
+  readonly route: string;
+  /** The field that proves it. */
+  readonly field: string;
+  /** Its value. */
+  readonly value: string;
+  /** When the proof says the send happened (ISO). */
+  readonly at: string;
+}
+
+/** One event the rack sent that this inbox does not hold, as the scheduled reconcile last found it. */
+export interface OpenReconcileGap {
+  /** The incident's key: `reconcile_gap:<app>:<action>:<id>`. */
+  readonly key: string;
+  /** One line for people. */
+  readonly summary: string;
+  /** The missing event's action. */
+  readonly action: string;
+  /** The app. */
+  readonly app: string;
+  /** The build or release id, the `tick_id`, or the budget stamp's time. */
+  readonly id: string;
+  /** `success` or `error`, for `build:create`; `null` otherwise. */
+  readonly status: string | null;
+  /** The proof. */
+  readonly evidence: ReconcileGapEvidence;
+  /** The delivery it was stored as, when reconcile recorded it; `null` otherwise. */
+  readonly recorded: {
+    /** The delivery's id (`inbox.get(id)`). */
+    readonly id: string;
+  } | null;
+  /** When the proof says it was sent. */
+  readonly since: Date;
+  /** When the watcher first found it. */
+  readonly openedAt: Date;
+}
+
+/** The scheduled reconcile itself in trouble: a failing pass (`reconcile_failed`) or a token about to lapse (`reconcile_token`). */
+export interface ReconcileProblem {
+  /** Which. */
+  readonly rule: 'reconcile_failed' | 'reconcile_token';
+  /** One line for people (a failure's code and reason; never the token). */
+  readonly summary: string;
+  /** A failure's code (`rack_auth_invalid`, `rack_unreachable`, ...); `null` for the token's warning. */
+  readonly code: string | null;
+  /** Since when. */
+  readonly since: Date;
+}
+
+/** The scheduled reconcile's open incidents. */
+export interface ReconcileStatus {
+  /** The gaps open, oldest proof first. */
+  readonly gaps: readonly OpenReconcileGap[];
+  /** A failing pass, or a token about to lapse; empty when neither. */
+  readonly problems: readonly ReconcileProblem[];
+}
+
+const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+function evidenceOf(value: unknown): ReconcileGapEvidence {
+  const evidence = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  return { route: text(evidence['route']), field: text(evidence['field']), value: text(evidence['value']), at: text(evidence['at']) };
+}
+
+function recordedOf(value: unknown): { id: string } | null {
+  const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
+  return typeof id === 'string' && id !== '' ? { id } : null;
+}
+
+/** The open gaps and problems of the scheduled reconcile; `undefined` when the schema has no incidents table. */
+export async function readReconcileStatus(query: Query, names: TableNames): Promise<ReconcileStatus | undefined> {
+  const table = watchTables(names).incidents;
+  const [exists] = await query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
+  if (exists?.['present'] !== true) return undefined;
+  const rows = await query(
+    `SELECT rule, key, summary, since, opened_at, fields FROM ${table}
+      WHERE resolved_at IS NULL AND rule IN ('reconcile_gap', 'reconcile_failed', 'reconcile_token') ORDER BY since, id`,
+  );
+  const gaps: OpenReconcileGap[] = [];
+  const problems: ReconcileProblem[] = [];
+  for (const row of rows) {
+    const fields = JSON.parse(String(row['fields'])) as Record<string, unknown>;
+    if (row['rule'] === 'reconcile_gap')
+      gaps.push({
+        key: String(row['key']),
+        summary: String(row['summary']),
+        action: text(fields['action']),
+        app: text(fields['app']),
+        id: text(fields['id']),
+        status: typeof fields['status'] === 'string' ? fields['status'] : null,
+        evidence: evidenceOf(fields['evidence']),
+        recorded: recordedOf(fields['recorded']),
+        since: toDate(row['since']),
+        openedAt: toDate(row['opened_at']),
+      });
+    else
+      problems.push({
+        rule: row['rule'] === 'reconcile_failed' ? 'reconcile_failed' : 'reconcile_token',
+        summary: String(row['summary']),
+        code: typeof fields['code'] === 'string' ? fields['code'] : null,
+        since: toDate(row['since']),
+      });
+  }
+  return { gaps, problems };
+}

@@ -1,0 +1,119 @@
+/**
+ * The scheduled reconcile of inbox.watch(): every `everyMs`, under the watch lease (one watcher of
+ * a fleet at a time), one reconcile() of the window, and the incidents it keeps. A gap opens once,
+ * keyed by action, app and id, and stays open while passes find it; it resolves when a pass that
+ * reached back to its proof no longer finds it (the event arrived; or the rack no longer shows the
+ * proof: a shutdown state deleted, a budget stamp reset, an app deleted), or `keepOpenMs` after its
+ * proof. A failed pass opens `reconcile_failed`, which the next good pass resolves, and leaves the
+ * gaps as they are: a rack that cannot be read resolves nothing.
+ */
+import { reconcile } from '../../reconcile/reconcile.js';
+import type { ReconcileInbox, ReconcileReport } from '../../reconcile/types.js';
+import type { Row } from '../database/driver.js';
+import type { Finding, Incidents } from './incidents.js';
+import type { ResolvedReconcile } from './reconcile-options.js';
+import { failureFinding, gapFinding, tokenFinding } from './rules/reconcile-gaps.js';
+
+/** What one pass did: for the watcher's callers and tests. */
+export interface ReconcilePassOutcome {
+  /** The window's start, as asked of reconcile(). */
+  readonly since: Date;
+  /** The report, when the pass succeeded. */
+  readonly report?: ReconcileReport;
+  /** Why it failed, when it did. */
+  readonly error?: unknown;
+}
+
+const RULES = new Set(['reconcile_gap', 'reconcile_failed', 'reconcile_token']);
+
+function fieldsOf(row: Row): Record<string, unknown> {
+  try {
+    return JSON.parse(String(row['fields'])) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** The proof's time of an open gap's incident, in ms; undefined when unreadable. */
+function proofMs(row: Row): number | undefined {
+  const evidence = fieldsOf(row)['evidence'] as { at?: unknown } | undefined;
+  const ms = typeof evidence?.at === 'string' ? Date.parse(evidence.at) : Number.NaN;
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+export class ReconcilePass {
+  #lastStartedMs: number | undefined;
+
+  constructor(
+    private readonly inbox: ReconcileInbox,
+    private readonly incidents: Incidents,
+    private readonly options: ResolvedReconcile,
+  ) {}
+
+  /** Whether a pass is due at `now`: none ran in this watcher yet, or the last began `everyMs` ago. */
+  due(now: Date): boolean {
+    return this.#lastStartedMs === undefined || now.getTime() - this.#lastStartedMs >= this.options.everyMs;
+  }
+
+  async #upsert(open: readonly Row[], finding: Finding, now: Date): Promise<void> {
+    const existing = open.find((row) => row['key'] === finding.key);
+    if (existing === undefined) await this.incidents.openFor(finding, now);
+    else await this.incidents.refresh(String(existing['id']), finding);
+  }
+
+  async #resolve(open: readonly Row[], keep: (row: Row) => boolean, now: Date): Promise<void> {
+    for (const row of open) if (!keep(row)) await this.incidents.resolve(String(row['id']), now);
+  }
+
+  /** Runs one pass now and keeps its incidents (their alerts go out with the watcher's others). */
+  async run(now: Date): Promise<ReconcilePassOutcome> {
+    this.#lastStartedMs = now.getTime();
+    const { client, windowMs, keepOpenMs, apps, expiryWarningMs } = this.options;
+    const open = (await this.incidents.open()).filter((row) => RULES.has(String(row['rule'])));
+    const gapsOpen = open.filter((row) => row['rule'] === 'reconcile_gap');
+    // Back to the oldest open gap's proof (so that a pass sees whether it arrived), never past keepOpenMs.
+    const floorMs = now.getTime() - keepOpenMs;
+    const oldestProof = Math.min(...gapsOpen.map((row) => proofMs(row) ?? Number.POSITIVE_INFINITY));
+    const since = new Date(Math.max(floorMs, Math.min(now.getTime() - windowMs, oldestProof - 1)));
+
+    const token = tokenFinding(client, now, expiryWarningMs);
+    if (token !== undefined) await this.#upsert(open, token, now);
+    else await this.#resolve(open, (row) => row['rule'] !== 'reconcile_token', now);
+
+    let report: ReconcileReport;
+    try {
+      report = await reconcile(this.inbox, client, {
+        since,
+        ...(apps === undefined ? {} : { apps }),
+        ...(this.options.record ? { record: true } : {}),
+      });
+    } catch (error) {
+      await this.#upsert(open, failureFinding(error, client, now), now);
+      return { since, error };
+    }
+    await this.#resolve(open, (row) => row['rule'] !== 'reconcile_failed', now);
+
+    const found = new Set<string>();
+    for (const gap of report.gaps) {
+      const finding = gapFinding(gap, now);
+      found.add(finding.key);
+      await this.#upsert(open, finding, now);
+    }
+    // Not found again: resolved, unless its app's lists did not reach back this time, or this
+    // watcher no longer reads its app (then only keepOpenMs ends it). An app gone from the rack took its proof along.
+    const uncovered = new Set(report.uncovered.map((list) => list.app));
+    const unread = (app: string) => apps !== undefined && !apps.includes(app);
+    await this.#resolve(
+      gapsOpen,
+      (row) => {
+        if (found.has(String(row['key']))) return true;
+        const proof = proofMs(row);
+        if (proof !== undefined && proof < floorMs) return false;
+        const app = String(fieldsOf(row)['app']);
+        return uncovered.has(app) || unread(app);
+      },
+      now,
+    );
+    return { since, report };
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * What the scheduled reconcile tells, as findings: one per gap (`reconcile_gap`), one for a pass
+ * that failed (`reconcile_failed`), one for a token about to lapse (`reconcile_token`). Pure: the
+ * pass (../reconcile-pass.ts) reads the rack and keeps the incidents.
+ */
+import type { RackClient } from '../../../rack-api/client.js';
+import type { ReconcileGap } from '../../../reconcile/types.js';
+import { describeThrown } from '../../../shared/thrown.js';
+import type { Finding } from '../incidents.js';
+import { formatDuration, formatTime } from '../incidents.js';
+
+/** A gap's incident key: one per missing event (action, app, id), so a gap found again is the same incident. */
+export const gapKey = (gap: Pick<ReconcileGap, 'action' | 'app' | 'id'>) => `reconcile_gap:${gap.app}:${gap.action}:${gap.id}`;
+
+/** The delivery a gap was recorded as, when reconcile stored it (`recorded: { id }`); read defensively. */
+function recordedId(gap: ReconcileGap): string | undefined {
+  const recorded = (gap as { recorded?: unknown }).recorded;
+  const id = typeof recorded === 'object' && recorded !== null ? (recorded as { id?: unknown }).id : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+export function gapFinding(gap: ReconcileGap, now: Date): Finding {
+  const { route, field, value, at } = gap.evidence;
+  const proofAt = new Date(at);
+  const since = Number.isNaN(proofAt.getTime()) ? now : proofAt;
+  const recorded = recordedId(gap);
+  const status = gap.status === undefined ? '' : ` (${gap.status})`;
+  return {
+    rule: 'reconcile_gap',
+    severity: 'critical',
+    key: gapKey(gap),
+    since,
+    summary:
+      `${gap.app}: ${gap.action}${status} ${gap.id} was sent by the rack at ${formatTime(since, now)} and never arrived ` +
+      `(proof: GET ${route} ${field}=${value}); the rack never sends it again` +
+      (recorded === undefined ? ': run its handler by hand' : `; recorded as delivery ${recorded}`),
+    fields: {
+      action: gap.action,
+      app: gap.app,
+      id: gap.id,
+      ...(gap.status === undefined ? {} : { status: gap.status }),
+      evidence: { route, field, value, at },
+      recorded: recorded === undefined ? null : { id: recorded },
+    },
+  };
+}
+
+/** A pass that failed: the typed error's code and its one line (a RackApiError never holds the token). */
+export function failureFinding(error: unknown, client: RackClient, now: Date): Finding {
+  const typed = error as { code?: unknown; httpStatus?: unknown; route?: unknown };
+  const code = typeof typed?.code === 'string' ? typed.code : 'reconcile_failed';
+  const reason = describeThrown(error)
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .slice(0, 300);
+  return {
+    rule: 'reconcile_failed',
+    severity: 'warning',
+    key: 'reconcile_failed',
+    since: now,
+    summary: `the scheduled reconcile against ${client.baseUrl} failed (${code}): ${reason}; no gap is looked for until it works again`,
+    fields: {
+      code,
+      httpStatus: typeof typed?.httpStatus === 'number' ? typed.httpStatus : null,
+      route: typeof typed?.route === 'string' ? typed.route : null,
+      reason,
+      rack: client.baseUrl,
+    },
+  };
+}
+
+/** The token's `expiresAt` within the warning bound (or past): mint a new one before the passes fail. */
+export function tokenFinding(client: RackClient, now: Date, expiryWarningMs: number): Finding | undefined {
+  const expiresAt = client.token?.expiresAt;
+  if (expiresAt === undefined) return undefined;
+  const expiry = new Date(expiresAt * 1000);
+  const leftMs = expiry.getTime() - now.getTime();
+  if (leftMs > expiryWarningMs) return undefined;
+  return {
+    rule: 'reconcile_token',
+    severity: 'warning',
+    key: 'reconcile_token',
+    since: now,
+    summary:
+      leftMs > 0
+        ? `the rack token of the scheduled reconcile expires at ${formatTime(expiry, now)} (in ${formatDuration(leftMs)}): mint a new read token and restart the watcher with it`
+        : `the rack token of the scheduled reconcile expired at ${formatTime(expiry, now)}: mint a new read token and restart the watcher with it`,
+    fields: { expiresAt: expiry.toISOString(), expiryWarningMs, rack: client.baseUrl },
+  };
+}
