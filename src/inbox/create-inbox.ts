@@ -1,5 +1,6 @@
 import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../receiver/inbox-contract.js';
 import type { Receiver } from '../receiver/types.js';
+import { systemClock, type Clock } from './clock.js';
 import { connectReceiver, receiverRuntime } from './connect-receiver.js';
 import { driverFor } from './database/detect.js';
 import { inboxError } from './errors.js';
@@ -112,6 +113,14 @@ export interface InboxOptions<Database> {
    * @defaultValue `true`
    */
   telemetry?: boolean;
+  /**
+   * The clock every part of the inbox measures time and sets timers on (store retries, the
+   * outage's circuit, refusals, watch, NOTIFY, workers): for tests only, not a public option.
+   *
+   * @internal
+   * @defaultValue the system clock
+   */
+  clock?: Clock;
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
@@ -228,7 +237,8 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   if (typeof options !== 'object' || options === null) throw new TypeError('createInbox expects { database, table? }');
   const driver = driverFor(options.database, options.preparedStatements ?? true);
   const names = resolveTableNames(options.table);
-  const wake = new Wake(driver, names.channel, options.notify ?? true);
+  const clock = options.clock ?? systemClock;
+  const wake = new Wake(driver, names.channel, options.notify ?? true, clock);
   const telemetry = options.telemetry !== false;
   const storeOnce = createStoreDelivery(
     driver,
@@ -244,9 +254,9 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   });
   // No more store attempts at once than the pool has connections (pg's default of 10 when
   // unknown): the others wait their turn here, within their bounds, not in the pool's queue.
-  const circuit = new Circuit(driver.maxConnections ?? 10);
-  const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry), circuit);
-  const refusals = refusalRecorder(driver, names, options.recordRefusals);
+  const circuit = new Circuit(driver.maxConnections ?? 10, clock);
+  const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry, () => clock.now()), circuit, clock);
+  const refusals = refusalRecorder(driver, names, options.recordRefusals, clock);
 
   const inbox: Inbox<TransactionOf<Database>> = {
     table: names.display,
@@ -280,7 +290,7 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
           return unsubscribe;
         },
         () => wake.relisten(onListenError),
-        undefined,
+        clock,
         observed,
       );
       if (!observed) return worker;
@@ -301,12 +311,12 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
       return count;
     },
     stats: () => deliveryStats(driver, names),
-    watch: (watchOptions) => startWatcher(driver, names, watchOptions),
+    watch: (watchOptions) => startWatcher(driver, names, watchOptions, clock),
     prune: (pruneOptions) => pruneDeliveries(driver, names, { before: (pruneOptions as { before: Date } | undefined)?.before as Date }),
-    health: (healthOptions) => checkHealth(driver, names, healthOptions),
+    health: (healthOptions) => checkHealth(driver, names, healthOptions ?? {}, clock),
     readiness: () => checkReadiness(driver, names),
     workers: () => listWorkers(driver, names),
-    refusals: ((query?: RefusalQuery) => readRefusals(driver, names, query)) as Inbox['refusals'],
+    refusals: ((query?: RefusalQuery) => readRefusals(driver, names, query, clock)) as Inbox['refusals'],
     onRefusal: (listener) => refusals?.subscribe(listener) ?? (() => {}),
     refusalTotals: () => refusals?.totals() ?? new Map(),
     countRefusal: (code) => refusals?.count(code),
@@ -319,12 +329,17 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
   return inbox;
 }
 
-function refusalRecorder(driver: Driver, names: TableNames, option: InboxOptions<unknown>['recordRefusals']): RefusalRecorder | undefined {
+function refusalRecorder(
+  driver: Driver,
+  names: TableNames,
+  option: InboxOptions<unknown>['recordRefusals'],
+  clock: Clock,
+): RefusalRecorder | undefined {
   if (option === false) return undefined;
   if (option !== undefined && option !== true && (typeof option !== 'object' || option === null))
     throw new TypeError('recordRefusals must be true, false or { flushIntervalMs }');
   const flushMs = option === undefined || option === true ? REFUSAL_FLUSH_MS : (option.flushIntervalMs ?? REFUSAL_FLUSH_MS);
   if (!Number.isSafeInteger(flushMs) || flushMs < 1 || flushMs > 2 ** 31 - 1)
     throw new RangeError(`recordRefusals.flushIntervalMs must be a whole number of ms from 1 to ${2 ** 31 - 1}, got ${String(flushMs)}`);
-  return new RefusalRecorder(driver, names, flushMs);
+  return new RefusalRecorder(driver, names, flushMs, clock);
 }

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { MAX_TIMER_MS } from '../../shared/timers.js';
 import { resolveRetention, type ResolvedRetention } from '../retention/options.js';
 import type { Alert, AlertRules, WatchOptions } from './types.js';
@@ -96,7 +97,7 @@ function defaultOnError(): (error: Error) => void {
 }
 
 /** Checks every option; throws a `TypeError` or `RangeError` naming the one that is wrong. */
-export function resolveWatchOptions(options: WatchOptions | undefined): ResolvedWatchOptions {
+export function resolveWatchOptions(options: WatchOptions | undefined, clock: Clock): ResolvedWatchOptions {
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError('inbox.watch expects options such as { onAlert: (alert) => ... }');
   const given = options ?? {};
@@ -119,6 +120,6 @@ export function resolveWatchOptions(options: WatchOptions | undefined): Resolved
     leaseMs: Math.max(3 * intervalMs, 30_000),
     watcherId,
     onError: given.onError ?? defaultOnError(),
-    now: given.now ?? (() => new Date()),
+    now: given.now ?? (() => clock.date()),
   };
 }
