@@ -113,6 +113,16 @@ export class ManualClock implements Clock {
     return due.length;
   }
 
+  /** Moves now() to the earliest live timer that `matches` and fires it; `undefined` (and nothing moves) when there is none. */
+  fireNext(matches: (timer: ManualTimer) => boolean = () => true): ManualTimer | undefined {
+    const next = this.live.filter(matches).sort((a, b) => a.at - b.at)[0];
+    if (next === undefined) return undefined;
+    this.#now = Math.max(this.#now, next.at);
+    next.cancelled = true;
+    next.fn();
+    return next;
+  }
+
   /**
    * Moves now() forward by `ms`, firing every timer that falls due on the way in the order of
    * their times (one set by a timer that fired fires too when due), each at its own now(). After
@@ -122,11 +132,7 @@ export class ManualClock implements Clock {
     const end = this.#now + ms;
     let fired = 0;
     for (;;) {
-      const next = this.live.filter((timer) => timer.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (next === undefined) break;
-      this.#now = Math.max(this.#now, next.at);
-      next.cancelled = true;
-      next.fn();
+      if (this.fireNext((timer) => timer.at <= end) === undefined) break;
       fired++;
       await settle();
     }

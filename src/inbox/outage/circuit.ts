@@ -111,7 +111,7 @@ export class Circuit {
         this.#probing = true;
         this.#take('probe');
       },
-      true,
+      false, // the deliveries waiting for it hold the process open with their own bounds
     );
   }
 }
