@@ -3,6 +3,7 @@
  * digit boundaries, and the change feed through an outage (told once, one polling loop however
  * often pages reconnect).
  */
+import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
@@ -15,6 +16,7 @@ import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { createTestEvent, rackTimestamp } from '../../src/testing/test-event.js';
 import { openDatabase, type TestDatabase } from '../inbox/databases.js';
+import { deferred, flush, ManualClock, until, type Deferred, type ManualTimer } from '../kit/time.js';
 
 const opened: TestDatabase[] = [];
 afterEach(async () => {
@@ -97,23 +99,36 @@ describe('the change feed', () => {
     };
   }
 
+  /** The feed's poll timer, on the test's clock (the heartbeat is the other one). */
+  const isPoll = (pollMs: number) => (timer: ManualTimer) => timer.ms === pollMs;
+
   it('reports an outage once, and the next one once again', async () => {
     const { inbox, query, table } = await filledInbox(1, () => 'one-api');
     let broken = false;
-    const guarded: Query = (text, params) =>
-      broken ? Promise.reject(Object.assign(new Error('connection lost'), { code: 'ECONNRESET' })) : query(text, params);
+    let reads = 0;
+    const guarded: Query = (text, params) => {
+      reads++;
+      return broken ? Promise.reject(Object.assign(new Error('connection lost'), { code: 'ECONNRESET' })) : query(text, params);
+    };
     const errors: unknown[] = [];
-    const feed = new ChangeFeed(inbox, guarded, table, 10, (error) => errors.push(error));
+    const clock = new ManualClock();
+    const feed = new ChangeFeed(inbox, guarded, table, 10, (error) => errors.push(error), clock);
     const client = await listener();
     await feed.subscribe(client.response);
+    /** One poll: its timer fired, its read done and the next one set. */
+    const poll = async () => {
+      const before = reads;
+      expect(clock.fireNext(isPoll(10))).toBeDefined();
+      await until(() => expect(reads > before && clock.live.some(isPoll(10))).toBe(true));
+    };
     broken = true;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (let i = 0; i < 3; i++) await poll();
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'inbox_unavailable' });
     broken = false;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await poll();
     broken = true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 3; i++) await poll();
     expect(errors).toHaveLength(2);
     feed.close();
     client.close();
@@ -121,32 +136,41 @@ describe('the change feed', () => {
 
   it('runs one polling loop however often pages reconnect', async () => {
     const { inbox, query, table } = await filledInbox(1, () => 'one-api');
+    // A poll the test holds until the page has gone and another has come: the loop it belonged to must end with it.
+    let holding: Deferred<void> | undefined;
     let polls = 0;
-    // Each poll takes about as long as the interval, so a loop left over from a reconnect overlaps the new one.
-    const slow: Query = async (text, params) => {
-      if (text.includes('GROUP BY state')) {
+    const held: Query = async (text, params) => {
+      if (text.includes('GROUP BY state') && holding !== undefined) {
         polls++;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await holding.promise;
       }
       return query(text, params);
     };
-    const feed = new ChangeFeed(inbox, slow, table, 20, () => {});
-    for (let round = 0; round < 10; round++) {
-      const client = await listener();
-      await feed.subscribe(client.response);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      client.close();
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const client = await listener();
+    const clock = new ManualClock();
+    const feed = new ChangeFeed(inbox, held, table, 20, () => {}, clock);
+    const loops = () => clock.live.filter(isPoll(20)).length;
+    let client = await listener();
     await feed.subscribe(client.response);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    polls = 0;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    // One loop: a poll every 40 ms or so (20 ms query + 20 ms wait): about 25 a second. Several loops: 50 and more.
-    expect(polls).toBeLessThan(38);
-    expect(polls).toBeGreaterThan(5);
+    for (let round = 0; round < 10; round++) {
+      const gate = deferred<void>();
+      holding = gate;
+      clock.fireNext(isPoll(20));
+      await until(() => expect(polls).toBe(round + 1)); // under way
+      holding = undefined;
+      const closed = once(client.response, 'close');
+      client.close();
+      await closed;
+      expect(loops()).toBe(0);
+      client = await listener();
+      await feed.subscribe(client.response);
+      expect(loops()).toBe(1);
+      // The poll of the page that went ends now: it sets no timer of its own.
+      gate.resolve();
+      await flush(5);
+      expect(loops()).toBe(1);
+    }
     feed.close();
     client.close();
+    expect(loops()).toBe(0);
   }, 30_000);
 });
