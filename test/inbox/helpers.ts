@@ -5,7 +5,7 @@ import { beforeAll, onTestFinished, vi } from 'vitest';
 import { createReceiver, type Receiver, type ReceiveResult, type ReceiverOptions } from '../../src/index.js';
 import { createInbox, type Inbox, type Worker, type WorkOptions } from '../../src/inbox.js';
 import { createSignedRequestSync, type SignedRequest } from '../../src/testing/index.js';
-import { sleep, untilTrue } from '../kit/time.js';
+import { sleep, waitFor } from '../kit/time.js';
 import { openDatabase, preparePGlite, type ClientKind, type TestDatabase } from './databases.js';
 
 export { sleep };
@@ -98,8 +98,14 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
       workers.push(worker);
       return worker;
     },
-    settle: (timeoutMs = 10_000) =>
-      untilTrue('no delivery pending or running', async () => (await count(`state IN ('pending', 'running')`)) === 0, timeoutMs),
+    async settle(timeoutMs = 10_000) {
+      await waitFor(
+        async () => (await count(`state IN ('pending', 'running')`)) === 0,
+        timeoutMs,
+        () => 'no delivery pending or running',
+        15,
+      );
+    },
     rows: () => db.query(`SELECT * FROM ${table} ORDER BY id`),
     count,
   };

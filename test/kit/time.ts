@@ -23,11 +23,32 @@ export function until<T>(check: () => T | Promise<T>, timeoutMs = 10_000, interv
   return vi.waitFor(check, { timeout: timeoutMs, interval: intervalMs });
 }
 
-/** Polls until `condition` holds: `what` names it in the failure. */
-export function untilTrue(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  return until(async () => {
-    if (!(await condition())) throw new Error(`still waiting for ${what} after ${timeoutMs} ms`);
-  }, timeoutMs);
+const NOT_YET = new Error('not yet');
+
+/**
+ * Polls `probe` until it returns something other than undefined or false, and resolves with it;
+ * past `timeoutMs` it fails naming `what()`. A probe that throws fails at the bound with its error.
+ */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs: number,
+  what: () => string,
+  intervalMs = 25,
+): Promise<T> {
+  try {
+    return await until(
+      async () => {
+        const value = await probe();
+        if (value === undefined || value === false) throw NOT_YET;
+        return value;
+      },
+      timeoutMs,
+      intervalMs,
+    );
+  } catch (error) {
+    if (error !== NOT_YET) throw error;
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`, { cause: error });
+  }
 }
 
 /** Rejects with `what` if `promise` has not settled within `ms` (a bound on a wait that may hang). */
