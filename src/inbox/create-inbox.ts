@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from './clock.js';
 import { driverFor } from './database/detect.js';
 import type { Driver } from './database/driver.js';
 import type { PGliteDirectory } from './database/owner/open.js';
@@ -98,6 +99,14 @@ export interface InboxOptions<Database> {
    * @defaultValue `true`
    */
   telemetry?: boolean;
+  /**
+   * The clock every part of the inbox measures time and sets timers on (store retries, the
+   * outage's circuit, refusals, watch, NOTIFY, workers): for tests only, not a public option.
+   *
+   * @internal
+   * @defaultValue the system clock
+   */
+  clock?: Clock;
 }
 
 /** The client handlers get as `context.transaction`: the same kind as the database. */
@@ -173,9 +182,10 @@ export function composeInbox<Database>(options: InboxOptions<Database>): InboxPo
   if (typeof options !== 'object' || options === null) throw new TypeError('createInbox expects { database, table? }');
   const driver = driverFor(options.database, options.preparedStatements ?? true);
   const names = resolveTableNames(options.table);
-  const wake = new Wake(driver, names.channel, options.notify ?? true);
+  const clock = options.clock ?? systemClock;
+  const wake = new Wake(driver, names.channel, options.notify ?? true, clock);
   const telemetry = options.telemetry !== false;
-  const refusals = refusalRecorder(driver, names, options.recordRefusals);
+  const refusals = refusalRecorder(driver, names, options.recordRefusals, clock);
   const store = createStorePort(driver, names, {
     storeRetry: options.storeRetry,
     telemetry,
@@ -183,16 +193,17 @@ export function composeInbox<Database>(options: InboxOptions<Database>): InboxPo
       if (pending) wake.stored();
     },
     refusals,
+    clock,
   });
   const operator = createOperator(driver, names, () => wake.requeued());
-  const monitor = createMonitor(driver, names, refusals, () => inbox);
+  const monitor = createMonitor(driver, names, refusals, clock, () => inbox);
   const { list, get, retry, replay, stats, prune } = operator;
   const { health, readiness, workers, refusals: readRefusals, onRefusal, refusalTotals, watch } = monitor;
   const inbox: Inbox<TransactionOf<Database>> = {
     table: names.display,
     migrate: () => migrate(driver, names),
     ...store,
-    work: workFactory(driver, names, wake, telemetry, () => inbox, stats),
+    work: workFactory(driver, names, wake, telemetry, clock, () => inbox, stats),
     ...{ list, get, retry, replay, stats, prune },
     ...{ health, readiness, workers, refusals: readRefusals, onRefusal, refusalTotals, watch },
     close: async () => refusals?.close(),
@@ -212,6 +223,7 @@ function workFactory(
   names: TableNames,
   wake: Wake,
   telemetry: boolean,
+  clock: Clock,
   inbox: () => object,
   stats: () => Promise<InboxStats>,
 ): Inbox['work'] {
@@ -235,7 +247,7 @@ function workFactory(
       workOptions,
       (wakeUp) => wake.subscribe(wakeUp, onListenError),
       () => wake.relisten(onListenError),
-      undefined,
+      clock,
       observed,
     );
     if (!observed) return worker;
@@ -245,12 +257,17 @@ function workFactory(
   };
 }
 
-function refusalRecorder(driver: Driver, names: TableNames, option: InboxOptions<unknown>['recordRefusals']): RefusalRecorder | undefined {
+function refusalRecorder(
+  driver: Driver,
+  names: TableNames,
+  option: InboxOptions<unknown>['recordRefusals'],
+  clock: Clock,
+): RefusalRecorder | undefined {
   if (option === false) return undefined;
   if (option !== undefined && option !== true && (typeof option !== 'object' || option === null))
     throw new TypeError('recordRefusals must be true, false or { flushIntervalMs }');
   const flushMs = option === undefined || option === true ? REFUSAL_FLUSH_MS : (option.flushIntervalMs ?? REFUSAL_FLUSH_MS);
   if (!Number.isSafeInteger(flushMs) || flushMs < 1 || flushMs > 2 ** 31 - 1)
     throw new RangeError(`recordRefusals.flushIntervalMs must be a whole number of ms from 1 to ${2 ** 31 - 1}, got ${String(flushMs)}`);
-  return new RefusalRecorder(driver, names, flushMs);
+  return new RefusalRecorder(driver, names, flushMs, clock);
 }

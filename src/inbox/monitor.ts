@@ -3,6 +3,7 @@
  * `inbox health`), the workers' heartbeats, the refusals counted by every process, the log gaps a
  * watcher found, and starting a watcher (alerts and retention).
  */
+import type { Clock } from './clock.js';
 import type { Driver } from './database/driver.js';
 import { checkHealth, checkReadiness } from './health/health.js';
 import { readLogGaps, type OpenLogGap } from './health/log-gaps.js';
@@ -30,17 +31,18 @@ export function createMonitor(
   driver: Driver,
   names: TableNames,
   refusals: RefusalRecorder | undefined,
+  clock: Clock,
   inbox: () => ReconcileInbox,
 ): InboxMonitor {
   return {
-    health: (options) => checkHealth(driver, names, options),
+    health: (options) => checkHealth(driver, names, options ?? {}, clock),
     readiness: () => checkReadiness(driver, names),
     workers: () => listWorkers(driver, names),
-    refusals: ((query?: RefusalQuery) => readRefusals(driver, names, query)) as InboxMonitor['refusals'],
+    refusals: ((query?: RefusalQuery) => readRefusals(driver, names, query, clock)) as InboxMonitor['refusals'],
     onRefusal: (listener) => refusals?.subscribe(listener) ?? (() => {}),
     refusalTotals: () => refusals?.totals() ?? new Map(),
     logGaps: () => readLogGaps((text, params) => driver.query(text, params), names),
     reconcileStatus: () => readReconcileStatus((text, params) => driver.query(text, params ?? []), names),
-    watch: (options) => startWatcher(driver, names, options, inbox()),
+    watch: (options) => startWatcher(driver, names, options, clock, inbox()),
   };
 }

@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import type { Driver } from './database/driver.js';
 
 /**
@@ -11,13 +12,15 @@ export class Wake {
   readonly #driver: Driver;
   readonly #channel: string;
   readonly #notify: boolean;
+  readonly #clock: Clock;
   readonly #local = new Set<() => void>();
   #notifyScheduled = false;
   #unlisten: (() => Promise<void>) | undefined;
   #listening: Promise<void> | undefined;
 
-  constructor(driver: Driver, channel: string, notify: boolean) {
+  constructor(driver: Driver, channel: string, notify: boolean, clock: Clock) {
     this.#driver = driver;
+    this.#clock = clock;
     this.#channel = channel;
     this.#notify = notify;
   }
@@ -28,11 +31,16 @@ export class Wake {
     if (!this.#notify || this.#notifyScheduled) return;
     this.#notifyScheduled = true;
     // One NOTIFY per 10 ms at most: each serialises commits, and a burst needs only one wake-up.
-    setTimeout(() => {
-      this.#notifyScheduled = false;
-      // Best effort: a lost notification costs one poll interval, never a delivery.
-      this.#driver.query("SELECT pg_notify($1, '')", [this.#channel]).catch(() => {});
-    }, NOTIFY_COALESCE_MS);
+    // Holds the process open until it is sent, as a plain setTimeout did.
+    this.#clock.after(
+      NOTIFY_COALESCE_MS,
+      () => {
+        this.#notifyScheduled = false;
+        // Best effort: a lost notification costs one poll interval, never a delivery.
+        this.#driver.query("SELECT pg_notify($1, '')", [this.#channel]).catch(() => {});
+      },
+      true,
+    );
   }
 
   /**

@@ -8,6 +8,7 @@ import { createInbox } from '../../src/inbox.js';
 import { LATEST_VERSION } from '../../src/inbox/schema/migrations.js';
 import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
 import { captureOutput, cli, seedDeliveries } from './inbox-helpers.js';
+import { waitFor } from '../kit/time.js';
 
 captureOutput();
 
@@ -125,10 +126,15 @@ describe('rack-webhooks inbox health', () => {
 
 /** Runs `inbox health` until it exits with `code` (the worker's first heartbeat is on its way). */
 async function waitForExit(table: string, code: number) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const result = await cli('inbox', 'health', ...on(table));
-    if (result.code === code || Date.now() > deadline) return result;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  let last: Awaited<ReturnType<typeof cli>> | undefined;
+  // Past the bound, the last run: the test's assertion then shows what it printed.
+  return waitFor(
+    async () => {
+      last = await cli('inbox', 'health', ...on(table));
+      return last.code === code && last;
+    },
+    15_000,
+    () => `inbox health to exit ${code}`,
+    50,
+  ).catch(() => last!);
 }

@@ -9,6 +9,7 @@ import { openDatabase, POSTGRES_URL } from '../inbox/databases.js';
 import { captureOutput, cli, writtenSoFar } from '../kit/cli.js';
 import { pgliteDirectory } from '../kit/pglite-directory.js';
 import { killConsoles, startConsoleProcess } from './console-process.js';
+import { until } from '../kit/time.js';
 
 captureOutput();
 
@@ -72,9 +73,10 @@ describe('rack-webhooks console', () => {
       await createInbox({ database: db.database, table: db.table }).migrate();
       const running = await startConsoleProcess(['--database', POSTGRES_URL, '--table', db.table, '--host', '0.0.0.0']);
       expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(running.stderr()).toMatch(
-        /warning: listening on 0\.0\.0\.0, not 127\.0\.0\.1: anyone who can reach it and has the URL can retry and replay deliveries/,
+      await until(() =>
+        expect(running.stderr()).toMatch(
+          /warning: listening on 0\.0\.0\.0, not 127\.0\.0\.1: anyone who can reach it and has the URL can retry and replay deliveries/,
+        ),
       );
       expect(await running.stop('SIGTERM')).toBe(0);
     } finally {

@@ -16,6 +16,7 @@ import type { Worker } from '../../src/inbox/work/worker.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequest } from '../../src/testing/signed-request.js';
 import { openDatabase, type TestDatabase } from '../inbox/databases.js';
+import { waitFor } from '../kit/time.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const SCHEMAS = join(ROOT, 'schemas', 'events');
@@ -112,11 +113,5 @@ export async function openConsoleFixture(options: FixtureOptions = {}): Promise<
 
 /** Polls until `check` resolves truthy (a database state the test waits for), or fails after `ms`. */
 export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return waitFor(check, ms, () => what, 50);
 }

@@ -6,6 +6,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { once } from 'node:events';
 import { AppsIndex } from '../../src/console/server/api/apps.js';
 import { ChangeFeed } from '../../src/console/server/api/changes.js';
 import { composeInbox } from '../../src/inbox/create-inbox.js';
@@ -14,6 +15,7 @@ import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { createTestEvent, rackTimestamp } from '../../src/testing/test-event.js';
 import { openDatabase, type TestDatabase } from '../inbox/databases.js';
+import { deferred, flush, ManualClock, until, type Deferred, type ManualTimer } from '../kit/time.js';
 
 const opened: TestDatabase[] = [];
 afterEach(async () => {
@@ -90,26 +92,40 @@ describe('the change feed', () => {
     };
   }
 
+  /** The feed's poll timer, on the test's clock (the heartbeat is the other one). */
+  const isPoll = (pollMs: number) => (timer: ManualTimer) => timer.ms === pollMs;
+
   it('reports an outage once, and the next one once again', async () => {
     const { operator } = await filledInbox(1, () => 'one-api');
     let broken = false;
+    let reads = 0;
     const lost = Object.assign(new Error('connection lost'), { code: 'ECONNRESET' });
     const guarded: InboxOperator = {
       ...operator,
-      changeFingerprint: () => (broken ? Promise.reject(lost) : operator.changeFingerprint()),
+      changeFingerprint: () => {
+        reads++;
+        return broken ? Promise.reject(lost) : operator.changeFingerprint();
+      },
     };
     const errors: unknown[] = [];
-    const feed = new ChangeFeed(guarded, 10, (error) => errors.push(error));
+    const clock = new ManualClock();
+    const feed = new ChangeFeed(guarded, 10, (error) => errors.push(error), clock);
     const client = await listener();
     await feed.subscribe(client.response);
+    /** One poll: its timer fired, its read done and the next one set. */
+    const poll = async () => {
+      const before = reads;
+      expect(clock.fireNext(isPoll(10))).toBeDefined();
+      await until(() => expect(reads > before && clock.live.some(isPoll(10))).toBe(true));
+    };
     broken = true;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (let i = 0; i < 3; i++) await poll();
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBe(lost);
     broken = false;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await poll();
     broken = true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 3; i++) await poll();
     expect(errors).toHaveLength(2);
     feed.close();
     client.close();
@@ -117,33 +133,44 @@ describe('the change feed', () => {
 
   it('runs one polling loop however often pages reconnect', async () => {
     const { operator } = await filledInbox(1, () => 'one-api');
+    // A poll the test holds until the page has gone and another has come: the loop it belonged to must end with it.
+    let holding: Deferred<void> | undefined;
     let polls = 0;
-    // Each poll takes about as long as the interval, so a loop left over from a reconnect overlaps the new one.
-    const slow: InboxOperator = {
+    const held: InboxOperator = {
       ...operator,
       changeFingerprint: async () => {
-        polls++;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        if (holding !== undefined) {
+          polls++;
+          await holding.promise;
+        }
         return operator.changeFingerprint();
       },
     };
-    const feed = new ChangeFeed(slow, 20, () => {});
-    for (let round = 0; round < 10; round++) {
-      const client = await listener();
-      await feed.subscribe(client.response);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      client.close();
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const client = await listener();
+    const clock = new ManualClock();
+    const feed = new ChangeFeed(held, 20, () => {}, clock);
+    const loops = () => clock.live.filter(isPoll(20)).length;
+    let client = await listener();
     await feed.subscribe(client.response);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    polls = 0;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    // One loop: a poll every 40 ms or so (20 ms query + 20 ms wait): about 25 a second. Several loops: 50 and more.
-    expect(polls).toBeLessThan(38);
-    expect(polls).toBeGreaterThan(5);
+    for (let round = 0; round < 10; round++) {
+      const gate = deferred<void>();
+      holding = gate;
+      clock.fireNext(isPoll(20));
+      await until(() => expect(polls).toBe(round + 1)); // under way
+      holding = undefined;
+      const closed = once(client.response, 'close');
+      client.close();
+      await closed;
+      expect(loops()).toBe(0);
+      client = await listener();
+      await feed.subscribe(client.response);
+      expect(loops()).toBe(1);
+      // The poll of the page that went ends now: it sets no timer of its own.
+      gate.resolve();
+      await flush(5);
+      expect(loops()).toBe(1);
+    }
     feed.close();
     client.close();
+    expect(loops()).toBe(0);
   }, 30_000);
 });

@@ -21,6 +21,7 @@ import { POSTGRES_URL, openDatabase } from '../inbox/databases.js';
 import { pgliteDirectory } from '../kit/pglite-directory.js';
 import { MINUTE, TestClock } from '../inbox/watch/helpers.js';
 import { SCHEMAS, fakeAssets } from './console-fixture.js';
+import { until } from '../kit/time.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 captureOutput();
@@ -121,6 +122,7 @@ describe.each(['pg', 'pglite'] as const)('open alerts on %s', (kind) => {
       await send(receiver, createTestEvent('app:budget:threshold', { data: { app: 'calm-api' } }));
 
       const clock = new TestClock();
+      let reads = 0;
       const told: Alert[] = [];
       const errors: Error[] = [];
       const watcher = inbox.watch({
@@ -128,11 +130,15 @@ describe.each(['pg', 'pglite'] as const)('open alerts on %s', (kind) => {
         onError: (error) => void errors.push(error),
         retention: false,
         intervalMs: 3_600_000,
-        now: clock.now,
+        now: () => {
+          reads++;
+          return clock.now();
+        },
         rules: { dead: {}, backlog: { afterMs: 5 * MINUTE }, silence: false, overdueLifecycle: false, noWorker: false, refusals: false },
       });
       watchers.push(watcher);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // Its first evaluation is on a zero timer: once it has begun (it read the clock), a check runs after it.
+      await until(() => expect(reads).toBeGreaterThan(0));
       await watcher.check();
       clock.advance(6 * MINUTE);
       await watcher.check();

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBuilt, ROOT, runToExit, stopAllExamples } from './helpers.js';
+import { until } from '../kit/time.js';
 
 const ACTION = 'app:budget:auto-shutdown:fired';
 let scratch: string | undefined;
@@ -114,9 +115,7 @@ describe('scripts/demo.mjs --console', () => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     try {
-      const deadline = Date.now() + 75_000;
-      while (!stdout.includes('Ctrl-C to stop\n') && Date.now() < deadline && child.exitCode === null)
-        await new Promise((resolve) => setTimeout(resolve, 100));
+      await until(() => expect(stdout.includes('Ctrl-C to stop\n') || child.exitCode !== null).toBe(true), 75_000, 100).catch(() => {});
       const url = /^open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)$/m.exec(stdout)?.[1];
       expect(url, `stdout: ${stdout}\nstderr: ${stderr}`).toBeDefined();
       expect(stdout).toMatch(/3 more deliveries for the console/);

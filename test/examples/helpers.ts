@@ -1,5 +1,6 @@
 // Shared by the tests of examples/: run an example as a user would (`node examples/<file>`), sign
 // deliveries independently of the SDK (straight from the spec), and record what notifiers post.
+import { waitFor as pollFor } from '../kit/time.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -76,11 +77,7 @@ export async function answer(response: Response): Promise<Answer> {
 
 /** Polls until `check` is true; fails with `describe()` after `timeoutMs`. */
 export async function waitFor(check: () => boolean, describe: () => string, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await pollFor(check, timeoutMs, describe, 10);
 }
 
 export interface Running {

@@ -2,6 +2,7 @@
 // (no DATABASE_URL), over real HTTP, with deliveries signed here from the spec, and stopped with
 // SIGTERM. What it must hold: a 200 means a committed row, the handler runs once per delivery, and a
 // SIGTERM exits 0 leaving nothing claimed and nothing lost (what was pending runs at the next start).
+import { waitFor as pollFor } from '../kit/time.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,11 +43,7 @@ async function states(db: TestDatabase<'pg'>): Promise<Record<string, number>> {
 
 /** Polls an async condition (every 50 ms) until it holds; fails after `timeoutMs`. */
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await pollFor(check, timeoutMs, () => what, 50);
 }
 
 async function expectCleanExit(running: Running): Promise<void> {

@@ -5,7 +5,7 @@ import { beforeAll, onTestFinished, vi } from 'vitest';
 import { createReceiver, type Receiver, type ReceiveResult, type ReceiverOptions } from '../../src/index.js';
 import { createInbox, type Inbox, type Worker, type WorkOptions } from '../../src/inbox.js';
 import { createSignedRequestSync, type SignedRequest } from '../../src/testing/index.js';
-import { sleep } from '../kit/time.js';
+import { sleep, waitFor } from '../kit/time.js';
 import { openDatabase, preparePGlite, type ClientKind, type TestDatabase } from './databases.js';
 
 export { sleep };
@@ -73,7 +73,7 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
   const workers: Worker[] = [];
   onTestFinished(async () => {
     // A worker whose handler hangs (a failing test) must not hang the cleanup: bounded.
-    await Promise.race([Promise.allSettled(workers.map((worker) => worker.stop())), sleep(5000)]);
+    await Promise.race([Promise.allSettled(workers.map((worker) => worker.stop())), sleep(5000)]); // a bound, not a wait
     await db.close();
   });
   const inbox = createInbox({ database: db.database as unknown, table: db.table });
@@ -99,11 +99,12 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
       return worker;
     },
     async settle(timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while ((await count(`state IN ('pending', 'running')`)) > 0) {
-        if (Date.now() > deadline) throw new Error(`deliveries still pending or running after ${timeoutMs} ms`);
-        await sleep(15);
-      }
+      await waitFor(
+        async () => (await count(`state IN ('pending', 'running')`)) === 0,
+        timeoutMs,
+        () => 'no delivery pending or running',
+        15,
+      );
     },
     rows: () => db.query(`SELECT * FROM ${table} ORDER BY id`),
     count,

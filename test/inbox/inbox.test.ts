@@ -22,10 +22,10 @@ import {
   nowSeconds,
   openInbox,
   sign,
-  sleep,
   writeEffect,
   type InboxHarness,
 } from './helpers.js';
+import { deferred } from '../kit/time.js';
 
 /**
  * The inbox's shared behavioural suite: what depends on the client against every client (pg Pool,
@@ -466,18 +466,24 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     let runs = 0;
+    let later = 0;
     receiver.on('app:budget:cap', () => {
       runs += 1;
       throw new Error('x'.repeat(10_000));
     });
+    receiver.on('app:budget:threshold', () => void (later += 1));
     const { id } = await harness.deliver(receiver, budgetEvent('app:budget:cap', at('.1')));
     harness.work(receiver, { maxAttempts: 2 });
     await harness.settle();
-    await sleep(100); // several poll intervals: a dead delivery stays dead
+    // A dead delivery stays dead: later claims (two deliveries stored after it, each run) pass it by.
+    for (const fraction of ['.2', '.3']) await harness.deliver(receiver, budgetEvent('app:budget:threshold', at(fraction)));
+    await harness.settle();
+    expect(later).toBe(2);
 
     expect(runs).toBe(2);
     const [row] = await harness.db.query<{ state: string; attempts: number; length: number; head: string }>(
-      `SELECT state, attempts, char_length(last_error) AS length, left(last_error, 10) AS head FROM ${harness.table}`,
+      `SELECT state, attempts, char_length(last_error) AS length, left(last_error, 10) AS head FROM ${harness.table} WHERE id = $1`,
+      [id],
     );
     expect(row).toMatchObject({ state: 'dead', attempts: 2, head: 'xxxxxxxxxx' });
     expect(row!.length).toBeLessThanOrEqual(2000);
@@ -566,19 +572,23 @@ describe.each(CLIENT_KINDS)('inbox worker (%s)', (kind) => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
     const events: string[] = [];
-    let started!: () => void;
-    const handlerStarted = new Promise<void>((resolve) => (started = resolve));
+    const handlerStarted = deferred<void>();
+    const handlerReleased = deferred<void>();
     receiver.on('app:budget:cap', async () => {
-      started();
-      await sleep(300);
+      handlerStarted.resolve();
+      await handlerReleased.promise;
       events.push('handler finished');
     });
     const slow = await harness.deliver(receiver, budgetEvent('app:budget:cap', at('.1')));
     const waiting = await harness.deliver(receiver, budgetEvent('app:budget:cap', at('.2')));
     const worker = harness.work(receiver, { concurrency: 1 });
-    await handlerStarted;
-    await worker.stop();
-    events.push('stop resolved');
+    await handlerStarted.promise;
+    const stopped = worker.stop().then(() => events.push('stop resolved'));
+    // stop() has had its turn to return early (a round trip to the database), and has not.
+    await harness.db.query('SELECT 1');
+    expect(events).toEqual([]);
+    handlerReleased.resolve();
+    await stopped;
 
     expect(events).toEqual(['handler finished', 'stop resolved']);
     expect(await harness.count(`state = 'running'`)).toBe(0);

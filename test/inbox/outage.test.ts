@@ -11,6 +11,7 @@ import { createSignedRequestSync, createTestEvent, toFetchRequest } from '../../
 import { adapters, type Running } from '../adapters/servers.js';
 import { connectionRefusedUrl, openDatabase, pgPoolTo, POSTGRES_URL, type TestDatabase } from './databases.js';
 import { killAllChildren, startChild, waitFor, type Child } from './fixtures/children.js';
+import { sleep } from '../kit/time.js';
 
 const ACTION = 'app:budget:auto-shutdown:fired';
 const UNAVAILABLE = '{"error":"inbox_unavailable"}';
@@ -126,7 +127,7 @@ describe('connections terminated under a worker process', () => {
         const result = await receiver.receive({ body: request.body, headers: request.headers });
         expect(result.outcome).toBe('accepted');
         ids.push(result.id!);
-        await new Promise((resolve) => setTimeout(resolve, gapMs));
+        await sleep(gapMs); // the pace of a rack, not a wait
       }
       return ids;
     };
@@ -328,8 +329,7 @@ describe('connections terminated under a worker process', () => {
       const cut = await terminate(setup, false);
       expect(cut?.length, JSON.stringify(cut)).toBeGreaterThanOrEqual(1);
       // A worker-only process with no connection left must not just end (exit code 0 is no crash,
-      // and no supervisor restarts it).
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // and no supervisor restarts it): it still runs what is stored next, and is still up after.
       supervisor.check();
       const ids = await setup.store(3, 0);
       await waitUntilAllDone(setup, supervisor, ids, 10_000);
@@ -358,7 +358,7 @@ describe('connections terminated under a worker process', () => {
         supervisor.check();
         ids.push(...(await setup.store(1, 0)));
         cuts += (await terminate(setup, false))?.length ?? 0;
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await sleep(10); // the storm's pace
       }
       expect(cuts).toBeGreaterThanOrEqual(50);
       await waitUntilAllDone(setup, supervisor, ids);

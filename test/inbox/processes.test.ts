@@ -106,13 +106,25 @@ describe('inbox across processes', () => {
         10_000,
         () => `delivery ${id} to be done\n${children.map((child) => child.output()).join('\n')}`,
       );
-      // Both workers keep polling a while longer: a second run would show up now.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(await setup.db.query(`SELECT delivery_id::text AS delivery_id FROM ${setup.effects}`)).toEqual([{ delivery_id: id }]);
+      // Both workers claim again after it (each process stores one more delivery, which wakes its own
+      // worker at once): a second run of the first would show up now.
+      for (const port of ports) {
+        const next = createSignedRequestSync(createTestEvent(ACTION), { secrets: setup.secret });
+        const response = await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', headers: next.headers, body: next.body });
+        expect(response.status).toBe(200);
+      }
+      await waitFor(
+        async () => (await statesOf(setup.db))['done'] === 3,
+        10_000,
+        () => `the two later deliveries to be done\n${children.map((child) => child.output()).join('\n')}`,
+      );
+      expect(await setup.db.query(`SELECT delivery_id::text AS delivery_id FROM ${setup.effects} WHERE delivery_id = $1`, [id])).toEqual([
+        { delivery_id: id },
+      ]);
       expect(await setup.db.query(`SELECT attempt, outcome FROM ${setup.db.table}_attempts WHERE delivery_id = $1`, [id])).toEqual([
         { attempt: 1, outcome: 'succeeded' },
       ]);
-      expect(await statesOf(setup.db)).toEqual({ done: 1 });
+      expect(await statesOf(setup.db)).toEqual({ done: 3 });
       for (const child of children) expect(child.process.exitCode, child.output()).toBeNull();
     },
   );

@@ -10,6 +10,7 @@ import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { workerSql } from '../../src/inbox/work/sql.js';
 import { pgPoolTo } from './databases.js';
 import { at, budgetEvent, inboxSuiteSetup, openInbox, type InboxHarness } from './helpers.js';
+import { until } from '../kit/time.js';
 
 inboxSuiteSetup();
 
@@ -219,8 +220,9 @@ describe('the log on PostgreSQL', () => {
       await reader.query(`SELECT count(*) FROM ${names.deliveries}`);
       const migrating = harness.inbox.migrate();
       // Until the migration waits for the reader's lock on the log.
-      while (Number((await setup.query(`SELECT count(*) AS n FROM pg_locks WHERE NOT granted`)).rows[0].n) === 0)
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      await until(async () =>
+        expect(Number((await setup.query(`SELECT count(*) AS n FROM pg_locks WHERE NOT granted`)).rows[0].n)).toBeGreaterThan(0),
+      );
       // Dropping the key alone locked the attempts first: this read then waited for the migration, which
       // waited for this transaction, and PostgreSQL ended one of them ("deadlock detected").
       await reader.query(`SELECT count(*) FROM ${names.attempts}`);

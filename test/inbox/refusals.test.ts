@@ -7,7 +7,7 @@ import { createInbox } from '../../src/inbox.js';
 import { createFetchHandler, WebhookMountError } from '../../src/adapters/web.js';
 import { openDatabase, SCENARIO_KINDS, type ClientKind, type TestDatabase } from './databases.js';
 import { at, budgetEvent, inboxSuiteSetup, nowSeconds, SECRETS, sign, warmUp } from './helpers.js';
-import { waitFor } from './fixtures/children.js';
+import { ManualClock, until, waitFor } from '../kit/time.js';
 
 beforeAll(warmUp, 120_000);
 inboxSuiteSetup();
@@ -103,16 +103,23 @@ describe.each(SCENARIO_KINDS)('refusals recorded (%s)', (kind) => {
 
   it('writes on its own timer, and keeps counts across a failed write (the table missing) until it works', async () => {
     await withDatabase(kind, async (db) => {
-      const inbox = createInbox({ database: db.database as unknown, table: db.table, recordRefusals: { flushIntervalMs: 30 } });
+      const clock = new ManualClock();
+      const inbox = createInbox({ database: db.database as unknown, table: db.table, recordRefusals: { flushIntervalMs: 30 }, clock });
       const receiver = createReceiver({ secrets: SECRETS, inbox });
       const forged = sign(budgetEvent(FIRED, at('.1')), { secrets: 'forged-key' });
       for (let i = 0; i < 3; i++)
         await expect(receiver.receive({ body: forged.bytes, headers: forged.headers })).rejects.toMatchObject({
           code: 'signature_mismatch',
         });
-      // Not migrated yet: the timed writes fail, and the counts wait in memory.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Not migrated yet: the timed writes fail, and the counts wait in memory for the timer, set again each time.
+      const flushTimers = () => clock.live.filter((timer) => timer.ms === 30);
+      for (let i = 0; i < 2; i++) {
+        expect(flushTimers()).toHaveLength(1);
+        clock.fire(30);
+        await until(() => expect(flushTimers()).toHaveLength(1));
+      }
       await inbox.migrate();
+      clock.fire(30);
       const { counts } = await waitFor(
         async () => {
           const now = await recorded(db);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver, type ReceiverLogRecord } from '../../src/index.js';
 import { createInbox, WebhookInboxError, type Inbox, type WorkOptions } from '../../src/inbox.js';
 import { CLIENT_KINDS, connectionRefusedUrl, SCENARIO_KINDS, openDatabase, pgPoolTo, POSTGRES_URL } from './databases.js';
+import { within } from '../kit/time.js';
 import { at, budgetEvent, bytesOf, FAST, inboxSuiteSetup, nowSeconds, openInbox, sign, SECRETS, type InboxHarness } from './helpers.js';
 
 /**
@@ -16,19 +17,6 @@ import { at, budgetEvent, bytesOf, FAST, inboxSuiteSetup, nowSeconds, openInbox,
 inboxSuiteSetup();
 
 /** Rejects when `promise` has not settled within `ms`: a hang becomes a failure with a name. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** The rejection of `promise` (fails the test if it resolves). */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
     (value) => {

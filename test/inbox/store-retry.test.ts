@@ -4,49 +4,18 @@
 // the inbox's client and the shared PostgreSQL, which the test stops, resets and resumes: the
 // shared server itself is never touched. Real PostgreSQL, pg Pool and postgres.js.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import postgres from 'postgres';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createReceiver, type ReceiveResult, type ReceiverLogRecord } from '../../src/index.js';
 import { createInbox, WebhookInboxError, type StoreRetryOptions } from '../../src/inbox.js';
-import { heldCost } from '../../src/inbox/store/outage/held.js';
+import { heldCost, processHeld } from '../../src/inbox/store/outage/held.js';
 import { createSignedRequestSync, createTestEvent, type SignedRequest } from '../../src/testing/index.js';
-import { openDatabase, POSTGRES_URL, type TestDatabase } from './databases.js';
-import { startTcpProxy, type TcpProxy } from './fixtures/tcp-proxy.mjs';
+import { ManualClock, sleep, until, within, type ManualTimer } from '../kit/time.js';
+import type { TestDatabase } from './databases.js';
+import { behindProxy, type ProxiedKind as Kind } from './fixtures/proxied.js';
+import type { TcpProxy } from './fixtures/tcp-proxy.mjs';
 
 const ACTION = 'app:budget:auto-shutdown:fired';
 const secret = randomBytes(32).toString('hex');
-type Kind = 'pg' | 'postgres';
-
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) {
-    await cleanup();
-  }
-});
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** A client of `kind` through the proxy; connect timeouts short, as docs/operating.md advises. */
-function clientThrough(kind: Kind, url: string, max: number) {
-  if (kind === 'pg') {
-    const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000 });
-    pool.on('error', () => {}); // idle clients cut by the proxy
-    return { database: pool as unknown, end: () => pool.end() };
-  }
-  // postgres.js waits between reconnects (up to 20 s by default) and a query waits with it: short here, as docs/operating.md advises.
-  // fetch_types off: postgres.js 3.4.9 drops the promise of its array-types query on a new connection, so a
-  // connection the proxy cuts during it is an unhandled rejection no caller can catch (porsager/postgres#1192;
-  // seen once in CI, "read ECONNRESET"), which fails the run. The inbox here only stores through it: no arrays.
-  const sql = postgres(url, {
-    max,
-    fetch_types: false,
-    connect_timeout: 2,
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
-    onnotice: () => {},
-  });
-  return { database: sql as unknown, end: () => sql.end({ timeout: 1 }) };
-}
 
 interface Setup {
   db: TestDatabase;
@@ -59,16 +28,11 @@ interface Setup {
   stored(): Promise<Map<string, number>>;
 }
 
-async function setUp(kind: Kind, storeRetry: StoreRetryOptions, max = 8): Promise<Setup> {
-  const db = await openDatabase(kind);
-  cleanups.push(() => db.close());
-  await createInbox({ database: db.database as unknown, table: db.table }).migrate();
-  const proxy = await startTcpProxy({ port: Number(new URL(POSTGRES_URL).port || 5432), host: new URL(POSTGRES_URL).hostname });
-  cleanups.push(() => proxy.close());
-  const client = clientThrough(kind, proxy.url(POSTGRES_URL), max);
-  cleanups.push(() => client.end());
+/** `clock`: the inbox's, for the tests that count its bounds; the steady-load tests run on the system's. */
+async function setUp(kind: Kind, storeRetry: StoreRetryOptions, max = 8, clock?: ManualClock): Promise<Setup> {
+  const { db, proxy, database } = await behindProxy(kind, max);
   const records: ReceiverLogRecord[] = [];
-  const inbox = createInbox({ database: client.database, table: db.table, storeRetry });
+  const inbox = createInbox({ database, table: db.table, storeRetry, ...(clock === undefined ? {} : { clock }) });
   const receiver = createReceiver<unknown>({ secrets: secret, inbox, logger: (record) => records.push(record) });
   return {
     db,
@@ -82,6 +46,24 @@ async function setUp(kind: Kind, storeRetry: StoreRetryOptions, max = 8): Promis
       return new Map(rows.map((row) => [row.tick_id, Number(row.n)]));
     },
   };
+}
+
+/** The circuit's probe timer (50 ms doubling to 1 s), the one that does not hold the process open; the deliveries' bounds do. */
+const isProbe = (timer: ManualTimer) => !timer.keepAlive;
+
+/** Fires the probe (alone: no deadline moves with it) until `answer` settles: the database is back, the first probe reaches it. */
+async function probeUntilAnswered<T>(clock: ManualClock, answer: Promise<T>): Promise<T> {
+  let settled = false;
+  void answer.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await until(() => {
+    if (settled) return;
+    clock.fireNext(isProbe);
+    throw new Error('not answered yet');
+  });
+  return answer;
 }
 
 let sequence = 0;
@@ -148,14 +130,25 @@ function outageRecords(records: readonly ReceiverLogRecord[]) {
 }
 
 /** Once at its start, once at its end; never a body or a signature. */
-function expectOutageLoggedOnce(setup: Setup, expected: { refused: number; minWaited: number; minDurationMs: number }) {
+/** `waited`, `durationMs`: exact (on the test's clock); `minWaited`, `minDurationMs`: at least (the steady-load tests, on the system's). */
+function expectOutageLoggedOnce(
+  setup: Setup,
+  expected: { refused: number } & ({ waited: number; durationMs: number } | { minWaited: number; minDurationMs: number }),
+) {
   const { began, ended } = outageRecords(setup.records);
   expect(began).toHaveLength(1);
   expect(began[0]).toMatchObject({ level: 'warn', event: 'inbox_outage', code: expect.any(String) as string });
   expect(ended).toHaveLength(1);
   expect(ended[0]).toMatchObject({ level: expected.refused > 0 ? 'error' : 'info', refused: expected.refused });
-  expect(ended[0]!.waited).toBeGreaterThanOrEqual(expected.minWaited);
-  expect(ended[0]!.durationMs).toBeGreaterThanOrEqual(expected.minDurationMs);
+  if ('waited' in expected)
+    expect({ waited: ended[0]!.waited, durationMs: ended[0]!.durationMs }).toEqual({
+      waited: expected.waited,
+      durationMs: expected.durationMs,
+    });
+  else {
+    expect(ended[0]!.waited).toBeGreaterThanOrEqual(expected.minWaited);
+    expect(ended[0]!.durationMs).toBeGreaterThanOrEqual(expected.minDurationMs);
+  }
   const text = JSON.stringify(setup.records);
   expect(text).not.toContain('v1=');
   expect(text).not.toContain('\\"action\\"'); // a body, quoted inside a record
@@ -176,7 +169,7 @@ describe('a database stop during a steady load', () => {
       leaseSeconds: 2,
       backoff: { baseMs: 50, maxMs: 200 },
     });
-    cleanups.push(() => worker.stop());
+    onTestFinished(() => worker.stop());
     const answered = await underLoad(setup, 40, 5, async () => {
       await sleep(500);
       setup.proxy.stop();
@@ -188,14 +181,10 @@ describe('a database stop during a steady load', () => {
     expectOutageLoggedOnce(setup, { refused: 0, minWaited: 100, minDurationMs: 2500 });
     // The worker got through the outage too: every stored delivery ran (a handler cut mid-commit
     // may run again: exactly-once effects go through context.transaction, see outage.test.ts).
-    const deadline = Date.now() + 20_000;
-    let states: { state: string; n: string }[] = [];
-    while (Date.now() < deadline) {
-      states = await setup.db.query(`SELECT state, count(*)::text AS n FROM ${setup.db.table} GROUP BY state`);
-      if (states.length === 1 && states[0]!.state === 'done') break;
-      await sleep(100);
-    }
-    expect(states).toEqual([{ state: 'done', n: String(answered.length) }]);
+    await until(async () => {
+      const states = await setup.db.query(`SELECT state, count(*)::text AS n FROM ${setup.db.table} GROUP BY state`);
+      expect(states).toEqual([{ state: 'done', n: String(answered.length) }]);
+    }, 20_000);
     expect(ran.size).toBe(answered.length);
   });
 
@@ -229,27 +218,31 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     'a stop longer than maxWaitMs: 503 past the bound; the rows are those answered 200, and any committed after its 503 says so',
     { timeout: 20_000 },
     async () => {
-      const setup = await setUp(kind, { maxWaitMs: 400 });
+      const clock = new ManualClock();
+      const setup = await setUp(kind, { maxWaitMs: 400 }, 8, clock);
       const batch = (n: number) => Array.from({ length: n }, delivery);
       const before = batch(5);
       for (const { request } of before) expect((await setup.receive(request)).outcome).toBe('accepted');
 
       setup.proxy.stop();
       const during = batch(5);
-      const started = Date.now();
-      const refused = await Promise.all(during.map(({ request }) => outcomeOf(setup.receive(request))));
-      for (const outcome of refused) {
+      const answers = during.map(({ request }) => outcomeOf(setup.receive(request)));
+      // Held, not refused at once: all five wait (their bounds set) until the clock reaches 400 ms.
+      await until(() => expect(clock.live.filter((timer) => timer.ms === 400)).toHaveLength(5));
+      await clock.advance(399);
+      expect(setup.records.filter((record) => record.event === 'inbox_unavailable')).toEqual([]);
+      await clock.advance(1);
+      for (const outcome of await within(Promise.all(answers), 10_000, 'the deliveries past their bound')) {
         expect(outcome.ok).toBe(false);
         if (outcome.ok) continue;
         expect(outcome.error).toBeInstanceOf(WebhookInboxError);
         expect(outcome.error).toMatchObject({ code: 'inbox_unavailable', status: 503 });
         expect((outcome.error as Error).message).toMatch(/storeRetry\.maxWaitMs \(400 ms/);
-        // Held until the bound, not refused at once.
-        expect(outcome.at - started).toBeGreaterThanOrEqual(390);
       }
       await setup.proxy.resume();
       const after = batch(5);
-      for (const { request } of after) expect((await setup.receive(request)).outcome).toBe('accepted');
+      expect((await probeUntilAnswered(clock, setup.receive(after[0]!.request))).outcome).toBe('accepted');
+      for (const { request } of after.slice(1)) expect((await setup.receive(request)).outcome).toBe('accepted');
 
       // Answered 503 at the bound, an attempt still queued in the driver (postgres.js waits for its
       // reconnect) goes on and may commit once the database is back: then its row stands, and says so.
@@ -262,7 +255,9 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
         expect(lateRecords().sort()).toEqual(late.sort());
       });
       expect([...(await setup.stored()).keys()].sort()).toEqual([...answered200, ...lateRecords()].sort());
-      expectOutageLoggedOnce(setup, { refused: 5, minWaited: 5, minDurationMs: 390 });
+      // From the first failure (at 0 on the test's clock) to the probe that reached the database.
+      // The first delivery after the resume waited for that probe too: six waited.
+      expectOutageLoggedOnce(setup, { refused: 5, waited: 6, durationMs: clock.now() });
       // Each refused delivery is still logged on its own, loudly: the rack will not resend it.
       expect(setup.records.filter((record) => record.event === 'inbox_unavailable' && record.level === 'error')).toHaveLength(5);
     },
@@ -271,38 +266,40 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
   it('the byte cap: a delivery that would hold more is refused at once; those waiting are stored', { timeout: 20_000 }, async () => {
     const [first, second, third] = [delivery(), delivery(), delivery()];
     // Room for two deliveries held (their body twice and the fixed part each, held.ts), not three.
-    const setup = await setUp(kind, { maxWaitMs: 8000, maxBufferedBytes: Math.floor(heldCost(first!.request.bytes) * 2.5) });
+    const clock = new ManualClock();
+    const setup = await setUp(kind, { maxWaitMs: 8000, maxBufferedBytes: Math.floor(heldCost(first!.request.bytes) * 2.5) }, 8, clock);
     setup.proxy.stop();
     const waiting = [first!, second!].map(({ request }) => outcomeOf(setup.receive(request)));
-    await sleep(300); // both are waiting now
-    const started = Date.now();
-    const refused = await outcomeOf(setup.receive(third!.request));
+    await until(() => expect(processHeld.count).toBe(2)); // both are waiting now
+    // Refused at once: on a clock that never moves, no bound could pass.
+    const refused = await within(outcomeOf(setup.receive(third!.request)), 10_000, 'the delivery past the cap');
     expect(refused.ok).toBe(false);
     expect(refused.ok ? undefined : refused.error).toMatchObject({ code: 'inbox_unavailable', status: 503 });
     expect(refused.ok ? '' : (refused.error as Error).message).toMatch(/storeRetry\.maxBufferedBytes/);
-    expect(refused.at - started).toBeLessThan(1000);
     await setup.proxy.resume();
-    for (const outcome of await Promise.all(waiting)) expect(outcome.ok && outcome.result.outcome).toBe('accepted');
+    for (const outcome of await probeUntilAnswered(clock, Promise.all(waiting)))
+      expect(outcome.ok && outcome.result.outcome).toBe('accepted');
     expect([...(await setup.stored()).keys()].sort()).toEqual([first!.tickId, second!.tickId].sort());
-    expectOutageLoggedOnce(setup, { refused: 1, minWaited: 2, minDurationMs: 300 });
+    expectOutageLoggedOnce(setup, { refused: 1, waited: 2, durationMs: clock.now() });
   });
 
   it(
     'a table gone while the database was away: inbox_not_migrated at once when it is back, not after the bound',
     { timeout: 20_000 },
     async () => {
-      const setup = await setUp(kind, { maxWaitMs: 10_000 });
+      const clock = new ManualClock();
+      const setup = await setUp(kind, { maxWaitMs: 10_000 }, 8, clock);
       setup.proxy.stop();
       const { request } = delivery();
       const waiting = outcomeOf(setup.receive(request));
-      await sleep(300);
+      await until(() => expect(outageRecords(setup.records).began).toHaveLength(1));
       await setup.db.query(`DROP TABLE ${setup.db.table} CASCADE`);
-      const resumed = Date.now();
       await setup.proxy.resume();
-      const outcome = await waiting;
+      // At the first probe that reaches it, not at the bound (10 s on a clock that the probes alone move).
+      const outcome = await probeUntilAnswered(clock, waiting);
       expect(outcome.ok).toBe(false);
       expect(outcome.ok ? undefined : outcome.error).toMatchObject({ code: 'inbox_not_migrated', status: 500 });
-      expect(outcome.at - resumed).toBeLessThan(3000);
+      expect(clock.now()).toBeLessThan(10_000);
     },
   );
 

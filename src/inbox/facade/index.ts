@@ -42,6 +42,9 @@ export type { WorkerInfo } from '../health/workers.js';
 export { formatTime } from '../watch/incidents.js';
 export type { OpenAlert } from '../watch/open-alerts.js';
 
+// The inbox's clock, for the console's polls (a test drives them).
+export { systemClock, type Clock } from '../clock.js';
+
 // Following an inbox (`inbox forward`).
 export { holdOneConnection } from '../follow/connection.js';
 export { followInbox, type FollowedDelivery, type FollowResult, type ForwardVerdict } from '../follow/follow.js';

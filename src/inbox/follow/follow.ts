@@ -5,6 +5,7 @@
  * ignored action, a database that cannot LISTEN: a read replica). It never writes, never claims a
  * row, and reads in bounded batches on the one connection it is given.
  */
+import { systemClock, type Clock } from '../clock.js';
 import type { Queryable } from '../database/driver.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter, DeliveryState } from '../types.js';
@@ -43,7 +44,8 @@ export interface FollowOptions {
   /** The poll between reads when no NOTIFY comes (default 1000 ms). */
   readonly pollMs?: number;
   readonly gapTiming?: GapTiming;
-  readonly now?: () => number;
+  /** Gap timing and the poll's timer (default: the system clock). */
+  readonly clock?: Clock;
   /** Called once listening (or polling), before the first read: whatever is stored from now on is seen. */
   readonly onReady?: () => void;
   /** LISTEN was refused (a read replica): following goes on by polling. */
@@ -70,8 +72,13 @@ export interface FollowResult {
 
 /** Resolves after `ms`, at a wake-up, or when `signal` aborts, whichever is first. */
 class Wake {
+  readonly #clock: Clock;
   #pending = false;
   #resolve: (() => void) | undefined;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
 
   notify(): void {
     if (this.#resolve === undefined) this.#pending = true;
@@ -85,12 +92,12 @@ class Wake {
     }
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        cancel();
         signal.removeEventListener('abort', done);
         this.#resolve = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const cancel = this.#clock.after(ms, done, true);
       signal.addEventListener('abort', done, { once: true });
       this.#resolve = done;
     });
@@ -119,9 +126,9 @@ export async function followInbox(
   const { names, filter, signal } = options;
   const batchSize = options.batchSize ?? 200;
   const pollMs = options.pollMs ?? 1000;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
   const gaps = new GapWatch(options.gapTiming ?? DEFAULT_GAP_TIMING);
-  const wake = new Wake();
+  const wake = new Wake(clock);
   let cursor = options.after;
   let forwarded = 0;
   let lastId: bigint | undefined;
@@ -151,7 +158,7 @@ export async function followInbox(
     while (!signal.aborted) {
       const batch = await readBatch(source, names, cursor, gaps.watchedBelow(cursor), filter, batchSize);
       const full = batch.rows.filter((row) => row.id > cursor).length >= batchSize;
-      const decision = gaps.decide(cursor, batch.rows, batch.snapshot, now());
+      const decision = gaps.decide(cursor, batch.rows, batch.snapshot, clock.now());
       for (const row of decision.rows) {
         if (signal.aborted) return result('signal', row.id);
         if (row.matches) {

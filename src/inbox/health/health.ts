@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { Driver } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import { deliveryStats } from '../operate/read.js';
@@ -223,11 +224,11 @@ export function failedHealth(
   };
 }
 
-export async function checkHealth(driver: Driver, names: TableNames, options: HealthOptions = {}): Promise<InboxHealth> {
+export async function checkHealth(driver: Driver, names: TableNames, options: HealthOptions, clock: Clock): Promise<InboxHealth> {
   const maxPendingAgeMs = options.maxPendingAgeMs ?? DEFAULT_MAX_PENDING_AGE_MS;
   if (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs))
     throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(options.maxPendingAgeMs)}`);
-  const checkedAt = new Date();
+  const checkedAt = clock.date();
   const schema = { version: null as number | null, expected: LATEST_VERSION, current: false, newerThanPackage: false };
   const empty = emptyHealth(checkedAt, schema);
   const failed = (error: unknown, found: readonly CheckFinding[] = []): InboxHealth => {
@@ -257,7 +258,7 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
     [stats, list, byCode, gaps, reconciled] = await Promise.all([
       deliveryStats(driver, names),
       listWorkers(driver, names),
-      readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }) as Promise<RefusalCount[]>,
+      readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }, clock) as Promise<RefusalCount[]>,
       readLogGaps((text, params) => driver.query(text, params ?? []), names),
       readReconcileStatus((text, params) => driver.query(text, params ?? []), names),
     ]);

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { Driver } from '../database/driver.js';
 import { inboxError } from '../errors.js';
 import type { TableNames } from '../schema/table-name.js';
@@ -58,8 +59,7 @@ export class RefusalRecorder {
     private readonly driver: Driver,
     names: TableNames,
     private readonly flushMs: number,
-    private readonly now: () => number = Date.now,
-    private readonly after: (ms: number, fn: () => void) => () => void = unrefTimer,
+    private readonly clock: Clock,
   ) {
     const r = names.refusals;
     // Aggregated in memory already, so one key appears once per statement (ON CONFLICT needs that).
@@ -71,7 +71,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   /** One refused delivery. Synchronous and allocation-light: it runs on the refusal path. */
   count(code: string): void {
     const text = typeof code === 'string' && code !== '' ? code.slice(0, MAX_CODE_LENGTH) : 'unknown';
-    const minute = Math.floor(this.now() / MINUTE_MS) * MINUTE_MS;
+    const minute = Math.floor(this.clock.date().getTime() / MINUTE_MS) * MINUTE_MS;
     const key = `${minute} ${text}`;
     const held = this.#pending.get(key);
     if (held !== undefined) this.#pending.set(key, held + 1);
@@ -85,7 +85,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
         // A broken listener must not break the receiver's answer.
       }
     }
-    this.#timer ??= this.after(this.flushMs, () => {
+    this.#timer ??= this.#after(() => {
       this.#timer = undefined;
       void this.flush();
     });
@@ -128,7 +128,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
             if (held !== undefined || this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, (held ?? 0) + n);
             else this.#dropped += n;
           }
-          this.#timer ??= this.after(this.flushMs, () => {
+          this.#timer ??= this.#after(() => {
             this.#timer = undefined;
             void this.flush();
           });
@@ -138,6 +138,11 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
         this.#flushing = undefined;
       });
     await this.#flushing;
+  }
+
+  // The flush timer never holds the process open: close() writes what is left.
+  #after(fn: () => void): () => void {
+    return this.clock.after(this.flushMs, fn, false);
   }
 
   /** Stops the timer and writes what is left. */
@@ -151,15 +156,14 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   }
 }
 
-function unrefTimer(ms: number, fn: () => void): () => void {
-  const timer = setTimeout(fn, ms);
-  (timer as { unref?: () => void }).unref?.();
-  return () => clearTimeout(timer);
-}
-
 /** Refusals recorded in the table (every process), per code or per minute and code. */
-export async function readRefusals(driver: Driver, names: TableNames, query: RefusalQuery = {}): Promise<RefusalMinute[] | RefusalCount[]> {
-  const since = query.since ?? new Date(Date.now() - 60 * MINUTE_MS);
+export async function readRefusals(
+  driver: Driver,
+  names: TableNames,
+  query: RefusalQuery = {},
+  clock: Clock,
+): Promise<RefusalMinute[] | RefusalCount[]> {
+  const since = query.since ?? new Date(clock.date().getTime() - 60 * MINUTE_MS);
   if (!(since instanceof Date) || Number.isNaN(since.getTime())) throw new TypeError('refusals({ since }) expects a valid Date');
   const sinceMinute = new Date(Math.floor(since.getTime() / MINUTE_MS) * MINUTE_MS);
   try {

@@ -8,6 +8,7 @@
 import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../../receiver/inbox-contract.js';
 import { activeTraceparent } from '../../telemetry/trace-context.js';
 import { connectReceiver } from './connect-receiver.js';
+import type { Clock } from '../clock.js';
 import type { Driver } from '../database/driver.js';
 import type { RefusalRecorder } from '../health/refusals.js';
 import type { TableNames } from '../schema/table-name.js';
@@ -29,17 +30,19 @@ export interface StorePortOptions {
   readonly stored: (pending: boolean) => void;
   /** Where refusals are counted; undefined with `recordRefusals: false`. */
   readonly refusals: RefusalRecorder | undefined;
+  /** The outage's bounds, its probe timer and its durations. */
+  readonly clock: Clock;
 }
 
 export function createStorePort(driver: Driver, names: TableNames, options: StorePortOptions): StorePort {
-  const { refusals, telemetry, stored } = options;
+  const { refusals, telemetry, stored, clock } = options;
   const storeOnce = createStoreDelivery(driver, names, stored, telemetry ? activeTraceparent : undefined);
   const retry = resolveStoreRetry(options.storeRetry);
   const findStored = createFindStored(driver, names, stored);
   // No more store attempts at once than the pool has connections (pg's default of 10 when
   // unknown): the others wait their turn here, within their bounds, not in the pool's queue.
-  const circuit = new Circuit(driver.maxConnections ?? 10);
-  const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry), circuit);
+  const circuit = new Circuit(driver.maxConnections ?? 10, clock);
+  const storeDelivery = storeWithRetry(storeOnce, findStored, retry, new Outage(retry, () => clock.now()), circuit, clock);
   return {
     storeDelivery: (delivery: DeliveryToStore, storeOptions?: StoreDeliveryOptions) =>
       storeDelivery(delivery, storeOptions).catch((error: unknown) => {

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { MAX_TIMER_MS } from '../../shared/timers.js';
 import { resolveRetention, type ResolvedRetention } from '../retention/options.js';
 import { resolveReconcile, type ResolvedReconcile } from './reconcile-options.js';
@@ -98,7 +99,7 @@ function defaultOnError(): (error: Error) => void {
 }
 
 /** Checks every option; throws a `TypeError` or `RangeError` naming the one that is wrong. */
-export function resolveWatchOptions(options: WatchOptions | undefined): ResolvedWatchOptions {
+export function resolveWatchOptions(options: WatchOptions | undefined, clock: Clock): ResolvedWatchOptions {
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError('inbox.watch expects options such as { onAlert: (alert) => ... }');
   const given = options ?? {};
@@ -124,7 +125,7 @@ export function resolveWatchOptions(options: WatchOptions | undefined): Resolved
     leaseMs: Math.max(3 * intervalMs, 30_000),
     watcherId,
     onError: given.onError ?? defaultOnError(),
-    now: given.now ?? (() => new Date()),
+    now: given.now ?? (() => clock.date()),
     reconcile,
   };
 }

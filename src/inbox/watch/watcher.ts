@@ -1,3 +1,4 @@
+import { pause, type Clock } from '../clock.js';
 import type { Driver } from '../database/driver.js';
 import { runRetentionPass } from '../retention/prune-pass.js';
 import type { RetentionResult } from '../retention/options.js';
@@ -74,15 +75,21 @@ async function sendOwed(incidents: Incidents, options: ResolvedWatchOptions): Pr
 }
 
 /** `inbox` is what a scheduled reconcile reads the held events through (the inbox this watcher watches). */
-export function startWatcher(driver: Driver, names: TableNames, watchOptions: WatchOptions | undefined, inbox?: ReconcileInbox): Watcher {
-  const options = resolveWatchOptions(watchOptions);
+export function startWatcher(
+  driver: Driver,
+  names: TableNames,
+  watchOptions: WatchOptions | undefined,
+  clock: Clock,
+  inbox?: ReconcileInbox,
+): Watcher {
+  const options = resolveWatchOptions(watchOptions, clock);
   const lease = new Lease(driver, names, options.watcherId, options.leaseMs);
   const incidents = new Incidents(driver, names);
   if (options.reconcile !== undefined && inbox === undefined) throw new TypeError('reconcile needs the inbox: call inbox.watch()');
   const reconciling = options.reconcile === undefined ? undefined : new ReconcilePass(inbox!, incidents, options.reconcile);
   const rules = buildRules(options.rules, options.retention);
   let stopping = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancelTick: (() => void) | undefined;
   // One evaluation at a time in this watcher; retention passes run beside it, one at a time.
   let checking: Promise<unknown> = Promise.resolve();
   let pruning: Promise<RetentionResult> | undefined;
@@ -91,7 +98,7 @@ export function startWatcher(driver: Driver, names: TableNames, watchOptions: Wa
   const pass = (): Promise<RetentionResult> =>
     runRetentionPass(driver, names, options.retention!, options.now(), {
       keepGoing: async () => !stopping && (await lease.take(options.now())),
-      pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      pause: (ms) => pause(clock, ms),
     });
 
   function startPass(): Promise<RetentionResult> {
@@ -131,15 +138,15 @@ export function startWatcher(driver: Driver, names: TableNames, watchOptions: Wa
   }
 
   const tick = async () => {
-    timer = undefined;
+    cancelTick = undefined;
     try {
       await check();
     } catch (error) {
       options.onError(asError(error));
     }
-    if (!stopping) timer = setTimeout(() => void tick(), options.intervalMs);
+    if (!stopping) cancelTick = clock.after(options.intervalMs, () => void tick(), true);
   };
-  timer = setTimeout(() => void tick(), 0);
+  cancelTick = clock.after(0, () => void tick(), true);
 
   return {
     id: options.watcherId,
@@ -155,8 +162,8 @@ export function startWatcher(driver: Driver, names: TableNames, watchOptions: Wa
     },
     async stop() {
       stopping = true;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
+      cancelTick?.();
+      cancelTick = undefined;
       await checking;
       await pruning?.catch(() => {});
       await lease.release().catch(() => {});

@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { beforeAll, onTestFinished, vi } from 'vitest';
+import { beforeAll, expect, onTestFinished, vi } from 'vitest';
 import type { Alert, Watcher, WatchOptions } from '../../../src/inbox.js';
+import { until } from '../../kit/time.js';
 import { warmUp, type InboxHarness } from '../helpers.js';
 
 export const MINUTE = 60_000;
@@ -31,6 +32,7 @@ export interface WatchedInbox {
 export async function watch(harness: InboxHarness, clock: TestClock, options: WatchOptions = {}): Promise<WatchedInbox> {
   const alerts: Alert[] = [];
   const errors: Error[] = [];
+  let reads = 0;
   const watcher = harness.inbox.watch({
     onAlert: (alert) => {
       alerts.push(alert);
@@ -38,12 +40,16 @@ export async function watch(harness: InboxHarness, clock: TestClock, options: Wa
     onError: (error) => errors.push(error),
     retention: false,
     intervalMs: 3_600_000,
-    now: clock.now,
+    now: () => {
+      reads++;
+      return clock.now();
+    },
     ...options,
   });
   onTestFinished(() => watcher.stop());
-  // Its first evaluation is on a zero timer: let it run, so that every later one is the test's own.
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // Its first evaluation is on a zero timer: once it has begun (it read the clock), a check runs
+  // after it, and every later one is the test's own.
+  await until(() => expect(reads).toBeGreaterThan(0));
   await watcher.check();
   return { watcher, alerts, errors };
 }

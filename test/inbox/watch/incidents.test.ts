@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Alert } from '../../../src/inbox.js';
-import { budgetEvent, openInbox, sleep, type InboxHarness } from '../helpers.js';
+import { until } from '../../kit/time.js';
+import { budgetEvent, openInbox, type InboxHarness } from '../helpers.js';
 import { MINUTE, only, TestClock, told, watch, watchSuiteSetup } from './helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
@@ -107,9 +108,7 @@ describe.each(SCENARIO_KINDS)('incidents on %s', (kind) => {
     const watcher = h.inbox.watch({ onAlert: (alert) => void alerts.push(alert), intervalMs: 50, retention: false, rules: only('dead') });
     await h.deliver(receiver, budgetEvent('app:budget:cap', new Date().toISOString()));
     await h.work(receiver, { maxAttempts: 1 }).drain();
-    const deadline = Date.now() + 30_000;
-    while (alerts.length === 0 && Date.now() < deadline) await sleep(20);
-    expect(told(alerts)).toEqual(['dead open']);
+    await until(() => expect(told(alerts)).toEqual(['dead open']), 30_000);
     await watcher.stop();
     expect(await watcher.check()).toEqual({ evaluated: false, alerts: [] });
   });
@@ -146,8 +145,7 @@ describe('watch options', () => {
     const watcher = h.inbox.watch({ onAlert: () => {}, onError: (error) => errors.push(error), retention: false, intervalMs: 3_600_000 });
     await expect(watcher.check()).rejects.toMatchObject({ code: 'inbox_not_migrated' });
     // The loop's own evaluation (at start) reports to onError instead of rejecting.
-    const deadline = Date.now() + 30_000;
-    while (errors.length === 0 && Date.now() < deadline) await sleep(10);
+    await until(() => expect(errors).not.toEqual([]), 30_000);
     await watcher.stop();
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'inbox_not_migrated' });

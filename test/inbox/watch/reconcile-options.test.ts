@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { resolveWatchOptions } from '../../../src/inbox/watch/options.js';
+import { systemClock } from '../../../src/inbox/clock.js';
 import { createRackClient } from '../../../src/rack-api/client.js';
 
 const client = createRackClient({ url: 'https://api.rack.example', token: 'opaque' });
 const onAlert = () => {};
 const resolve = (reconcile: unknown, withAlerts = true) =>
-  resolveWatchOptions({ ...(withAlerts ? { onAlert } : {}), reconcile: reconcile as never }).reconcile;
+  resolveWatchOptions({ ...(withAlerts ? { onAlert } : {}), reconcile: reconcile as never }, systemClock).reconcile;
 
 describe('the reconcile option of inbox.watch()', () => {
   it('defaults to a pass every 15 minutes over twice that, read-only, warning 7 days before the token lapses', () => {

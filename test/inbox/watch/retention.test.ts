@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { budgetEvent, openInbox, sleep, type InboxHarness } from '../helpers.js';
+import { until } from '../../kit/time.js';
+import { budgetEvent, openInbox, type InboxHarness } from '../helpers.js';
 import { TestClock, watch, watchSuiteSetup } from './helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
@@ -100,12 +101,8 @@ describe.each(SCENARIO_KINDS)('retention on %s', (kind) => {
     );
     const watcher = h.inbox.watch({ intervalMs: 3_600_000 });
     try {
-      const deadline = Date.now() + 30_000;
-      while ((await states(h)).length > 2 && Date.now() < deadline) await sleep(20);
-      expect(await states(h)).toEqual(['dead', 'pending']);
-      while ((await h.db.query(`SELECT 1 FROM ${h.table}_incidents WHERE key = 'silence'`)).length > 0 && Date.now() < deadline)
-        await sleep(20);
-      expect(await h.db.query(`SELECT key FROM ${h.table}_incidents`)).toEqual([{ key: 'dead' }]);
+      await until(async () => expect(await states(h)).toEqual(['dead', 'pending']), 30_000);
+      await until(async () => expect(await h.db.query(`SELECT key FROM ${h.table}_incidents`)).toEqual([{ key: 'dead' }]), 30_000);
     } finally {
       await watcher.stop();
     }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { until } from '../../kit/time.js';
 import { at, budgetEvent, inboxSuiteSetup, openInbox, sleep, type InboxHarness } from '../helpers.js';
 
 /**
@@ -55,18 +56,20 @@ describe("order: 'per-app' (pg)", () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     receiver.on('app:budget:cap', async (e) => {
-      seen.push(e.timestamp);
+      if (e.data.app === 'one') seen.push(e.timestamp);
+      else seen.push(`${e.data.app} ${e.timestamp}`);
       if (e.timestamp === at('.9')) await gate;
     });
     await harness.deliver(receiver, event('one', '.9'));
     const worker = harness.work(receiver, { order: 'per-app', concurrency: 4 });
-    while (seen.length === 0) await sleep(5);
+    await until(() => expect(seen).toEqual([at('.9')]));
     for (const fraction of ['.3', '.1', '.2']) await harness.deliver(receiver, event('one', fraction));
-    await sleep(100); // three free slots, three due rows: none may start
-    expect(seen).toEqual([at('.9')]);
+    // Three free slots, three due rows: none may start. Another app's event stored after them runs: the worker claimed past them.
+    await harness.deliver(receiver, event('two', '.5'));
+    await until(() => expect(seen).toEqual([at('.9'), `two ${at('.5')}`]));
     release();
     await worker.drain();
-    expect(seen).toEqual(['.9', '.1', '.2', '.3'].map(at));
+    expect(seen).toEqual([...['.9'].map(at), `two ${at('.5')}`, ...['.1', '.2', '.3'].map(at)]);
   });
 
   it("'hold': an app whose delivery keeps failing holds only its own later events; 100 other apps flow; dead releases it", async () => {
@@ -87,12 +90,11 @@ describe("order: 'per-app' (pg)", () => {
     // attempt limit to speak of) while the other apps run; a second worker then gives it one attempt left.
     const retrying = { order: 'per-app', concurrency: 6, backoff: { baseMs: 20, maxMs: 50, jitter: 'none' } } as const;
     const worker = harness.work(receiver, { ...retrying, maxAttempts: 1000 });
-    const started = Date.now();
     const firstAttempts = async () => Number((await stateOf(harness, 'stuck'))[0]!['attempts']);
-    while ((await harness.count(`state = 'done'`)) < 200 || (await firstAttempts()) < 2) {
-      expect(Date.now() - started, 'the other apps did not finish while stuck retried').toBeLessThan(60_000);
-      await sleep(20);
-    }
+    await until(async () => {
+      expect(await harness.count(`state = 'done'`), 'the other apps finish while stuck retries').toBe(200);
+      expect(await firstAttempts()).toBeGreaterThanOrEqual(2);
+    }, 60_000);
     await worker.stop();
     // 200 deliveries done while the stuck one failed and retried; its later event never ran.
     const [first, second] = await stateOf(harness, 'stuck');

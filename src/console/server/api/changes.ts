@@ -5,15 +5,15 @@
  * PostgreSQL and PGlite, and costs one index-only aggregate per interval.
  */
 import type { ServerResponse } from 'node:http';
-import type { InboxOperator, InboxStats } from '../../../inbox/facade/index.js';
+import { type Clock, type InboxOperator, type InboxStats, systemClock } from '../../../inbox/facade/index.js';
 
 const HEARTBEAT_MS = 15_000;
 
 export class ChangeFeed {
   private readonly listeners = new Set<ServerResponse>();
   private fingerprint: string | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private heartbeat: ReturnType<typeof setInterval> | undefined;
+  private cancelPoll: (() => void) | undefined;
+  private cancelHeartbeat: (() => void) | undefined;
   private closed = false;
   /** Bumped by stopPolling: a poll that was running then does not schedule another loop. */
   private generation = 0;
@@ -24,6 +24,8 @@ export class ChangeFeed {
     private readonly operator: Pick<InboxOperator, 'stats' | 'changeFingerprint'>,
     private readonly pollMs: number,
     private readonly onError: (error: unknown) => void,
+    /** Its polls' and heartbeats' timers (a test moves it). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Holds the response open as an event stream; the first event carries the current stats. */
@@ -52,10 +54,12 @@ export class ChangeFeed {
   }
 
   private startPolling(): void {
-    if (this.closed || this.timer !== undefined || this.listeners.size === 0) return;
-    this.heartbeat ??= setInterval(() => {
+    if (this.closed || this.cancelPoll !== undefined || this.listeners.size === 0) return;
+    const beat = () => {
       for (const res of this.listeners) res.write(': keep-alive\n\n');
-    }, HEARTBEAT_MS);
+      this.cancelHeartbeat = this.clock.after(HEARTBEAT_MS, beat, true);
+    };
+    this.cancelHeartbeat ??= this.clock.after(HEARTBEAT_MS, beat, true);
     const generation = this.generation;
     const tick = async () => {
       try {
@@ -65,17 +69,17 @@ export class ChangeFeed {
         if (!this.failing) this.onError(error);
         this.failing = true;
       }
-      if (generation === this.generation) this.timer = setTimeout(() => void tick(), this.pollMs);
+      if (generation === this.generation) this.cancelPoll = this.clock.after(this.pollMs, () => void tick(), true);
     };
-    this.timer = setTimeout(() => void tick(), this.pollMs);
+    this.cancelPoll = this.clock.after(this.pollMs, () => void tick(), true);
   }
 
   private stopPolling(): void {
     this.generation++;
-    clearTimeout(this.timer);
-    clearInterval(this.heartbeat);
-    this.timer = undefined;
-    this.heartbeat = undefined;
+    this.cancelPoll?.();
+    this.cancelHeartbeat?.();
+    this.cancelPoll = undefined;
+    this.cancelHeartbeat = undefined;
   }
 
   /** Reads the fingerprint; tells every listener when it moved. Exposed for the first read at start. */

@@ -1,3 +1,5 @@
+import type { Clock } from '../../clock.js';
+
 /** Waits between probes: 50 ms doubling to 1 s, each between half and all of its step. */
 const FIRST_STEP_MS = 50;
 const LONGEST_STEP_MS = 1000;
@@ -32,13 +34,15 @@ export class Circuit {
   readonly #queue = new Set<Waiter>();
   #down = false;
   #failedProbes = 0;
-  #probeTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #clock: Clock;
+  #cancelProbe: (() => void) | undefined;
   #probing = false;
   /** Attempts under way, never more than the width: an attempt keeps its turn until it settles. */
   #running = 0;
 
-  constructor(width: number) {
+  constructor(width: number, clock: Clock) {
     this.#width = Math.max(1, width);
+    this.#clock = clock;
   }
 
   /** An outage is under way: a new delivery waits its turn rather than try on its own. */
@@ -50,8 +54,8 @@ export class Circuit {
   reached(): void {
     this.#down = false;
     this.#failedProbes = 0;
-    if (this.#probeTimer !== undefined) clearTimeout(this.#probeTimer);
-    this.#probeTimer = undefined;
+    this.#cancelProbe?.();
+    this.#cancelProbe = undefined;
     this.#pump();
   }
 
@@ -97,16 +101,17 @@ export class Circuit {
       return;
     }
     // Attempts stuck past their deliveries' bounds keep their turns: a probe waits for a free one too.
-    if (this.#probing || this.#probeTimer !== undefined || this.#queue.size === 0 || this.#running >= this.#width) return;
-    this.#probeTimer = setTimeout(
+    if (this.#probing || this.#cancelProbe !== undefined || this.#queue.size === 0 || this.#running >= this.#width) return;
+    this.#cancelProbe = this.#clock.after(
+      retryDelayMs(this.#failedProbes + 1),
       () => {
-        this.#probeTimer = undefined;
+        this.#cancelProbe = undefined;
         if (!this.#down || this.#probing || this.#running >= this.#width) return this.#pump();
         if (this.#queue.size === 0) return;
         this.#probing = true;
         this.#take('probe');
       },
-      retryDelayMs(this.#failedProbes + 1),
+      false, // the deliveries waiting for it hold the process open with their own bounds
     );
   }
 }

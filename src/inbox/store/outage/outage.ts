@@ -29,7 +29,8 @@ export class Outage {
   #current: Current | undefined;
   #waiting = 0;
 
-  constructor(retry: ResolvedStoreRetry, now: () => number = Date.now) {
+  /** `now`: milliseconds on a monotonic clock (the inbox's), from which an outage's duration is told. */
+  constructor(retry: ResolvedStoreRetry, now: () => number) {
     this.#retry = retry;
     this.#now = now;
   }

@@ -1,5 +1,6 @@
 import type { DeliveryToStore, StoreDeliveryOptions, StoredRow } from '../../../receiver/inbox-contract.js';
 import { describeThrown } from '../../../shared/thrown.js';
+import type { Clock } from '../../clock.js';
 import { WebhookInboxError } from '../../errors.js';
 import type { Circuit, Turn } from './circuit.js';
 import { heldCost, processHeld, type HeldDeliveries } from './held.js';
@@ -18,17 +19,18 @@ type Attempt = { stored: true; row: StoredRow | undefined } | { stored: false; e
 class Deadline {
   readonly passed: Promise<'expired'>;
   #over = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #cancel: (() => void) | undefined;
 
-  constructor(at: number) {
+  constructor(clock: Clock, at: number) {
     this.passed = new Promise((resolve) => {
       if (at === Infinity) return;
-      this.#timer = setTimeout(
+      this.#cancel = clock.after(
+        Math.max(0, at - clock.now()),
         () => {
           this.#over = true;
           resolve('expired');
         },
-        Math.max(0, at - Date.now()),
+        true,
       );
     });
   }
@@ -38,7 +40,7 @@ class Deadline {
   }
 
   clear(): void {
-    clearTimeout(this.#timer);
+    this.#cancel?.();
   }
 }
 
@@ -69,6 +71,7 @@ export function storeWithRetry(
   retry: ResolvedStoreRetry,
   outage: Outage,
   circuit: Circuit,
+  clock: Clock,
   held: HeldDeliveries = processHeld,
 ) {
   // `maxWaitMs: 0` (or `storeRetry: false`): one attempt, answered as the driver answers it.
@@ -94,13 +97,13 @@ export function storeWithRetry(
   }
 
   async function hold(delivery: DeliveryToStore, log: OutageLog | undefined): Promise<StoredRow | undefined> {
-    const arrival = Date.now();
+    const arrival = clock.now();
     const cost = heldCost(delivery.body);
     if (!held.take(cost, retry.maxBufferedBytes)) {
       if (retrying) outage.refusedAtOnce(log);
       throw overCap(retry, held, outage.cause);
     }
-    const deadline = new Deadline(retrying ? arrival + retry.maxWaitMs : Infinity);
+    const deadline = new Deadline(clock, retrying ? arrival + retry.maxWaitMs : Infinity);
     let running = false;
     let answered = false;
     let waiting = false;
@@ -131,7 +134,7 @@ export function storeWithRetry(
         });
         const outcome = await Promise.race([under, deadline.passed]);
         if (outcome === 'expired') {
-          void under.then((late) => reportLate(late, delivery, arrival, log));
+          void under.then((late) => reportLate(late, delivery, clock.now() - arrival, log));
           throw pastDeadline(true);
         }
         if (outcome.stored) {
@@ -182,7 +185,7 @@ export function storeWithRetry(
 }
 
 /** An attempt that outlived its delivery's 503: a row it committed stands, and the log says so. */
-function reportLate(late: Attempt, delivery: DeliveryToStore, arrival: number, log: OutageLog | undefined): void {
+function reportLate(late: Attempt, delivery: DeliveryToStore, durationMs: number, log: OutageLog | undefined): void {
   if (!late.stored || late.row === undefined) return;
   const tickId = (delivery.event.data as Record<string, unknown> | undefined)?.['tick_id'];
   log?.({
@@ -195,7 +198,7 @@ function reportLate(late: Attempt, delivery: DeliveryToStore, arrival: number, l
     ...(late.row.duplicateOf !== undefined ? { duplicateOf: late.row.duplicateOf } : {}),
     action: delivery.event.action,
     ...(typeof tickId === 'string' ? { tickId } : {}),
-    durationMs: Date.now() - arrival,
+    durationMs,
   });
 }
 
