@@ -807,7 +807,7 @@ describe('inbox on a PGlite directory', () => {
     );
     expect((await fetch(listener.url, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     await listener.waitForLine(/ {2}accepted {3}app:create {2}app=gamma {2}tick_id=- {2}id=5$/);
-    const sockets = () => readdirSync(dir).filter((name) => name.startsWith('.s.'));
+    const sockets = () => readdirSync(dir).filter((name) => /^\.s\.PGSQL\.\d+$/.test(name));
     expect(sockets()).toEqual(['.s.PGSQL.1']);
     expect(await cli('inbox', 'stats', '--database', dir)).toMatchObject({
       code: 0,

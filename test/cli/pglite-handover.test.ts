@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 afterAll(removeTempDirs);
 
-const sockets = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('.s.'));
+const sockets = (dir: string) => readdirSync(dir).filter((name) => /^\.s\.PGSQL\.\d+$/.test(name));
 const FIRED = fixture('app.budget.auto-shutdown.fired');
 const firedFor = (app: string) => JSON.stringify({ ...FIRED.event, data: { ...FIRED.event.data, app } });
 

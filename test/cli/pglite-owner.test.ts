@@ -51,7 +51,7 @@ async function startApp(dir: string, env: Record<string, string> = {}): Promise<
   return { app, port: (await app.message('port', 90_000)) as number };
 }
 
-const sockets = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('.s.'));
+const sockets = (dir: string) => readdirSync(dir).filter((name) => /^\.s\.PGSQL\.\d+$/.test(name));
 const count = (app: Child, entry: string) => logs(app).filter((log) => log === entry).length;
 
 const CREATE = (name: string, day: string) =>

@@ -6,7 +6,7 @@ import { isPostgresJs, postgresJsDriver } from './postgres-js.js';
 
 /** Which client the user handed over, by shape: none of the three is imported by the package. */
 export function driverFor(database: unknown, prepare = true): Driver {
-  if (isPGliteDirectory(database)) return directoryDriver(database.role, database.client);
+  if (isPGliteDirectory(database)) return directoryDriver(database.client);
   if (isPostgresJs(database)) return postgresJsDriver(database, prepare);
   if (isPGlite(database)) return pgliteDriver(database);
   if (isPgPool(database)) return pgPoolDriver(database, prepare);
@@ -21,9 +21,12 @@ export function driverFor(database: unknown, prepare = true): Driver {
  * openPGlite(dir): the owner's PGlite, or a guest's pg Pool on the owner's socket. A guest sends no
  * named statements (the owner's one session is shared by every guest) and does not LISTEN (the
  * owner refuses it): its workers poll, and what it stores still wakes the owner's at once.
+ * Told apart by the client, not by `role`: a guest that has taken the directory over reads 'owner'
+ * while its client stays the pool (an app started beside a CLI run that ended failed its migrate
+ * with "db.transaction is not a function").
  */
-function directoryDriver(role: 'owner' | 'guest', client: unknown): Driver {
-  if (role === 'owner') return pgliteDriver(client as Parameters<typeof pgliteDriver>[0], { owned: true });
+function directoryDriver(client: unknown): Driver {
+  if (isPGlite(client)) return pgliteDriver(client, { owned: true });
   const driver = pgPoolDriver(client as Parameters<typeof pgPoolDriver>[0], false);
   return { ...driver, listen: async () => async () => {}, sizedBy: 'openPGlite(dir, { poolSize })' };
 }

@@ -4,6 +4,7 @@ import { checkIn, checkOut, committedOrThrow, type PgClientLike, type PgClientOn
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { statementHash } from './statement-hash.js';
 import { ReentryGuard } from './reentry.js';
+import { quoteIdentifier as quote } from '../schema/table-name.js';
 
 export function isPgPool(value: unknown): value is PgPoolLike {
   const candidate = value as Partial<PgPoolLike> | null;
@@ -221,8 +222,4 @@ export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driv
       };
     },
   };
-}
-
-function quote(identifier: string): string {
-  return `"${identifier.replace(/"/g, '""')}"`;
 }

@@ -74,6 +74,7 @@ async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
     );
   }
   const serving = servePGlite(Promise.resolve(db as unknown as ServablePGlite), claim.server);
+  await claim.opened();
   const close = db.close;
   if (typeof close !== 'function') return; // served until the process exits
   Object.defineProperty(db, 'close', {
@@ -82,6 +83,7 @@ async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
     value: async function closeAndRelease(): Promise<void> {
       try {
         await serving.close();
+        await claim.closing();
         await close.call(db);
       } finally {
         await claim.release();

@@ -76,7 +76,9 @@ export function buildWhere(filter: DeliveryFilter, firstParam = 1, queue?: strin
         throw new TypeError(`action must be an action or a "prefix:*" pattern, got ${JSON.stringify(pattern)}`);
       }
       // A prefix pattern matches on text, never through LIKE: an action may hold % or _.
-      return pattern.endsWith(':*') ? `left(action, ${pattern.length - 1}) = ${param(pattern.slice(0, -1))}` : `action = ${param(pattern)}`;
+      return pattern.endsWith(':*')
+        ? `left(action, ${param(pattern.length - 1)}::int) = ${param(pattern.slice(0, -1))}`
+        : `action = ${param(pattern)}`;
     });
     clauses.push(alternatives.length === 0 ? 'FALSE' : alternatives.length === 1 ? alternatives[0]! : `(${alternatives.join(' OR ')})`);
   }

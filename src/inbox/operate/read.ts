@@ -51,7 +51,9 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
   }
   // Arrival breaks ties between events of the same nanosecond: ids grow with arrival. Qualified,
   // because a bare name in ORDER BY means the output column: `id::text AS id` sorts "99" after "148".
-  sql += ` ORDER BY ${names.deliveries}.event_ns ${order}, ${names.deliveries}.id ${order} LIMIT ${limit + 1}`;
+  // The limit is bound, never written in: each distinct limit would be a new named statement, never freed.
+  params.push(limit + 1);
+  sql += ` ORDER BY ${names.deliveries}.event_ns ${order}, ${names.deliveries}.id ${order} LIMIT $${params.length}::int`;
   let rows;
   try {
     rows = await driver.query(sql, params);

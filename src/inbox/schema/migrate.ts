@@ -4,11 +4,35 @@ import type { MigrateResult } from '../types.js';
 import { LATEST_VERSION, MIGRATIONS, migrationsTableSql } from './migrations.js';
 import type { TableNames } from './table-name.js';
 
+/** Attempts of a migration whose connection was lost under it. */
+const MIGRATE_ATTEMPTS = 3;
+
+/**
+ * The connection went away under the migration, not the database: reset or a write to a closed
+ * socket (a PGlite owner handing its directory over to the next: an app starting beside a CLI run
+ * that ended died at start-up), a terminated or closing server session. All or nothing: it is tried again.
+ */
+function connectionLost(error: unknown): boolean {
+  const { code, message } = ((error as { cause?: unknown } | null)?.cause ?? {}) as { code?: unknown; message?: unknown };
+  return ['ECONNRESET', 'EPIPE', '57P01', '57P03'].includes(String(code)) || message === 'Connection terminated unexpectedly';
+}
+
 /**
  * Applies the missing migrations in one transaction under an advisory lock keyed on the table
  * name: processes starting together queue on the lock, and each later one finds nothing to do.
  */
 export async function migrate(driver: Driver, names: TableNames): Promise<MigrateResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(driver, names);
+    } catch (error) {
+      if (attempt >= MIGRATE_ATTEMPTS || !connectionLost(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
+}
+
+async function migrateOnce(driver: Driver, names: TableNames): Promise<MigrateResult> {
   try {
     return await driver.transaction(async (tx) => {
       if (names.schemaPrefix !== '') {

@@ -14,7 +14,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { claimDirectory, socketPath } from '../../../src/inbox/database/owner/claim.js';
-import { askOwner } from '../../../src/inbox/database/owner/guest.js';
+import { askOwner } from '../../../src/inbox/database/owner/ask-owner.js';
 import { openPGlite } from '../../../src/inbox/database/owner/open.js';
 import { pgliteDirectory } from '../../kit/pglite-directory.js';
 import { killAllChildren } from '../fixtures/children.js';
@@ -29,7 +29,7 @@ function newDir(): string {
   return pgliteDirectory(join(dir, 'db'));
 }
 
-const sockets = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('.s.'));
+const sockets = (dir: string) => readdirSync(dir).filter((name) => /^\.s\.PGSQL\.\d+$/.test(name));
 
 interface OwnerProcess {
   readonly lines: string[];

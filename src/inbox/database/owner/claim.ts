@@ -32,8 +32,19 @@ export type Claim =
       readonly server: NodeNet.Server;
       /** Stops listening and removes the socket: the next process to open the directory owns it. */
       release(): Promise<void>;
+      /** Says beside the socket that PGlite is open: from now on, an owner that answers nothing is stuck, not loading. */
+      opened(): Promise<void>;
+      /** Says beside the socket that PGlite is closing (its last writes and syncs can hold the process too). */
+      closing(): Promise<void>;
     }
   | { readonly role: 'guest'; readonly generation: number; readonly path: string };
+
+/**
+ * The file beside an owner's socket that holds its pid, as PostgreSQL's `.s.PGSQL.<port>.lock` does,
+ * then `loading`, `open` or `closing`: PGlite's start-up and close can hold the owner's process for seconds, during
+ * which it answers nothing and is still no stuck owner (ask-owner.ts).
+ */
+export const pidFile = (socketPath: string): string => `${socketPath}.lock`;
 
 export function socketPath(dir: string, generation: number): string {
   return `${dir}/${socketName(generation)}`;
@@ -147,7 +158,10 @@ async function tryOwn(parts: NodeParts, dir: string, generation: number, gone: r
   const { ino } = await parts.fs.stat(path);
   const release = async () => {
     const now = await parts.fs.stat(path).catch(() => undefined);
-    if (now?.ino === ino) await parts.fs.unlink(path).catch(() => {});
+    if (now?.ino === ino) {
+      await parts.fs.unlink(pidFile(path)).catch(() => {});
+      await parts.fs.unlink(path).catch(() => {});
+    }
     await close(server);
   };
   for (const rival of await generations(parts, dir)) {
@@ -156,10 +170,17 @@ async function tryOwn(parts: NodeParts, dir: string, generation: number, gone: r
       return undefined;
     }
   }
+  // Named beside the socket, so that a guest can say which process does not answer (ask-owner.ts).
+  const pid = (globalThis as { process?: { pid?: number } }).process?.pid ?? 0;
+  const state = (word: string) => parts.fs.writeFile(pidFile(path), `${pid}\n${word}\n`, { mode: 0o600 }).catch(() => {});
+  await state('loading');
   // The sockets of owners known gone: a later listing need not probe them again.
   for (const old of gone) {
     const oldPath = socketPath(dir, old);
-    if ((await probe(parts, oldPath)) === 'gone') await parts.fs.unlink(oldPath).catch(() => {});
+    if ((await probe(parts, oldPath)) === 'gone') {
+      await parts.fs.unlink(oldPath).catch(() => {});
+      await parts.fs.unlink(pidFile(oldPath)).catch(() => {});
+    }
   }
-  return { role: 'owner', generation, server, release };
+  return { role: 'owner', generation, server, release, opened: () => state('open'), closing: () => state('closing') };
 }

@@ -6,8 +6,13 @@
  * the next owner, or the owner itself, opening PGlite here and serving it on a socket of its own,
  * which its own pool then connects to. Connections asked for meanwhile wait (bounded by the pool's
  * `connectionTimeoutMillis`); a statement already sent to an owner that was killed fails with it.
+ * An owner that is alive and answers nothing (stopped, hung) cannot be taken over: a connection to
+ * it fails after two unanswered questions, a statement waiting on it once the watch (owner-watch.ts)
+ * finds it silent, both with `pglite_owner_unreachable` naming its pid.
  */
+import { askOwner, ownerState, ownerUnreachable } from './ask-owner.js';
 import { claimDirectory, socketPath, type Claim, type NodeParts } from './claim.js';
+import { OwnerWatch, type WatchedClient } from './owner-watch.js';
 
 /** The parts of `pg` a guest uses, typed structurally (an optional peer). */
 export interface PgModule {
@@ -19,36 +24,17 @@ interface PgPool {
   on(event: 'error', listener: () => void): unknown;
   end(): Promise<void>;
 }
-type PgClientClass = new (config: object) => { port: number; connect(): Promise<unknown> };
+type PgClientClass = new (config: object) => WatchedClient & {
+  port: number;
+  connect(): Promise<unknown>;
+  once(event: 'end', listener: () => void): unknown;
+};
 
 /** Opens PGlite on a directory this process has just claimed; resolves once it serves it. */
 export type BecomeOwner = (claim: Claim & { role: 'owner' }) => Promise<{ close(): Promise<void> }>;
 
 /** How long an owner may stay closing (its guests finishing, PGlite closing) before a guest gives up waiting. */
 const CLOSING_OWNER_MS = 60_000;
-const SSL_REQUEST = new Uint8Array([0, 0, 0, 8, 4, 210, 22, 47]);
-
-type Answer = 'serving' | 'closing' | 'silent';
-
-/**
- * What the socket answers an SSLRequest: 'N' (no SSL) from an owner that serves or still loads
- * PGlite; an ErrorResponse from one that is closing; nothing from a socket gone or stuck.
- */
-export function askOwner(parts: NodeParts, path: string, timeoutMs = 5_000): Promise<Answer> {
-  return new Promise((resolve) => {
-    const socket = parts.net.connect(path);
-    const done = (answer: Answer) => {
-      socket.destroy();
-      resolve(answer);
-    };
-    socket.once('connect', () => socket.write(SSL_REQUEST));
-    socket.once('data', (chunk: Uint8Array) => done(chunk[0] === 78 ? 'serving' : chunk[0] === 69 ? 'closing' : 'silent'));
-    socket.once('error', () => done('silent'));
-    socket.once('close', () => done('silent'));
-    socket.setTimeout(timeoutMs, () => done('silent'));
-  });
-}
-
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class DirectoryGuest {
@@ -56,6 +42,7 @@ export class DirectoryGuest {
   #settling: Promise<void> | undefined;
   #owned: { close(): Promise<void> } | undefined;
   #closed = false;
+  readonly #watch: OwnerWatch;
 
   constructor(
     private readonly parts: NodeParts,
@@ -64,6 +51,12 @@ export class DirectoryGuest {
     private readonly becomeOwner: BecomeOwner,
   ) {
     this.#generation = generation;
+    this.#watch = new OwnerWatch(parts, dir);
+  }
+
+  /** Watches a connection made to the owner of `generation` (owner-watch.ts); call the result once it has ended. */
+  watch(client: WatchedClient, generation: number): () => void {
+    return this.#watch.add(client, generation);
   }
 
   get role(): 'owner' | 'guest' {
@@ -77,17 +70,22 @@ export class DirectoryGuest {
       if (this.#closed) throw new Error(`the guest of the PGlite directory ${this.dir} is closed`);
       const generation = this.#generation;
       if (this.#owned !== undefined) return generation;
-      if ((await askOwner(this.parts, socketPath(this.dir, generation))) === 'serving') return generation;
+      const answer = await askOwner(this.parts, socketPath(this.dir, generation));
+      if (answer === 'serving') return generation;
       if (generation === this.#generation)
-        this.#settling ??= this.#settle().finally(() => {
+        this.#settling ??= this.#settle(answer === 'silent' ? generation : undefined).finally(() => {
           this.#settling = undefined;
         });
     }
   }
 
-  /** The owner went away or is closing: claims the directory until it has a serving owner (maybe this process). */
-  async #settle(): Promise<void> {
-    const deadline = Date.now() + CLOSING_OWNER_MS;
+  /**
+   * The owner went away or is closing: claims the directory until it has a serving owner (maybe this
+   * process). `silentGeneration`: the owner that was just found silent, which counts as asked once.
+   */
+  async #settle(silentGeneration: number | undefined): Promise<void> {
+    const startedAt = Date.now();
+    const deadline = startedAt + CLOSING_OWNER_MS;
     let silent = 0;
     for (let round = 0; ; round++) {
       if (this.#closed) return;
@@ -102,13 +100,13 @@ export class DirectoryGuest {
         this.#generation = claim.generation;
         return;
       }
-      // Closing: its socket goes once its PGlite has closed. Silent twice: it accepts and never answers.
-      silent = answer === 'silent' ? silent + 1 : 0;
-      if (silent >= 2 || Date.now() > deadline) {
-        throw new Error(
-          answer === 'silent' ? 'it accepts connections and never answers' : `it has been closing for ${CLOSING_OWNER_MS / 1000} s`,
-        );
-      }
+      // Closing: its socket goes once its PGlite has closed. Loading or closing PGlite: that can hold
+      // the process for many seconds (a CLI run beside an app: 21 s on a loaded machine). Otherwise silent twice (the question that
+      // started this counts): it accepts and never answers.
+      const { pid, loading } = answer === 'silent' ? await ownerState(this.parts, claim.path) : { loading: true };
+      silent = loading ? 0 : silent + (round === 0 && claim.generation === silentGeneration ? 2 : 1);
+      if (silent >= 2) throw ownerUnreachable(this.dir, claim.path, pid, Date.now() - startedAt);
+      if (Date.now() > deadline) throw new Error(`it has been closing for ${CLOSING_OWNER_MS / 1000} s`);
       await pause(Math.min(250, 5 * 2 ** round));
     }
   }
@@ -116,6 +114,7 @@ export class DirectoryGuest {
   /** After the pool has ended: a takeover under way settles, and the PGlite this process took over closes. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#watch.close();
     await this.#settling?.catch(() => {});
     await this.#owned?.close();
   }
@@ -125,9 +124,11 @@ export class DirectoryGuest {
 export function guestClient(Client: PgClientClass, guest: DirectoryGuest): PgClientClass {
   return class GuestClient extends Client {
     override connect(callback?: (error?: unknown) => void): Promise<unknown> {
-      const connecting = guest.target().then((generation) => {
+      const connecting = guest.target().then(async (generation) => {
         this.port = generation;
-        return super.connect();
+        const connected = await super.connect();
+        this.once('end', guest.watch(this, generation));
+        return connected;
       });
       if (callback === undefined) return connecting;
       connecting.then(() => callback(), callback);

@@ -126,9 +126,14 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
   }
 }
 
+/**
+ * The owner went away or began closing while this process connected: refused, no socket, reset,
+ * EPIPE (the startup message written to an owner that had just closed: a CLI run that ended made
+ * an app starting beside it die at start-up), or 57P03 (the closing owner's answer).
+ */
 function isConnectionLost(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET';
+  return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'EPIPE' || code === '57P03';
 }
 
 interface PGliteClass {
@@ -209,6 +214,7 @@ export async function openOwned(
     });
   }
   ready(opened);
+  await claim.opened();
   let closing: Promise<void> | undefined;
   return {
     client: opened,
@@ -216,6 +222,7 @@ export async function openOwned(
       (closing ??= (async () => {
         try {
           await serving.close();
+          await claim.closing();
           if (opened.closed !== true) await opened.close();
         } finally {
           await claim.release(); // only once PGlite's files are closed and consistent on disk
@@ -259,6 +266,7 @@ async function openAsGuest(
   } catch (error) {
     await end();
     if (isConnectionLost(error)) throw error; // gone meanwhile: the caller claims again
+    if ((error as { code?: unknown } | null)?.code === 'pglite_owner_unreachable') throw error; // says it all, with the owner's pid
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(
       `the PGlite database in ${dir} is owned by a process that does not answer on ${claim.path} (${reason}): ` +
