@@ -42,7 +42,8 @@ export async function readBatch(
   filter: DeliveryFilter,
   limit: number,
 ): Promise<Batch> {
-  const where = buildWhere(filter, 3);
+  // $1 the id after, $2 the late ids, $3 the limit, then the filter's.
+  const where = buildWhere(filter, 4);
   const table = names.deliveries;
   const columns = `id, (${where.sql}) AS matches, action, app, state,
            CASE WHEN (${where.sql}) AND octet_length(body) <= ${INLINE_BODY_BYTES} THEN body END AS body`;
@@ -55,12 +56,12 @@ export async function readBatch(
   LEFT JOIN LATERAL (
     (SELECT ${columns} FROM ${table} WHERE id = ANY ($2::text::bigint[]))
     UNION ALL
-    (SELECT ${columns} FROM ${table} WHERE id > $1::bigint ORDER BY ${table}.id LIMIT ${limit})
+    (SELECT ${columns} FROM ${table} WHERE id > $1::bigint ORDER BY ${table}.id LIMIT $3::int)
   ) r ON true
   ORDER BY r.id`;
   let rows;
   try {
-    rows = await db.query(sql, [after.toString(), `{${late.join(',')}}`, ...where.params]);
+    rows = await db.query(sql, [after.toString(), `{${late.join(',')}}`, limit, ...where.params]);
   } catch (error) {
     throw inboxError(error, names.display, 'reading deliveries to forward');
   }

@@ -83,14 +83,14 @@ export async function pruneDeliveries(
   const target =
     limit === undefined
       ? where
-      : `id IN (SELECT id FROM ${names.deliveries} WHERE ${where} ORDER BY received_at LIMIT ${Math.floor(limit)} FOR UPDATE SKIP LOCKED)`;
+      : `id IN (SELECT id FROM ${names.deliveries} WHERE ${where} ORDER BY received_at LIMIT $${states.length + 2}::int FOR UPDATE SKIP LOCKED)`;
   try {
     const rows = await driver.query(
       `WITH pruned AS (
          DELETE FROM ${names.deliveries} WHERE ${target} RETURNING 1
        )
        SELECT count(*)::int AS n FROM pruned`,
-      [before, ...states],
+      limit === undefined ? [before, ...states] : [before, ...states, Math.floor(limit)],
     );
     return Number(rows[0]?.['n'] ?? 0);
   } catch (error) {

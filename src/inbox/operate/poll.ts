@@ -29,7 +29,10 @@ export async function readIdsAfter(query: Query, table: string, tableShown: stri
   let rows;
   try {
     // ORDER BY the column, not the text alias: "99" sorts after "1000" as text.
-    rows = await query(`SELECT id::text AS id FROM ${table} WHERE id > $1::bigint ORDER BY ${table}.id LIMIT ${limit}`, [after.toString()]);
+    rows = await query(`SELECT id::text AS id FROM ${table} WHERE id > $1::bigint ORDER BY ${table}.id LIMIT $2::int`, [
+      after.toString(),
+      limit,
+    ]);
   } catch (error) {
     throw inboxError(error, tableShown, 'reading new deliveries for the apps');
   }
