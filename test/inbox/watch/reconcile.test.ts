@@ -150,6 +150,31 @@ describe('inbox.watch({ reconcile })', () => {
     expect((await watcher.incidents()).map((alert) => alert.key).sort()).toEqual([armedKey, buildKey].sort());
   });
 
+  it('with record: true, stores each proven gap as a reconciled delivery and says so in its alert; the next pass finds it held', async () => {
+    const s = await scenario();
+    const api = s.rack.api;
+    await api.createApp('web', { at: ago(72 * 60 * MINUTE) });
+    const lostRelease = await api.build('web', { at: ago(10 * MINUTE), drop: ['release:create'] });
+    const { client } = rackClient(s);
+    const clock = new TestClock();
+    const { watcher, alerts } = await watchRack(s, clock, { reconcile: { client, everyMs: 15 * MINUTE, record: true } });
+
+    const releaseKey = `reconcile_gap:web:release:create:${lostRelease.release!.id}`;
+    const opened = alerts.find((alert) => alert.key === releaseKey)!;
+    const recorded = (opened.fields as { recorded: { id: string } | null }).recorded;
+    expect(recorded).toEqual({ id: expect.any(String) });
+    const row = await s.inbox.get(recorded!.id);
+    expect(row).toMatchObject({ action: 'release:create', app: 'web', state: 'pending', origin: 'reconciled' });
+    expect(row!.evidence).toMatchObject({ route: '/apps/web/releases?limit=50', field: 'id', value: lostRelease.release!.id });
+
+    // The inbox holds it now (as reconciled): the next pass resolves the gap and records nothing more.
+    clock.advance(15 * MINUTE);
+    await watcher.check();
+    expect(told(alerts)).toEqual([`${releaseKey} open`, `${releaseKey} resolved`]);
+    const held = await s.inbox.list({ action: 'release:create', limit: 10 });
+    expect(held.deliveries.filter((delivery) => delivery.origin === 'reconciled')).toHaveLength(1);
+  });
+
   it('tells a failing pass once as reconcile_failed (code and reason, never the token); the next good pass resolves it', async () => {
     const s = await scenario();
     await s.rack.api.createApp('web', { at: ago(72 * 60 * MINUTE) });
