@@ -83,7 +83,7 @@ describe.each(SCENARIO_KINDS)('regression: drain() recovers an expired lease (%s
   it("a delivery left running by a dead worker is processed by a fresh worker's drain(): done, ghost attempt crashed, attempt 2 succeeded", async () => {
     const harness = await openInbox(kind);
     const receiver = harness.receiver();
-    const runs: { id: string; attempt: number }[] = [];
+    const runs: { id: string; attempt: number; origin: string }[] = [];
     onBudget(receiver, (_event, { delivery }) => void runs.push({ ...delivery }));
     // No LISTEN and a poll far away: only drain() itself can find the crashed delivery. The worker
     // starts (and its first poll finishes) before the crash exists, so the poll cannot be what
@@ -102,7 +102,7 @@ describe.each(SCENARIO_KINDS)('regression: drain() recovers an expired lease (%s
     ]);
 
     await within(worker.drain(), 10_000, 'drain with a crashed delivery');
-    expect(runs).toEqual([{ id, attempt: 2 }]);
+    expect(runs).toEqual([{ id, attempt: 2, origin: 'received' }]);
     const [row] = await harness.db.query(`SELECT state, attempts, locked_by FROM ${harness.table} WHERE id = $1`, [id]);
     expect(row).toEqual({ state: 'done', attempts: 2, locked_by: null });
     const attempts = await harness.db.query(
