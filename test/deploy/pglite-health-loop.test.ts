@@ -13,7 +13,7 @@
  * owned the directory printed its listening line and its /readyz then did not answer 200 for 60 s
  * while a 36 s `inbox health` run was its guest, with nothing logged (healthHandler logs the first
  * verdict that is not ok, so no readiness check ended: a query stuck, or an event loop that did not
- * turn). Not seen again in 38 starts and 81 CLI runs at load 2 to 16, 16 of the starts with timing
+ * turn). Not seen again in 44 starts and 94 CLI runs at load 2 to 16, 16 of the starts with timing
  * logs in the owner (no owner query, guest hold of PGlite or event-loop stall over 1.5 s). Should it
  * come back, the failure names each /readyz outcome beside /healthz's, which never touches the
  * database, to tell the two apart (a start of 53 s was seen at load 13 to 16: the 60 s may have been
