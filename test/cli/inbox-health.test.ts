@@ -3,22 +3,17 @@
  * 2 could not check), what it prints for people and as JSON (the detail the HTTP probes keep from
  * strangers: test/inbox/health-handler.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createInbox } from '../../src/inbox.js';
 import { LATEST_VERSION } from '../../src/inbox/schema/migrations.js';
-import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
+import { POSTGRES_URL, connectionRefusedUrl, databaseForFile, type TestDatabase } from '../inbox/databases.js';
 import { captureOutput, cli, seedDeliveries } from './inbox-helpers.js';
 import { waitFor } from '../kit/time.js';
 
 captureOutput();
 
 let db: TestDatabase<'pg'>;
-beforeAll(async () => {
-  db = await openDatabase('pg');
-});
-afterAll(async () => {
-  await db?.close();
-});
+databaseForFile('pg', (opened) => (db = opened));
 
 let tableCount = 0;
 const newTable = () => `${db.schema}.h${++tableCount}`;

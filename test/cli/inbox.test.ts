@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { join } from 'node:path';
 import fc from 'fast-check';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/cli.js';
 import { exportLine, parseExportLine } from '../../src/cli/commands/inbox/export-line.js';
 import { formatAge } from '../../src/cli/format.js';
@@ -19,7 +19,7 @@ import { LATEST_VERSION, MIGRATIONS } from '../../src/inbox/schema/migrations.js
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { createTestEvent } from '../../src/testing/test-event.js';
-import { POSTGRES_URL, connectionRefusedUrl, openDatabase, type TestDatabase } from '../inbox/databases.js';
+import { POSTGRES_URL, connectionRefusedUrl, databaseForFile, type TestDatabase } from '../inbox/databases.js';
 import { CLI, killChildren, run, startListener, tempDir, writeTemp, removeTempDirs } from './helpers.js';
 import { BODIES, HANDLER_ERROR, KEY, captureOutput, cli, exportLineFor, seedDeliveries, writtenSoFar } from './inbox-helpers.js';
 
@@ -31,12 +31,7 @@ afterEach(killChildren);
 afterAll(removeTempDirs);
 
 let db: TestDatabase<'pg'>;
-beforeAll(async () => {
-  db = await openDatabase('pg');
-});
-afterAll(async () => {
-  await db?.close();
-});
+databaseForFile('pg', (opened) => (db = opened));
 
 let tableCount = 0;
 const newTable = (prefix = 't') => `${db.schema}.${prefix}${++tableCount}`;

@@ -4,19 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEvent } from '../../src/testing/test-event.js';
-import { eventually, openConsoleFixture, type ConsoleFixture } from './console-fixture.js';
+import { callApi, eventually, openConsoleFixture, type ConsoleFixture } from './console-fixture.js';
 import { FAILING_ACTION, scenario } from './scenario.js';
 
 let fixture: ConsoleFixture;
 let cookie: string;
 
-async function api<T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${fixture.console.origin}${path}`, {
-    ...init,
-    headers: { cookie, ...(init.headers as Record<string, string>) },
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
+const api = <T = Record<string, unknown>>(path: string, init?: RequestInit) => callApi<T>(fixture, cookie, path, init);
 
 function post(path: string) {
   return api(path, { method: 'POST', headers: { origin: fixture.console.origin, 'content-type': 'application/json' }, body: '{}' });

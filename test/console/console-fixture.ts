@@ -111,6 +111,20 @@ export async function openConsoleFixture(options: FixtureOptions = {}): Promise<
   };
 }
 
+/** Calls the fixture console's API with this session `cookie`: the status and the JSON body. */
+export async function callApi<T = Record<string, unknown>>(
+  fixture: ConsoleFixture,
+  cookie: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${fixture.console.origin}${path}`, {
+    ...init,
+    headers: { cookie, ...(init.headers as Record<string, string>) },
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
 /** Polls until `check` resolves truthy (a database state the test waits for), or fails after `ms`. */
 export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, ms = 10_000): Promise<T> {
   return waitFor(check, ms, () => what, 50);

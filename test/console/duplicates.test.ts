@@ -5,18 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEvent } from '../../src/testing/test-event.js';
-import { eventually, openConsoleFixture, type ConsoleFixture } from './console-fixture.js';
+import { callApi, eventually, openConsoleFixture, type ConsoleFixture } from './console-fixture.js';
 
 let fixture: ConsoleFixture;
 let cookie: string;
 
-async function api<T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${fixture.console.origin}${path}`, {
-    ...init,
-    headers: { cookie, ...(init.headers as Record<string, string>) },
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
+const api = <T = Record<string, unknown>>(path: string, init?: RequestInit) => callApi<T>(fixture, cookie, path, init);
 
 const TICK = 'tick-2026-04-27T10:30:00Z-1f0c9a7e5b2d4c3e8a9b0c1d2e3f4a5b';
 const failed = (time: string) =>

@@ -10,7 +10,7 @@ import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { watchTables } from '../../src/inbox/schema/table-name.js';
 import { createRackClient } from '../../src/rack-api/client.js';
 import { createRackEmulator } from '../../src/testing/emulator.js';
-import { MINUTE, TestClock } from '../inbox/watch/helpers.js';
+import { MINUTE, NO_RULES, TestClock } from '../inbox/watch/helpers.js';
 import { inProcessFetch } from '../kit/rack-api.js';
 import { openConsoleFixture, type ConsoleFixture, type FixtureOptions } from './console-fixture.js';
 
@@ -42,15 +42,7 @@ export async function openGapsFixture(options: FixtureOptions = {}): Promise<Gap
     retention: false,
     intervalMs: 3_600_000,
     now: clock.now,
-    rules: {
-      dead: false,
-      backlog: false,
-      noWorker: false,
-      refusals: false,
-      silence: false,
-      overdueLifecycle: false,
-      logGaps: { graceMs: 0 },
-    },
+    rules: { ...NO_RULES, logGaps: { graceMs: 0 } },
     reconcile: { client: createRackClient({ url: 'https://api.rack.example', token: api.mintToken(), fetch: inProcessFetch(api) }) },
   });
   await new Promise((resolve) => setTimeout(resolve, 0));

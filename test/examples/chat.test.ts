@@ -1,30 +1,22 @@
 // examples/chat-notifier.mjs: one readable line per non-routine event, nothing for routine ones.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   fixture,
   fixtureNames,
-  freshInboxTable,
+  expectRefusedToStart,
   newKey,
   post,
   runToExit,
   signature,
   startExample,
-  startRecorder,
-  stopAllExamples,
+  recorderForFile,
   waitFor,
+  withFreshInboxTable,
   type Recorder,
 } from './helpers.js';
 
 let chat: Recorder;
-beforeAll(async () => {
-  chat = await startRecorder();
-});
-afterEach(async () => {
-  await stopAllExamples();
-  chat.requests.length = 0;
-  chat.failNext(200, 0);
-});
-afterAll(() => chat.close());
+recorderForFile((recorder) => (chat = recorder));
 
 const ROUTINE = ['app.budget.auto-shutdown.noop', 'app.budget.auto-shutdown.simulated'];
 
@@ -106,18 +98,13 @@ describe('examples/chat-notifier.mjs', () => {
 
   it('exits 1 with a one-line message without RACK_WEBHOOK_SECRETS or CHAT_WEBHOOK_URL', async () => {
     const noSecret = await runToExit(['examples/chat-notifier.mjs'], { PORT: '0', CHAT_WEBHOOK_URL: chat.url });
-    expect(noSecret.code).toBe(1);
-    expect(noSecret.stderr.trim().split('\n')).toHaveLength(1);
-    expect(noSecret.stderr).toMatch(/^RACK_WEBHOOK_SECRETS is not set/);
+    expectRefusedToStart(noSecret, /^RACK_WEBHOOK_SECRETS is not set/);
     const noUrl = await runToExit(['examples/chat-notifier.mjs'], { PORT: '0', RACK_WEBHOOK_SECRETS: newKey() });
-    expect(noUrl.code).toBe(1);
-    expect(noUrl.stderr.trim().split('\n')).toHaveLength(1);
-    expect(noUrl.stderr).toMatch(/^CHAT_WEBHOOK_URL is not set/);
+    expectRefusedToStart(noUrl, /^CHAT_WEBHOOK_URL is not set/);
   });
 
   it('with DATABASE_URL: posts the inbox alerts as lines (a rack that stopped signing)', async () => {
-    const database = await freshInboxTable();
-    try {
+    await withFreshInboxTable(async (database) => {
       const running = await startExample('chat-notifier.mjs', {
         RACK_WEBHOOK_SECRETS: newKey(),
         CHAT_WEBHOOK_URL: chat.url,
@@ -137,9 +124,6 @@ describe('examples/chat-notifier.mjs', () => {
         /^\[rack-webhooks\] CRITICAL: 11 deliveries refused with missing_header in the last 5 min \(bound 10\) on \S+: requests arrive unsigned/,
       );
       expect(await running.stop()).toEqual({ code: 0, signal: null });
-    } finally {
-      await stopAllExamples();
-      await database.drop();
-    }
+    });
   }, 90_000);
 });

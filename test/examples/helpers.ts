@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -228,6 +229,25 @@ export interface Recorder {
   close: () => Promise<void>;
 }
 
+/**
+ * A recorder for the whole test file (handed to `use`, which keeps it in the file's variable):
+ * after each test every example is stopped and the recorder emptied and answering 200 again.
+ */
+export function recorderForFile(use: (recorder: Recorder) => void): void {
+  let recorder: Recorder | undefined;
+  beforeAll(async () => {
+    recorder = await startRecorder();
+    use(recorder);
+  });
+  afterEach(async () => {
+    await stopAllExamples();
+    if (recorder === undefined) return;
+    recorder.requests.length = 0;
+    recorder.failNext(200, 0);
+  });
+  afterAll(() => recorder?.close());
+}
+
 /** A local endpoint standing in for the pager or the chat service: records JSON bodies. */
 export function startRecorder(): Promise<Recorder> {
   const requests: Recorded[] = [];
@@ -267,6 +287,24 @@ export function startRecorder(): Promise<Recorder> {
       });
     });
   });
+}
+
+/** A script that refused to start: exit code 1 and a single line on stderr matching `message`. */
+export function expectRefusedToStart(result: { code: number | null; stderr: string }, message: RegExp): void {
+  expect(result.code).toBe(1);
+  expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  expect(result.stderr).toMatch(message);
+}
+
+/** Runs `run` with a fresh inbox table, then stops every example and drops the table, even when `run` fails. */
+export async function withFreshInboxTable(run: (database: { url: string; table: string }) => Promise<void>): Promise<void> {
+  const database = await freshInboxTable();
+  try {
+    await run(database);
+  } finally {
+    await stopAllExamples();
+    await database.drop();
+  }
 }
 
 /**

@@ -1,30 +1,23 @@
 // examples/oncall-pager.mjs: pages when an app's auto-shutdown phase becomes shut down or shutdown
 // failed (transitions of the rack state, not raw events) and on cap crossings; a failed page can be retried.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   fixture,
-  freshInboxTable,
+  expectRefusedToStart,
   newKey,
   post,
   runToExit,
   signature,
   startExample,
+  recorderForFile,
   startRecorder,
-  stopAllExamples,
   waitFor,
+  withFreshInboxTable,
   type Recorder,
 } from './helpers.js';
 
 let pager: Recorder;
-beforeAll(async () => {
-  pager = await startRecorder();
-});
-afterEach(async () => {
-  await stopAllExamples();
-  pager.requests.length = 0;
-  pager.failNext(200, 0);
-});
-afterAll(() => pager.close());
+recorderForFile((recorder) => (pager = recorder));
 
 const FIRED = fixture('app.budget.auto-shutdown.fired');
 const FAILED = fixture('app.budget.auto-shutdown.failed');
@@ -219,18 +212,13 @@ describe('examples/oncall-pager.mjs', () => {
 
   it('exits 1 with a one-line message without RACK_WEBHOOK_SECRETS or PAGER_URL', async () => {
     const noSecret = await runToExit(['examples/oncall-pager.mjs'], { PORT: '0', PAGER_URL: pager.url });
-    expect(noSecret.code).toBe(1);
-    expect(noSecret.stderr.trim().split('\n')).toHaveLength(1);
-    expect(noSecret.stderr).toMatch(/^RACK_WEBHOOK_SECRETS is not set/);
+    expectRefusedToStart(noSecret, /^RACK_WEBHOOK_SECRETS is not set/);
     const noUrl = await runToExit(['examples/oncall-pager.mjs'], { PORT: '0', RACK_WEBHOOK_SECRETS: newKey() });
-    expect(noUrl.code).toBe(1);
-    expect(noUrl.stderr.trim().split('\n')).toHaveLength(1);
-    expect(noUrl.stderr).toMatch(/^PAGER_URL is not set/);
+    expectRefusedToStart(noUrl, /^PAGER_URL is not set/);
   });
 
   it('with DATABASE_URL: stores deliveries, pages from the worker, and pages the inbox alerts (a wrongly rotated key)', async () => {
-    const database = await freshInboxTable();
-    try {
+    await withFreshInboxTable(async (database) => {
       const key = newKey();
       const running = await startExample('oncall-pager.mjs', {
         RACK_WEBHOOK_SECRETS: key,
@@ -269,9 +257,6 @@ describe('examples/oncall-pager.mjs', () => {
       });
       expect(alerts()[0]!['summary']).toMatch(/^\[rack-webhooks\] 11 deliveries refused with signature_mismatch in the last 5 min/);
       expect(await running.stop()).toEqual({ code: 0, signal: null });
-    } finally {
-      await stopAllExamples();
-      await database.drop();
-    }
+    });
   }, 90_000);
 });

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import postgres from 'postgres';
-import { inject, it } from 'vitest';
+import { afterAll, beforeAll, inject, it } from 'vitest';
 import type { PGliteTemplates } from '../kit/pglite-template-setup.js';
 
 /**
@@ -100,6 +100,21 @@ export interface OpenOptions {
    * `public.deliveries` (migrate() then finds nothing to do). PostgreSQL schemas always start empty.
    */
   readonly migrated?: boolean;
+}
+
+/**
+ * One database for the whole test file: opened before its first test (handed to `use`, which keeps
+ * it in the file's `db`) and closed after its last.
+ */
+export function databaseForFile<K extends ClientKind>(kind: K, use: (db: TestDatabase<K>) => void): void {
+  let opened: TestDatabase<K> | undefined;
+  beforeAll(async () => {
+    opened = await openDatabase(kind);
+    use(opened);
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
 }
 
 export async function openDatabase<K extends ClientKind>(kind: K, options?: OpenOptions): Promise<TestDatabase<K>>;

@@ -7,20 +7,15 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createInbox, healthHandler, type HealthEndpoints, type HealthLogRecord } from '../../src/inbox.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { maskPasswords } from '../../src/inbox/health/probe-log.js';
-import { POSTGRES_URL, connectionRefusedUrl, openDatabase, pgPoolTo, type TestDatabase } from './databases.js';
+import { POSTGRES_URL, connectionRefusedUrl, databaseForFile, pgPoolTo, type TestDatabase } from './databases.js';
 import { waitFor } from './fixtures/children.js';
 
 let db: TestDatabase<'pg'>;
-beforeAll(async () => {
-  db = await openDatabase('pg');
-});
-afterAll(async () => {
-  await db?.close();
-});
+databaseForFile('pg', (opened) => (db = opened));
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

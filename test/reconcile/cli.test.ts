@@ -3,22 +3,17 @@
  * over real HTTP/HTTPS and an inbox on the test PostgreSQL: the output for people and as JSON,
  * the exit codes (0 nothing missing, 1 missing, 2 usage / connection / authentication).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { captureOutput, cli } from '../kit/cli.js';
 import { selfSignedCertificate, serveRackApi, type Served } from '../kit/rack-api.js';
-import { connectionRefusedUrl, openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
+import { connectionRefusedUrl, databaseForFile, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
 import { tempDir, removeTempDirs, writeTemp } from '../cli/helpers.js';
 import { ago, HOUR, startScenario, type Scenario } from './scenario.js';
 
 captureOutput();
 let db: TestDatabase<'pg'>;
-beforeAll(async () => {
-  db = await openDatabase('pg');
-});
-afterAll(async () => {
-  await db?.close();
-  removeTempDirs();
-});
+databaseForFile('pg', (opened) => (db = opened));
+afterAll(removeTempDirs);
 const open: (Scenario | Served)[] = [];
 afterEach(async () => {
   delete process.env['RACK_TOKEN'];

@@ -3,19 +3,14 @@
  * and inbox (PostgreSQL), a test drops chosen deliveries, and reconcile must name exactly those
  * the rack's records prove, with the rest reported apart as "cannot tell", never as missing.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { findGaps } from '../../src/reconcile/gaps.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
-import { openDatabase, type TestDatabase } from '../inbox/databases.js';
+import { databaseForFile, type TestDatabase } from '../inbox/databases.js';
 import { ago, HOUR, startScenario, type Scenario } from './scenario.js';
 
 let db: TestDatabase<'pg'>;
-beforeAll(async () => {
-  db = await openDatabase('pg');
-});
-afterAll(async () => {
-  await db?.close();
-});
+databaseForFile('pg', (opened) => (db = opened));
 const scenarios: Scenario[] = [];
 afterEach(async () => {
   await Promise.all(scenarios.splice(0).map((scenario) => scenario.close()));

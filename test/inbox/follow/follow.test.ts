@@ -3,7 +3,7 @@
  * is possible, a body too large for its batch read on its own, and stopping on a signal.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { holdOneConnection } from '../../../src/inbox/follow/connection.js';
 import { followInbox, type FollowedDelivery } from '../../../src/inbox/follow/follow.js';
 import { INLINE_BODY_BYTES } from '../../../src/inbox/follow/read.js';
@@ -11,16 +11,11 @@ import { createInbox } from '../../../src/inbox.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { createReceiver } from '../../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../../src/testing/signed-request.js';
-import { POSTGRES_URL, openDatabase, type TestDatabase } from '../databases.js';
+import { POSTGRES_URL, databaseForFile, type TestDatabase } from '../databases.js';
 
 const KEY = 'follow-test-key';
 let db: TestDatabase<'pg'>;
-beforeAll(async () => {
-  db = await openDatabase('pg');
-});
-afterAll(async () => {
-  await db?.close();
-});
+databaseForFile('pg', (opened) => (db = opened));
 
 function event(index: number, padding = ''): string {
   return JSON.stringify({

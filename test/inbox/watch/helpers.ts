@@ -7,6 +7,17 @@ import { warmUp, type InboxHarness } from '../helpers.js';
 
 export const MINUTE = 60_000;
 
+/** Every watch rule off, for a test that watches one thing only (spread it and turn that one on). */
+export const NO_RULES = {
+  dead: false,
+  backlog: false,
+  noWorker: false,
+  refusals: false,
+  silence: false,
+  overdueLifecycle: false,
+  logGaps: false,
+} as const;
+
 /** A clock that moves only when the test says: every bound is measured against it. */
 export class TestClock {
   t = Date.now();

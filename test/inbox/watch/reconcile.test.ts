@@ -4,36 +4,22 @@
  * watcher, on a test clock, reconciles every period under the watch lease and tells each gap once
  * through an HTTP alert sink, resolves it when the event turns up, and tells a failing pass once.
  */
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { httpAlertSink, type Alert, type WatchOptions } from '../../../src/inbox.js';
 import { createRackClient, type RackFetch } from '../../../src/rack-api/client.js';
 import { createTestEvent, rackTimestamp } from '../../../src/testing/index.js';
 import { inProcessFetch } from '../../kit/rack-api.js';
 import { startScenario, type Scenario } from '../../reconcile/scenario.js';
 import { captureOutput, cli } from '../../cli/inbox-helpers.js';
-import { openDatabase, POSTGRES_URL, type TestDatabase } from '../databases.js';
-import { alertEndpoint, MINUTE, TestClock, told, watchSuiteSetup } from './helpers.js';
+import { databaseForFile, POSTGRES_URL, type TestDatabase } from '../databases.js';
+import { alertEndpoint, MINUTE, NO_RULES, TestClock, told, watchSuiteSetup } from './helpers.js';
 
 watchSuiteSetup();
 captureOutput();
 
 let db: TestDatabase<'pg'>;
-beforeAll(async () => {
-  db = await openDatabase('pg');
-});
-afterAll(async () => {
-  await db?.close();
-});
+databaseForFile('pg', (opened) => (db = opened));
 
-const NO_RULES = {
-  dead: false,
-  backlog: false,
-  noWorker: false,
-  refusals: false,
-  silence: false,
-  overdueLifecycle: false,
-  logGaps: false,
-} as const;
 const ago = (ms: number) => new Date(Date.now() - ms);
 
 async function scenario(): Promise<Scenario> {
