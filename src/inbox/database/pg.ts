@@ -4,7 +4,7 @@ import { checkIn, checkOut, committedOrThrow, type PgClientLike, type PgClientOn
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { statementHash } from './statement-hash.js';
 import { ReentryGuard } from './reentry.js';
-import { quoteIdentifier as quote } from '../schema/table-name.js';
+import { quoteIdentifier as quote } from './quote-identifier.js';
 
 export function isPgPool(value: unknown): value is PgPoolLike {
   const candidate = value as Partial<PgPoolLike> | null;

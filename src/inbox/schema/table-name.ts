@@ -3,6 +3,8 @@
  * once. Everything the schema creates is named after it, so two inboxes in one database never
  * share an index, a lock or a channel.
  */
+import { quoteIdentifier } from '../database/quote-identifier.js';
+
 export interface TableNames {
   /** As given, for messages. */
   readonly display: string;
@@ -38,9 +40,7 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // PostgreSQL truncates identifiers at 63 bytes; the longest derived name adds 12 characters.
 const MAX_BARE_LENGTH = 63 - '_migrations'.length - 1;
 
-export function quoteIdentifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
+export { quoteIdentifier };
 
 export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): TableNames {
   if (typeof table !== 'string')
