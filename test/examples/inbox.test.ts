@@ -150,7 +150,7 @@ describe('examples/express-inbox.mjs on PGlite (no DATABASE_URL)', () => {
       240_000,
     );
     expect(running.stdout()).toContain(`inbox on PGlite in ${pgliteDir} (owner), worker running`);
-    expect(readdirSync(pgliteDir).filter((name) => name.startsWith('.s.'))).toEqual(['.s.PGSQL.1']); // its socket, for other processes
+    expect(readdirSync(pgliteDir).filter((name) => name.startsWith('.s.'))).toEqual(['.s.PGSQL.1', '.s.PGSQL.1.lock']); // its socket, for other processes, and the owner's pid file beside it
 
     expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({ status: 200, json: { status: 'accepted' } });
     await waitFor(
