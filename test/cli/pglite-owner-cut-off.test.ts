@@ -79,7 +79,7 @@ describe('a PGlite guest cut off from a live owner', () => {
         (async () => {
           // The app's readiness answers from before the owner stopped for as long as its 1 s cache
           // holds: probe as a balancer would, every 200 ms, until it answers otherwise (bounded).
-          for (const deadline = Date.now() + 60_000; ; ) {
+          for (const deadline = Date.now() + 60_000; ;) {
             const answer = await probe(`${app.origin}/readyz`);
             if (answer.status !== 200 || Date.now() > deadline) return answer;
             await sleep(200);
