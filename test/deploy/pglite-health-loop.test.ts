@@ -108,7 +108,10 @@ describe('inbox health in a loop beside app restarts on one PGlite directory', (
           });
           const { ready, probes } = await readyWithin(app.origin, START_BOUND_MS, startedAt);
           starts.push({ ms: Date.now() - startedAt, ready, role: /\((owner|guest)\), worker running/.exec(app.stdout())?.[1] ?? '?' });
-          expect(ready, `start ${i + 1}: /readyz never 200 (${probes})\n${app.stdout()}\n${app.stderr()}\n${runsSince(runs, startedAt)}`).toBe(true);
+          expect(
+            ready,
+            `start ${i + 1}: /readyz never 200 (${probes})\n${app.stdout()}\n${app.stderr()}\n${runsSince(runs, startedAt)}`,
+          ).toBe(true);
           // Let a CLI run or two overlap the running app before it stops.
           const seen = runs.length;
           while (runs.length < seen + 1 && Date.now() - startedAt < START_BOUND_MS) await new Promise((resolve) => setTimeout(resolve, 50));
