@@ -174,8 +174,12 @@ describe.each(['pg', 'pglite'] as const satisfies readonly ClientKind[])('reconc
     ]);
     const rows = await db.query<{ id: string }>(`SELECT id::text AS id FROM ${table} WHERE origin = 'reconciled'`);
     expect(rows).toHaveLength(1);
-    expect(first.gaps).toEqual([expect.objectContaining({ action: 'release:create', id: lost.id, recorded: { id: rows[0]!.id } })]);
-    expect(second.gaps).toEqual([expect.objectContaining({ action: 'release:create', id: lost.id, recorded: { id: rows[0]!.id } })]);
+    // Each either found the gap and reports the one row (recorded by it or by the other), or, when the
+    // other had recorded it before this one read the inbox (a loaded machine), found it held: no gap.
+    const recordedGap = [expect.objectContaining({ action: 'release:create', id: lost.id, recorded: { id: rows[0]!.id } })];
+    for (const report of [first, second])
+      expect(report.gaps.length === 0 ? [] : report.gaps).toEqual(report.gaps.length === 0 ? [] : recordedGap);
+    expect(first.gaps.length + second.gaps.length).toBeGreaterThanOrEqual(1);
   });
 });
 
