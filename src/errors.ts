@@ -7,7 +7,7 @@
 import type { WebhookMountError } from './adapters/errors.js';
 import type { WebhookDedupError } from './dedup/errors.js';
 import type { WebhookPayloadError } from './events/errors.js';
-import type { WebhookInboxError } from './inbox/errors.js';
+import type { WebhookInboxError } from './database/errors.js';
 import type { WebhookHandlerError } from './receiver/errors.js';
 import { WebhookError } from './shared/webhook-error.js';
 import type { WebhookVerificationError } from './signature/errors.js';

@@ -5,11 +5,11 @@
  */
 export { createInbox } from './inbox/create-inbox.js';
 export { connectReceiver } from './inbox/store/connect-receiver.js';
-export { openPGlite } from './inbox/database/owner/open.js';
-export type { OpenPGliteOptions, PGliteDirectory } from './inbox/database/owner/open.js';
+export { openPGlite } from './database/owner/open.js';
+export type { OpenPGliteOptions, PGliteDirectory } from './database/owner/open.js';
 export type { DirectoryQueryResult, DirectoryTransaction, Inbox, InboxOptions, TransactionOf } from './inbox/create-inbox.js';
-export { WebhookInboxError } from './inbox/errors.js';
-export type { WebhookInboxErrorCode } from './inbox/errors.js';
+export { WebhookInboxError } from './database/errors.js';
+export type { WebhookInboxErrorCode } from './database/errors.js';
 export type { StopOptions, Worker } from './inbox/work/worker.js';
 export type { WorkOptions } from './inbox/work/options.js';
 export type { BackoffOptions } from './inbox/work/backoff.js';

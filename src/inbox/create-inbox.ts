@@ -1,8 +1,8 @@
 import { systemClock, type Clock } from './clock.js';
-import { driverFor } from './database/detect.js';
-import type { Driver } from './database/driver.js';
-import type { PGliteDirectory } from './database/owner/open.js';
-import { inboxError } from './errors.js';
+import { driverFor } from '../database/detect.js';
+import type { Driver } from '../database/driver.js';
+import type { PGliteDirectory } from '../database/owner/open.js';
+import { inboxError } from '../database/errors.js';
 import { REFUSAL_FLUSH_MS, RefusalRecorder } from './health/refusals.js';
 import type { Inbox } from './inbox.js';
 import { createMonitor, type InboxMonitor } from './monitor.js';

@@ -4,7 +4,7 @@
  * watcher found, and starting a watcher (alerts and retention).
  */
 import type { Clock } from './clock.js';
-import type { Driver } from './database/driver.js';
+import type { Driver } from '../database/driver.js';
 import { checkHealth, checkReadiness } from './health/health.js';
 import { readLogGaps, type OpenLogGap } from './health/log-gaps.js';
 import { readRefusals, type RefusalQuery, type RefusalRecorder } from './health/refusals.js';

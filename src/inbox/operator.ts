@@ -4,7 +4,7 @@
  * folder of statements over deliveries (health/ and watch/ read through it too); the open
  * alerts are the incidents the watcher keeps (watch/open-alerts.ts), read without a watcher.
  */
-import type { Driver } from './database/driver.js';
+import type { Driver } from '../database/driver.js';
 import type { Inbox } from './inbox.js';
 import { readAppAttention, type AppAttention } from './operate/app-attention.js';
 import { pruneDeliveries, replayDeliveries, retryDeliveries } from './operate/change.js';

@@ -6,8 +6,8 @@
  * processes it is recorded, and makes a late real arrival its duplicate (./store-delivery.ts).
  */
 import { timestampNanos } from '../events/compare.js';
-import type { Driver } from './database/driver.js';
-import { inboxError } from './errors.js';
+import type { Driver } from '../database/driver.js';
+import { inboxError } from '../database/errors.js';
 import { naturalKey } from '../events/natural-key.js';
 import type { TableNames } from './schema/table-name.js';
 import { keyColumn } from './store/store-delivery.js';

@@ -1,5 +1,5 @@
 import type { DeliveryAttempt, DeliveryState, ReconciledEvidence, StoredDelivery } from './types.js';
-import type { Row } from './database/driver.js';
+import type { Row } from '../database/driver.js';
 
 /**
  * The columns every read selects, cast so the three clients agree: ids and nanoseconds as text

@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import type { Driver } from './database/driver.js';
+import type { Driver } from '../database/driver.js';
 
 /**
  * Wakes workers when a delivery is stored. In this process: at once, through a callback. In other

@@ -6,12 +6,16 @@ import { describe, expect, it } from 'vitest';
 /**
  * The folders under src/ are layers: every import runs down the tree (signature -> crypto -> shared),
  * never back up. A cycle between two folders means neither can be read, tested or bundled without
- * the other, so it fails here with the files that close it. The same holds for the folders (and
- * files) inside src/inbox, a quarter of the code; and the CLI and the console, which operate an
- * inbox, reach it through one door, src/inbox/facade/, so its layout can change without them.
+ * the other, so it fails here with the files that close it. src/database (one driver per client, the
+ * PGlite owner and guests, the inbox's errors) is the layer under src/inbox: it imports only
+ * src/shared, so a driver can be read and tested without the inbox. The same holds for the folders
+ * (and files) inside src/inbox, over a quarter of the code, and inside src/database; and the CLI and the
+ * console, which operate an inbox, reach it through one door, src/inbox/facade/, so its layout can
+ * change without them.
  */
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const INBOX = join(SRC, 'inbox');
+const DATABASE = join(SRC, 'database');
 const FACADE = join(INBOX, 'facade');
 /** The console's page runs in a browser: its door, page.ts, reaches types that import nothing of Node. */
 const PAGE = join(SRC, 'console', 'app');
@@ -37,11 +41,14 @@ function layerOf(path: string): string | undefined {
   return parts.length === 1 ? '(entry points)' : parts[0];
 }
 
-/** The folder, or file (`errors.ts` for `./errors.js`), directly under src/inbox that holds a path; undefined outside it. */
-function inboxLayerOf(path: string): string | undefined {
-  const [first] = relative(INBOX, path).split(sep);
-  return first === '..' || first === '' ? undefined : first!.replace(/\.js$/, '.ts');
+/** The folder, or file (`rows.ts` for `./rows.js`), directly under `dir` that holds a path; undefined outside it. */
+function layerUnder(dir: string): (path: string) => string | undefined {
+  return (path) => {
+    const [first] = relative(dir, path).split(sep);
+    return first === '..' || first === '' ? undefined : first!.replace(/\.js$/, '.ts');
+  };
 }
+const inboxLayerOf = layerUnder(INBOX);
 
 /** folder -> folder it imports -> the `file: specifier` lines that do it. */
 function folderGraph(files: readonly string[], read: (file: string) => string, layer = layerOf): FolderGraph {
@@ -158,6 +165,11 @@ describe('src/ folders form layers: no import cycle between them', () => {
     expect([...(graph.get('crypto')?.keys() ?? [])]).toEqual(['shared']);
   });
 
+  it('database, the layer under the inbox, imports nothing above it: only shared', () => {
+    expect(graph.get('inbox')?.has('database')).toBe(true);
+    expect([...(graph.get('database')?.keys() ?? [])]).toEqual(['shared']);
+  });
+
   it('reports a cycle, with the files that close it, when one exists', () => {
     const files = ['/signature/verify.ts', '/crypto/backend.ts', '/shared/hex.ts'].map((f) => join(SRC, f));
     const sources: Record<string, string> = {
@@ -208,7 +220,7 @@ describe('the folders inside src/inbox form layers too', () => {
   const graph = folderGraph(sourceFiles(INBOX), (file) => readFileSync(file, 'utf8'), inboxLayerOf);
 
   it('sees the imports it is meant to check, its root files as layers of their own', () => {
-    expect(graph.get('work')?.has('database')).toBe(true);
+    expect(graph.get('work')?.has('schema')).toBe(true);
     expect(graph.get('watch')?.has('operate')).toBe(true);
     expect(graph.get('health')?.has('operate')).toBe(true);
     expect(graph.get('create-inbox.ts')?.has('work')).toBe(true);
@@ -220,22 +232,42 @@ describe('the folders inside src/inbox form layers too', () => {
   });
 
   it('operate, the statements over deliveries that health and watch share, imports neither: only the floors below', () => {
-    expect([...(graph.get('operate')?.keys() ?? [])].sort()).toEqual(['database', 'errors.ts', 'rows.ts', 'schema', 'types.ts']);
+    expect([...(graph.get('operate')?.keys() ?? [])].sort()).toEqual(['rows.ts', 'schema', 'types.ts']);
   });
 
   it('reports a cycle between two of its folders, with the files that close it', () => {
-    const files = ['operate/alerts.ts', 'watch/rules/lifecycle.ts', 'errors.ts'].map((f) => join(INBOX, f));
+    const files = ['operate/alerts.ts', 'watch/rules/lifecycle.ts', 'rows.ts'].map((f) => join(INBOX, f));
     const sources: Record<string, string> = {
-      [files[0]!]: "import type { AlertRule } from '../watch/types.js';\nimport { inboxError } from '../errors.js';",
+      [files[0]!]: "import type { AlertRule } from '../watch/types.js';\nimport { inboxError } from '../../database/errors.js';",
       [files[1]!]: "import { listDeliveries } from '../../operate/read.js';\nimport { state } from '../../../state/fold.js';",
-      [files[2]!]: "import { WebhookError } from '../shared/webhook-error.js';",
+      [files[2]!]: "import type { Row } from '../database/driver.js';",
     };
     const synthetic = folderGraph(files, (file) => sources[file]!, inboxLayerOf);
     const cycle = findCycle(synthetic);
     expect(cycle).toEqual(['operate', 'watch', 'operate']);
     expect(describeCycle(synthetic, cycle!)).toContain(`${join('watch', 'rules', 'lifecycle.ts')}: ../../operate/read.js`);
-    expect([...synthetic.keys()].sort()).toEqual(['operate', 'watch']); // errors.ts imports only outside src/inbox
+    expect([...synthetic.keys()].sort()).toEqual(['operate', 'watch']); // rows.ts imports only outside src/inbox
     expect(findCycle(folderGraph([files[0]!, files[2]!], (file) => sources[file]!, inboxLayerOf))).toBeUndefined();
+  });
+});
+
+describe('the folders inside src/database form layers too', () => {
+  const graph = folderGraph(sourceFiles(DATABASE), (file) => readFileSync(file, 'utf8'), layerUnder(DATABASE));
+
+  it('sees the imports it is meant to check: the drivers open PGlite directories through owner/', () => {
+    expect(graph.get('pglite.ts')?.has('owner')).toBe(true);
+    expect(graph.get('detect.ts')?.has('owner')).toBe(true);
+  });
+
+  it('has no cycle', () => {
+    const cycle = findCycle(graph);
+    expect(cycle === undefined ? 'no cycle' : `import cycle between src/database folders:\n${describeCycle(graph, cycle)}`).toBe(
+      'no cycle',
+    );
+  });
+
+  it('owner/, the PGlite owner and its guests, stands alone: it imports none of the drivers', () => {
+    expect([...(graph.get('owner')?.keys() ?? [])]).toEqual([]);
   });
 });
 

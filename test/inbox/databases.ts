@@ -25,7 +25,7 @@ export const CLIENT_KINDS: readonly ClientKind[] = ['pg', 'postgres', 'pglite'];
 
 /**
  * Every scenario on every client: RACK_WEBHOOKS_TEST_CLIENTS=all (RACK_WEBHOOKS_TEST_PGLITE=all,
- * its older name, too). Before a change to a driver adapter (src/inbox/database/) or to SQL a
+ * its older name, too). Before a change to a driver adapter (src/database/) or to SQL a
  * driver could read differently, run the database slice so.
  */
 const EVERY_CLIENT = process.env['RACK_WEBHOOKS_TEST_CLIENTS'] === 'all' || process.env['RACK_WEBHOOKS_TEST_PGLITE'] === 'all';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { DriverTransaction, Row } from '../../src/inbox/database/driver.js';
-import { PgLanes } from '../../src/inbox/database/pg-lane.js';
-import type { PgPoolLike, PgPoolClientLike } from '../../src/inbox/database/pg-client.js';
-import type { PgQueryConfig } from '../../src/inbox/database/pg-opening.js';
+import type { DriverTransaction, Row } from '../../src/database/driver.js';
+import { PgLanes } from '../../src/database/pg-lane.js';
+import type { PgPoolLike, PgPoolClientLike } from '../../src/database/pg-client.js';
+import type { PgQueryConfig } from '../../src/database/pg-opening.js';
 
 /**
  * A pg pool driver's chained transactions (pg-lane.ts): each transaction's COMMIT is held and

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../src/inbox/database/pg-opening.js';
+import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../src/database/pg-opening.js';
 
 /**
  * A worker's transaction opens with its done-mark, and a held COMMIT of the transaction before

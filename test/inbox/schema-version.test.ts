@@ -2,7 +2,7 @@ import pg from 'pg';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInbox, WebhookInboxError } from '../../src/inbox.js';
-import { statementName } from '../../src/inbox/database/pg.js';
+import { statementName } from '../../src/database/pg.js';
 import { LATEST_VERSION } from '../../src/inbox/schema/migrations.js';
 import { CLIENT_KINDS, openDatabase, POSTGRES_URL, type TestDatabase } from './databases.js';
 

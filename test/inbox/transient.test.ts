@@ -1,7 +1,7 @@
 // Which store failures the receiver waits out (issue 18): the errors as pg, postgres.js and Node
 // report them, classified as passing (retried within the request) or final (answered at once).
 import { describe, expect, it } from 'vitest';
-import { inboxError } from '../../src/inbox/errors.js';
+import { inboxError } from '../../src/database/errors.js';
 import { transientCause } from '../../src/inbox/store/outage/transient.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });

@@ -16,11 +16,11 @@ export type { InboxMonitor } from '../monitor.js';
 export type { InboxOperator } from '../operator.js';
 export type { AppAttention } from '../operate/app-attention.js';
 export type { HistoryHour, HistorySpan, InboxHistory } from '../operate/history.js';
-export { MissingPeerError, openDirectory, type PGliteDirectory } from '../database/owner/open.js';
+export { MissingPeerError, openDirectory, type PGliteDirectory } from '../../database/owner/open.js';
 export { DEFAULT_TABLE, resolveTableNames, type TableNames } from '../schema/table-name.js';
 
 // Errors, deliveries and their JSON (`inbox list --json`, `inbox show --json` and the console's API print the same).
-export { inboxError, WebhookInboxError } from '../errors.js';
+export { inboxError, WebhookInboxError } from '../../database/errors.js';
 export { attemptJson, deliveryJson } from '../json.js';
 export {
   DELIVERY_STATES,

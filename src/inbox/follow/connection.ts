@@ -2,10 +2,10 @@
  * Following holds one connection for its whole run: out of a pg Pool, one client checked out and
  * kept (its statements and its LISTEN on the same connection); PGlite is one connection already.
  */
-import { driverFor } from '../database/detect.js';
-import type { Queryable } from '../database/driver.js';
-import { checkIn, checkOut, type PgClientOnlyLike } from '../database/pg-client.js';
-import { isPgPool, pgClientDriver } from '../database/pg.js';
+import { driverFor } from '../../database/detect.js';
+import type { Queryable } from '../../database/driver.js';
+import { checkIn, checkOut, type PgClientOnlyLike } from '../../database/pg-client.js';
+import { isPgPool, pgClientDriver } from '../../database/pg.js';
 import type { FollowSource } from './follow.js';
 
 export interface HeldConnection {

@@ -6,7 +6,7 @@
  * row, and reads in bounded batches on the one connection it is given.
  */
 import { systemClock, type Clock } from '../clock.js';
-import type { Queryable } from '../database/driver.js';
+import type { Queryable } from '../../database/driver.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter, DeliveryState } from '../types.js';
 import { DEFAULT_GAP_TIMING, GapWatch, type GapTiming } from './gaps.js';

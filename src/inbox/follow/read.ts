@@ -2,8 +2,8 @@
  * The reads that following an inbox makes: SELECTs only, in bounded batches by id, so a read-only
  * role can run them and the workers never wait on them (no lock is taken, no row is changed).
  */
-import type { Queryable } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Queryable } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import { buildWhere } from '../operate/filter.js';
 import { toBytes } from '../rows.js';
 import type { TableNames } from '../schema/table-name.js';

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { Driver } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Driver } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import { deliveryStats } from '../operate/read.js';
 import { LATEST_VERSION } from '../schema/migrations.js';
 import type { TableNames } from '../schema/table-name.js';

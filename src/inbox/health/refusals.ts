@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { Driver } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Driver } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
 
 /** Refusals of one code, as `inbox.refusals()` and `health()` sum them. */

@@ -1,5 +1,5 @@
-import type { Driver, Row } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Driver, Row } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
 
 /** A worker as its heartbeat row says (`inbox.workers()`, `health().workers`). */

@@ -3,7 +3,7 @@
  * (retrying), and everything still pending or running. Read through the queue's state index: only
  * rows in those states are visited, however long the table's history.
  */
-import { inboxError } from '../errors.js';
+import { inboxError } from '../../database/errors.js';
 import type { Query } from './query.js';
 import { resolveTableNames } from '../schema/table-name.js';
 

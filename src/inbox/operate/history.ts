@@ -3,7 +3,7 @@
  * and went dead, and how long deliveries waited from stored to processed. For the console's stats
  * view and `rack-webhooks inbox stats --history`. Hours come from the database's clock.
  */
-import { inboxError } from '../errors.js';
+import { inboxError } from '../../database/errors.js';
 import type { Query } from './query.js';
 import { quoteIdentifier, type TableNames } from '../schema/table-name.js';
 

@@ -3,7 +3,7 @@
  * PGlite): a fingerprint of the table that moves whenever a row is stored or changes state, and
  * the ids stored after a given one. Here, with the inbox's other SQL, so the console holds none.
  */
-import { inboxError } from '../errors.js';
+import { inboxError } from '../../database/errors.js';
 import type { Query } from './query.js';
 
 /**

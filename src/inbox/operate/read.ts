@@ -6,8 +6,8 @@
  */
 import { parseEvent } from '../../events/parse-event.js';
 import type { AnyWebhookEvent } from '../../events/types.js';
-import type { Driver } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Driver } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import { DELIVERY_COLUMNS, toAttempt, toBytes, toStoredDelivery } from '../rows.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { InboxStats, ListOptions, ListPage, StoredDeliveryDetail } from '../types.js';

@@ -1,5 +1,5 @@
-import type { Driver } from '../database/driver.js';
-import { WebhookInboxError, inboxError } from '../errors.js';
+import type { Driver } from '../../database/driver.js';
+import { WebhookInboxError, inboxError } from '../../database/errors.js';
 import type { MigrateResult } from '../types.js';
 import { LATEST_VERSION, MIGRATIONS, migrationsTableSql } from './migrations.js';
 import type { TableNames } from './table-name.js';

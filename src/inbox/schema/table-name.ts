@@ -3,7 +3,7 @@
  * once. Everything the schema creates is named after it, so two inboxes in one database never
  * share an index, a lock or a channel.
  */
-import { quoteIdentifier } from '../database/quote-identifier.js';
+import { quoteIdentifier } from '../../database/quote-identifier.js';
 
 export interface TableNames {
   /** As given, for messages. */

@@ -9,7 +9,7 @@ import type { DeliveryInbox, DeliveryToStore, StoreDeliveryOptions } from '../..
 import { activeTraceparent } from '../../telemetry/trace-context.js';
 import { connectReceiver } from './connect-receiver.js';
 import type { Clock } from '../clock.js';
-import type { Driver } from '../database/driver.js';
+import type { Driver } from '../../database/driver.js';
 import type { RefusalRecorder } from '../health/refusals.js';
 import type { TableNames } from '../schema/table-name.js';
 import { Circuit } from './outage/circuit.js';

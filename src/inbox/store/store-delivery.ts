@@ -1,7 +1,7 @@
 import { timestampNanos } from '../../events/compare.js';
 import type { DeliveryToStore, StoredRow } from '../../receiver/inbox-contract.js';
-import type { Driver } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Driver } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import { naturalKey } from '../../events/natural-key.js';
 import type { TableNames } from '../schema/table-name.js';
 

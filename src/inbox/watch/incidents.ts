@@ -1,5 +1,5 @@
-import type { Driver, Row } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Driver, Row } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { Alert, AlertRule, AlertSeverity } from './types.js';
 

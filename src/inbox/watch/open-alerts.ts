@@ -3,7 +3,7 @@
  * running watcher (any process's watcher opened them), for `rack-webhooks inbox stats` and the
  * console's stats view. A schema from before the incidents table (version 6) has none to read.
  */
-import { inboxError } from '../errors.js';
+import { inboxError } from '../../database/errors.js';
 import type { Query } from '../operate/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { AlertRule, AlertSeverity } from './types.js';

@@ -9,7 +9,7 @@
  */
 import { reconcile } from '../../reconcile/reconcile.js';
 import type { ReconcileInbox, ReconcileReport } from '../../reconcile/types.js';
-import type { Row } from '../database/driver.js';
+import type { Row } from '../../database/driver.js';
 import type { Finding, Incidents } from './incidents.js';
 import type { ResolvedReconcile } from './reconcile-options.js';
 import { failureFinding, gapFinding, tokenFinding } from './rules/reconcile-gaps.js';

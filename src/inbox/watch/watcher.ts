@@ -1,5 +1,5 @@
 import { pause, type Clock } from '../clock.js';
-import type { Driver } from '../database/driver.js';
+import type { Driver } from '../../database/driver.js';
 import { runRetentionPass } from '../retention/prune-pass.js';
 import type { RetentionResult } from '../retention/options.js';
 import type { TableNames } from '../schema/table-name.js';

@@ -1,5 +1,5 @@
 import type { Outcome } from '../../telemetry/process.js';
-import type { Row } from '../database/driver.js';
+import type { Row } from '../../database/driver.js';
 import { systemClock, type Clock } from './clock.js';
 import type { LoopSource } from './source.js';
 

@@ -1,5 +1,5 @@
 import { MAX_TIMER_MS } from '../../shared/timers.js';
-import type { Driver } from '../database/driver.js';
+import type { Driver } from '../../database/driver.js';
 import { resolveBackoff, type BackoffOptions, type ResolvedBackoff } from './backoff.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Driver, Row } from '../database/driver.js';
-import { WebhookInboxError } from '../errors.js';
+import type { Driver, Row } from '../../database/driver.js';
+import { WebhookInboxError } from '../../database/errors.js';
 import { boundError, failureDetail } from '../rows.js';
 import type { BatchSql } from './batch-sql.js';
 import type { Clock } from './clock.js';

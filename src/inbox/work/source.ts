@@ -1,7 +1,7 @@
 import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
 import type { WorkerTelemetry } from '../../telemetry/process.js';
-import type { Driver, Row } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Driver, Row } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
 import { batchSql } from './batch-sql.js';
 import type { ResolvedWorkOptions } from './options.js';

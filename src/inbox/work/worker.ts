@@ -1,6 +1,6 @@
 import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
-import type { Driver, Row } from '../database/driver.js';
-import { inboxError } from '../errors.js';
+import type { Driver, Row } from '../../database/driver.js';
+import { inboxError } from '../../database/errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
 import { batchSql } from './batch-sql.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReceiver } from '../../../src/index.js';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
-import { openPGlite } from '../../../src/inbox/database/owner/open.js';
+import { openPGlite } from '../../../src/database/owner/open.js';
 import { createSignedRequestSync } from '../../../src/testing/signed-request.js';
 import { pgliteDirectory } from '../../kit/pglite-directory.js';
 

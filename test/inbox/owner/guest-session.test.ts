@@ -14,8 +14,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReceiver } from '../../../src/index.js';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
-import { openPGlite } from '../../../src/inbox/database/owner/open.js';
-import { servePGlite, type ServablePGlite } from '../../../src/inbox/database/owner/serve.js';
+import { openPGlite } from '../../../src/database/owner/open.js';
+import { servePGlite, type ServablePGlite } from '../../../src/database/owner/serve.js';
 import { createSignedRequestSync } from '../../../src/testing/signed-request.js';
 import { pgliteDirectory } from '../../kit/pglite-directory.js';
 

@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { claimDirectory, socketPath } from '../../../src/inbox/database/owner/claim.js';
-import { askOwner } from '../../../src/inbox/database/owner/ask-owner.js';
-import { openPGlite } from '../../../src/inbox/database/owner/open.js';
+import { claimDirectory, socketPath } from '../../../src/database/owner/claim.js';
+import { askOwner } from '../../../src/database/owner/ask-owner.js';
+import { openPGlite } from '../../../src/database/owner/open.js';
 import { pgliteDirectory } from '../../kit/pglite-directory.js';
 import { killAllChildren } from '../fixtures/children.js';
 

@@ -16,9 +16,9 @@ import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
-import { claimDirectory, probe, socketPath, type Claim } from '../../../src/inbox/database/owner/claim.js';
-import { openPGlite, type PGliteDirectory } from '../../../src/inbox/database/owner/open.js';
-import { query } from '../../../src/inbox/database/owner/wire.js';
+import { claimDirectory, probe, socketPath, type Claim } from '../../../src/database/owner/claim.js';
+import { openPGlite, type PGliteDirectory } from '../../../src/database/owner/open.js';
+import { query } from '../../../src/database/owner/wire.js';
 import { pgliteDirectory } from '../../kit/pglite-directory.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;

@@ -11,7 +11,7 @@ import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openPGlite } from '../../../src/inbox/database/owner/open.js';
+import { openPGlite } from '../../../src/database/owner/open.js';
 import { pgliteDirectory } from '../../kit/pglite-directory.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;

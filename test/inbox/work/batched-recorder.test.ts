@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Driver, Row } from '../../../src/inbox/database/driver.js';
+import type { Driver, Row } from '../../../src/database/driver.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { batchSql } from '../../../src/inbox/work/batch-sql.js';
 import { resolveWorkOptions } from '../../../src/inbox/work/options.js';

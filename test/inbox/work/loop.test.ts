@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Row } from '../../../src/inbox/database/driver.js';
+import type { Row } from '../../../src/database/driver.js';
 import type { Outcome } from '../../../src/telemetry/process.js';
 import { WorkerLoop, type Attempts } from '../../../src/inbox/work/loop.js';
 import type { LoopSource } from '../../../src/inbox/work/source.js';

@@ -2,7 +2,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
-import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../../src/inbox/database/pg-opening.js';
+import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../../src/database/pg-opening.js';
 import { POSTGRES_URL } from '../databases.js';
 import { createReceiver } from '../../../src/receiver/create-receiver.js';
 import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, SECRETS, writeEffect, type InboxHarness } from '../helpers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';
-import { driverFor } from '../../../src/inbox/database/detect.js';
-import type { Driver } from '../../../src/inbox/database/driver.js';
+import { driverFor } from '../../../src/database/detect.js';
+import type { Driver } from '../../../src/database/driver.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { batchSql } from '../../../src/inbox/work/batch-sql.js';
 import { resolveWorkOptions } from '../../../src/inbox/work/options.js';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { driverFor } from '../../../src/inbox/database/detect.js';
+import { driverFor } from '../../../src/database/detect.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { startWorker } from '../../../src/inbox/work/worker.js';
 import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';

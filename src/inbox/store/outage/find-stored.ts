@@ -1,6 +1,6 @@
 import type { DeliveryToStore, StoredRow } from '../../../receiver/inbox-contract.js';
-import type { Driver } from '../../database/driver.js';
-import { inboxError } from '../../errors.js';
+import type { Driver } from '../../../database/driver.js';
+import { inboxError } from '../../../database/errors.js';
 import type { TableNames } from '../../schema/table-name.js';
 import { keyColumn } from '../store-delivery.js';
 

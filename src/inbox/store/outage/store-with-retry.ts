@@ -1,7 +1,7 @@
 import type { DeliveryToStore, StoreDeliveryOptions, StoredRow } from '../../../receiver/inbox-contract.js';
 import { describeThrown } from '../../../shared/thrown.js';
 import type { Clock } from '../../clock.js';
-import { WebhookInboxError } from '../../errors.js';
+import { WebhookInboxError } from '../../../database/errors.js';
 import type { Circuit, Turn } from './circuit.js';
 import { heldCost, processHeld, type HeldDeliveries } from './held.js';
 import type { ResolvedStoreRetry } from './options.js';

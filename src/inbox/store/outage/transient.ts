@@ -1,4 +1,4 @@
-import { WebhookInboxError } from '../../errors.js';
+import { WebhookInboxError } from '../../../database/errors.js';
 
 /**
  * Which failures of a store can pass if the receiver waits: the database restarting, a connection

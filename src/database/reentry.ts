@@ -1,4 +1,4 @@
-import { WebhookInboxError } from '../errors.js';
+import { WebhookInboxError } from './errors.js';
 
 interface AsyncContext {
   run<R>(store: { active: boolean }, fn: () => R): R;

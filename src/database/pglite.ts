@@ -1,4 +1,4 @@
-import { WebhookInboxError } from '../errors.js';
+import { WebhookInboxError } from './errors.js';
 import { openingFirst, type Driver, type Row } from './driver.js';
 import { claimDirectory } from './owner/claim.js';
 import { loadNodeParts, ownedInstances } from './owner/open.js';
