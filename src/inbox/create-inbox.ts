@@ -19,6 +19,7 @@ import { Wake } from './wake.js';
 import { startWorker } from './work/worker.js';
 import { workerStarted } from '../telemetry/inbox-probes.js';
 import { observeReceivers } from '../telemetry/receive.js';
+import { wholeNumber } from './whole-number.js';
 
 export type { Inbox } from './inbox.js';
 
@@ -266,8 +267,7 @@ function refusalRecorder(
   if (option === false) return undefined;
   if (option !== undefined && option !== true && (typeof option !== 'object' || option === null))
     throw new TypeError('recordRefusals must be true, false or { flushIntervalMs }');
-  const flushMs = option === undefined || option === true ? REFUSAL_FLUSH_MS : (option.flushIntervalMs ?? REFUSAL_FLUSH_MS);
-  if (!Number.isSafeInteger(flushMs) || flushMs < 1 || flushMs > 2 ** 31 - 1)
-    throw new RangeError(`recordRefusals.flushIntervalMs must be a whole number of ms from 1 to ${2 ** 31 - 1}, got ${String(flushMs)}`);
+  const given = option === undefined || option === true ? undefined : option.flushIntervalMs;
+  const flushMs = wholeNumber('recordRefusals.flushIntervalMs', given, REFUSAL_FLUSH_MS, 1, 2 ** 31 - 1, ' of ms');
   return new RefusalRecorder(driver, names, flushMs, clock);
 }

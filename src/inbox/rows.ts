@@ -9,10 +9,11 @@ export const DELIVERY_COLUMNS =
   'id::text AS id, state, action, app, tick_id, event_time, event_ns::text AS event_ns, received_at, signed_at::text AS signed_at, ' +
   'secret_index, attempts, run_at, last_error, done_at, replayed_at, duplicate_of::text AS duplicate_of, origin, evidence::text AS evidence';
 
-function toDate(value: unknown): Date | null {
-  if (value === null || value === undefined) return null;
-  return value instanceof Date ? value : new Date(String(value));
-}
+/** A timestamp column as a Date, whichever client read it. */
+export const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+
+/** The same for a column that may be NULL. */
+export const toDateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : toDate(value));
 
 export function toStoredDelivery(row: Row): StoredDelivery {
   return {
@@ -23,14 +24,14 @@ export function toStoredDelivery(row: Row): StoredDelivery {
     tickId: (row['tick_id'] as string | null) ?? null,
     eventTime: String(row['event_time']),
     eventNanos: BigInt(String(row['event_ns'])),
-    receivedAt: toDate(row['received_at'])!,
+    receivedAt: toDate(row['received_at']),
     signedAt: Number(row['signed_at']),
     secretIndex: Number(row['secret_index']),
     attempts: Number(row['attempts']),
-    runAt: toDate(row['run_at']),
+    runAt: toDateOrNull(row['run_at']),
     lastError: (row['last_error'] as string | null) ?? null,
-    doneAt: toDate(row['done_at']),
-    replayedAt: toDate(row['replayed_at']),
+    doneAt: toDateOrNull(row['done_at']),
+    replayedAt: toDateOrNull(row['replayed_at']),
     duplicateOf: (row['duplicate_of'] as string | null) ?? null,
     origin: row['origin'] === 'reconciled' ? 'reconciled' : 'received',
     evidence: evidenceOf(row['evidence']),
@@ -48,8 +49,8 @@ export function toAttempt(row: Row): DeliveryAttempt {
   return {
     attempt: Number(row['attempt']),
     worker: String(row['worker']),
-    startedAt: toDate(row['started_at'])!,
-    finishedAt: toDate(row['finished_at']),
+    startedAt: toDate(row['started_at']),
+    finishedAt: toDateOrNull(row['finished_at']),
     outcome: (row['outcome'] as DeliveryAttempt['outcome']) ?? null,
     error: (row['error'] as string | null) ?? null,
     errorClass: (row['error_class'] as string | null | undefined) ?? null,

@@ -11,10 +11,9 @@
 // ports: the operator API (list, get, retry, replay, stats, prune, history, alerts, and the
 // console's reads of what changed) and the monitor (health, workers, refusals, log gaps); the inbox
 // itself only where a receiver stores into it (`listen --inbox`, `inbox import`) or for migrate.
-export { composeInbox, type Inbox, type InboxPorts } from '../create-inbox.js';
+export { composeInbox, type Inbox } from '../create-inbox.js';
 export type { InboxMonitor } from '../monitor.js';
 export type { InboxOperator } from '../operator.js';
-export type { AppAttention } from '../operate/app-attention.js';
 export type { HistoryHour, HistorySpan, InboxHistory } from '../operate/history.js';
 export { MissingPeerError, openDirectory, type PGliteDirectory } from '../../database/owner/open.js';
 export { DEFAULT_TABLE, resolveTableNames, type TableNames } from '../schema/table-name.js';
@@ -36,7 +35,7 @@ export {
 // Health and the alerts the watcher keeps open.
 export { failedHealth, type InboxHealth } from '../health/health.js';
 export type { OpenLogGap } from '../health/log-gaps.js';
-export type { OpenReconcileGap, ReconcileProblem, ReconcileStatus } from '../health/reconcile-gaps.js';
+export type { ReconcileStatus } from '../health/reconcile-gaps.js';
 export type { RefusalCount } from '../health/refusals.js';
 export type { WorkerInfo } from '../health/workers.js';
 export { formatTime } from '../watch/incidents.js';

@@ -161,30 +161,16 @@ export async function checkReadiness(driver: Driver, names: TableNames): Promise
 }
 
 function schemaReasons(names: TableNames, version: number | null): CheckFinding[] {
-  if (version === null)
-    return [
-      {
-        check: 'schema',
-        severity: 'failing',
-        text: `the inbox table ${names.display} was never migrated: run inbox.migrate() or rack-webhooks inbox migrate`,
-      },
-    ];
+  const migrate = 'run inbox.migrate() or rack-webhooks inbox migrate';
+  const found = (severity: CheckFinding['severity'], text: string): CheckFinding[] => [{ check: 'schema', severity, text }];
+  if (version === null) return found('failing', `the inbox table ${names.display} was never migrated: ${migrate}`);
   if (version < LATEST_VERSION)
-    return [
-      {
-        check: 'schema',
-        severity: 'failing',
-        text: `the schema is at version ${version}, this package needs ${LATEST_VERSION}: run inbox.migrate() or rack-webhooks inbox migrate`,
-      },
-    ];
+    return found('failing', `the schema is at version ${version}, this package needs ${LATEST_VERSION}: ${migrate}`);
   if (version > LATEST_VERSION)
-    return [
-      {
-        check: 'schema',
-        severity: 'warning',
-        text: `the schema is at version ${version}, newer than this package's ${LATEST_VERSION}: upgrade rack-webhooks in this process`,
-      },
-    ];
+    return found(
+      'warning',
+      `the schema is at version ${version}, newer than this package's ${LATEST_VERSION}: upgrade rack-webhooks in this process`,
+    );
   return [];
 }
 

@@ -4,8 +4,10 @@
  * table, so a probe costs one statement however long the log; a schema from before that table
  * (version 6) has none to read. The console's app view reads them too.
  */
+import { incidentFields, readOpenIncidents } from '../operate/open-incidents.js';
 import type { Query } from '../operate/query.js';
-import { watchTables, type TableNames } from '../schema/table-name.js';
+import type { TableNames } from '../schema/table-name.js';
+import { toDate } from '../rows.js';
 
 /** A delivery that implies the missing event. */
 export interface LogGapEvidence {
@@ -41,19 +43,11 @@ export interface OpenLogGap {
   readonly openedAt: Date;
 }
 
-const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-
 /** The open log gaps, oldest first; `undefined` when the schema has no incidents table. */
 export async function readLogGaps(query: Query, names: TableNames): Promise<OpenLogGap[] | undefined> {
-  const table = watchTables(names).incidents;
-  const [exists] = await query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
-  if (exists?.['present'] !== true) return undefined;
-  const rows = await query(
-    `SELECT key, severity, summary, since, opened_at, fields FROM ${table}
-      WHERE resolved_at IS NULL AND rule = 'log_gap' ORDER BY since, id`,
-  );
-  return rows.map((row) => {
-    const fields = JSON.parse(String(row['fields'])) as Record<string, unknown>;
+  const rows = await readOpenIncidents(query, names, 'key, severity, summary, since, opened_at, fields', "rule = 'log_gap'", 'since, id');
+  return rows?.map((row) => {
+    const fields = incidentFields(row);
     return {
       key: String(row['key']),
       severity: row['severity'] === 'critical' ? 'critical' : 'warning',

@@ -4,20 +4,14 @@
  * the reconcile itself is failing or its token about to lapse. Read from the incidents table, for
  * `inbox.health()` and the console's gaps view; a schema from before that table has none.
  */
+import { incidentFields, readOpenIncidents } from '../operate/open-incidents.js';
 import type { Query } from '../operate/query.js';
-import { watchTables, type TableNames } from '../schema/table-name.js';
+import type { TableNames } from '../schema/table-name.js';
+import type { ReconciledEvidence } from '../types.js';
+import { toDate } from '../rows.js';
 
-/** The record and field of the rack's API that prove the send. */
-export interface ReconcileGapEvidence {
-  /** The route read, such as `/apps/web/releases?limit=50`. */
-  readonly route: string;
-  /** The field that proves it. */
-  readonly field: string;
-  /** Its value. */
-  readonly value: string;
-  /** When the proof says the send happened (ISO). */
-  readonly at: string;
-}
+/** The record and field of the rack's API that prove the send: the same proof a recorded delivery keeps. */
+export type ReconcileGapEvidence = ReconciledEvidence;
 
 /** One event the rack sent that this inbox does not hold, as the scheduled reconcile last found it. */
 export interface OpenReconcileGap {
@@ -66,7 +60,6 @@ export interface ReconcileStatus {
   readonly problems: readonly ReconcileProblem[];
 }
 
-const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 function evidenceOf(value: unknown): ReconcileGapEvidence {
@@ -81,17 +74,18 @@ function recordedOf(value: unknown): { id: string } | null {
 
 /** The open gaps and problems of the scheduled reconcile; `undefined` when the schema has no incidents table. */
 export async function readReconcileStatus(query: Query, names: TableNames): Promise<ReconcileStatus | undefined> {
-  const table = watchTables(names).incidents;
-  const [exists] = await query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
-  if (exists?.['present'] !== true) return undefined;
-  const rows = await query(
-    `SELECT rule, key, summary, since, opened_at, fields FROM ${table}
-      WHERE resolved_at IS NULL AND rule IN ('reconcile_gap', 'reconcile_failed', 'reconcile_token') ORDER BY since, id`,
+  const rows = await readOpenIncidents(
+    query,
+    names,
+    'rule, key, summary, since, opened_at, fields',
+    "rule IN ('reconcile_gap', 'reconcile_failed', 'reconcile_token')",
+    'since, id',
   );
+  if (rows === undefined) return undefined;
   const gaps: OpenReconcileGap[] = [];
   const problems: ReconcileProblem[] = [];
   for (const row of rows) {
-    const fields = JSON.parse(String(row['fields'])) as Record<string, unknown>;
+    const fields = incidentFields(row);
     if (row['rule'] === 'reconcile_gap')
       gaps.push({
         key: String(row['key']),

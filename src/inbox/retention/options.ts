@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from '../../shared/timers.js';
+import { wholeNumber } from '../whole-number.js';
 
 const DAY_MS = 86_400_000;
 
@@ -54,13 +55,6 @@ const DEFAULT_AGES: Readonly<Record<RetainedState, number | false>> = {
   dead: false,
   pending: false,
 };
-
-function wholeNumber(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const resolved = value ?? fallback;
-  if (typeof resolved !== 'number' || !Number.isSafeInteger(resolved) || resolved < min || resolved > max)
-    throw new RangeError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
-  return resolved;
-}
 
 /** Checks the options; `undefined` when retention is off. */
 export function resolveRetention(options: RetentionOptions | false | undefined): ResolvedRetention | undefined {

@@ -2,6 +2,7 @@ import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { Alert, AlertRule, AlertSeverity } from './types.js';
+import { toDate, toDateOrNull } from '../rows.js';
 
 /** A condition a rule found holding now, past its bound. */
 export interface Finding {
@@ -15,10 +16,6 @@ export interface Finding {
 }
 
 const COLUMNS = 'id::text AS id, rule, key, severity, since, opened_at, resolved_at, summary, fields, open_sent, resolve_sent';
-
-function toDate(value: unknown): Date {
-  return value instanceof Date ? value : new Date(String(value));
-}
 
 /** A duration for people: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
 export function formatDuration(ms: number): string {
@@ -49,7 +46,7 @@ export class Incidents {
   }
 
   toAlert(row: Row): Alert {
-    const resolvedAt = row['resolved_at'] === null || row['resolved_at'] === undefined ? null : toDate(row['resolved_at']);
+    const resolvedAt = toDateOrNull(row['resolved_at']);
     const openedAt = toDate(row['opened_at']);
     const summary = String(row['summary']);
     return {

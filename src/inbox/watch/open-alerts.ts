@@ -4,8 +4,10 @@
  * console's stats view. A schema from before the incidents table (version 6) has none to read.
  */
 import { inboxError } from '../../database/errors.js';
+import { readOpenIncidents } from '../operate/open-incidents.js';
 import type { Query } from '../operate/query.js';
-import { watchTables, type TableNames } from '../schema/table-name.js';
+import type { TableNames } from '../schema/table-name.js';
+import { toDate } from '../rows.js';
 import type { AlertRule, AlertSeverity } from './types.js';
 
 /** One open incident, as a person reads it: no fields, which may be long (delivery ids). */
@@ -22,19 +24,17 @@ export interface OpenAlert {
   readonly openedAt: Date;
 }
 
-const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-
 /** The open incidents, critical first, then oldest first; `undefined` when the schema has no incidents table. */
 export async function readOpenAlerts(query: Query, names: TableNames): Promise<OpenAlert[] | undefined> {
-  const table = watchTables(names).incidents;
   try {
-    const [exists] = await query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
-    if (exists?.['present'] !== true) return undefined;
-    const rows = await query(
-      `SELECT rule, key, severity, summary, since, opened_at FROM ${table}
-        WHERE resolved_at IS NULL ORDER BY severity = 'critical' DESC, id`,
+    const rows = await readOpenIncidents(
+      query,
+      names,
+      'rule, key, severity, summary, since, opened_at',
+      'true',
+      "severity = 'critical' DESC, id",
     );
-    return rows.map((row) => ({
+    return rows?.map((row) => ({
       rule: String(row['rule']) as AlertRule,
       severity: String(row['severity']) as AlertSeverity,
       key: String(row['key']),

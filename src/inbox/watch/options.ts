@@ -3,6 +3,7 @@ import { MAX_TIMER_MS } from '../../shared/timers.js';
 import { resolveRetention, type ResolvedRetention } from '../retention/options.js';
 import { resolveReconcile, type ResolvedReconcile } from './reconcile-options.js';
 import type { Alert, AlertRules, WatchOptions } from './types.js';
+import { wholeNumber } from '../whole-number.js';
 
 const MINUTE = 60_000;
 
@@ -28,13 +29,6 @@ export interface ResolvedWatchOptions {
   readonly reconcile: ResolvedReconcile | undefined;
 }
 
-function whole(name: string, value: unknown, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
-  const resolved = value ?? fallback;
-  if (typeof resolved !== 'number' || !Number.isSafeInteger(resolved) || resolved < min || resolved > max)
-    throw new RangeError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
-  return resolved;
-}
-
 /** A rule's options object, `undefined` when turned off (`false`). */
 function ruleOptions<T extends object>(rules: AlertRules, name: keyof AlertRules): Partial<T> | undefined {
   const given = rules[name];
@@ -50,40 +44,41 @@ function resolveRules(rules: AlertRules | undefined): ResolvedRules {
   const given = rules ?? {};
   const resolved: { -readonly [K in keyof ResolvedRules]: ResolvedRules[K] } = {};
   const dead = ruleOptions<{ windowMs: number }>(given, 'dead');
-  if (dead) resolved.dead = { windowMs: whole('rules.dead.windowMs', dead.windowMs, 60 * MINUTE) };
+  if (dead) resolved.dead = { windowMs: wholeNumber('rules.dead.windowMs', dead.windowMs, 60 * MINUTE) };
   const backlog = ruleOptions<{ afterMs: number }>(given, 'backlog');
-  if (backlog) resolved.backlog = { afterMs: whole('rules.backlog.afterMs', backlog.afterMs, 5 * MINUTE) };
+  if (backlog) resolved.backlog = { afterMs: wholeNumber('rules.backlog.afterMs', backlog.afterMs, 5 * MINUTE) };
   const noWorker = ruleOptions<{ afterMs: number }>(given, 'noWorker');
-  if (noWorker) resolved.noWorker = { afterMs: whole('rules.noWorker.afterMs', noWorker.afterMs, 2 * MINUTE) };
+  if (noWorker) resolved.noWorker = { afterMs: wholeNumber('rules.noWorker.afterMs', noWorker.afterMs, 2 * MINUTE) };
   const refusals = ruleOptions<{ threshold: number; byCode: Record<string, number>; windowMs: number }>(given, 'refusals');
   if (refusals) {
     const byCode: Record<string, number> = {};
-    for (const [code, value] of Object.entries(refusals.byCode ?? {})) byCode[code] = whole(`rules.refusals.byCode.${code}`, value, 0, 0);
+    for (const [code, value] of Object.entries(refusals.byCode ?? {}))
+      byCode[code] = wholeNumber(`rules.refusals.byCode.${code}`, value, 0, 0);
     resolved.refusals = {
-      threshold: whole('rules.refusals.threshold', refusals.threshold, 10, 0),
+      threshold: wholeNumber('rules.refusals.threshold', refusals.threshold, 10, 0),
       byCode,
-      windowMs: whole('rules.refusals.windowMs', refusals.windowMs, 5 * MINUTE, MINUTE),
+      windowMs: wholeNumber('rules.refusals.windowMs', refusals.windowMs, 5 * MINUTE, MINUTE),
     };
   }
   const silence = ruleOptions<{ afterMs: number; lookbackMs: number; minDeliveries: number }>(given, 'silence');
   if (silence)
     resolved.silence = {
-      afterMs: whole('rules.silence.afterMs', silence.afterMs, 15 * MINUTE),
-      lookbackMs: whole('rules.silence.lookbackMs', silence.lookbackMs, 60 * MINUTE),
-      minDeliveries: whole('rules.silence.minDeliveries', silence.minDeliveries, 3),
+      afterMs: wholeNumber('rules.silence.afterMs', silence.afterMs, 15 * MINUTE),
+      lookbackMs: wholeNumber('rules.silence.lookbackMs', silence.lookbackMs, 60 * MINUTE),
+      minDeliveries: wholeNumber('rules.silence.minDeliveries', silence.minDeliveries, 3),
     };
   const overdue = ruleOptions<{ graceMs: number; lookbackMs: number }>(given, 'overdueLifecycle');
   if (overdue)
     resolved.overdueLifecycle = {
-      graceMs: whole('rules.overdueLifecycle.graceMs', overdue.graceMs, 30 * MINUTE, 0),
-      lookbackMs: whole('rules.overdueLifecycle.lookbackMs', overdue.lookbackMs, 48 * 60 * MINUTE),
+      graceMs: wholeNumber('rules.overdueLifecycle.graceMs', overdue.graceMs, 30 * MINUTE, 0),
+      lookbackMs: wholeNumber('rules.overdueLifecycle.lookbackMs', overdue.lookbackMs, 48 * 60 * MINUTE),
     };
   const gaps = ruleOptions<{ graceMs: number; promoteOutcomeMs: number; lookbackMs: number }>(given, 'logGaps');
   if (gaps)
     resolved.logGaps = {
-      graceMs: whole('rules.logGaps.graceMs', gaps.graceMs, 10 * MINUTE, 0),
-      promoteOutcomeMs: whole('rules.logGaps.promoteOutcomeMs', gaps.promoteOutcomeMs, 120 * MINUTE, 0),
-      lookbackMs: whole('rules.logGaps.lookbackMs', gaps.lookbackMs, 48 * 60 * MINUTE),
+      graceMs: wholeNumber('rules.logGaps.graceMs', gaps.graceMs, 10 * MINUTE, 0),
+      promoteOutcomeMs: wholeNumber('rules.logGaps.promoteOutcomeMs', gaps.promoteOutcomeMs, 120 * MINUTE, 0),
+      lookbackMs: wholeNumber('rules.logGaps.lookbackMs', gaps.lookbackMs, 48 * 60 * MINUTE),
     };
   return resolved;
 }
@@ -112,7 +107,7 @@ export function resolveWatchOptions(options: WatchOptions | undefined, clock: Cl
   const reconcile = resolveReconcile(given.reconcile);
   if (reconcile !== undefined && given.onAlert === undefined)
     throw new TypeError('reconcile needs onAlert: its gaps and failures are told as alerts');
-  const intervalMs = whole('intervalMs', given.intervalMs, 30_000, 1, MAX_TIMER_MS);
+  const intervalMs = wholeNumber('intervalMs', given.intervalMs, 30_000, 1, MAX_TIMER_MS);
   const watcherId = given.watcherId ?? `watcher-${Math.random().toString(36).slice(2, 10)}`;
   if (typeof watcherId !== 'string' || watcherId === '' || watcherId.length > 200)
     throw new TypeError('watcherId must be a non-empty string of at most 200 characters');

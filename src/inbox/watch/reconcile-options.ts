@@ -1,5 +1,6 @@
 import type { RackClient } from '../../rack-api/client.js';
 import type { WatchReconcileOptions } from './types.js';
+import { wholeNumber } from '../whole-number.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -16,12 +17,8 @@ export interface ResolvedReconcile {
   readonly keepOpenMs: number;
 }
 
-function bounded(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  const resolved = value ?? fallback;
-  if (typeof resolved !== 'number' || !Number.isSafeInteger(resolved) || resolved < min || resolved > max)
-    throw new RangeError(`reconcile.${name} must be a whole number of ms from ${min} to ${max}, got ${String(value)}`);
-  return resolved;
-}
+const bounded = (name: string, value: unknown, fallback: number, min: number, max: number) =>
+  wholeNumber(`reconcile.${name}`, value, fallback, min, max, ' of ms');
 
 /** Checks the `reconcile` option of inbox.watch(); throws a `TypeError` or `RangeError` naming what is wrong. */
 export function resolveReconcile(given: WatchReconcileOptions | undefined): ResolvedReconcile | undefined {

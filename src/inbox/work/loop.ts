@@ -1,6 +1,6 @@
 import type { Outcome } from '../../telemetry/process.js';
 import type { Row } from '../../database/driver.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { LoopSource } from './source.js';
 
 /** What the loop runs for each row it claimed: one attempt, the same in both modes (worker.ts composes it). */

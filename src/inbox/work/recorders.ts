@@ -2,7 +2,7 @@ import type { Driver, Row } from '../../database/driver.js';
 import { WebhookInboxError } from '../../database/errors.js';
 import { boundError, failureDetail } from '../rows.js';
 import type { BatchSql } from './batch-sql.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock.js';
 import type { ResolvedWorkOptions } from './options.js';
 import type { Claimed, Recorded, Recorder } from './run-attempt.js';
 import type { WorkerSql } from './sql.js';

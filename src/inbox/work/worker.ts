@@ -4,7 +4,7 @@ import { inboxError } from '../../database/errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
 import { batchSql } from './batch-sql.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import { stopTimeout, WorkerLoop, type Attempts } from './loop.js';
 import { resolveWorkOptions, type WorkOptions } from './options.js';
 import { batchedRecorder, inlineRecorder, type RecorderEnvironment } from './recorders.js';

@@ -5,7 +5,7 @@ import type { Driver } from '../../../src/database/driver.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { batchSql } from '../../../src/inbox/work/batch-sql.js';
 import { resolveWorkOptions } from '../../../src/inbox/work/options.js';
-import { systemClock } from '../../../src/inbox/work/clock.js';
+import { systemClock } from '../../../src/inbox/clock.js';
 import { inlineRecorder } from '../../../src/inbox/work/recorders.js';
 import { claimedFromRow, runAttempt, type AttemptEnvironment, type Claimed } from '../../../src/inbox/work/run-attempt.js';
 import { workerSql, type WorkerSql } from '../../../src/inbox/work/sql.js';

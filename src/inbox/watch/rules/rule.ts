@@ -3,6 +3,7 @@ import { inboxError } from '../../../database/errors.js';
 import type { TableNames } from '../../schema/table-name.js';
 import type { Finding } from '../incidents.js';
 import type { AlertRule } from '../types.js';
+import { toDateOrNull } from '../../rows.js';
 
 /** What a rule reads through: the database, the table's names and the watcher's clock. */
 export interface RuleContext {
@@ -34,10 +35,7 @@ export function ruleContext(driver: Driver, names: TableNames, now: Date): RuleC
   };
 }
 
-export function dateOf(value: unknown): Date | undefined {
-  if (value === null || value === undefined) return undefined;
-  return value instanceof Date ? value : new Date(String(value));
-}
+export const dateOf = (value: unknown): Date | undefined => toDateOrNull(value) ?? undefined;
 
 export const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
 

@@ -1,1 +1,0 @@
-export { systemClock, type Clock } from '../clock.js';
