@@ -58,16 +58,7 @@ export type {
   StoredDelivery,
   StoredDeliveryDetail,
 } from './inbox/types.js';
-export type {
-  DeliveryInbox,
-  DeliveryToStore,
-  InboxConnection,
-  InboxHandlerContext,
-  ReceiverConnection,
-  ReceiverRuntime,
-  StoreDeliveryOptions,
-  StoredRow,
-} from './receiver/inbox-contract.js';
+export * from './receiver/public-contract.js';
 
 // Reconciling the inbox against the rack's read API (issue 39).
 export { createRackClient } from './rack-api/client.js';

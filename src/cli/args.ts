@@ -96,6 +96,14 @@ export function secretEncoding(flags: Flags): SecretEncoding {
   return value;
 }
 
+/** The keys to sign with (at least one, or a usage error) and their encoding, each key checked as the SDK will. */
+export function signingKeys(flags: Flags, env: NodeJS.ProcessEnv): { keys: string[]; encoding: SecretEncoding } {
+  const keys = requireKeys(flags, env);
+  const encoding = secretEncoding(flags);
+  assertUsableKeys(keys, encoding);
+  return { keys, encoding };
+}
+
 /** `--secret-encoding` when given; undefined lets verification try both forms of a rack-shaped key. */
 export function optionalSecretEncoding(flags: Flags): SecretEncoding | undefined {
   return stringFlag(flags, 'secret-encoding') === undefined ? undefined : secretEncoding(flags);

@@ -30,39 +30,40 @@ function list<T>(value: unknown, what: string, item: (entry: unknown, index: num
   return value.map(item);
 }
 
-export function parseApp(value: unknown, what = 'app'): RackApp {
+/**
+ * The named text fields of a record, in the order named: a `required` one must be a string, an
+ * `optional` one is `''` when it is not. Nothing else of the record is copied.
+ */
+function textFields<K extends string>(value: unknown, what: string, spec: Record<K, 'required' | 'optional'>): Record<K, string> {
   const record = object(value, what);
-  return {
-    name: text(record, 'name', what),
-    release: optionalText(record, 'release'),
-    status: optionalText(record, 'status'),
-    locked: record['locked'] === true,
-  };
+  const entries = Object.entries(spec).map(([key, need]) => [
+    key,
+    need === 'required' ? text(record, key, what) : optionalText(record, key),
+  ]);
+  return Object.fromEntries(entries) as Record<K, string>;
+}
+
+export function parseApp(value: unknown, what = 'app'): RackApp {
+  const fields = textFields(value, what, { name: 'required', release: 'optional', status: 'optional' });
+  return { ...fields, locked: (value as Json)['locked'] === true };
 }
 
 export function parseBuild(value: unknown, what = 'build'): RackBuild {
-  const record = object(value, what);
-  return {
-    id: text(record, 'id', what),
-    app: optionalText(record, 'app'),
-    status: text(record, 'status', what),
-    release: optionalText(record, 'release'),
-    process: optionalText(record, 'process'),
-    reason: optionalText(record, 'reason'),
-    started: text(record, 'started', what),
-    ended: optionalText(record, 'ended'),
-  };
+  return textFields(value, what, {
+    id: 'required',
+    app: 'optional',
+    status: 'required',
+    release: 'optional',
+    process: 'optional',
+    reason: 'optional',
+    started: 'required',
+    ended: 'optional',
+  });
 }
 
 /** Only the named fields: `env` and `manifest` are left behind. */
 export function parseRelease(value: unknown, what = 'release'): RackRelease {
-  const record = object(value, what);
-  return {
-    id: text(record, 'id', what),
-    app: optionalText(record, 'app'),
-    build: optionalText(record, 'build'),
-    created: text(record, 'created', what),
-  };
+  return textFields(value, what, { id: 'required', app: 'optional', build: 'optional', created: 'required' });
 }
 
 export const parseApps = (value: unknown) => list(value, 'apps', (entry, index) => parseApp(entry, `apps[${index}]`));
@@ -103,11 +104,5 @@ export function parseShutdownState(value: unknown): RackShutdownState | null {
 }
 
 export function parseSystem(value: unknown): RackSystem {
-  const record = object(value, 'system');
-  return {
-    name: text(record, 'name', 'system'),
-    provider: optionalText(record, 'provider'),
-    version: optionalText(record, 'version'),
-    'rack-domain': optionalText(record, 'rack-domain'),
-  };
+  return textFields(value, 'system', { name: 'required', provider: 'optional', version: 'optional', 'rack-domain': 'optional' });
 }

@@ -6,14 +6,5 @@ export { getHeader } from './headers.js';
 export type { HeadersInput } from './headers.js';
 export type { ActionPattern, EventForPattern, EventHandler } from './patterns.js';
 export type { Delivery, ReceiveOutcome, ReceiveResult, ReceiverLogEvent, ReceiverLogRecord, ReceiverOptions } from './types.js';
-export type {
-  DeliveryInbox,
-  DeliveryToStore,
-  HandlerContext,
-  InboxConnection,
-  InboxHandlerContext,
-  ReceiverConnection,
-  ReceiverRuntime,
-  StoreDeliveryOptions,
-  StoredRow,
-} from './inbox-contract.js';
+export type { HandlerContext } from './inbox-contract.js';
+export * from './public-contract.js';

@@ -1,16 +1,5 @@
 import { signSync } from '../../signature/sign.js';
-import {
-  FILE_FLAG,
-  KEY_FLAGS,
-  assertUsableKeys,
-  flagsHelp,
-  readBody,
-  requireKeys,
-  secretEncoding,
-  stringFlag,
-  timestampFlag,
-  type FlagDeclarations,
-} from '../args.js';
+import { FILE_FLAG, KEY_FLAGS, flagsHelp, readBody, signingKeys, stringFlag, timestampFlag, type FlagDeclarations } from '../args.js';
 import type { Command } from '../command.js';
 
 const FLAGS = {
@@ -30,10 +19,8 @@ t=<unix seconds>,v1=<hex>[,v1=...], one v1 per key (1 to 4 keys, as the rack all
 ${flagsHelp(FLAGS)}`,
   flags: FLAGS,
   async run(flags) {
-    const secrets = requireKeys(flags, process.env);
+    const { keys: secrets, encoding } = signingKeys(flags, process.env);
     const timestamp = timestampFlag(flags);
-    const encoding = secretEncoding(flags);
-    assertUsableKeys(secrets, encoding);
     // Read last: every flag is checked before stdin is consumed.
     const body = await readBody(stringFlag(flags, 'file'));
     const header = signSync(body, {

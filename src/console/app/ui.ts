@@ -206,3 +206,8 @@ export function table(
   );
   return h('div', { class: 'table-wrap' }, h('table', props, h('thead', undefined, head), body));
 }
+
+/** A detail view's section: the way back to its list (`label`, at `back`), then the view's parts. */
+export function detailSection(back: string, label: string, ...parts: HTMLElement[]): HTMLElement {
+  return h('section', { class: 'view' }, h('p', { class: 'crumbs' }, h('a', { href: back }, `\u2190 ${label}`)), ...parts);
+}

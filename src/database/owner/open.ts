@@ -115,7 +115,10 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
   await closeDirectory(node.fs, absolute);
   for (let attempt = 0; ; attempt++) {
     const claim = await claimDirectory(node, absolute);
-    if (claim.role === 'owner') return openAsOwner(absolute, claim, options, beforeOpen, { fs: node.fs, created: !exists });
+    if (claim.role === 'owner') {
+      const owned = await openOwned(absolute, claim, options, beforeOpen, { fs: node.fs, created: !exists });
+      return { dir: absolute, role: 'owner', client: owned.client, close: owned.close };
+    }
     try {
       return await openAsGuest(absolute, claim, options, beforeOpen, node);
     } catch (error) {
@@ -155,17 +158,6 @@ const loadPGlite = async () =>
 interface OwnedFiles {
   readonly fs: NodeParts['fs'];
   readonly created: boolean;
-}
-
-async function openAsOwner(
-  dir: string,
-  claim: Claim & { role: 'owner' },
-  options: OpenPGliteOptions,
-  beforeOpen: ((dir: string) => void) | undefined,
-  files: OwnedFiles,
-): Promise<PGliteDirectory> {
-  const owned = await openOwned(dir, claim, options, beforeOpen, files);
-  return { dir, role: 'owner', client: owned.client, close: owned.close };
 }
 
 /**

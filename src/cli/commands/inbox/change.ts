@@ -57,17 +57,40 @@ function bulkFilter(flags: Flags, command: 'retry' | 'replay', from: 'dead' | 'd
   return filter;
 }
 
-const RETRY_FLAGS = {
-  ...DATABASE_FLAGS,
-  ...filterFlagsFor('dead', 'dead (the default) or duplicate'),
-  all: { type: 'boolean', help: 'every dead delivery' },
-} as const satisfies FlagDeclarations;
+/** The one delivery a command names by id, or the many its filter flags name (`filter`): never both. */
+function target(
+  flags: Flags,
+  positionals: readonly string[],
+  command: 'retry' | 'replay',
+  from: 'dead' | 'done',
+): { id: string; filter: undefined } | { id: undefined; filter: DeliveryFilter } {
+  if (positionals[0] === undefined) return { id: undefined, filter: bulkFilter(flags, command, from) };
+  const id = idArgument(positionals[0], `rack-webhooks inbox ${command} <id> --database D`);
+  if (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true) throw new UsageError('pass an id or filter flags, not both');
+  return { id, filter: undefined };
+}
+
+/** A move's flags: the database, the filter flags (--state naming only what it moves), and --all. */
+function moveFlags(from: 'dead' | 'done', stateHelp?: string) {
+  return { ...DATABASE_FLAGS, ...filterFlagsFor(from, stateHelp), all: { type: 'boolean', help: `every ${from} delivery` } } as const;
+}
+
+const moveUsage = (command: 'retry' | 'replay') => `Usage: rack-webhooks inbox ${command} <id> --database D
+       rack-webhooks inbox ${command} --database D (--action A | --app NAME | --from T | --to T ... | --all)`;
+
+/** Prints what moved, then the note on workers, if any. */
+function printMoved(line: string, note: string | undefined): number {
+  process.stdout.write(`${line}\n`);
+  if (note !== undefined) process.stderr.write(note);
+  return 0;
+}
+
+const RETRY_FLAGS = moveFlags('dead', 'dead (the default) or duplicate') satisfies FlagDeclarations;
 
 export const retry: Command = {
   name: 'retry',
   summary: 'dead deliveries back to pending, due now, with a fresh budget of attempts',
-  help: `Usage: rack-webhooks inbox retry <id> --database D
-       rack-webhooks inbox retry --database D (--action A | --app NAME | --from T | --to T ... | --all)
+  help: `${moveUsage('retry')}
 
 Moves dead deliveries (their handlers failed maxAttempts times) back to pending, due now, with a
 fresh budget of attempts; your workers run them again. Prints how many moved. With an id, that
@@ -78,11 +101,7 @@ ${flagsHelp(RETRY_FLAGS)}`,
   flags: RETRY_FLAGS,
   positionals: 1,
   async run(flags, positionals) {
-    const usage = 'rack-webhooks inbox retry <id> --database D';
-    const id = positionals[0] === undefined ? undefined : idArgument(positionals[0], usage);
-    const filter = id === undefined ? bulkFilter(flags, 'retry', 'dead') : undefined;
-    if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true))
-      throw new UsageError('pass an id or filter flags, not both');
+    const { id, filter } = target(flags, positionals, 'retry', 'dead');
     // What the line says moved: the state the filter names, or the state the one delivery was in.
     let from = filter?.state === undefined ? 'dead' : [filter.state].flat().join(' or ');
     const { moved: count, note } = await withInbox(flags, {}, async (session) => {
@@ -94,23 +113,16 @@ ${flagsHelp(RETRY_FLAGS)}`,
         (state) => `not dead: retry moves dead and duplicate deliveries only${state === 'done' ? ' (replay runs done ones again)' : ''}`,
       );
     });
-    process.stdout.write(`retried ${deliveries(count)} (${from} -> pending)\n`);
-    if (note !== undefined) process.stderr.write(note);
-    return 0;
+    return printMoved(`retried ${deliveries(count)} (${from} -> pending)`, note);
   },
 };
 
-const REPLAY_FLAGS = {
-  ...DATABASE_FLAGS,
-  ...filterFlagsFor('done'),
-  all: { type: 'boolean', help: 'every done delivery' },
-} as const satisfies FlagDeclarations;
+const REPLAY_FLAGS = moveFlags('done') satisfies FlagDeclarations;
 
 export const replay: Command = {
   name: 'replay',
   summary: 'done deliveries back to pending, to run their handlers again in event order',
-  help: `Usage: rack-webhooks inbox replay <id> --database D
-       rack-webhooks inbox replay --database D (--action A | --app NAME | --from T | --to T ... | --all)
+  help: `${moveUsage('replay')}
 
 Moves done deliveries back to pending, due now, so your workers run their handlers again in
 event-time order (after a bug fix, or to rebuild a projection). Prints how many moved. With an id,
@@ -120,22 +132,16 @@ ${flagsHelp(REPLAY_FLAGS)}`,
   flags: REPLAY_FLAGS,
   positionals: 1,
   async run(flags, positionals) {
-    const usage = 'rack-webhooks inbox replay <id> --database D';
-    const id = positionals[0] === undefined ? undefined : idArgument(positionals[0], usage);
-    if (id !== undefined && (!isEmptyFilter(filterFromFlags(flags)) || flags['all'] === true))
-      throw new UsageError('pass an id or filter flags, not both');
-    const filter = id === undefined ? bulkFilter(flags, 'replay', 'done') : { ids: [id] };
+    const { id, filter } = target(flags, positionals, 'replay', 'done');
     const { moved: count, note } = await withInbox(flags, {}, (session) =>
       moveRows(
         session,
         id,
-        () => session.operator.replay(filter),
+        () => session.operator.replay(filter ?? { ids: [id!] }),
         (state) => `not done: replay moves done deliveries only${state === 'dead' ? ' (retry runs dead ones again)' : ''}`,
       ),
     );
-    process.stdout.write(`replayed ${deliveries(count)} (done -> pending)\n`);
-    if (note !== undefined) process.stderr.write(note);
-    return 0;
+    return printMoved(`replayed ${deliveries(count)} (done -> pending)`, note);
   },
 };
 

@@ -7,12 +7,10 @@ import {
   HEADER_NAME_FLAG,
   KEY_FLAGS,
   UsageError,
-  assertUsableKeys,
   flagsHelp,
   headerNameFlag,
   httpUrlProblem,
-  requireKeys,
-  secretEncoding,
+  signingKeys,
   stringFlag,
   type FlagDeclarations,
   type Flags,
@@ -70,9 +68,7 @@ function fromIdFlag(flags: Flags): bigint | undefined {
 /** The flags checked before the database is opened: every mistake is one line, exit 2. */
 function readFlags(flags: Flags, now: number) {
   const to = toFlag(flags);
-  const keys = requireKeys(flags, process.env).map((key) => key.trim());
-  const encoding = secretEncoding(flags);
-  assertUsableKeys(keys, encoding);
+  const { keys, encoding } = signingKeys(flags, process.env);
   if (keys.length > MAX_SIGNING_SECRETS)
     throw new UsageError(`at most ${MAX_SIGNING_SECRETS} keys: a receiver reads no more signatures than that`);
   const headerName = headerNameFlag(flags);

@@ -7,7 +7,7 @@ import { plural } from '../format.js';
 import { href } from '../router.js';
 import { timelineSvg } from '../timeline-svg.js';
 import type { Anomaly, AppResponse } from '../types.js';
-import { clearError, showError } from '../ui.js';
+import { clearError, detailSection, showError } from '../ui.js';
 import { autoShutdownCard, breakerBudgetCard, buildReleaseCard, overridesCard, promotesCard } from './app-state.js';
 import type { View } from './view.js';
 
@@ -56,13 +56,7 @@ const SPANS: ReadonlyArray<readonly [string, number]> = [
 export function appView(name: string): View {
   const heading = h('h1', { tabindex: '-1', class: 'mono break' }, name);
   const content = h('div', { class: 'app-detail' });
-  const element = h(
-    'section',
-    { class: 'view' },
-    h('p', { class: 'crumbs' }, h('a', { href: href.apps() }, '\u2190 Apps')),
-    heading,
-    content,
-  );
+  const element = detailSection(href.apps(), 'Apps', heading, content);
   const timelineBox = h('div', { class: 'timeline-box' });
   let data: AppResponse | undefined;
   let shown = '';

@@ -7,7 +7,18 @@ import { jsonPre } from '../json-view.js';
 import { href } from '../router.js';
 import type { Attempt, DeliveryDetail, DeliveryResponse, Moved } from '../types.js';
 import { noWorkerNote } from '../workers.js';
-import { clearError, confirmButton, movedMessage, originBadge, showError, stateBadge, table, timeAgo, timeUtc } from '../ui.js';
+import {
+  clearError,
+  confirmButton,
+  detailSection,
+  movedMessage,
+  originBadge,
+  showError,
+  stateBadge,
+  table,
+  timeAgo,
+  timeUtc,
+} from '../ui.js';
 import type { View } from './view.js';
 
 function secretText(index: number): string {
@@ -138,14 +149,7 @@ export function deliveryView(id: string): View {
   const heading = h('h1', { tabindex: '-1', class: 'mono' }, `Delivery ${id}`);
   const status = h('p', { class: 'status', role: 'status', 'data-testid': 'action-status' });
   const content = h('div', { class: 'detail' });
-  const element = h(
-    'section',
-    { class: 'view' },
-    h('p', { class: 'crumbs' }, h('a', { href: href.deliveries() }, '\u2190 Deliveries')),
-    heading,
-    status,
-    content,
-  );
+  const element = detailSection(href.deliveries(), 'Deliveries', heading, status, content);
   let shown = '';
 
   const act = (verb: 'retry' | 'replay') => (): Promise<Moved> => postJson<Moved>(`/api/deliveries/${encodeURIComponent(id)}/${verb}`);

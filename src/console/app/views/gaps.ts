@@ -63,6 +63,27 @@ function logRow(gap: LogGapRow): HTMLTableRowElement {
 
 const empty = (columns: number, text: string) => h('tr', { class: 'empty' }, h('td', { colspan: columns }, text));
 
+const RECONCILE_COLUMNS = ['Event', 'App', 'Id', 'Proof', 'Sent', 'First seen', 'Delivery'];
+const LOG_COLUMNS = ['Severity', 'Missing', 'App', 'Id', 'Implied by', 'Since', 'First seen'];
+
+/** One card of the view: its title, the summary line, and the table of its gaps. */
+function gapCard(
+  id: string,
+  title: string,
+  summary: HTMLElement,
+  columns: string[],
+  body: HTMLTableSectionElement,
+  label: string,
+): HTMLElement {
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': id },
+    h('h2', { id }, title),
+    summary,
+    table(columns, body, { class: 'gaps', 'aria-label': label }),
+  );
+}
+
 export function gapsView(): View {
   const problems = h('div', { 'data-testid': 'reconcile-problems' });
   const reconcileSummary = h('p', { class: 'summary', 'data-testid': 'reconcile-summary' });
@@ -75,26 +96,15 @@ export function gapsView(): View {
     h('h1', { tabindex: '-1' }, 'Gaps'),
     h('p', { class: 'muted' }, 'Events the rack sent that this inbox never stored. The rack never sends one again.'),
     problems,
-    h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'reconcile-gaps-title' },
-      h('h2', { id: 'reconcile-gaps-title' }, "Proven by the rack's API"),
+    gapCard(
+      'reconcile-gaps-title',
+      "Proven by the rack's API",
       reconcileSummary,
-      table(['Event', 'App', 'Id', 'Proof', 'Sent', 'First seen', 'Delivery'], reconcileBody, {
-        class: 'gaps',
-        'aria-label': "Gaps the rack's API proves",
-      }),
+      RECONCILE_COLUMNS,
+      reconcileBody,
+      "Gaps the rack's API proves",
     ),
-    h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'log-gaps-title' },
-      h('h2', { id: 'log-gaps-title' }, 'Found in the log'),
-      logSummary,
-      table(['Severity', 'Missing', 'App', 'Id', 'Implied by', 'Since', 'First seen'], logBody, {
-        class: 'gaps',
-        'aria-label': 'Gaps the log shows',
-      }),
-    ),
+    gapCard('log-gaps-title', 'Found in the log', logSummary, LOG_COLUMNS, logBody, 'Gaps the log shows'),
   );
   let shown = '';
 

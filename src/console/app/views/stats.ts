@@ -12,59 +12,63 @@ import { noWorkerNote, setWorkers } from '../workers.js';
 import { historySection } from './stats-history.js';
 import type { View } from './view.js';
 
+/**
+ * One list item per entry, or the line that says why there is none: `missing` when this schema
+ * does not record them (`null`), `none` when there are none.
+ */
+function listOr<T>(
+  entries: readonly T[] | null,
+  notes: { missing?: string; none: string },
+  cls: string,
+  item: (entry: T) => HTMLElement,
+): HTMLElement {
+  if (entries === null) return h('p', { class: 'muted' }, notes.missing);
+  if (entries.length === 0) return h('p', { class: 'empty-state' }, notes.none);
+  return h('ul', { class: cls }, entries.map(item));
+}
+
 /** One line per worker: id, where it runs, what it runs, when it last beat; gone ones say so. */
 function workerList(workers: NonNullable<Overview['workers']>): HTMLElement {
-  if (workers.list.length === 0) return h('p', { class: 'empty-state' }, 'No worker has a heartbeat: nothing runs deliveries.');
-  return h(
-    'ul',
-    { class: 'worker-list' },
-    workers.list.map((worker) =>
-      h(
-        'li',
-        { 'data-testid': 'worker', 'data-live': String(worker.live), class: worker.live ? 'worker' : 'worker gone' },
-        h('span', { class: 'mono' }, worker.id),
-        h('span', { class: 'badge' }, worker.live ? 'live' : 'gone'),
-        h('span', { class: 'muted mono' }, `${worker.host} pid ${worker.pid}`),
-        h('span', { class: 'muted' }, `running ${worker.running} of ${worker.concurrency}`),
-        h('span', { class: 'muted' }, 'last seen ', timeAgo(worker.lastSeenAt)),
-      ),
+  return listOr(workers.list, { none: 'No worker has a heartbeat: nothing runs deliveries.' }, 'worker-list', (worker) =>
+    h(
+      'li',
+      { 'data-testid': 'worker', 'data-live': String(worker.live), class: worker.live ? 'worker' : 'worker gone' },
+      h('span', { class: 'mono' }, worker.id),
+      h('span', { class: 'badge' }, worker.live ? 'live' : 'gone'),
+      h('span', { class: 'muted mono' }, `${worker.host} pid ${worker.pid}`),
+      h('span', { class: 'muted' }, `running ${worker.running} of ${worker.concurrency}`),
+      h('span', { class: 'muted' }, 'last seen ', timeAgo(worker.lastSeenAt)),
     ),
   );
 }
 
+/** One line per refusal code of the last hour (a code refused none is not listed, so none means an empty list). */
 function refusalList(refusals: Overview['refusals']): HTMLElement {
-  if (refusals === null) return h('p', { class: 'muted' }, 'Not recorded by this schema: run rack-webhooks inbox migrate.');
-  if (refusals.total === 0) return h('p', { class: 'empty-state' }, 'No delivery was refused in the last hour.');
-  return h(
-    'ul',
-    { class: 'refusal-list' },
-    refusals.byCode.map(({ code, count }) =>
-      h(
-        'li',
-        { 'data-testid': 'refusal', 'data-code': code },
-        h('span', { class: 'mono' }, code),
-        ' ',
-        h('strong', undefined, String(count)),
-      ),
+  const notes = {
+    missing: 'Not recorded by this schema: run rack-webhooks inbox migrate.',
+    none: 'No delivery was refused in the last hour.',
+  };
+  return listOr(refusals?.byCode ?? null, notes, 'refusal-list', ({ code, count }) =>
+    h(
+      'li',
+      { 'data-testid': 'refusal', 'data-code': code },
+      h('span', { class: 'mono' }, code),
+      ' ',
+      h('strong', undefined, String(count)),
     ),
   );
 }
 
 /** One line per open incident of inbox.watch(): severity, summary, since when. */
 function alertList(alerts: Overview['alerts']): HTMLElement {
-  if (alerts === null) return h('p', { class: 'muted' }, 'No incidents table in this schema: run rack-webhooks inbox migrate.');
-  if (alerts.length === 0) return h('p', { class: 'empty-state' }, 'No open alerts.');
-  return h(
-    'ul',
-    { class: 'alert-list' },
-    alerts.map((alert) =>
-      h(
-        'li',
-        { 'data-testid': 'alert', 'data-alert-key': alert.key, 'data-severity': alert.severity },
-        h('span', { class: `badge severity-${alert.severity}` }, alert.severity),
-        h('span', undefined, alert.summary),
-        h('span', { class: 'muted' }, 'since ', timeAgo(alert.since)),
-      ),
+  const notes = { missing: 'No incidents table in this schema: run rack-webhooks inbox migrate.', none: 'No open alerts.' };
+  return listOr(alerts, notes, 'alert-list', (alert) =>
+    h(
+      'li',
+      { 'data-testid': 'alert', 'data-alert-key': alert.key, 'data-severity': alert.severity },
+      h('span', { class: `badge severity-${alert.severity}` }, alert.severity),
+      h('span', undefined, alert.summary),
+      h('span', { class: 'muted' }, 'since ', timeAgo(alert.since)),
     ),
   );
 }
