@@ -4,16 +4,8 @@ import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { Alert, AlertRule, AlertSeverity } from './types.js';
 import { toDate, toDateOrNull } from '../rows.js';
 
-/** A condition a rule found holding now, past its bound. */
-export interface Finding {
-  readonly rule: AlertRule;
-  readonly severity: AlertSeverity;
-  /** The incident's identity: the same key on the next evaluation means the same incident. */
-  readonly key: string;
-  readonly since: Date;
-  readonly summary: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
+/** A condition a rule found holding now, past its bound: the same key on the next evaluation means the same incident. */
+export type Finding = Pick<Alert, 'rule' | 'severity' | 'key' | 'since' | 'summary' | 'fields'>;
 
 const COLUMNS = 'id::text AS id, rule, key, severity, since, opened_at, resolved_at, summary, fields, open_sent, resolve_sent';
 

@@ -8,21 +8,10 @@ import { readOpenIncidents } from '../operate/open-incidents.js';
 import type { Query } from '../operate/query.js';
 import type { TableNames } from '../schema/table-name.js';
 import { toDate } from '../rows.js';
-import type { AlertRule, AlertSeverity } from './types.js';
+import type { Alert, AlertRule, AlertSeverity } from './types.js';
 
 /** One open incident, as a person reads it: no fields, which may be long (delivery ids). */
-export interface OpenAlert {
-  readonly rule: AlertRule;
-  readonly severity: AlertSeverity;
-  /** The incident's key, stable while it is open (`dead`, `refusals:signature_mismatch`, ...). */
-  readonly key: string;
-  /** One line, as the watcher last wrote it. */
-  readonly summary: string;
-  /** When the condition began. */
-  readonly since: Date;
-  /** When the watcher opened the incident. */
-  readonly openedAt: Date;
-}
+export type OpenAlert = Pick<Alert, 'rule' | 'severity' | 'key' | 'summary' | 'since' | 'openedAt'>;
 
 /** The open incidents, critical first, then oldest first; `undefined` when the schema has no incidents table. */
 export async function readOpenAlerts(query: Query, names: TableNames): Promise<OpenAlert[] | undefined> {
