@@ -26,9 +26,11 @@ export interface HealthHandlerOptions<Request = unknown> extends HealthOptions {
   /**
    * How long readiness waits for the database, in ms: a check that has not answered by then (a
    * database host gone silent, a stuck connection) answers 503 `not_ready` with `database` failing,
-   * and a check still under way is not started again for the next probes.
+   * and a check still under way is not started again for the next probes. The default is above the
+   * drivers' own bounds (a pg pool's `connectionTimeoutMillis`, PGlite's owner check of about 10 s),
+   * so that their reason, which names what failed, is the one readiness gives when they answer.
    *
-   * @defaultValue `5000`
+   * @defaultValue `15000`
    */
   readyTimeoutMs?: number;
   /**
@@ -205,7 +207,7 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
   const cacheMs = options.cacheMs ?? 1000;
   if (!(cacheMs >= 0) || !Number.isFinite(cacheMs))
     throw new RangeError(`cacheMs must be a finite number of ms >= 0, got ${String(cacheMs)}`);
-  const readyTimeoutMs = options.readyTimeoutMs ?? 5000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
   if (!(readyTimeoutMs > 0) || !Number.isFinite(readyTimeoutMs))
     throw new RangeError(`readyTimeoutMs must be a finite number of ms > 0, got ${String(readyTimeoutMs)}`);
   const { cacheMs: _cache, readyTimeoutMs: _bound, detail: _detail, logger: _logger, ready: _ready, ...healthOptions } = options;
