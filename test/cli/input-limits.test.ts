@@ -4,11 +4,15 @@ import { signSync } from '../../src/index.js';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { expectUsageError, killChildren, removeTempDirs, run, runWithStdin, tempDir, writeTemp } from './helpers.js';
 
 afterEach(killChildren);
 afterAll(removeTempDirs);
+// A test here runs the CLI several times, each run bounded by run()'s own 10 s: vitest's 5 s
+// default for them all timed out at load 14 on 2 cores (16 MiB in --file, --event and --config;
+// the empty bodies), with every run well inside its own bound.
+vi.setConfig({ testTimeout: 60_000 });
 
 const KEY_FILE_LIMIT = 64 * 1024;
 const INPUT_LIMIT = 16 * 1024 * 1024;

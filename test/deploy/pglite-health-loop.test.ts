@@ -17,7 +17,8 @@
  * logs in the owner (no owner query, guest hold of PGlite or event-loop stall over 1.5 s). Should it
  * come back, the failure names each /readyz outcome beside /healthz's, which never touches the
  * database, to tell the two apart (a start of 53 s was seen at load 13 to 16: the 60 s may have been
- * load alone). Six restarts: 110 to 195 s at load 10 to 16.
+ * load alone). A stuck readiness query now answers 503 not_ready with `database` failing after
+ * healthHandler's readyTimeoutMs (15 s) instead of no answer. Six restarts: 110 to 195 s at load 10 to 16.
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';

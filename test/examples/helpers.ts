@@ -314,7 +314,9 @@ export async function withFreshInboxTable(run: (database: { url: string; table: 
 export async function freshInboxTable(): Promise<{ url: string; table: string; drop: () => Promise<void> }> {
   const { default: pg } = await import('pg');
   const url = process.env['RACK_WEBHOOKS_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const schema = `rwt_example_${randomBytes(6).toString('hex')}`;
+  // The name test/inbox/databases.ts's sweep dates (`rwt_<hex seconds>_<random>`): dropped by a later
+  // run only once an hour old, should this run die before its drop.
+  const schema = `rwt_${Math.floor(Date.now() / 1000).toString(16)}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {

@@ -71,6 +71,12 @@ export interface TestDatabase<K extends ClientKind = ClientKind> {
 // Schemas carry their creation time so a run can sweep what killed runs left behind.
 const SCHEMA_PREFIX = 'rwt_';
 const STALE_AFTER_SECONDS = 3600;
+/**
+ * The names the sweep dates and drops: `rwt_<hex seconds>_<hex random>`, nothing else. It once read
+ * `rwt_example_...` (test/examples' schemas) as created at 0xe seconds, so every test file that
+ * started beside an example's DATABASE_URL test dropped that example's live tables under it.
+ */
+const DATED_SCHEMA = /^rwt_([0-9a-f]+)_[0-9a-f]+$/;
 
 export function pgPoolTo(url: string = POSTGRES_URL): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 5000 });
@@ -213,7 +219,10 @@ async function createSchema(): Promise<string> {
 async function sweepStaleSchemas(admin: pg.Client, now: number): Promise<void> {
   const { rows } = await admin.query<{ nspname: string }>(`SELECT nspname FROM pg_namespace WHERE nspname LIKE '${SCHEMA_PREFIX}%'`);
   for (const { nspname } of rows) {
-    const created = Number.parseInt(nspname.slice(SCHEMA_PREFIX.length).split('_')[0] ?? '', 16);
+    const dated = DATED_SCHEMA.exec(nspname);
+    // A name it cannot date is not one of its own: never dropped.
+    if (dated === null) continue;
+    const created = Number.parseInt(dated[1]!, 16);
     // IF EXISTS: another worker may be sweeping the same schema.
     if (now - created > STALE_AFTER_SECONDS) await admin.query(`DROP SCHEMA IF EXISTS "${nspname}" CASCADE`);
   }

@@ -210,7 +210,9 @@ describe('healthHandler with the database up', () => {
       },
     });
 
-    const worker = inbox.work(createReceiver({ secrets: 'k', inbox }), { workerId: 'probe-worker-secret', heartbeatMs: 50 });
+    // Live means seen within 3 beats: 50 ms beats left 150 ms between the /health that saw it live and
+    // the next probe, which the loaded machine missed (a warning, a log record more). 1 s beats leave 3 s.
+    const worker = inbox.work(createReceiver({ secrets: 'k', inbox }), { workerId: 'probe-worker-secret', heartbeatMs: 1000 });
     cleanups.push(() => worker.stop());
     const ok = await waitFor(
       async () => {

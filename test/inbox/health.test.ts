@@ -15,6 +15,7 @@ inboxSuiteSetup();
 afterEach(killAllChildren);
 
 const FIRED = 'app:budget:auto-shutdown:fired';
+const BEAT_MS = 1000;
 
 /** The fields a test compares: everything but times and the worker list. */
 function verdict(health: InboxHealth) {
@@ -25,13 +26,16 @@ describe.each(CLIENT_KINDS)('worker heartbeats (%s)', (kind) => {
   const scenario = scenarioIt(kind);
   it('a worker announces itself with its host, pid and options, beats, and leaves on stop()', async () => {
     const harness = await openInbox(kind);
-    const worker = harness.work(harness.receiver(), { workerId: 'beat-1', heartbeatMs: 50, concurrency: 1 });
+    // Live means seen within 3 beats: a 50 ms beat left 150 ms between the beat seen and workers()'s
+    // query, which PGlite at load 14 missed (live: false). 1 s beats leave 3 s, and the second beat
+    // still comes within the wait.
+    const worker = harness.work(harness.receiver(), { workerId: 'beat-1', heartbeatMs: BEAT_MS, concurrency: 1 });
     const row = await waitFor(
       async () => (await harness.db.query(`SELECT * FROM ${harness.table}_workers`))[0],
       10_000,
       () => 'the heartbeat row',
     );
-    expect(row).toMatchObject({ id: 'beat-1', pid: process.pid, beat_ms: 50, concurrency: 1, mode: 'none', running: 0 });
+    expect(row).toMatchObject({ id: 'beat-1', pid: process.pid, beat_ms: BEAT_MS, concurrency: 1, mode: 'none', running: 0 });
     expect(typeof row['host']).toBe('string');
     expect(String(row['host'])).not.toBe('');
     // It beats: last_seen_at moves while started_at stays.
@@ -46,7 +50,7 @@ describe.each(CLIENT_KINDS)('worker heartbeats (%s)', (kind) => {
     );
     expect(later.started_at).toEqual(row['started_at']);
     const [listed] = await harness.inbox.workers();
-    expect(listed).toMatchObject({ id: 'beat-1', pid: process.pid, heartbeatMs: 50, concurrency: 1, order: 'none', live: true });
+    expect(listed).toMatchObject({ id: 'beat-1', pid: process.pid, heartbeatMs: BEAT_MS, concurrency: 1, order: 'none', live: true });
     expect(listed!.startedAt).toBeInstanceOf(Date);
 
     await worker.stop();

@@ -1,3 +1,4 @@
+import { boundedReadiness } from './bounded-readiness.js';
 import { checkStates, HEALTH_CHECKS, READINESS_CHECKS, type HealthCheckState } from './checks.js';
 import type { HealthOptions, InboxHealth, InboxReadiness } from './health.js';
 import { verdictLog, type HealthLogger } from './probe-log.js';
@@ -22,6 +23,16 @@ export interface HealthHandlerOptions<Request = unknown> extends HealthOptions {
    * @defaultValue `1000`
    */
   cacheMs?: number;
+  /**
+   * How long readiness waits for the database, in ms: a check that has not answered by then (a
+   * database host gone silent, a stuck connection) answers 503 `not_ready` with `database` failing,
+   * and a check still under way is not started again for the next probes. The default is above the
+   * drivers' own bounds (a pg pool's `connectionTimeoutMillis`, PGlite's owner check of about 10 s),
+   * so that their reason, which names what failed, is the one readiness gives when they answer.
+   *
+   * @defaultValue `15000`
+   */
+  readyTimeoutMs?: number;
   /**
    * Who sees the detail: the reasons (the database's error text, table names) and, on `health`,
    * the whole report (workers' ids, hosts and pids, counts). Without it a probe answers its status
@@ -74,7 +85,8 @@ export interface HealthEndpoints {
   readonly live: HealthEndpoint;
   /**
    * Readiness: 200 `{"status":"ready","checks":{"database":"ok","schema":"ok"}}` when the database
-   * answers and the schema is current, else 503 `{"status":"not_ready","checks":{...}}`; once the
+   * answers and the schema is current, else 503 `{"status":"not_ready","checks":{...}}` (also when the
+   * database did not answer within `readyTimeoutMs`); once the
    * `ready` option says false, 503 `{"status":"shutting_down","checks":{"shutdown":"failing"}}`.
    * With `detail`, the `reasons` too.
    */
@@ -195,7 +207,10 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
   const cacheMs = options.cacheMs ?? 1000;
   if (!(cacheMs >= 0) || !Number.isFinite(cacheMs))
     throw new RangeError(`cacheMs must be a finite number of ms >= 0, got ${String(cacheMs)}`);
-  const { cacheMs: _cache, detail: _detail, logger: _logger, ready: _ready, ...healthOptions } = options;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
+  if (!(readyTimeoutMs > 0) || !Number.isFinite(readyTimeoutMs))
+    throw new RangeError(`readyTimeoutMs must be a finite number of ms > 0, got ${String(readyTimeoutMs)}`);
+  const { cacheMs: _cache, readyTimeoutMs: _bound, detail: _detail, logger: _logger, ready: _ready, ...healthOptions } = options;
   const maxPendingAgeMs = healthOptions.maxPendingAgeMs;
   if (maxPendingAgeMs !== undefined && (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs)))
     throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(maxPendingAgeMs)}`);
@@ -204,8 +219,9 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
   const logHealth = verdictLog('health', options.logger);
 
   const accepting = acceptingFor(options.ready);
+  const readiness = boundedReadiness(() => inbox.readiness(), readyTimeoutMs);
   const storeReady = cached(cacheMs, async () => {
-    const found = await inbox.readiness().catch((error: unknown): InboxReadiness => ({
+    const found = await readiness().catch((error: unknown): InboxReadiness => ({
       ready: false,
       reasons: [error instanceof Error ? error.message : 'the readiness check failed'],
       checks: checkStates(READINESS_CHECKS, new Set(), []),
