@@ -1,5 +1,11 @@
 import type { Row } from './driver.js';
-import type { PgQueryConfig } from './pg-opening.js';
+
+/** A statement as pg takes it (pg-opening.ts's PgQueryConfig). */
+interface NamedStatement {
+  readonly name?: string;
+  readonly text: string;
+  readonly values?: readonly unknown[];
+}
 
 /** The part of pg's connection a custom query (pg's `Submittable`, as pg-cursor's) writes through: the extended protocol's messages. */
 interface PgWire {
@@ -72,7 +78,7 @@ export class OpeningExchange {
 
   constructor(
     private readonly client: PgExchangeClient,
-    private readonly opening: PgQueryConfig,
+    private readonly opening: NamedStatement,
     private readonly commitFirst: boolean,
   ) {
     this.result = new Promise<ExchangeResult>((resolve, reject) => {
