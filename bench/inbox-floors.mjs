@@ -149,11 +149,11 @@ export function workerStatements(t, a, q, cap = 1000, takesOutcome = TAKES_OUTCO
          locked_until = now() + make_interval(secs => $3)
    -- An array, not a join: a generic plan of a join to due hashes the whole table (a seq scan that grows with the log).
    WHERE d.id = ANY(ARRAY(SELECT id FROM due LIMIT $1)) AND d.state = 'pending'
-  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context
+  RETURNING d.id, d.body, d.attempts, d.attempt_base, d.replayed_at, d.event_ns, d.action, d.app, d.trace_context, d.origin
 )
 -- The attempt is counted here (attempts + 1, against maxAttempts even if the process dies) and
 -- written once, with its outcome; claimed_at becomes its started_at.
-SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context,
+SELECT id::text AS id, body, attempts, attempt_base, replayed_at, action, app, trace_context, origin,
        extract(epoch FROM now())::float8 AS claimed_at
   FROM claimed ORDER BY claimed.event_ns, claimed.id`,
     done: `WITH finished AS (

@@ -10,9 +10,9 @@ type RowsConfig = (text: string, params: readonly unknown[] | undefined) => stri
 
 /**
  * A pg pool driver's chained transactions (`Driver.chained`): a worker's transactions, each
- * COMMIT held until the next one begins and sent with that BEGIN and its opening statement (one
- * round trip on a client in pg's pipeline mode, two otherwise: pg-opening.ts). A worker's
- * delivery then costs one or two round trips, not three, and a connection is checked out once per
+ * COMMIT held until the next one begins and sent with that BEGIN and its opening statement, in one
+ * round trip (pipelined, or as one exchange of the extended protocol: pg-opening.ts). A worker's
+ * delivery then costs one round trip, not three, and a connection is checked out once per
  * chain of deliveries, not once each (the write each side makes was most of a worker's time in
  * profiles, bench/README.md).
  *

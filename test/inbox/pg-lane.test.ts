@@ -77,7 +77,7 @@ describe('PgLanes: a worker’s transactions chained on one connection', () => {
     expect(events.slice(6)).toEqual(['COMMIT', 'release']);
   });
 
-  it('on a client not in pipeline mode, COMMIT; BEGIN go as one query: two round trips a delivery', async () => {
+  it('on a client that takes no exchange (pg-native, or a mark pg has yet to parse: pg-exchange.test.ts), COMMIT; BEGIN go as one query: two round trips', async () => {
     const { events, chain } = recordingPool(undefined, false);
     const first = chain(async () => 'first');
     await first.handedOver;

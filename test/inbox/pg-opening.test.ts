@@ -7,7 +7,8 @@ import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../src/
  * goes ahead of them (pg-lane.ts), through pg's public API only: its `pipeline` option, read as the
  * client was made, never switched nor its socket touched. Checked on a client that records what
  * it is asked and when its answers come: pipelined, all three go before any answer (one round
- * trip); otherwise `COMMIT; BEGIN` as one query, then the mark (two).
+ * trip); on a client that takes no exchange `COMMIT; BEGIN` as one query, then the mark (two). A
+ * real client's one exchange (one round trip) is checked in pg-exchange.test.ts.
  */
 function recordingClient(pipeline: boolean, failing = '') {
   const events: string[] = [];
@@ -55,7 +56,7 @@ describe('beginWith: a held COMMIT, BEGIN and the opening statement', () => {
     expect(client.pipeline).toBe(true);
   });
 
-  it('on any other client, COMMIT; BEGIN go as one query, then the mark once it answered (two round trips)', async () => {
+  it('on a client that takes no exchange (pg-native, or a mark pg has yet to parse), COMMIT; BEGIN go as one query, then the mark once it answered (two round trips)', async () => {
     const { client, events, answerAll } = recordingClient(false);
     const opened = beginWith(client, mark, named, () => {});
     expect(events).toEqual(['query COMMIT; BEGIN']);

@@ -124,6 +124,13 @@ export class WorkerLoop {
       this.#claimAgain = true;
       return this.#claiming;
     }
+    // Every slot that frees wakes the loop: with no room to claim, no pass (an async pass and its
+    // finally were three promise turns a delivery in batched mode, where the batch is claimed ahead).
+    this.#startReady();
+    if (!this.#roomToClaim()) {
+      this.#settleIdle();
+      return Promise.resolve();
+    }
     const pass = this.#claimWhileRoom().finally(() => {
       this.#claiming = undefined;
       if (this.#claimAgain) {
@@ -205,10 +212,8 @@ export class WorkerLoop {
     const { concurrency, batchSize, claimAhead } = this.settings;
     while (this.#state === 'running') {
       this.#startReady();
-      const held = this.#slots.size + this.#ready.length;
-      const room = concurrency + claimAhead - held;
-      if (room <= 0 || (held >= concurrency && room < Math.ceil(claimAhead / 2))) return;
-      const wanted = Math.min(batchSize, room);
+      if (!this.#roomToClaim()) return;
+      const wanted = Math.min(batchSize, concurrency + claimAhead - this.#slots.size - this.#ready.length);
       const leaseEndsAt = this.clock.now() + this.settings.leaseSeconds * 1000; // measured from before the claim
       const rows = await this.source.claim(wanted);
       if (rows === undefined) {
@@ -224,6 +229,14 @@ export class WorkerLoop {
       this.#watchStale();
       if (rows.length < wanted) return;
     }
+  }
+
+  /** A slot would otherwise idle, or half the claim-ahead has been used. */
+  #roomToClaim(): boolean {
+    const { concurrency, claimAhead } = this.settings;
+    const held = this.#slots.size + this.#ready.length;
+    const room = concurrency + claimAhead - held;
+    return room > 0 && (held < concurrency || room >= Math.ceil(claimAhead / 2));
   }
 
   /** Starts waiting rows while slots are free, the stale ones given back first; never waits for a claim under way. */

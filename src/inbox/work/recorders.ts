@@ -149,6 +149,9 @@ function newBatch(): Batch {
   return { completions: [], recorded, settle };
 }
 
+const DONE = { state: 'done', delay_ms: 0, error: null } as const;
+const UNRECORDED: Promise<Recorded> = Promise.resolve('unrecorded');
+
 /** A failed completion statement is sent again after these waits, then its outcomes are left to the lease. */
 const RETRY_MS = [100, 1000] as const;
 
@@ -199,14 +202,18 @@ export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
     if (!abandoned) nextTurn(go);
   }
 
-  async function record(claimed: Claimed, completion: Omit<Completion, 'id' | 'attempt' | 'claimed_at'>, handedOver: () => void) {
-    if (abandoned) return 'unrecorded' as const;
+  /** Not async: one promise turn a row, its batch's answer read straight into the outcome. */
+  function record(
+    claimed: Claimed,
+    completion: Omit<Completion, 'id' | 'attempt' | 'claimed_at'>,
+    handedOver: () => void,
+  ): Promise<Recorded> {
+    if (abandoned) return UNRECORDED;
     const batch = (open ??= newBatch());
     batch.completions.push({ id: claimed.id, attempt: claimed.attempt, claimed_at: claimed.claimedAt, ...completion });
     if (++waiting <= options.batchSize) handedOver();
     schedule();
-    const recorded = await batch.recorded;
-    return recorded === undefined ? ('unrecorded' as const) : recorded.has(claimed.id) ? ('recorded' as const) : ('lost' as const);
+    return batch.recorded.then((recorded) => (recorded === undefined ? 'unrecorded' : recorded.has(claimed.id) ? 'recorded' : 'lost'));
   }
 
   return {
@@ -219,7 +226,8 @@ export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
         failures = [error];
       }
       if (failures.length > 0) return { failures };
-      return record(claimed, { state: 'done', delay_ms: 0, error: null }, handedOver);
+      // Awaited, not returned: an async function that returns a promise takes two more turns to settle.
+      return await record(claimed, DONE, handedOver);
     },
     fail: (claimed, failure, handedOver) =>
       record(

@@ -148,6 +148,7 @@ function outcomeOf(recorded: Recorded, outcome: Outcome, runtime: WorkerRuntime,
 
 /** A replay's first attempt says `replayed`, every other success `processed`. */
 function logProcessed(runtime: WorkerRuntime, claimed: Claimed, action: string): void {
+  if (!runtime.logging) return; // no logger: no record built, no clock read, for every delivery
   const replayed = claimed.replayed && claimed.budgetUsed === 1;
   runtime.log({
     level: 'info',
