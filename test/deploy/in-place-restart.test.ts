@@ -7,7 +7,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
-import { newKey, startExample, stopAllExamples, waitFor } from '../examples/helpers.js';
+import { newKey, startExample, stopAllExamples } from '../examples/helpers.js';
+import { waitFor } from '../kit/time.js';
 import { finishAndTally, Sender } from './sender.js';
 
 let database: TestDatabase<'pg'> | undefined;
@@ -31,14 +32,14 @@ describe('an in-place restart under examples/supervisor.mjs (node:cluster)', () 
       const sentBefore = sender.sent;
       await waitFor(
         () => sender.sent >= sentBefore + 100,
-        () => 'the sender stalled',
         30_000,
+        () => 'the sender stalled',
       );
       supervisor.kill('SIGHUP');
       await waitFor(
         () => replaced(supervisor.stdout()) === round,
-        () => `replacement ${round} did not finish:\n${supervisor.stdout()}\n${supervisor.stderr()}`,
         60_000,
+        () => `replacement ${round} did not finish:\n${supervisor.stdout()}\n${supervisor.stderr()}`,
       );
     }
     const { outcomes, rows, figures } = await finishAndTally(sender, database);

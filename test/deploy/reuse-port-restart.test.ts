@@ -11,7 +11,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
-import { newKey, startExample, stopAllExamples, waitFor, type Running } from '../examples/helpers.js';
+import { newKey, startExample, stopAllExamples, type Running } from '../examples/helpers.js';
+import { waitFor } from '../kit/time.js';
 import { finishAndTally, Sender } from './sender.js';
 
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
@@ -60,8 +61,8 @@ describe.skipIf(NODE === undefined || process.platform !== 'linux')('an in-place
       const sentBefore = sender.sent;
       await waitFor(
         () => sender.sent >= sentBefore + 100,
-        () => 'the sender stalled',
         30_000,
+        () => 'the sender stalled',
       );
       const next = await startExample('express-inbox.mjs', env, 60_000, NODE); // listening: the port is shared
       expect(await current.stop(60_000)).toEqual({ code: 0, signal: null });

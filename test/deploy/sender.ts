@@ -4,7 +4,8 @@
  * is unique, so that the table can be checked for every 2xx.
  */
 import { Agent, request } from 'node:http';
-import { fixture, signature, waitFor } from '../examples/helpers.js';
+import { fixture, signature } from '../examples/helpers.js';
+import { waitFor } from '../kit/time.js';
 import type { TestDatabase } from '../inbox/databases.js';
 
 const FIRED = fixture('app.budget.auto-shutdown.fired');
@@ -100,8 +101,8 @@ export async function finishAndTally(sender: Sender, database: TestDatabase<'pg'
   const sentBefore = sender.sent;
   await waitFor(
     () => sender.sent >= sentBefore + 100,
-    () => 'the sender stalled',
     30_000,
+    () => 'the sender stalled',
   );
   const outcomes = await sender.stop();
   const rows = await database.query<{ app: string }>(`SELECT app FROM ${database.table}`);

@@ -1,5 +1,6 @@
 // examples/chat-notifier.mjs: one readable line per non-routine event, nothing for routine ones.
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../kit/time.js';
 import {
   fixture,
   fixtureNames,
@@ -10,7 +11,6 @@ import {
   signature,
   startExample,
   recorderForFile,
-  waitFor,
   withFreshInboxTable,
   type Recorder,
 } from './helpers.js';
@@ -117,8 +117,8 @@ describe('examples/chat-notifier.mjs', () => {
       const lines = () => chat.requests.map((request) => (request.body as { text: string }).text);
       await waitFor(
         () => lines().length === 1,
-        () => `lines: ${JSON.stringify(lines())}`,
         30_000,
+        () => `lines: ${JSON.stringify(lines())}`,
       );
       expect(lines()[0]).toMatch(
         /^\[rack-webhooks\] CRITICAL: 11 deliveries refused with missing_header in the last 5 min \(bound 10\) on \S+: requests arrive unsigned/,

@@ -1,6 +1,5 @@
 // Shared by the tests of examples/: run an example as a user would (`node examples/<file>`), sign
 // deliveries independently of the SDK (straight from the spec), and record what notifiers post.
-import { waitFor as pollFor } from '../kit/time.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -74,11 +73,6 @@ export async function answer(response: Response): Promise<Answer> {
     json = undefined;
   }
   return { status: response.status, json, text };
-}
-
-/** Polls until `check` is true; fails with `describe()` after `timeoutMs`. */
-export async function waitFor(check: () => boolean, describe: () => string, timeoutMs = 3000): Promise<void> {
-  await pollFor(check, timeoutMs, describe, 10);
 }
 
 export interface Running {

@@ -1,6 +1,7 @@
 // examples/oncall-pager.mjs: pages when an app's auto-shutdown phase becomes shut down or shutdown
 // failed (transitions of the rack state, not raw events) and on cap crossings; a failed page can be retried.
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../kit/time.js';
 import {
   fixture,
   expectRefusedToStart,
@@ -11,7 +12,6 @@ import {
   startExample,
   recorderForFile,
   startRecorder,
-  waitFor,
   withFreshInboxTable,
   type Recorder,
 } from './helpers.js';
@@ -230,8 +230,8 @@ describe('examples/oncall-pager.mjs', () => {
       expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({ status: 200, json: { status: 'accepted' } });
       await waitFor(
         () => pages().length === 1,
-        () => `pages: ${JSON.stringify(pager.requests)}`,
         20_000,
+        () => `pages: ${JSON.stringify(pager.requests)}`,
       );
       expect(pages()).toEqual([['app:budget:auto-shutdown:fired', FIRED.event.data['tick_id']]]);
 
@@ -244,8 +244,8 @@ describe('examples/oncall-pager.mjs', () => {
         pager.requests.map((request) => request.body as Record<string, unknown>).filter((body) => body['rule'] !== undefined);
       await waitFor(
         () => alerts().length === 1,
-        () => `requests: ${JSON.stringify(pager.requests)}`,
         30_000,
+        () => `requests: ${JSON.stringify(pager.requests)}`,
       );
       expect(alerts()[0]).toMatchObject({
         severity: 'critical',
