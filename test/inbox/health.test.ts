@@ -2,16 +2,16 @@
 // every client, the rest as scenarios (on pg); a SIGKILLed worker process shown as gone on
 // PostgreSQL. Refusal counting has its own file (refusals.test.ts).
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createInbox, type InboxHealth } from '../../src/inbox.js';
 import { LATEST_VERSION } from '../../src/inbox/schema/migrations.js';
 import { CLIENT_KINDS, connectionRefusedUrl, openDatabase, pgPoolTo, POSTGRES_URL, scenarioIt } from './databases.js';
 import { killAllChildren, killChild, startChild, waitFor } from './fixtures/children.js';
-import { at, budgetEvent, inboxSuiteSetup, openInbox, sign, warmUp } from './helpers.js';
+import { at, budgetEvent, openInbox, sign } from './helpers.js';
 
 // PGlite's first boot, with room for a machine shared by several suites.
-beforeAll(warmUp, 120_000);
-inboxSuiteSetup();
+setUp();
 afterEach(killAllChildren);
 
 const FIRED = 'app:budget:auto-shutdown:fired';

@@ -5,14 +5,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { MIGRATIONS, migrationsTableSql } from '../../src/inbox/schema/migrations.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { workerSql } from '../../src/inbox/work/sql.js';
 import { pgPoolTo } from './databases.js';
-import { at, budgetEvent, inboxSuiteSetup, openInbox, type InboxHarness } from './helpers.js';
+import { at, budgetEvent, openInbox, type InboxHarness } from './helpers.js';
 import { until } from '../kit/time.js';
 
-inboxSuiteSetup();
+setUp();
 
 /** The columns the worker, retry, replay and recovery write on a log row. */
 const WRITTEN = ['state', 'attempts', 'attempt_base', 'run_at', 'locked_until', 'locked_by', 'last_error', 'done_at', 'replayed_at'];

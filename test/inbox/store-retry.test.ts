@@ -29,7 +29,7 @@ interface Setup {
 }
 
 /** `clock`: the inbox's, for the tests that count its bounds; the steady-load tests run on the system's. */
-async function setUp(kind: Kind, storeRetry: StoreRetryOptions, max = 8, clock?: ManualClock): Promise<Setup> {
+async function openStore(kind: Kind, storeRetry: StoreRetryOptions, max = 8, clock?: ManualClock): Promise<Setup> {
   const { db, proxy, database } = await behindProxy(kind, max);
   const records: ReceiverLogRecord[] = [];
   const inbox = createInbox({ database, table: db.table, storeRetry, ...(clock === undefined ? {} : { clock }) });
@@ -158,7 +158,7 @@ describe('a database stop during a steady load', () => {
   // 3 s: past the probes' longest backoff step (1 s, reached after 1.55 s) and the worker's 2 s lease,
   // with load before, during and after the stop.
   it('3 s on pg: every copy is answered 200, each delivery stored once, and the worker runs every one', { timeout: 60_000 }, async () => {
-    const setup = await setUp('pg', { maxWaitMs: 15_000 });
+    const setup = await openStore('pg', { maxWaitMs: 15_000 });
     const ran = new Map<string, number>();
     setup.receiver.on(ACTION, (_event, context) => {
       ran.set(context.delivery.id, (ran.get(context.delivery.id) ?? 0) + 1);
@@ -189,7 +189,7 @@ describe('a database stop during a steady load', () => {
   });
 
   it('1.5 s on postgres.js: nothing lost, nothing doubled', { timeout: 30_000 }, async () => {
-    const setup = await setUp('postgres', { maxWaitMs: 10_000 });
+    const setup = await openStore('postgres', { maxWaitMs: 10_000 });
     const answered = await underLoad(setup, 40, 3, async () => {
       await sleep(700);
       setup.proxy.stop();
@@ -204,7 +204,7 @@ describe('a database stop during a steady load', () => {
 
 describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
   it('a restart (every connection reset, twice) during a steady load loses nothing', { timeout: 30_000 }, async () => {
-    const setup = await setUp(kind, { maxWaitMs: 10_000 });
+    const setup = await openStore(kind, { maxWaitMs: 10_000 });
     const answered = await underLoad(setup, 40, 3, async () => {
       for (const at of [800, 700]) {
         await sleep(at);
@@ -219,7 +219,7 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     { timeout: 20_000 },
     async () => {
       const clock = new ManualClock();
-      const setup = await setUp(kind, { maxWaitMs: 400 }, 8, clock);
+      const setup = await openStore(kind, { maxWaitMs: 400 }, 8, clock);
       const batch = (n: number) => Array.from({ length: n }, delivery);
       const before = batch(5);
       for (const { request } of before) expect((await setup.receive(request)).outcome).toBe('accepted');
@@ -267,7 +267,7 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     const [first, second, third] = [delivery(), delivery(), delivery()];
     // Room for two deliveries held (their body twice and the fixed part each, held.ts), not three.
     const clock = new ManualClock();
-    const setup = await setUp(kind, { maxWaitMs: 8000, maxBufferedBytes: Math.floor(heldCost(first!.request.bytes) * 2.5) }, 8, clock);
+    const setup = await openStore(kind, { maxWaitMs: 8000, maxBufferedBytes: Math.floor(heldCost(first!.request.bytes) * 2.5) }, 8, clock);
     setup.proxy.stop();
     const waiting = [first!, second!].map(({ request }) => outcomeOf(setup.receive(request)));
     await until(() => expect(processHeld.count).toBe(2)); // both are waiting now
@@ -288,7 +288,7 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     { timeout: 20_000 },
     async () => {
       const clock = new ManualClock();
-      const setup = await setUp(kind, { maxWaitMs: 10_000 }, 8, clock);
+      const setup = await openStore(kind, { maxWaitMs: 10_000 }, 8, clock);
       setup.proxy.stop();
       const { request } = delivery();
       const waiting = outcomeOf(setup.receive(request));
@@ -308,7 +308,7 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     { timeout: 20_000 },
     async () => {
       // One connection, opened first, so the cut lands on the INSERT's own reply.
-      const setup = await setUp(kind, { maxWaitMs: 5000 }, 1);
+      const setup = await openStore(kind, { maxWaitMs: 5000 }, 1);
       const warm = delivery();
       expect((await setup.receive(warm.request)).outcome).toBe('accepted');
       setup.proxy.cutNextInsertReply();

@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { beforeAll, expect, onTestFinished, vi } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import type { Alert, Watcher, WatchOptions } from '../../../src/inbox.js';
 import { until } from '../../kit/time.js';
-import { warmUp, type InboxHarness } from '../helpers.js';
+import type { InboxHarness } from '../helpers.js';
 
 export const MINUTE = 60_000;
 
@@ -83,15 +83,6 @@ export function only(
     logGaps: false,
   } as const;
   return { ...off, [rule]: options };
-}
-
-/**
- * inboxSuiteSetup with the bounds of a loaded machine: PGlite alone boots in 25 s when six
- * suites share the two cores, and a watcher test runs a worker, a receiver and several evaluations.
- */
-export function watchSuiteSetup(): void {
-  vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
-  beforeAll(warmUp, 120_000);
 }
 
 /** An HTTP endpoint that takes alerts as httpAlertSink posts them. */

@@ -5,6 +5,7 @@
  * through an HTTP alert sink, resolves it when the event turns up, and tells a failing pass once.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { httpAlertSink, type Alert, type WatchOptions } from '../../../src/inbox.js';
 import { createRackClient, type RackFetch } from '../../../src/rack-api/client.js';
 import { createTestEvent, rackTimestamp } from '../../../src/testing/index.js';
@@ -12,9 +13,9 @@ import { inProcessFetch } from '../../kit/rack-api.js';
 import { startScenario, type Scenario } from '../../reconcile/scenario.js';
 import { captureOutput, cli } from '../../cli/inbox-helpers.js';
 import { databaseForFile, POSTGRES_URL, type TestDatabase } from '../databases.js';
-import { alertEndpoint, MINUTE, NO_RULES, TestClock, told, watchSuiteSetup } from './helpers.js';
+import { alertEndpoint, MINUTE, NO_RULES, TestClock, told } from './helpers.js';
 
-watchSuiteSetup();
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 120_000 });
 captureOutput();
 
 let db: TestDatabase<'pg'>;

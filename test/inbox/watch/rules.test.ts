@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { budgetEvent, openInbox, sign } from '../helpers.js';
-import { MINUTE, only, TestClock, told, watch, watchSuiteSetup } from './helpers.js';
+import { MINUTE, only, TestClock, told, watch } from './helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * Each alert rule driven on real PostgreSQL (pg) and PGlite with a test clock: the incident opens
  * once past its bound, stays quiet while it holds, and resolves once, with the fields a pager uses.
  */
-watchSuiteSetup();
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 120_000 });
 
 const event = (action: string, minutesAgo: number, data: Record<string, string> = {}) =>
   budgetEvent(action, new Date(Date.now() - minutesAgo * MINUTE).toISOString(), data);

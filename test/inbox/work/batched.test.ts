@@ -1,6 +1,8 @@
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { WebhookInboxError } from '../../../src/inbox.js';
-import { at, budgetEvent, openInbox, sleep, warmUp, type InboxHarness } from '../helpers.js';
+import { deferred, within } from '../../kit/time.js';
+import { appRecorder, at, budgetEvent, openInbox, sleep, type InboxHarness } from '../helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
@@ -8,9 +10,8 @@ import { SCENARIO_KINDS } from '../databases.js';
  * attempts recorded, and what `context.transaction` does. Across processes (a worker killed
  * mid-batch, two workers sharing a table): test/inbox/batched-processes.test.ts.
  */
-// As inboxSuiteSetup, with room for PGlite's boot on a machine whose cores other suites share.
-vi.setConfig({ testTimeout: 60_000 });
-beforeAll(warmUp, 180_000);
+// As with room for PGlite's boot on a machine whose cores other suites share.
+setUp({ testTimeoutMs: 60_000 });
 
 const BATCHED = { mode: 'batched' as const, concurrency: 4, batchSize: 8 };
 
@@ -43,18 +44,8 @@ function heldHandler(harness: InboxHarness) {
   return { receiver, release, started: () => calls };
 }
 
-async function deliverMany(harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const result = await harness.deliver(
-      receiver,
-      budgetEvent('app:budget:cap', at(`.${String(i).padStart(3, '0')}`), { app: `app-${i}` }),
-    );
-    expect(result.outcome).toBe('accepted');
-    ids.push(result.id!);
-  }
-  return ids;
-}
+const deliverMany = (harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n: number) =>
+  harness.deliverMany(receiver, n, { app: (i) => `app-${i}` });
 
 for (const kind of SCENARIO_KINDS) {
   describe(`mode: 'batched' (${kind})`, () => {
@@ -63,7 +54,7 @@ for (const kind of SCENARIO_KINDS) {
       const receiver = harness.receiver();
       const seen: string[] = [];
       receiver.on('app:budget:cap', async (_event, { delivery }) => {
-        await sleep(1);
+        await sleep(1); // the handler's pace: the batch's handlers end out of order
         seen.push(`${delivery.id}/${delivery.attempt}`);
       });
       const ids = await deliverMany(harness, receiver, 30);
@@ -190,23 +181,13 @@ describe("mode: 'batched' with order: 'per-app' (pg)", () => {
   it('runs each app one delivery at a time in event order, though they arrived reversed', async () => {
     const harness = await openInbox('pg');
     const receiver = harness.receiver();
-    const running = new Map<string, number>();
-    const seen = new Map<string, string[]>();
-    let overlaps = 0;
-    receiver.on('app:budget:cap', async (event) => {
-      const app = event.data.app;
-      const now = (running.get(app) ?? 0) + 1;
-      if (now > 1) overlaps++;
-      running.set(app, now);
-      seen.set(app, [...(seen.get(app) ?? []), event.timestamp]);
-      await sleep(5);
-      running.set(app, running.get(app)! - 1);
-    });
+    const record = appRecorder();
+    receiver.on('app:budget:cap', (event) => record.enter(event.data.app, event.timestamp, 5));
     for (const fraction of ['.5', '.4', '.3', '.2', '.1'])
       for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(fraction), { app }));
     await harness.work(receiver, { mode: 'batched', order: 'per-app', concurrency: 4 }).drain();
-    expect(overlaps).toBe(0);
-    for (const app of ['one', 'two', 'three']) expect(seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
+    expect(record.overlaps).toBe(0);
+    for (const app of ['one', 'two', 'three']) expect(record.seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
     expect(await harness.count(`state = 'done'`)).toBe(15);
   });
 });
@@ -224,9 +205,13 @@ describe("mode: 'batched' options", () => {
     const receiver = harness.receiver();
     let running = 0;
     let most = 0;
+    // Each handler holds its slot until more than a pool's worth run at once (then all go on): no
+    // timing involved, and a worker that needed a connection per handler would time the handlers out.
+    const crowded = deferred<void>();
     receiver.on('app:budget:cap', async () => {
       most = Math.max(most, ++running);
-      await sleep(50);
+      if (running > 8) crowded.resolve();
+      await within(crowded.promise, 10_000, 'more than 8 handlers at once');
       running--;
     });
     await deliverMany(harness, receiver, 60);

@@ -1,18 +1,18 @@
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { driverFor } from '../../../src/inbox/database/detect.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { startWorker } from '../../../src/inbox/work/worker.js';
 import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';
 import { pgPoolTo } from '../databases.js';
-import { at, budgetEvent, openInbox, warmUp, type InboxHarness } from '../helpers.js';
-import { deferred, ManualClock } from '../../kit/time.js';
+import { openInbox, type InboxHarness } from '../helpers.js';
+import { deferred, ManualClock, within } from '../../kit/time.js';
 
 /**
  * `worker.stop({ timeoutMs })` and `context.signal` on real databases, in both modes, and the
  * rows a stop leaves: what a caller relies on when it ends its pool right after `stop()`.
  */
-vi.setConfig({ testTimeout: 60_000 });
-beforeAll(warmUp, 180_000);
+setUp({ testTimeoutMs: 60_000 });
 
 const rowsOf = (harness: InboxHarness) =>
   harness.db.query<Record<string, unknown>>(`SELECT id::text AS id, state, attempts, locked_by FROM ${harness.table} ORDER BY id`);
@@ -20,12 +20,6 @@ const attemptsOf = (harness: InboxHarness) =>
   harness.db.query<Record<string, unknown>>(
     `SELECT delivery_id::text AS id, attempt, outcome, error FROM ${harness.attemptsTable} ORDER BY delivery_id, attempt`,
   );
-
-async function deliverOne(harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n = 0): Promise<string> {
-  const result = await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${String(n).padStart(3, '0')}`)));
-  expect(result.outcome).toBe('accepted');
-  return result.id!;
-}
 
 for (const kind of ['pg', 'pglite'] as const) {
   for (const mode of ['transactional', 'batched'] as const) {
@@ -39,7 +33,7 @@ for (const kind of ['pg', 'pglite'] as const) {
           started.resolve(signal);
           await finish.promise;
         });
-        const id = await deliverOne(harness, receiver);
+        const [id] = await harness.deliverMany(receiver, 1);
         const worker = harness.work(receiver, { mode, concurrency: 1 });
         await expect(worker.stop({ timeoutMs: -5 })).rejects.toThrow(new RangeError('stop(): timeoutMs must be a number >= 0, got -5'));
         const signal = await started.promise; // a refused stop() stopped nothing
@@ -66,7 +60,7 @@ for (const kind of ['pg', 'pglite'] as const) {
           await letGo.promise; // still running when stop() resolves
           throw signal.reason;
         });
-        const id = await deliverOne(harness, receiver);
+        const [id] = await harness.deliverMany(receiver, 1);
         const worker = harness.work(receiver, { mode, concurrency: 1, leaseSeconds: 600 });
         const signal = await started.promise;
         await worker.stop({ timeoutMs: 20 });
@@ -105,18 +99,12 @@ describe('stop({ timeoutMs }) on PGlite, a handler that ignores context.signal (
       started.resolve();
       await gate.promise;
     });
-    await deliverOne(harness, receiver);
+    await harness.deliverMany(receiver, 1);
     const worker = harness.work(receiver, { concurrency: 1, leaseSeconds: 600 });
     await started.promise;
-    let stillWaiting = () => {};
-    const bound = new Promise<string>((resolve) => {
-      const timer = setTimeout(() => resolve('still waiting after 20 s'), 20_000);
-      stillWaiting = () => clearTimeout(timer);
-    });
     try {
-      expect(await Promise.race([worker.stop({ timeoutMs: 200 }).then(() => 'stopped'), bound])).toBe('stopped');
+      await within(worker.stop({ timeoutMs: 200 }), 20_000, 'stop({ timeoutMs: 200 }) with the handler still running');
     } finally {
-      stillWaiting();
       gate.resolve(); // the handler ends; its transaction commits after stop() has returned
     }
   });
@@ -132,8 +120,7 @@ describe("mode: 'batched': stop() then pool.end() at once (pg)", () => {
       started.resolve();
       await gate.promise;
     });
-    const ids: string[] = [];
-    for (let n = 0; n < 5; n++) ids.push(await deliverOne(harness, receiver, n));
+    const ids = await harness.deliverMany(receiver, 5);
     const pool = pgPoolTo();
     pool.on('error', () => {});
     const clock = new ManualClock();
