@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
+import { sleep } from '../kit/time.js';
 import { watchTables } from '../../src/inbox/schema/table-name.js';
 import { createRackClient } from '../../src/rack-api/client.js';
 import { createRackEmulator } from '../../src/testing/emulator.js';
@@ -45,7 +46,7 @@ export async function openGapsFixture(options: FixtureOptions = {}): Promise<Gap
     rules: { ...NO_RULES, logGaps: { graceMs: 0 } },
     reconcile: { client: createRackClient({ url: 'https://api.rack.example', token: api.mintToken(), fetch: inProcessFetch(api) }) },
   });
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await sleep(0); // one turn of the timers: the watcher's zero timer, set first, fires first
   await watcher.check();
   await watcher.stop();
 

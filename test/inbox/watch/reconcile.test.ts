@@ -6,6 +6,7 @@
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { setUp } from '../../kit/setup.js';
+import { sleep } from '../../kit/time.js';
 import { httpAlertSink, type Alert, type WatchOptions } from '../../../src/inbox.js';
 import { createRackClient, type RackFetch } from '../../../src/rack-api/client.js';
 import { createTestEvent, rackTimestamp } from '../../../src/testing/index.js';
@@ -60,7 +61,7 @@ async function watchRack(s: Scenario, clock: TestClock, options: Partial<WatchOp
   onTestFinished(() => watcher.stop());
   // Its first evaluation is on a zero timer, set before this one: once this one fires, that one is
   // chained in `check`, and every later evaluation is the test's own.
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await sleep(0); // one turn of the timers: the watcher's zero timer, set first, fires first
   await watcher.check();
   return { watcher, alerts, errors };
 }
