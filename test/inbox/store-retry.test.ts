@@ -82,22 +82,24 @@ type Outcome = Awaited<ReturnType<typeof outcomeOf>>;
 
 /**
  * A rack under load: `perSecond` distinct deliveries a second for `seconds`, each sent three times
- * (the copies 0, 20 and 60 ms apart), while `fault` runs.
+ * (the copies 0, 20 and 60 ms apart), while `fault` runs. `fault` gets `sent(n)`, which resolves once
+ * the rack has sent its n-th delivery: a fault starts at a point of the load, not at a time.
  */
-async function underLoad(setup: Setup, perSecond: number, seconds: number, fault: () => Promise<void>) {
+async function underLoad(setup: Setup, perSecond: number, seconds: number, fault: (sent: (n: number) => Promise<void>) => Promise<void>) {
   const sent: { tickId: string; copies: Promise<Outcome>[] }[] = [];
   const total = perSecond * seconds;
   const loading = (async () => {
     const start = Date.now();
     for (let i = 0; i < total; i++) {
       const wait = start + (i * 1000) / perSecond - Date.now();
-      if (wait > 0) await sleep(wait);
+      if (wait > 0) await sleep(wait); // the rack's pace
       const { tickId, request } = delivery();
-      const copies = [0, 20, 60].map((delay) => outcomeOf(sleep(delay).then(() => setup.receive(request))));
+      const copies = [0, 20, 60].map((delay) => outcomeOf(sleep(delay).then(() => setup.receive(request)))); // the copies' pace
       sent.push({ tickId, copies });
     }
   })();
-  await Promise.all([loading, fault()]);
+  const reached = (n: number) => until(() => expect(sent.length).toBeGreaterThanOrEqual(n), 30_000, 5).then(() => {});
+  await Promise.all([loading, fault(reached)]);
   const answered = await Promise.all(sent.map(async ({ tickId, copies }) => ({ tickId, outcomes: await Promise.all(copies) })));
   return answered;
 }
@@ -170,10 +172,10 @@ describe('a database stop during a steady load', () => {
       backoff: { baseMs: 50, maxMs: 200 },
     });
     onTestFinished(() => worker.stop());
-    const answered = await underLoad(setup, 40, 5, async () => {
-      await sleep(500);
+    const answered = await underLoad(setup, 40, 5, async (sent) => {
+      await sent(20); // half a second of load stored before the stop
       setup.proxy.stop();
-      await sleep(3000);
+      await sleep(3000); // the outage's length: what the scenario is, not a wait for anything
       await setup.proxy.resume();
     });
     await expectNothingLost(setup, answered);
@@ -190,10 +192,10 @@ describe('a database stop during a steady load', () => {
 
   it('1.5 s on postgres.js: nothing lost, nothing doubled', { timeout: 30_000 }, async () => {
     const setup = await openStore('postgres', { maxWaitMs: 10_000 });
-    const answered = await underLoad(setup, 40, 3, async () => {
-      await sleep(700);
+    const answered = await underLoad(setup, 40, 3, async (sent) => {
+      await sent(28); // 0.7 s of load before the stop
       setup.proxy.stop();
-      await sleep(1500);
+      await sleep(1500); // the outage's length: what the scenario is, not a wait for anything
       await setup.proxy.resume();
     });
     await expectNothingLost(setup, answered);
@@ -205,9 +207,10 @@ describe('a database stop during a steady load', () => {
 describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
   it('a restart (every connection reset, twice) during a steady load loses nothing', { timeout: 30_000 }, async () => {
     const setup = await openStore(kind, { maxWaitMs: 10_000 });
-    const answered = await underLoad(setup, 40, 3, async () => {
-      for (const at of [800, 700]) {
-        await sleep(at);
+    const answered = await underLoad(setup, 40, 3, async (sent) => {
+      // Two restarts a little apart, each in the middle of the load (0.8 s and 1.5 s at the rack's pace).
+      for (const n of [32, 60]) {
+        await sent(n);
         setup.proxy.reset();
       }
     });
