@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
 import { newKey, startExample, stopAllExamples } from '../examples/helpers.js';
 import { waitFor } from '../kit/time.js';
-import { finishAndTally, Sender } from './sender.js';
+import { finishAndTally, hundredMore, Sender } from './sender.js';
 
 let database: TestDatabase<'pg'> | undefined;
 afterEach(async () => {
@@ -29,12 +29,7 @@ describe('an in-place restart under examples/supervisor.mjs (node:cluster)', () 
     const sender = new Sender(new URL(supervisor.url), key, 100);
     sender.start();
     for (const round of [1, 2]) {
-      const sentBefore = sender.sent;
-      await waitFor(
-        () => sender.sent >= sentBefore + 100,
-        30_000,
-        () => 'the sender stalled',
-      );
+      await hundredMore(sender);
       supervisor.kill('SIGHUP');
       await waitFor(
         () => replaced(supervisor.stdout()) === round,

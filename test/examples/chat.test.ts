@@ -4,10 +4,9 @@ import { waitFor } from '../kit/time.js';
 import {
   fixture,
   fixtureNames,
-  expectRefusedToStart,
+  expectNeedsSecretsAndUrl,
   newKey,
   post,
-  runToExit,
   signature,
   startExample,
   recorderForFile,
@@ -97,10 +96,7 @@ describe('examples/chat-notifier.mjs', () => {
   });
 
   it('exits 1 with a one-line message without RACK_WEBHOOK_SECRETS or CHAT_WEBHOOK_URL', async () => {
-    const noSecret = await runToExit(['examples/chat-notifier.mjs'], { PORT: '0', CHAT_WEBHOOK_URL: chat.url });
-    expectRefusedToStart(noSecret, /^RACK_WEBHOOK_SECRETS is not set/);
-    const noUrl = await runToExit(['examples/chat-notifier.mjs'], { PORT: '0', RACK_WEBHOOK_SECRETS: newKey() });
-    expectRefusedToStart(noUrl, /^CHAT_WEBHOOK_URL is not set/);
+    await expectNeedsSecretsAndUrl('chat-notifier.mjs', 'CHAT_WEBHOOK_URL', chat.url);
   });
 
   it('with DATABASE_URL: posts the inbox alerts as lines (a rack that stopped signing)', async () => {

@@ -4,10 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { waitFor } from '../kit/time.js';
 import {
   fixture,
-  expectRefusedToStart,
+  expectNeedsSecretsAndUrl,
   newKey,
   post,
-  runToExit,
   signature,
   startExample,
   recorderForFile,
@@ -211,10 +210,7 @@ describe('examples/oncall-pager.mjs', () => {
   });
 
   it('exits 1 with a one-line message without RACK_WEBHOOK_SECRETS or PAGER_URL', async () => {
-    const noSecret = await runToExit(['examples/oncall-pager.mjs'], { PORT: '0', PAGER_URL: pager.url });
-    expectRefusedToStart(noSecret, /^RACK_WEBHOOK_SECRETS is not set/);
-    const noUrl = await runToExit(['examples/oncall-pager.mjs'], { PORT: '0', RACK_WEBHOOK_SECRETS: newKey() });
-    expectRefusedToStart(noUrl, /^PAGER_URL is not set/);
+    await expectNeedsSecretsAndUrl('oncall-pager.mjs', 'PAGER_URL', pager.url);
   });
 
   it('with DATABASE_URL: stores deliveries, pages from the worker, and pages the inbox alerts (a wrongly rotated key)', async () => {

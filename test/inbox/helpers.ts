@@ -5,7 +5,7 @@ import { onTestFinished } from 'vitest';
 import { createReceiver, type Receiver, type ReceiveResult, type ReceiverOptions } from '../../src/index.js';
 import { createInbox, type Inbox, type Worker, type WorkOptions } from '../../src/inbox.js';
 import { createSignedRequestSync, type SignedRequest } from '../../src/testing/index.js';
-import { sleep, waitFor } from '../kit/time.js';
+import { deferred, sleep, waitFor } from '../kit/time.js';
 import { openDatabase, type ClientKind, type TestDatabase } from './databases.js';
 
 export { sleep };
@@ -116,6 +116,20 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
     count,
   };
   return harness;
+}
+
+/** A receiver whose app:budget:cap handler counts its calls and holds each until `release()`; `started` resolves at the first. */
+export function heldHandler(harness: InboxHarness) {
+  const receiver = harness.receiver();
+  const first = deferred<void>();
+  const gate = deferred<void>();
+  let calls = 0;
+  receiver.on('app:budget:cap', async () => {
+    calls++;
+    first.resolve();
+    await gate.promise;
+  });
+  return { receiver, started: first.promise, calls: () => calls, release: () => gate.resolve() };
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { setUp } from '../../kit/setup.js';
 import { WebhookInboxError } from '../../../src/inbox.js';
 import { deferred, within } from '../../kit/time.js';
-import { appRecorder, at, budgetEvent, openInbox, sleep, type InboxHarness } from '../helpers.js';
+import { at, heldHandler, budgetEvent, openInbox, sleep, type InboxHarness } from '../helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
@@ -29,19 +29,6 @@ async function rowOf(harness: InboxHarness, id: string) {
     [id],
   );
   return row!;
-}
-
-/** A receiver whose handler counts its calls and holds each until `release()`. */
-function heldHandler(harness: InboxHarness) {
-  const receiver = harness.receiver();
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  let calls = 0;
-  receiver.on('app:budget:cap', async () => {
-    calls++;
-    await gate;
-  });
-  return { receiver, release, started: () => calls };
 }
 
 const deliverMany = (harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n: number) =>
@@ -134,11 +121,11 @@ for (const kind of SCENARIO_KINDS) {
 
     it('holds one batch ahead of its handlers, so a second worker on the table takes the rest: 5 and 5 of 10, batchSize 5', async () => {
       const harness = await openInbox(kind);
-      const { receiver, release, started } = heldHandler(harness);
+      const { receiver, release, calls } = heldHandler(harness);
       await deliverMany(harness, receiver, 10);
       const options = { mode: 'batched' as const, concurrency: 1, batchSize: 5 };
       const first = harness.work(receiver, { ...options, workerId: 'first' });
-      await vi.waitFor(() => expect(started()).toBe(1), { timeout: 4000 });
+      await vi.waitFor(() => expect(calls()).toBe(1), { timeout: 4000 });
       // 1 slot + 5 ahead: one claim of 5, and no other until half of it is gone.
       await vi.waitFor(async () => expect(await harness.count(`state = 'running'`)).toBe(5));
       const second = harness.work(receiver, { ...options, workerId: 'second' });
@@ -161,14 +148,14 @@ for (const kind of SCENARIO_KINDS) {
 
     it('stop() gives back what was claimed and not started: no attempt left behind, the rows pending again', async () => {
       const harness = await openInbox(kind);
-      const { receiver, release, started } = heldHandler(harness);
+      const { receiver, release, calls } = heldHandler(harness);
       await deliverMany(harness, receiver, 10);
       const worker = harness.work(receiver, { mode: 'batched', concurrency: 1, batchSize: 10 });
-      await vi.waitFor(() => expect(started()).toBe(1), { timeout: 4000 });
+      await vi.waitFor(() => expect(calls()).toBe(1), { timeout: 4000 });
       const stopped = worker.stop();
       release();
       await stopped;
-      expect(started()).toBe(1);
+      expect(calls()).toBe(1);
       expect(await harness.count(`state = 'done'`)).toBe(1);
       expect(await harness.count(`state = 'pending' AND attempts = 0 AND locked_by IS NULL`)).toBe(9);
       const attempts = await harness.db.query(`SELECT outcome FROM ${harness.attemptsTable}`);
@@ -176,21 +163,6 @@ for (const kind of SCENARIO_KINDS) {
     });
   });
 }
-
-describe("mode: 'batched' with order: 'per-app' (pg)", () => {
-  it('runs each app one delivery at a time in event order, though they arrived reversed', async () => {
-    const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    const record = appRecorder();
-    receiver.on('app:budget:cap', (event) => record.enter(event.data.app, event.timestamp, 5));
-    for (const fraction of ['.5', '.4', '.3', '.2', '.1'])
-      for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(fraction), { app }));
-    await harness.work(receiver, { mode: 'batched', order: 'per-app', concurrency: 4 }).drain();
-    expect(record.overlaps).toBe(0);
-    for (const app of ['one', 'two', 'three']) expect(record.seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
-    expect(await harness.count(`state = 'done'`)).toBe(15);
-  });
-});
 
 describe("mode: 'batched' options", () => {
   it('refuses an unknown mode with a RangeError naming both modes', async () => {

@@ -5,7 +5,7 @@ import { setUp } from '../../kit/setup.js';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
 import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../../src/inbox/database/pg-opening.js';
 import { POSTGRES_URL } from '../databases.js';
-import { until } from '../../kit/time.js';
+import { deferred, until } from '../../kit/time.js';
 import { createReceiver } from '../../../src/receiver/create-receiver.js';
 import { createEffectsTable, openInbox, SECRETS, writeEffect, type InboxHarness } from '../helpers.js';
 
@@ -360,11 +360,10 @@ describe('claimAhead, on a real database', () => {
     const harness = await openInbox('pg');
     const receiver = harness.receiver();
     const handled: string[] = [];
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
+    const held = deferred<void>();
     receiver.on('app:budget:*', async (_event, { delivery }) => {
       handled.push(delivery.id);
-      if (handled.length === 1) await held;
+      if (handled.length === 1) await held.promise;
     });
     await harness.deliverMany(receiver, 5, { from: 500 });
     const worker = harness.work(receiver, { concurrency: 1, claimAhead: 3, batchSize: 4 });
@@ -373,7 +372,7 @@ describe('claimAhead, on a real database', () => {
     // stop() gives the three back while the first handler still runs: the moment to let it end.
     await until(async () => expect(await harness.count(`state = 'pending' AND attempts = 0`)).toBe(4));
     expect(handled).toHaveLength(1);
-    release();
+    held.resolve();
     await stopping;
     expect(handled).toHaveLength(1);
     expect(await harness.count(`state = 'pending' AND attempts = 0`)).toBe(4);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { setUp } from '../../kit/setup.js';
-import { until } from '../../kit/time.js';
+import { deferred, until } from '../../kit/time.js';
 import { appRecorder, at, budgetEvent, openInbox, type InboxHarness } from '../helpers.js';
 
 /**
@@ -16,29 +16,31 @@ async function stateOf(harness: InboxHarness, app: string) {
 }
 
 describe("order: 'per-app' (pg)", () => {
-  it('runs each app one delivery at a time in event order, though they arrived reversed, and apps side by side', async () => {
-    const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    const record = appRecorder();
-    receiver.on('app:budget:cap', (e) => record.enter(e.data.app, e.timestamp, 15));
-    for (const fraction of ['.5', '.4', '.3', '.2', '.1']) {
-      for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, event(app, fraction));
-    }
-    await harness.work(receiver, { order: 'per-app', concurrency: 4 }).drain();
-    expect(record.overlaps).toBe(0);
-    for (const app of ['one', 'two', 'three']) expect(record.seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
-  });
+  for (const mode of ['transactional', 'batched'] as const) {
+    it(`mode '${mode}': runs each app one delivery at a time in event order, though they arrived reversed, and apps side by side`, async () => {
+      const harness = await openInbox('pg');
+      const receiver = harness.receiver();
+      const record = appRecorder();
+      receiver.on('app:budget:cap', (e) => record.enter(e.data.app, e.timestamp, 15));
+      for (const fraction of ['.5', '.4', '.3', '.2', '.1']) {
+        for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, event(app, fraction));
+      }
+      await harness.work(receiver, { mode, order: 'per-app', concurrency: 4 }).drain();
+      expect(record.overlaps).toBe(0);
+      for (const app of ['one', 'two', 'three']) expect(record.seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
+      expect(await harness.count(`state = 'done'`)).toBe(15);
+    });
+  }
 
   it('events of an app stored while one of it runs wait for it, then run oldest first', async () => {
     const harness = await openInbox('pg');
     const receiver = harness.receiver();
     const seen: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gate = deferred<void>();
     receiver.on('app:budget:cap', async (e) => {
       if (e.data.app === 'one') seen.push(e.timestamp);
       else seen.push(`${e.data.app} ${e.timestamp}`);
-      if (e.timestamp === at('.9')) await gate;
+      if (e.timestamp === at('.9')) await gate.promise;
     });
     await harness.deliver(receiver, event('one', '.9'));
     const worker = harness.work(receiver, { order: 'per-app', concurrency: 4 });
@@ -47,7 +49,7 @@ describe("order: 'per-app' (pg)", () => {
     // Three free slots, three due rows: none may start. Another app's event stored after them runs: the worker claimed past them.
     await harness.deliver(receiver, event('two', '.5'));
     await until(() => expect(seen).toEqual([at('.9'), `two ${at('.5')}`]));
-    release();
+    gate.resolve();
     await worker.drain();
     expect(seen).toEqual([...['.9'].map(at), `two ${at('.5')}`, ...['.1', '.2', '.3'].map(at)]);
   });

@@ -5,7 +5,7 @@ import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { startWorker } from '../../../src/inbox/work/worker.js';
 import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';
 import { pgPoolTo } from '../databases.js';
-import { openInbox, type InboxHarness } from '../helpers.js';
+import { heldHandler, openInbox, type InboxHarness } from '../helpers.js';
 import { deferred, ManualClock, within } from '../../kit/time.js';
 
 /**
@@ -92,20 +92,14 @@ for (const kind of ['pg', 'pglite'] as const) {
 describe('stop({ timeoutMs }) on PGlite, a handler that ignores context.signal (issue 38, point 4)', () => {
   it('resolves while the handler still runs: UNLISTEN, the heartbeat and the claims queued behind its transaction do not hold stop()', async () => {
     const harness = await openInbox('pglite');
-    const receiver = harness.receiver();
-    const started = deferred<void>();
-    const gate = deferred<void>();
-    receiver.on('app:budget:cap', async () => {
-      started.resolve();
-      await gate.promise;
-    });
+    const { receiver, started, release } = heldHandler(harness);
     await harness.deliverMany(receiver, 1);
     const worker = harness.work(receiver, { concurrency: 1, leaseSeconds: 600 });
-    await started.promise;
+    await started;
     try {
       await within(worker.stop({ timeoutMs: 200 }), 20_000, 'stop({ timeoutMs: 200 }) with the handler still running');
     } finally {
-      gate.resolve(); // the handler ends; its transaction commits after stop() has returned
+      release(); // the handler ends; its transaction commits after stop() has returned
     }
   });
 });
@@ -113,13 +107,7 @@ describe('stop({ timeoutMs }) on PGlite, a handler that ignores context.signal (
 describe("mode: 'batched': stop() then pool.end() at once (pg)", () => {
   it('the rows given back for being held too long are back before stop() resolves: none ends as a crashed attempt', async () => {
     const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    const gate = deferred<void>();
-    const started = deferred<void>();
-    receiver.on('app:budget:cap', async () => {
-      started.resolve();
-      await gate.promise;
-    });
+    const { receiver, started, release } = heldHandler(harness);
     const ids = await harness.deliverMany(receiver, 5);
     const pool = pgPoolTo();
     pool.on('error', () => {});
@@ -135,11 +123,11 @@ describe("mode: 'batched': stop() then pool.end() at once (pg)", () => {
       clock,
       false,
     );
-    await started.promise; // the first row runs, four are held
+    await started; // the first row runs, four are held
     clock.pass(15_001); // no renewal fired: the held rows have less than half their lease left
     expect(clock.fire(15_001)).toBe(1); // the stale timer gives them back
     const stopping = worker.stop();
-    gate.resolve();
+    release();
     await stopping;
     await pool.end();
     const [first, ...rest] = await rowsOf(harness);
