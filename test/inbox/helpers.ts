@@ -20,6 +20,17 @@ export const OLD_SECRET = 'inbox-suite-old-secret';
 export const SECRET = 'inbox-suite-current-secret';
 export const SECRETS = [OLD_SECRET, SECRET];
 
+/** health()'s checks when the database cannot be reached: it fails, and nothing behind it is known. */
+export const UNREACHABLE_CHECKS = {
+  database: 'failing',
+  schema: 'unknown',
+  workers: 'unknown',
+  backlog: 'unknown',
+  dead: 'unknown',
+  refusals: 'unknown',
+  gaps: 'unknown',
+} as const;
+
 /** Fast worker defaults: the suites must stay well under a second per test. */
 export const FAST: WorkOptions = { pollIntervalMs: 20, backoff: { baseMs: 10, jitter: 'none' } };
 
