@@ -42,6 +42,16 @@ async function deliverMany(harness: InboxHarness, count: number, app = 'billing-
   }
 }
 
+/** Delivers `count` and runs them to the end with a batched worker (done, one attempt each), which then stops. */
+async function deliverAndRun(harness: InboxHarness, count: number, app?: string): Promise<void> {
+  await deliverMany(harness, count, app);
+  const receiver = harness.receiver();
+  receiver.on('app:budget:cap', () => {});
+  const worker = harness.work(receiver, { concurrency: 1, mode: 'batched' });
+  await worker.drain();
+  await worker.stop();
+}
+
 describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind) => {
   it('follows every way a row changes: store, claim, done, failure, dead, retry, replay, prune, and SQL by hand', async () => {
     const harness = await openInbox(kind);
@@ -118,12 +128,7 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
 
   it("keeps each delivery's attempts with it, with no foreign key to check on every claim (migration 13)", async () => {
     const harness = await openInbox(kind);
-    await deliverMany(harness, 3);
-    const receiver = harness.receiver();
-    receiver.on('app:budget:cap', () => {});
-    const worker = harness.work(receiver, { concurrency: 1, mode: 'batched' });
-    await worker.drain();
-    await worker.stop();
+    await deliverAndRun(harness, 3);
     const attempts = `${harness.table}_attempts`;
     const attemptIds = async () =>
       (await harness.db.query<{ id: string }>(`SELECT delivery_id::text AS id FROM ${attempts} ORDER BY delivery_id`)).map((row) => row.id);
@@ -158,10 +163,7 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
       `${harness.table}_queue, ${attempts}, ${harness.table} RESTART IDENTITY`,
     ];
     for (const [index, tables] of variants.entries()) {
-      await deliverMany(harness, 2, `app-${index}`);
-      const again = harness.work(receiver, { concurrency: 1, mode: 'batched' });
-      await again.drain();
-      await again.stop();
+      await deliverAndRun(harness, 2, `app-${index}`);
       // One row not done, so that the queue has rows too.
       await harness.db.query(`UPDATE ${harness.table} SET state = 'dead' WHERE id = (SELECT max(id) FROM ${harness.table})`);
       expect(await attemptIds()).toHaveLength(2);
@@ -259,12 +261,7 @@ describe('the log on PostgreSQL', () => {
     await withClients(1, async ([client]) => {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       await client.query(`SELECT count(*) FROM ${harness.table}_attempts`); // the snapshot: every table empty
-      await deliverMany(harness, 3);
-      const receiver = harness.receiver();
-      receiver.on('app:budget:cap', () => {});
-      const worker = harness.work(receiver, { concurrency: 1, mode: 'batched' });
-      await worker.drain();
-      await worker.stop();
+      await deliverAndRun(harness, 3);
       await deliverMany(harness, 1, 'other-app'); // pending: a queue row
       expect(await counts()).toEqual({ log: 4, queue: 1, attempts: 3 });
       // A query in the trigger would see the snapshot's empty tables and leave these rows: a queue

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { createRackState, type AnyWebhookEvent, type AutoShutdownPhase, type AutoShutdownState, type RackState } from '../../src/index.js';
-import { APP, CANCEL_REASONS, HOUR, MINUTE, at, event, shutdown, tickId, type CancelReason, type ShutdownKind } from './events.js';
+import {
+  APP,
+  CANCEL_REASONS,
+  HOUR,
+  MINUTE,
+  at,
+  event,
+  freshApp,
+  shutdown,
+  tickId,
+  type CancelReason,
+  type ShutdownKind,
+} from './events.js';
 
 /**
  * Every row of the auto-shutdown table (src/state/auto-shutdown.ts, docs/rack-state.md), the
@@ -616,16 +628,7 @@ describe('a whole app', () => {
     const state = createRackState();
     const created = createTestAppCreate();
     expect(state.apply(created)).toEqual({ applied: true, app: 'reports-worker', late: false, transitions: [] });
-    expect(state.app('reports-worker')).toEqual({
-      app: 'reports-worker',
-      autoShutdown: { phase: 'idle' },
-      breaker: { state: 'closed' },
-      budget: {},
-      scaleOverrides: {},
-      triggersOverrides: {},
-      promotes: {},
-      updatedAt: created.timestamp,
-    });
+    expect(state.app('reports-worker')).toEqual(freshApp('reports-worker', created.timestamp));
     expect(state.app(APP)).toBeUndefined();
   });
 });
