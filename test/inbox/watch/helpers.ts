@@ -33,6 +33,8 @@ export interface WatchedInbox {
   readonly alerts: Alert[];
   /** Failures the watcher reported. */
   readonly errors: Error[];
+  /** Moves the test's clock by `ms`, then runs one evaluation. */
+  later(ms: number): Promise<void>;
 }
 
 /**
@@ -62,7 +64,11 @@ export async function watch(harness: InboxHarness, clock: TestClock, options: Wa
   // after it, and every later one is the test's own.
   await until(() => expect(reads).toBeGreaterThan(0));
   await watcher.check();
-  return { watcher, alerts, errors };
+  const later = async (ms: number) => {
+    clock.advance(ms);
+    await watcher.check();
+  };
+  return { watcher, alerts, errors, later };
 }
 
 /** `rule status` of each alert: what a pager would see, in order. */
