@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { setUp } from '../../kit/setup.js';
-import { sleep } from '../../kit/time.js';
+import { until } from '../../kit/time.js';
 import { httpAlertSink, type Alert, type WatchOptions } from '../../../src/inbox.js';
 import { createRackClient, type RackFetch } from '../../../src/rack-api/client.js';
 import { createTestEvent, rackTimestamp } from '../../../src/testing/index.js';
@@ -47,6 +47,7 @@ function rackClient(s: Scenario, options: { expiresAt?: Date } = {}) {
 async function watchRack(s: Scenario, clock: TestClock, options: Partial<WatchOptions> & Pick<WatchOptions, 'reconcile'>) {
   const alerts: Alert[] = [];
   const errors: Error[] = [];
+  let reads = 0;
   const watcher = s.inbox.watch({
     onAlert: (alert) => {
       alerts.push(alert);
@@ -55,13 +56,13 @@ async function watchRack(s: Scenario, clock: TestClock, options: Partial<WatchOp
     rules: NO_RULES,
     retention: false,
     intervalMs: 3_600_000,
-    now: clock.now,
+    now: () => (reads++, clock.now()),
     ...options,
   });
   onTestFinished(() => watcher.stop());
-  // Its first evaluation is on a zero timer, set before this one: once this one fires, that one is
-  // chained in `check`, and every later evaluation is the test's own.
-  await sleep(0); // one turn of the timers: the watcher's zero timer, set first, fires first
+  // Its first evaluation is on a zero timer: once it has begun (it read the clock), a check runs
+  // after it, and every later evaluation is the test's own.
+  await until(() => expect(reads).toBeGreaterThan(0));
   await watcher.check();
   return { watcher, alerts, errors };
 }
