@@ -368,10 +368,9 @@ describe('claimAhead, on a real database', () => {
     await harness.deliverMany(receiver, 5, { from: 500 });
     const worker = harness.work(receiver, { concurrency: 1, claimAhead: 3, batchSize: 4 });
     await until(async () => expect(await harness.count(`state = 'running'`)).toBe(4)); // one handler running, three claimed ahead
+    // stop() turns the loop to stopping before it returns (no held row may start after it), so the
+    // handler may end at once: the rows claimed ahead are given back, never run.
     const stopping = worker.stop();
-    // stop() gives the three back while the first handler still runs: the moment to let it end.
-    await until(async () => expect(await harness.count(`state = 'pending' AND attempts = 0`)).toBe(4));
-    expect(handled).toHaveLength(1);
     held.resolve();
     await stopping;
     expect(handled).toHaveLength(1);
