@@ -42,7 +42,7 @@ export interface WatchedInbox {
  * once at start, then hourly): the test calls check(). Retention off unless asked for. Stopped
  * when the test finishes.
  */
-export async function watch(harness: InboxHarness, clock: TestClock, options: WatchOptions = {}): Promise<WatchedInbox> {
+export async function watch(harness: Pick<InboxHarness, 'inbox'>, clock: TestClock, options: WatchOptions = {}): Promise<WatchedInbox> {
   const alerts: Alert[] = [];
   const errors: Error[] = [];
   let reads = 0;
