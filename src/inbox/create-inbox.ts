@@ -202,7 +202,7 @@ export function composeInbox<Database>(options: InboxOptions<Database>): InboxPo
   const { health, readiness, workers, refusals: readRefusals, onRefusal, refusalTotals, watch } = monitor;
   const inbox: Inbox<TransactionOf<Database>> = {
     table: names.display,
-    migrate: () => migrate(driver, names),
+    migrate: () => migrate(driver, names, clock),
     ...store,
     work: workFactory(driver, names, wake, telemetry, clock, () => inbox, stats),
     ...{ list, get, retry, replay, stats, prune },

@@ -7,6 +7,7 @@ import { fixtureFor } from '../events/fixtures.js';
 import { connect } from 'node:net';
 import { DISCARD_MAX_BYTES } from '../../src/adapters/node-body.js';
 import '../../src/validate.js'; // `validate: true` needs the validators registered
+import { deferred, within } from '../kit/time.js';
 import { send } from './client.js';
 import { adapters, type Running } from './servers.js';
 
@@ -170,17 +171,19 @@ describe.each(Object.entries(adapters))('%s', (_name, start) => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let finished = false;
+    const handled = deferred<void>();
     const url = await serve(
       receiverWith(async () => {
         await gate;
         finished = true;
+        handled.resolve();
       }),
       { acknowledge: 'before-handlers' },
     );
     expect(await send(url, { body: fired, headers: signed(fired) })).toMatchObject({ status: 200, json: { status: 'processed' } });
     expect(finished).toBe(false);
     release();
-    await new Promise((r) => setTimeout(r, 20));
+    await within(handled.promise, 10_000, 'the handler after the acknowledgement');
     expect(finished).toBe(true);
   });
 });

@@ -60,7 +60,7 @@ export function send(
         const size = Math.ceil(body.length / options.pieces);
         for (let i = 0; i < body.length; i += size) {
           req.write(body.subarray(i, i + size));
-          await new Promise((r) => setTimeout(r, options.pauseMs ?? 20));
+          await new Promise((r) => setTimeout(r, options.pauseMs ?? 20)); // a slow client's pace between pieces
         }
         req.end();
       } else {

@@ -53,6 +53,9 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
   }
 
   const source = () => ['--database', POSTGRES_URL, '--table', table];
+  /** From id 1, once, to the local receiver with a key it does not hold: each delivery answered 401; stops at the first. */
+  const forwardWithWrongKey = () =>
+    cli('inbox', 'forward', ...source(), '--to', local.url, '--key', 'not-the-local-key', '--from-id', '1', '--once', '--stop-on-error');
   const sourceRows = async () => ({
     deliveries: await db.query(`SELECT * FROM ${table} ORDER BY id`),
     attempts: await db.query(`SELECT * FROM ${table}_attempts ORDER BY delivery_id, attempt`),
@@ -197,19 +200,7 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
     // The one given up is not counted as forwarded, and the resume point does not skip it (issue 38, point 7).
     expect(goesOn.err).toMatch(/forwarded 1 delivery, the last id 2; gave up on 1, the first id 1; continue with --from-id 1\n$/);
 
-    const wrongKey = await cli(
-      'inbox',
-      'forward',
-      ...source(),
-      '--to',
-      local.url,
-      '--key',
-      'not-the-local-key',
-      '--from-id',
-      '1',
-      '--once',
-      '--stop-on-error',
-    );
+    const wrongKey = await forwardWithWrongKey();
     expect(wrongKey.code).toBe(1);
     expect(wrongKey.out).toMatch(/^[^\n]* {2}id=1 {2}.* {2}401 signature_mismatch {2}\d+ ms {2}\(stopping: --stop-on-error\)\n$/);
     expect(wrongKey.err).toMatch(/forwarded no delivery; continue with --from-id 1\n$/);
@@ -230,19 +221,7 @@ describe('inbox forward on PostgreSQL', { timeout: 60_000 }, () => {
     expect(forwardedIds(done.out.trim().split('\n'))).toEqual(['1', '2']);
     expect(done.err).toMatch(/forwarded 2 deliveries, the last id 2; continue with --from-id 3\n$/);
     expect(local.received.map((r) => r.body)).toEqual(sent);
-    const wrongKey = await cli(
-      'inbox',
-      'forward',
-      ...source(),
-      '--to',
-      local.url,
-      '--key',
-      'not-the-local-key',
-      '--from-id',
-      '1',
-      '--once',
-      '--stop-on-error',
-    );
+    const wrongKey = await forwardWithWrongKey();
     expect(wrongKey.code).toBe(1);
     expect(wrongKey.out).toMatch(/ {2}id=1 {2}.* {2}401 signature_mismatch {2}\d+ ms {2}\(stopping: --stop-on-error\)\n$/);
   });

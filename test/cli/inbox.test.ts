@@ -22,6 +22,7 @@ import { createTestEvent } from '../../src/testing/test-event.js';
 import { POSTGRES_URL, connectionRefusedUrl, databaseForFile, type TestDatabase } from '../inbox/databases.js';
 import { CLI, killChildren, run, startListener, tempDir, writeTemp, removeTempDirs } from './helpers.js';
 import { BODIES, HANDLER_ERROR, KEY, captureOutput, cli, exportLineFor, seedDeliveries, writtenSoFar } from './inbox-helpers.js';
+import { within } from '../kit/time.js';
 
 /** What `inbox migrate` prints of a fresh table: every migration, then the version. */
 const APPLIED_ALL = `applied versions ${MIGRATIONS.map((m) => m.version).join(', ')}; schema version ${LATEST_VERSION}`;
@@ -319,7 +320,7 @@ describe('inbox on PostgreSQL', () => {
         out: 'retried 1 delivery (dead -> pending)\n',
         err: NO_WORKER('it'),
       });
-      expect(await Promise.race([notified, new Promise((resolve) => setTimeout(resolve, 5000, 'no notification'))])).toBe(channel);
+      expect(await within(notified, 5000, 'the NOTIFY of the retry')).toBe(channel);
     } finally {
       await listener.end();
     }

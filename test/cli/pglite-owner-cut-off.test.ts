@@ -14,7 +14,7 @@ import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { startExample, stopAllExamples } from '../examples/helpers.js';
 import { killAllChildren, startChild, type Child } from '../inbox/fixtures/children.js';
 import { pgliteDirectory } from '../kit/pglite-directory.js';
-import { sleep } from '../kit/time.js';
+import { until } from '../kit/time.js';
 import { killChildren, removeTempDirs, run, tempDir } from './helpers.js';
 import { KEY, captureOutput, cli } from './inbox-helpers.js';
 
@@ -78,15 +78,17 @@ describe('a PGlite guest cut off from a live owner', () => {
       timed(probes.ready().then(async (response) => ({ status: response.status, body: await response.json() }))),
       timed(run(['inbox', 'health', '--database', dir], { timeoutMs: 90_000 })),
       timed(
-        (async () => {
-          // The app's readiness answers from before the owner stopped for as long as its 1 s cache
-          // holds: probe as a balancer would, every 200 ms, until it answers otherwise (bounded).
-          for (const deadline = Date.now() + 60_000; ;) {
+        // The app's readiness answers from before the owner stopped for as long as its 1 s cache
+        // holds: probe as a balancer would, every 200 ms, until it answers otherwise (bounded).
+        until(
+          async () => {
             const answer = await probe(`${app.origin}/readyz`);
-            if (answer.status !== 200 || Date.now() > deadline) return answer;
-            await sleep(200);
-          }
-        })(),
+            expect(answer.status, 'the app still ready 60 s after its owner stopped').not.toBe(200);
+            return answer;
+          },
+          60_000,
+          200,
+        ),
       ),
       (async () => {
         const request = createSignedRequestSync('{"action":"app:create"}', { secrets: 'not-the-key' });

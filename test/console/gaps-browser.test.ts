@@ -7,12 +7,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { launchBrowser, type Browser } from './browser.js';
 import { ROOT } from './console-fixture.js';
 import { openGapsFixture, type GapsFixture } from './gaps-fixture.js';
 
-vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 120_000, pglite: false });
 
 const SCREENSHOTS = process.env['RACK_WEBHOOKS_SCREENSHOTS'] === 'docs' ? join(ROOT, 'docs') : join(ROOT, '.tmp', 'screenshots');
 

@@ -7,6 +7,8 @@
  */
 import type pg from 'pg';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
+import { expect } from 'vitest';
+import { until } from '../kit/time.js';
 import { watchTables } from '../../src/inbox/schema/table-name.js';
 import { createRackClient } from '../../src/rack-api/client.js';
 import { createRackEmulator } from '../../src/testing/emulator.js';
@@ -37,15 +39,17 @@ export async function openGapsFixture(options: FixtureOptions = {}): Promise<Gap
   const build = await api.build('web', { at: ago(10 * MINUTE), drop: ['release:create'] });
   const tick = await api.autoShutdown('web', 'armed', { at: ago(7 * MINUTE), drop: true });
   const clock = new TestClock();
+  let reads = 0;
   const watcher = fixture.inbox.watch({
     onAlert: () => {},
     retention: false,
     intervalMs: 3_600_000,
-    now: clock.now,
+    now: () => (reads++, clock.now()),
     rules: { ...NO_RULES, logGaps: { graceMs: 0 } },
     reconcile: { client: createRackClient({ url: 'https://api.rack.example', token: api.mintToken(), fetch: inProcessFetch(api) }) },
   });
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  // Its first evaluation is on a zero timer: once it has begun (it read the clock), a check runs after it.
+  await until(() => expect(reads).toBeGreaterThan(0));
   await watcher.check();
   await watcher.stop();
 

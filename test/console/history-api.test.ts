@@ -2,14 +2,15 @@
  * The console API's history and attention (issue 20 point 6) and its phase bands seeded from
  * before the timeline's window (issue 21 point 4), over a real inbox on PostgreSQL.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { createSignedRequestSync } from '../../src/testing/signed-request.js';
 import { createTestEvent, rackTickId, rackTimestamp } from '../../src/testing/test-event.js';
 import { TIMELINE_LIMIT } from '../../src/console/server/api/apps.js';
 import { eventually, openConsoleFixture, type ConsoleFixture } from './console-fixture.js';
 
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+setUp({ testTimeoutMs: 120_000, hookTimeoutMs: 120_000, pglite: false });
 
 let fixture: ConsoleFixture;
 

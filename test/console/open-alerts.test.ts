@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { startConsole, type RunningConsole } from '../../src/console/server/start-console.js';
 import { composeInbox, createInbox } from '../../src/inbox/create-inbox.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
@@ -23,7 +24,7 @@ import { MINUTE, TestClock } from '../inbox/watch/helpers.js';
 import { SCHEMAS, fakeAssets } from './console-fixture.js';
 import { until } from '../kit/time.js';
 
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+setUp({ testTimeoutMs: 120_000, hookTimeoutMs: 120_000, pglite: false });
 captureOutput();
 const schemas: Array<{ close(): Promise<void> }> = [];
 afterAll(async () => {

@@ -9,13 +9,14 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createTestEvent } from '../../src/testing/test-event.js';
 import { launchBrowser, type Browser } from './browser.js';
 import { eventually, openConsoleFixture, ROOT, type ConsoleFixture } from './console-fixture.js';
 import { FAILING_ACTION, scenario } from './scenario.js';
 
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+setUp({ testTimeoutMs: 120_000, hookTimeoutMs: 120_000, pglite: false });
 
 const LONG_APP = 'payments-reconciliation-service-eu-west-1-canary-blue-green-2026-11-26-x';
 const BASE = '/rack-webhooks-console/';

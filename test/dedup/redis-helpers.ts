@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection } from 'node:net';
+import { waitFor } from '../kit/time.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -30,8 +31,12 @@ export async function startPrivateRedis(): Promise<{ port: number; stop: () => P
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
   });
-  for (let i = 0; i < 100 && !(await reachable(port)); i++) await new Promise((r) => setTimeout(r, 50));
-  if (!(await reachable(port))) throw new Error(`private redis-server did not start on ${port}`);
+  await waitFor(
+    () => reachable(port),
+    10_000,
+    () => `private redis-server to listen on ${port}`,
+    50,
+  );
   return {
     port,
     stop: () =>

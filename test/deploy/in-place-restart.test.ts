@@ -7,8 +7,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
-import { newKey, startExample, stopAllExamples, waitFor } from '../examples/helpers.js';
-import { finishAndTally, Sender } from './sender.js';
+import { newKey, startExample, stopAllExamples } from '../examples/helpers.js';
+import { waitFor } from '../kit/time.js';
+import { finishAndTally, hundredMore, Sender } from './sender.js';
 
 let database: TestDatabase<'pg'> | undefined;
 afterEach(async () => {
@@ -28,17 +29,12 @@ describe('an in-place restart under examples/supervisor.mjs (node:cluster)', () 
     const sender = new Sender(new URL(supervisor.url), key, 100);
     sender.start();
     for (const round of [1, 2]) {
-      const sentBefore = sender.sent;
-      await waitFor(
-        () => sender.sent >= sentBefore + 100,
-        () => 'the sender stalled',
-        30_000,
-      );
+      await hundredMore(sender);
       supervisor.kill('SIGHUP');
       await waitFor(
         () => replaced(supervisor.stdout()) === round,
-        () => `replacement ${round} did not finish:\n${supervisor.stdout()}\n${supervisor.stderr()}`,
         60_000,
+        () => `replacement ${round} did not finish:\n${supervisor.stdout()}\n${supervisor.stderr()}`,
       );
     }
     const { outcomes, rows, figures } = await finishAndTally(sender, database);

@@ -25,6 +25,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { run, killChildren, removeTempDirs, tempDir, type RunResult } from '../cli/helpers.js';
 import { newKey, startExample, stopAllExamples } from '../examples/helpers.js';
 import { pgliteDirectory } from '../kit/pglite-directory.js';
+import { until } from '../kit/time.js';
 
 afterEach(async () => {
   killChildren();
@@ -66,15 +67,23 @@ const probe = (url: string) =>
 /** /readyz until 200 (each probe bounded), or the bound passes; the probes' outcomes, for a failure's message. */
 async function readyWithin(origin: string, boundMs: number, startedAt: number): Promise<{ ready: boolean; probes: string }> {
   const seen = new Map<string, number>();
-  while (Date.now() - startedAt < boundMs) {
-    const readyz = await probe(`${origin}/readyz`);
-    if (readyz.startsWith('200 ')) return { ready: true, probes: '' };
-    // Liveness never touches the database: it tells a readiness query stuck from an event loop that does not turn.
-    const outcome = `/readyz ${readyz}, /healthz ${await probe(`${origin}/healthz`)}`;
-    seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  try {
+    await until(
+      async () => {
+        const readyz = await probe(`${origin}/readyz`);
+        if (readyz.startsWith('200 ')) return;
+        // Liveness never touches the database: it tells a readiness query stuck from an event loop that does not turn.
+        const outcome = `/readyz ${readyz}, /healthz ${await probe(`${origin}/healthz`)}`;
+        seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
+        throw new Error(outcome);
+      },
+      Math.max(1, boundMs - (Date.now() - startedAt)),
+      100,
+    );
+    return { ready: true, probes: '' };
+  } catch {
+    return { ready: false, probes: [...seen].map(([outcome, count]) => `${count} x ${outcome}`).join('; ') };
   }
-  return { ready: false, probes: [...seen].map(([outcome, count]) => `${count} x ${outcome}`).join('; ') };
 }
 
 describe('inbox health in a loop beside app restarts on one PGlite directory', () => {
@@ -113,9 +122,9 @@ describe('inbox health in a loop beside app restarts on one PGlite directory', (
             ready,
             `start ${i + 1}: /readyz never 200 (${probes})\n${app.stdout()}\n${app.stderr()}\n${runsSince(runs, startedAt)}`,
           ).toBe(true);
-          // Let a CLI run or two overlap the running app before it stops.
+          // Let a CLI run overlap the running app before it stops (each run is bounded by its timeout).
           const seen = runs.length;
-          while (runs.length < seen + 1 && Date.now() - startedAt < START_BOUND_MS) await new Promise((resolve) => setTimeout(resolve, 50));
+          await until(() => expect(runs.length).toBeGreaterThan(seen), CLI_BOUND_MS * 2, 50);
           expect(await app.stop(30_000), `${app.stdout()}\n${app.stderr()}`).toEqual({ code: 0, signal: null });
         }
       } finally {

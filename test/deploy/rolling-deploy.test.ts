@@ -7,7 +7,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
-import { newKey, startExample, stopAllExamples, waitFor, type Running } from '../examples/helpers.js';
+import { newKey, startExample, stopAllExamples, type Running } from '../examples/helpers.js';
+import { waitFor } from '../kit/time.js';
 import { ReadinessBalancer } from './balancer.js';
 import { finishAndTally, Sender } from './sender.js';
 
@@ -37,8 +38,8 @@ describe('a rolling deploy of examples/express-inbox.mjs', () => {
       lb.add(name, Number(new URL(running.url).port));
       await waitFor(
         () => lb.isReady(name),
-        () => `${name} never became ready behind the balancer`,
         30_000,
+        () => `${name} never became ready behind the balancer`,
       );
     };
     const replace = async (old: string, next: string) => {
@@ -53,8 +54,8 @@ describe('a rolling deploy of examples/express-inbox.mjs', () => {
     sender.start();
     await waitFor(
       () => sender.sent >= 100,
-      () => 'the sender did not start',
       30_000,
+      () => 'the sender did not start',
     );
     await replace('a', 'c');
     await replace('b', 'd');

@@ -4,7 +4,8 @@
  * is unique, so that the table can be checked for every 2xx.
  */
 import { Agent, request } from 'node:http';
-import { fixture, signature, waitFor } from '../examples/helpers.js';
+import { fixture, signature } from '../examples/helpers.js';
+import { waitFor } from '../kit/time.js';
 import type { TestDatabase } from '../inbox/databases.js';
 
 const FIRED = fixture('app.budget.auto-shutdown.fired');
@@ -92,17 +93,22 @@ export function tally(outcomes: readonly Outcome[], stored: ReadonlySet<string>)
   };
 }
 
+/** Resolves once `sender` has sent 100 more deliveries than now (the load goes on between restarts). */
+export async function hundredMore(sender: Sender): Promise<void> {
+  const sentBefore = sender.sent;
+  await waitFor(
+    () => sender.sent >= sentBefore + 100,
+    30_000,
+    () => 'the sender stalled',
+  );
+}
+
 /**
  * After the last restart: 100 more deliveries, then the sender stops, and its answers are tallied
  * against the table's rows (each delivery's app name is unique).
  */
 export async function finishAndTally(sender: Sender, database: TestDatabase<'pg'>) {
-  const sentBefore = sender.sent;
-  await waitFor(
-    () => sender.sent >= sentBefore + 100,
-    () => 'the sender stalled',
-    30_000,
-  );
+  await hundredMore(sender);
   const outcomes = await sender.stop();
   const rows = await database.query<{ app: string }>(`SELECT app FROM ${database.table}`);
   return { outcomes, rows, figures: tally(outcomes, new Set(rows.map((row) => row.app))) };

@@ -1,16 +1,15 @@
 // examples/chat-notifier.mjs: one readable line per non-routine event, nothing for routine ones.
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../kit/time.js';
 import {
   fixture,
   fixtureNames,
-  expectRefusedToStart,
+  expectNeedsSecretsAndUrl,
   newKey,
   post,
-  runToExit,
   signature,
   startExample,
   recorderForFile,
-  waitFor,
   withFreshInboxTable,
   type Recorder,
 } from './helpers.js';
@@ -97,10 +96,7 @@ describe('examples/chat-notifier.mjs', () => {
   });
 
   it('exits 1 with a one-line message without RACK_WEBHOOK_SECRETS or CHAT_WEBHOOK_URL', async () => {
-    const noSecret = await runToExit(['examples/chat-notifier.mjs'], { PORT: '0', CHAT_WEBHOOK_URL: chat.url });
-    expectRefusedToStart(noSecret, /^RACK_WEBHOOK_SECRETS is not set/);
-    const noUrl = await runToExit(['examples/chat-notifier.mjs'], { PORT: '0', RACK_WEBHOOK_SECRETS: newKey() });
-    expectRefusedToStart(noUrl, /^CHAT_WEBHOOK_URL is not set/);
+    await expectNeedsSecretsAndUrl('chat-notifier.mjs', 'CHAT_WEBHOOK_URL', chat.url);
   });
 
   it('with DATABASE_URL: posts the inbox alerts as lines (a rack that stopped signing)', async () => {
@@ -117,8 +113,8 @@ describe('examples/chat-notifier.mjs', () => {
       const lines = () => chat.requests.map((request) => (request.body as { text: string }).text);
       await waitFor(
         () => lines().length === 1,
-        () => `lines: ${JSON.stringify(lines())}`,
         30_000,
+        () => `lines: ${JSON.stringify(lines())}`,
       );
       expect(lines()[0]).toMatch(
         /^\[rack-webhooks\] CRITICAL: 11 deliveries refused with missing_header in the last 5 min \(bound 10\) on \S+: requests arrive unsigned/,

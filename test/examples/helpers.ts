@@ -1,6 +1,5 @@
 // Shared by the tests of examples/: run an example as a user would (`node examples/<file>`), sign
 // deliveries independently of the SDK (straight from the spec), and record what notifiers post.
-import { waitFor as pollFor } from '../kit/time.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -76,11 +75,6 @@ export async function answer(response: Response): Promise<Answer> {
   return { status: response.status, json, text };
 }
 
-/** Polls until `check` is true; fails with `describe()` after `timeoutMs`. */
-export async function waitFor(check: () => boolean, describe: () => string, timeoutMs = 3000): Promise<void> {
-  await pollFor(check, timeoutMs, describe, 10);
-}
-
 export interface Running {
   /** The webhook URL the example printed. */
   url: string;
@@ -133,6 +127,17 @@ function stopChild(child: ChildProcess, killAfterMs = 5000): Promise<{ code: num
   });
 }
 
+/** Spawns `node args` in the repository with `env` (over ours, without the examples' variables), killed by stopAllExamples, its output collected. */
+function spawnChild(node: string, args: string[], env: Record<string, string | undefined>) {
+  const child = spawn(node, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return { child, stdout: () => stdout, stderr: () => stderr };
+}
+
 /**
  * Starts `node examples/<file>` and waits (10 s, or `startTimeoutMs`, at most) for its `listening on`
  * line. `node`: another Node binary than this one (e.g. Node 22 for `REUSE_PORT=1`).
@@ -144,29 +149,20 @@ export function startExample(
   node = process.execPath,
 ): Promise<Running> {
   assertBuilt();
-  const child = spawn(node, [`examples/${file}`], {
-    cwd: ROOT,
-    // A short drain: a test's SIGTERM need not wait the 5 s a load balancer would.
-    env: childEnv({ PORT: '0', SHUTDOWN_DRAIN_MS: '100', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  // A short drain: a test's SIGTERM need not wait the 5 s a load balancer would.
+  const { child, stdout, stderr } = spawnChild(node, [`examples/${file}`], { PORT: '0', SHUTDOWN_DRAIN_MS: '100', ...env });
   return new Promise((resolve, reject) => {
     const giveUp = (why: string) => {
       clearTimeout(timer);
       void stopChild(child);
-      reject(new Error(`examples/${file} ${why}.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      reject(new Error(`examples/${file} ${why}.\nstdout:\n${stdout()}\nstderr:\n${stderr()}`));
     };
     const timer = setTimeout(() => giveUp(`printed no "listening on" line within ${startTimeoutMs / 1000} s`), startTimeoutMs);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
       giveUp(`exited (code ${code}, signal ${signal}) before listening`);
     child.once('exit', onExit);
     const onData = () => {
-      const match = /^listening on (http:\/\/\S+)\n/m.exec(stdout);
+      const match = /^listening on (http:\/\/\S+)\n/m.exec(stdout());
       if (match === null) return;
       clearTimeout(timer);
       child.off('exit', onExit);
@@ -175,8 +171,8 @@ export function startExample(
       resolve({
         url,
         origin: new URL(url).origin,
-        stdout: () => stdout,
-        stderr: () => stderr,
+        stdout,
+        stderr,
         stop: (killAfterMs?: number) => stopChild(child, killAfterMs),
         kill: (signal) => void child.kill(signal),
       });
@@ -196,21 +192,16 @@ export function runToExit(
   env: Record<string, string | undefined>,
   timeoutMs = 10_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const { child, stdout, stderr } = spawnChild(process.execPath, args, env);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void stopChild(child);
-      reject(new Error(`node ${args.join(' ')} did not exit within ${timeoutMs} ms.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      reject(new Error(`node ${args.join(' ')} did not exit within ${timeoutMs} ms.\nstdout:\n${stdout()}\nstderr:\n${stderr()}`));
     }, timeoutMs);
     child.once('close', (code) => {
       clearTimeout(timer);
       children.delete(child);
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout: stdout(), stderr: stderr() });
     });
   });
 }
@@ -294,6 +285,14 @@ export function expectRefusedToStart(result: { code: number | null; stderr: stri
   expect(result.code).toBe(1);
   expect(result.stderr.trim().split('\n')).toHaveLength(1);
   expect(result.stderr).toMatch(message);
+}
+
+/** examples/<file> exits 1 with one line without RACK_WEBHOOK_SECRETS, and without `urlVariable` (where it sends). */
+export async function expectNeedsSecretsAndUrl(file: string, urlVariable: string, url: string): Promise<void> {
+  const noSecret = await runToExit([`examples/${file}`], { PORT: '0', [urlVariable]: url });
+  expectRefusedToStart(noSecret, /^RACK_WEBHOOK_SECRETS is not set/);
+  const noUrl = await runToExit([`examples/${file}`], { PORT: '0', RACK_WEBHOOK_SECRETS: newKey() });
+  expectRefusedToStart(noUrl, new RegExp(`^${urlVariable} is not set`));
 }
 
 /** Runs `run` with a fresh inbox table, then stops every example and drops the table, even when `run` fails. */

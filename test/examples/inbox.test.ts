@@ -2,15 +2,15 @@
 // (no DATABASE_URL), over real HTTP, with deliveries signed here from the spec, and stopped with
 // SIGTERM. What it must hold: a 200 means a committed row, the handler runs once per delivery, and a
 // SIGTERM exits 0 leaving nothing claimed and nothing lost (what was pending runs at the next start).
-import { waitFor as pollFor } from '../kit/time.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../kit/time.js';
 import { openDatabase, POSTGRES_URL, type TestDatabase } from '../inbox/databases.js';
 import { pgliteDirectory } from '../kit/pglite-directory.js';
-import { fixture, newKey, post, signature, startExample, stopAllExamples, waitFor, type Running } from './helpers.js';
+import { fixture, newKey, post, signature, startExample, stopAllExamples, type Running } from './helpers.js';
 
 const FIRED = fixture('app.budget.auto-shutdown.fired');
 const CAP = fixture('app.budget.cap');
@@ -39,11 +39,6 @@ afterEach(async () => {
 async function states(db: TestDatabase<'pg'>): Promise<Record<string, number>> {
   const rows = await db.query<{ state: string; count: string }>(`SELECT state, count(*)::text AS count FROM ${db.table} GROUP BY state`);
   return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]));
-}
-
-/** Polls an async condition (every 50 ms) until it holds; fails after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  await pollFor(check, timeoutMs, () => what, 50);
 }
 
 async function expectCleanExit(running: Running): Promise<void> {
@@ -79,13 +74,18 @@ describe('examples/express-inbox.mjs on PostgreSQL (DATABASE_URL)', () => {
 
       await waitFor(
         () => firedLine('billing-api').test(running.stdout()) && running.stdout().includes('budget cap reached: app=billing-api'),
-        () => `the handlers did not run; stdout:\n${running.stdout()}\nstderr:\n${running.stderr()}`,
         30_000,
+        () => `the handlers did not run; stdout:\n${running.stdout()}\nstderr:\n${running.stderr()}`,
       );
       expect(linesMatching(running.stdout(), firedLine('billing-api'))).toHaveLength(1);
       // The forged copy stored nothing; the routine :noop is kept as 'ignored'. A handler printed before
       // its row was marked done, so wait for the rows too.
-      await until(async () => (await states(database!))['done'] === 2, 'both deliveries done');
+      await waitFor(
+        async () => (await states(database!))['done'] === 2,
+        30_000,
+        () => 'both deliveries done',
+        50,
+      );
       expect(await states(database)).toEqual({ done: 2, ignored: 1 });
       const output = running.stdout() + running.stderr();
       expect(output).not.toContain(key);
@@ -124,7 +124,12 @@ describe('examples/express-inbox.mjs on PostgreSQL (DATABASE_URL)', () => {
 
       // The next start runs what was pending.
       const second = await startExample('express-inbox.mjs', env, 60_000);
-      await until(async () => (await states(database!))['done'] === apps.length, `all ${apps.length} deliveries done`, 60_000);
+      await waitFor(
+        async () => (await states(database!))['done'] === apps.length,
+        60_000,
+        () => `all ${apps.length} deliveries done`,
+        50,
+      );
       expect(await states(database)).toEqual({ done: apps.length });
       await expectCleanExit(second);
       expect(first.stderr() + second.stderr()).toBe('');
@@ -155,8 +160,8 @@ describe('examples/express-inbox.mjs on PGlite (no DATABASE_URL)', () => {
     expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({ status: 200, json: { status: 'accepted' } });
     await waitFor(
       () => firedLine('billing-api').test(running.stdout()),
-      () => `the handler did not run; stdout:\n${running.stdout()}\nstderr:\n${running.stderr()}`,
       60_000,
+      () => `the handler did not run; stdout:\n${running.stdout()}\nstderr:\n${running.stderr()}`,
     );
     await expectCleanExit(running);
     expect(running.stderr()).toBe('');

@@ -1,17 +1,16 @@
 // examples/oncall-pager.mjs: pages when an app's auto-shutdown phase becomes shut down or shutdown
 // failed (transitions of the rack state, not raw events) and on cap crossings; a failed page can be retried.
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../kit/time.js';
 import {
   fixture,
-  expectRefusedToStart,
+  expectNeedsSecretsAndUrl,
   newKey,
   post,
-  runToExit,
   signature,
   startExample,
   recorderForFile,
   startRecorder,
-  waitFor,
   withFreshInboxTable,
   type Recorder,
 } from './helpers.js';
@@ -211,10 +210,7 @@ describe('examples/oncall-pager.mjs', () => {
   });
 
   it('exits 1 with a one-line message without RACK_WEBHOOK_SECRETS or PAGER_URL', async () => {
-    const noSecret = await runToExit(['examples/oncall-pager.mjs'], { PORT: '0', PAGER_URL: pager.url });
-    expectRefusedToStart(noSecret, /^RACK_WEBHOOK_SECRETS is not set/);
-    const noUrl = await runToExit(['examples/oncall-pager.mjs'], { PORT: '0', RACK_WEBHOOK_SECRETS: newKey() });
-    expectRefusedToStart(noUrl, /^PAGER_URL is not set/);
+    await expectNeedsSecretsAndUrl('oncall-pager.mjs', 'PAGER_URL', pager.url);
   });
 
   it('with DATABASE_URL: stores deliveries, pages from the worker, and pages the inbox alerts (a wrongly rotated key)', async () => {
@@ -230,8 +226,8 @@ describe('examples/oncall-pager.mjs', () => {
       expect(await post(running.url, FIRED.body, signature(FIRED.body, key))).toMatchObject({ status: 200, json: { status: 'accepted' } });
       await waitFor(
         () => pages().length === 1,
-        () => `pages: ${JSON.stringify(pager.requests)}`,
         20_000,
+        () => `pages: ${JSON.stringify(pager.requests)}`,
       );
       expect(pages()).toEqual([['app:budget:auto-shutdown:fired', FIRED.event.data['tick_id']]]);
 
@@ -244,8 +240,8 @@ describe('examples/oncall-pager.mjs', () => {
         pager.requests.map((request) => request.body as Record<string, unknown>).filter((body) => body['rule'] !== undefined);
       await waitFor(
         () => alerts().length === 1,
-        () => `requests: ${JSON.stringify(pager.requests)}`,
         30_000,
+        () => `requests: ${JSON.stringify(pager.requests)}`,
       );
       expect(alerts()[0]).toMatchObject({
         severity: 'critical',

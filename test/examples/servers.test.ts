@@ -1,6 +1,7 @@
 // examples/express.mjs, fastify.mjs, node-http.mjs and hono.mjs, run as a user would run them.
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, newKey, post, runToExit, signature, startExample, stopAllExamples, waitFor, type Running } from './helpers.js';
+import { waitFor } from '../kit/time.js';
+import { fixture, newKey, post, runToExit, signature, startExample, stopAllExamples, type Running } from './helpers.js';
 
 afterEach(stopAllExamples);
 
@@ -61,6 +62,7 @@ describe.each(['express.mjs', 'fastify.mjs', 'node-http.mjs', 'hono.mjs'])('exam
 
     await waitFor(
       () => running.stdout().includes(CAP_LINE),
+      10_000,
       () => `no summary line for app:budget:cap in:\n${running.stdout()}`,
     );
     const stdout = running.stdout();

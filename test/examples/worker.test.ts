@@ -3,7 +3,8 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, answer, assertBuilt, deliveryHeaders, fixture, newKey, signature, waitFor } from './helpers.js';
+import { waitFor } from '../kit/time.js';
+import { ROOT, answer, assertBuilt, deliveryHeaders, fixture, newKey, signature } from './helpers.js';
 
 const outfile = `${ROOT}.tmp/examples-worker-${process.pid}-${Date.now()}.mjs`;
 let bundle: string;
@@ -80,6 +81,7 @@ describe('examples/cloudflare-worker.mjs', () => {
         'auto-shutdown fired: app=billing-api rack=example-rack tick=tick-2026-04-27T10:30:00Z-9fe533fc297241caa6ca5760dc9b9836 (spend $103.90 of $100 cap)';
       await waitFor(
         () => logs.some((line) => line.includes('signature_mismatch')),
+        10_000,
         () => `worker logs:\n${logs.join('\n')}`,
       );
       expect(logs.filter((line) => line.includes(summary))).toHaveLength(1);

@@ -2,13 +2,14 @@
 // A delivery that repeats an earlier event with new times is its own row in state 'duplicate'
 // (pointing at the first), visible and re-runnable; only byte copies store nothing.
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createInbox } from '../../src/inbox.js';
 import { MIGRATIONS, migrationsTableSql } from '../../src/inbox/schema/migrations.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { CLIENT_KINDS, openDatabase, SCENARIO_KINDS } from './databases.js';
-import { at, budgetEvent, FAST, inboxSuiteSetup, nowSeconds, openInbox, sign } from './helpers.js';
+import { at, budgetEvent, FAST, nowSeconds, openInbox, sign } from './helpers.js';
 
-inboxSuiteSetup();
+setUp();
 
 const TICK = 'tick-2026-04-27T10:30:00Z-1f0c9a7e5b2d4c3e8a9b0c1d2e3f4a5b';
 

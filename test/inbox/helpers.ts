@@ -1,12 +1,12 @@
 import type { Transaction } from '@electric-sql/pglite';
 import type { PoolClient } from 'pg';
 import type postgres from 'postgres';
-import { beforeAll, onTestFinished, vi } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { createReceiver, type Receiver, type ReceiveResult, type ReceiverOptions } from '../../src/index.js';
 import { createInbox, type Inbox, type Worker, type WorkOptions } from '../../src/inbox.js';
 import { createSignedRequestSync, type SignedRequest } from '../../src/testing/index.js';
-import { sleep, waitFor } from '../kit/time.js';
-import { openDatabase, preparePGlite, type ClientKind, type TestDatabase } from './databases.js';
+import { deferred, sleep, waitFor } from '../kit/time.js';
+import { openDatabase, type ClientKind, type TestDatabase } from './databases.js';
 
 export { sleep };
 
@@ -20,17 +20,19 @@ export const OLD_SECRET = 'inbox-suite-old-secret';
 export const SECRET = 'inbox-suite-current-secret';
 export const SECRETS = [OLD_SECRET, SECRET];
 
+/** health()'s checks when the database cannot be reached: it fails, and nothing behind it is known. */
+export const UNREACHABLE_CHECKS = {
+  database: 'failing',
+  schema: 'unknown',
+  workers: 'unknown',
+  backlog: 'unknown',
+  dead: 'unknown',
+  refusals: 'unknown',
+  gaps: 'unknown',
+} as const;
+
 /** Fast worker defaults: the suites must stay well under a second per test. */
 export const FAST: WorkOptions = { pollIntervalMs: 20, backoff: { baseMs: 10, jitter: 'none' } };
-
-/**
- * Call at the top of a suite file: PGlite boots once before the tests, and each test gets a
- * bounded time that allows for a loaded machine (two cores shared with other suites).
- */
-export function inboxSuiteSetup(): void {
-  vi.setConfig({ testTimeout: 15_000 });
-  beforeAll(warmUp, 120_000); // PGlite boots in 3 to 5 s alone, far longer on a machine shared by several suites
-}
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
 
@@ -58,6 +60,11 @@ export interface InboxHarness {
   receiver(options?: Omit<ReceiverOptions<unknown>, 'inbox' | 'secrets'>): Receiver<unknown>;
   /** Signs and receives. */
   deliver(receiver: Receiver<unknown>, eventOrBody: object | string, options?: { t?: number }): Promise<ReceiveResult>;
+  /**
+   * Delivers `n` budget events at `at('.<from + i>')` (three digits; `app(i)`'s app where given),
+   * each accepted, one after another; resolves with their ids.
+   */
+  deliverMany(receiver: Receiver<unknown>, n: number, options?: { from?: number; app?: (i: number) => string }): Promise<string[]>;
   /** A worker stopped when the test finishes (if the test did not stop it). */
   work(receiver: Receiver<unknown>, options?: WorkOptions): Worker;
   /** Resolves once no delivery is pending or running (retries included). */
@@ -82,7 +89,7 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
   const attemptsTable = `${db.table}_attempts`;
   const count = async (where = 'true') =>
     Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table} WHERE ${where}`))[0]!.n);
-  return {
+  const harness: InboxHarness = {
     kind,
     db,
     inbox,
@@ -92,6 +99,16 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
     deliver(receiver, eventOrBody, deliverOptions = {}) {
       const request = sign(eventOrBody, deliverOptions);
       return receiver.receive({ body: request.bytes, headers: request.headers });
+    },
+    async deliverMany(receiver, n, { from = 0, app } = {}) {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const data = app === undefined ? {} : { app: app(i) };
+        const result = await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${String(from + i).padStart(3, '0')}`), data));
+        if (result.outcome !== 'accepted') throw new Error(`delivery ${i} was not accepted: ${JSON.stringify(result)}`);
+        ids.push(result.id!);
+      }
+      return ids;
     },
     work(receiver, workOptions = {}) {
       const worker = inbox.work(receiver, { ...FAST, ...workOptions });
@@ -109,14 +126,46 @@ export async function openInbox(kind: ClientKind, options: { migrate?: boolean }
     rows: () => db.query(`SELECT * FROM ${table} ORDER BY id`),
     count,
   };
+  return harness;
+}
+
+/** A receiver whose app:budget:cap handler counts its calls and holds each until `release()`; `started` resolves at the first. */
+export function heldHandler(harness: InboxHarness) {
+  const receiver = harness.receiver();
+  const first = deferred<void>();
+  const gate = deferred<void>();
+  let calls = 0;
+  receiver.on('app:budget:cap', async () => {
+    calls++;
+    first.resolve();
+    await gate.promise;
+  });
+  return { receiver, started: first.promise, calls: () => calls, release: () => gate.resolve() };
 }
 
 /**
- * Readies PGlite's template in a beforeAll (booting one, 3 to 5 s here, when the run's globalSetup
- * did not), so the first PGlite test's timeout is not spent on it.
+ * Records which app's handlers run at once, and the order each app's events were seen in: for
+ * order: 'per-app'. `enter` is the handler's body; its `ms` is the handler's own time (a pace, not
+ * a wait), so that two handlers of one app running at once would overlap and be counted.
  */
-export async function warmUp(): Promise<void> {
-  await preparePGlite();
+export function appRecorder() {
+  const running = new Map<string, number>();
+  const seen = new Map<string, string[]>();
+  let overlaps = 0;
+  return {
+    async enter(app: string, timestamp: string, ms: number) {
+      const now = (running.get(app) ?? 0) + 1;
+      if (now > 1) overlaps++;
+      running.set(app, now);
+      seen.set(app, [...(seen.get(app) ?? []), timestamp]);
+      await sleep(ms); // the handler's pace
+      running.set(app, running.get(app)! - 1);
+    },
+    seen,
+    get overlaps() {
+      return overlaps;
+    },
+  };
 }
 
 /** A table for handler effects, next to the inbox's (same schema, same database). */

@@ -3,17 +3,17 @@
  * hours; a handler failure's class and bounded stack on its attempt; what each app needs. Real
  * PostgreSQL and PGlite.
  */
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { readAppAttention } from '../../src/inbox/operate/app-attention.js';
 import { readHistory, refusalsTable, workersTable } from '../../src/inbox/operate/history.js';
 import { MAX_STACK_LENGTH } from '../../src/inbox/rows.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
-import { at, budgetEvent, openInbox, warmUp } from './helpers.js';
+import { at, budgetEvent, openInbox } from './helpers.js';
 import { SCENARIO_KINDS } from './databases.js';
 
 // A worker, retries and PGlite's boot on a shared, busy machine: generous bounds (no timing asserted).
-vi.setConfig({ testTimeout: 120_000 });
-beforeAll(warmUp, 180_000);
+setUp({ testTimeoutMs: 120_000 });
 
 class PagerError extends Error {}
 const TICK = 'tick-2026-04-27T10:30:00Z-1f0c9a7e5b2d4c3e8a9b0c1d2e3f4a5b';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { WebhookPayloadError, WebhookVerificationError, type Receiver, type ReceiverLogRecord } from '../../src/index.js';
 import { createInbox, schemaSql, WebhookInboxError, type WorkOptions } from '../../src/inbox.js';
 import {
@@ -17,7 +18,6 @@ import {
   budgetEvent,
   bytesOf,
   createEffectsTable,
-  inboxSuiteSetup,
   isNativeTransaction,
   nowSeconds,
   openInbox,
@@ -36,7 +36,7 @@ import { deferred } from '../kit/time.js';
  * Sections: schema; receive (one committed row); worker; list/get; retry/replay/stats/prune.
  */
 
-inboxSuiteSetup();
+setUp();
 
 // ── Schema and the write path (receive → one committed row) ─────────────────────────────────────
 

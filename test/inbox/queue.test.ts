@@ -4,15 +4,17 @@
  * indexes reads a column the worker writes, so its updates of a row are HOT.
  */
 import fc from 'fast-check';
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { MIGRATIONS, migrationsTableSql } from '../../src/inbox/schema/migrations.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { workerSql } from '../../src/inbox/work/sql.js';
 import { pgPoolTo } from './databases.js';
-import { at, budgetEvent, inboxSuiteSetup, openInbox, type InboxHarness } from './helpers.js';
+import { at, budgetEvent, openInbox, type InboxHarness } from './helpers.js';
 import { until } from '../kit/time.js';
 
-inboxSuiteSetup();
+setUp();
 
 /** The columns the worker, retry, replay and recovery write on a log row. */
 const WRITTEN = ['state', 'attempts', 'attempt_base', 'run_at', 'locked_until', 'locked_by', 'last_error', 'done_at', 'replayed_at'];
@@ -38,6 +40,16 @@ async function deliverMany(harness: InboxHarness, count: number, app = 'billing-
     );
     expect(result.outcome).toBe('accepted');
   }
+}
+
+/** Delivers `count` and runs them to the end with a batched worker (done, one attempt each), which then stops. */
+async function deliverAndRun(harness: InboxHarness, count: number, app?: string): Promise<void> {
+  await deliverMany(harness, count, app);
+  const receiver = harness.receiver();
+  receiver.on('app:budget:cap', () => {});
+  const worker = harness.work(receiver, { concurrency: 1, mode: 'batched' });
+  await worker.drain();
+  await worker.stop();
 }
 
 describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind) => {
@@ -116,12 +128,7 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
 
   it("keeps each delivery's attempts with it, with no foreign key to check on every claim (migration 13)", async () => {
     const harness = await openInbox(kind);
-    await deliverMany(harness, 3);
-    const receiver = harness.receiver();
-    receiver.on('app:budget:cap', () => {});
-    const worker = harness.work(receiver, { concurrency: 1, mode: 'batched' });
-    await worker.drain();
-    await worker.stop();
+    await deliverAndRun(harness, 3);
     const attempts = `${harness.table}_attempts`;
     const attemptIds = async () =>
       (await harness.db.query<{ id: string }>(`SELECT delivery_id::text AS id FROM ${attempts} ORDER BY delivery_id`)).map((row) => row.id);
@@ -156,10 +163,7 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
       `${harness.table}_queue, ${attempts}, ${harness.table} RESTART IDENTITY`,
     ];
     for (const [index, tables] of variants.entries()) {
-      await deliverMany(harness, 2, `app-${index}`);
-      const again = harness.work(receiver, { concurrency: 1, mode: 'batched' });
-      await again.drain();
-      await again.stop();
+      await deliverAndRun(harness, 2, `app-${index}`);
       // One row not done, so that the queue has rows too.
       await harness.db.query(`UPDATE ${harness.table} SET state = 'dead' WHERE id = (SELECT max(id) FROM ${harness.table})`);
       expect(await attemptIds()).toHaveLength(2);
@@ -203,13 +207,27 @@ describe.each(['pg', 'pglite'] as const)('the queue beside the log (%s)', (kind)
   });
 });
 
+/** `n` connections of their own (a pool of the test's), given back and the pool ended whatever `use` does. */
+async function withClients<N extends 1 | 2>(
+  n: N,
+  use: (clients: N extends 1 ? [pg.PoolClient] : [pg.PoolClient, pg.PoolClient]) => Promise<void>,
+): Promise<void> {
+  const pool = pgPoolTo();
+  const clients: pg.PoolClient[] = [];
+  try {
+    for (let i = 0; i < n; i++) clients.push(await pool.connect());
+    await use(clients as Parameters<typeof use>[0]);
+  } finally {
+    for (const client of clients) client.release();
+    await pool.end();
+  }
+}
+
 describe('the log on PostgreSQL', () => {
   it('migration 13 locks the log before the attempts, as the SDK reads them: a reader of both does not deadlock with it', async () => {
     const harness = await openInbox('pg', { migrate: false });
     const names = resolveTableNames(harness.table);
-    const pool = pgPoolTo();
-    const [setup, reader] = [await pool.connect(), await pool.connect()];
-    try {
+    await withClients(2, async ([setup, reader]) => {
       // A table at version 12 (one simple-protocol script per migration).
       await setup.query(migrationsTableSql(names));
       for (const migration of MIGRATIONS.filter((m) => m.version <= 12)) {
@@ -228,17 +246,11 @@ describe('the log on PostgreSQL', () => {
       await reader.query(`SELECT count(*) FROM ${names.attempts}`);
       await reader.query('COMMIT');
       expect(await migrating).toEqual({ applied: [13, 14], version: 14 });
-    } finally {
-      setup.release();
-      reader.release();
-      await pool.end();
-    }
+    });
   });
 
   it('a TRUNCATE of the log in a REPEATABLE READ transaction empties the queue and attempts committed after its snapshot (migration 13)', async () => {
     const harness = await openInbox('pg');
-    const pool = pgPoolTo();
-    const client = await pool.connect();
     const counts = async () =>
       (
         await harness.db.query(
@@ -246,15 +258,10 @@ describe('the log on PostgreSQL', () => {
                   (SELECT count(*) FROM ${harness.table}_attempts)::int AS attempts`,
         )
       )[0];
-    try {
+    await withClients(1, async ([client]) => {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       await client.query(`SELECT count(*) FROM ${harness.table}_attempts`); // the snapshot: every table empty
-      await deliverMany(harness, 3);
-      const receiver = harness.receiver();
-      receiver.on('app:budget:cap', () => {});
-      const worker = harness.work(receiver, { concurrency: 1, mode: 'batched' });
-      await worker.drain();
-      await worker.stop();
+      await deliverAndRun(harness, 3);
       await deliverMany(harness, 1, 'other-app'); // pending: a queue row
       expect(await counts()).toEqual({ log: 4, queue: 1, attempts: 3 });
       // A query in the trigger would see the snapshot's empty tables and leave these rows: a queue
@@ -262,10 +269,7 @@ describe('the log on PostgreSQL', () => {
       await client.query(`TRUNCATE ${harness.table}`);
       await client.query('COMMIT');
       expect(await counts()).toEqual({ log: 0, queue: 0, attempts: 0 });
-    } finally {
-      client.release();
-      await pool.end();
-    }
+    });
   });
 
   it('has no index that reads a column the worker writes, and keeps half of each page free', async () => {
@@ -291,10 +295,8 @@ describe('the log on PostgreSQL', () => {
          FROM generate_series(1, 5000) AS g`,
     );
     await harness.db.query(`ANALYZE ${harness.table}_queue`);
-    const pool = pgPoolTo();
-    const [claiming, other] = [await pool.connect(), await pool.connect()];
     const claim = workerSql(resolveTableNames(harness.table), { order: 'none', onFailure: 'hold', batchSize: 8 }).claim;
-    try {
+    await withClients(2, async ([claiming, other]) => {
       await claiming.query('BEGIN');
       const claimed = await claiming.query({ name: 'cap-check', text: claim, values: [2, 'cap-check', 30] });
       expect(claimed.rows.length).toBe(2);
@@ -313,19 +315,13 @@ describe('the log on PostgreSQL', () => {
         `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = 'cap-check'`,
       );
       expect(rows).toEqual([{ generic: 3, custom: 5 }]);
-    } finally {
-      claiming.release();
-      other.release();
-      await pool.end();
-    }
+    });
   });
 
   it("updates a claimed row in place: the claim's updates of the log are HOT where the page has room", async () => {
     const harness = await openInbox('pg');
     await deliverMany(harness, 30);
-    const pool = pgPoolTo();
-    const client = await pool.connect();
-    try {
+    await withClients(1, async ([client]) => {
       await client.query('BEGIN');
       const claim = workerSql(resolveTableNames(harness.table)).claim;
       const claimed = await client.query(claim, [30, 'hot-check', 30]);
@@ -341,9 +337,6 @@ describe('the log on PostgreSQL', () => {
       expect(rows[0]!.updated).toBe('30');
       expect(Number(rows[0]!.hot)).toBeGreaterThanOrEqual(24);
       await client.query('ROLLBACK');
-    } finally {
-      client.release();
-      await pool.end();
-    }
+    });
   });
 });

@@ -1,16 +1,16 @@
 // Refusals counted per minute and code in <table>_refusals: exact counts per code after a flood of
 // forged, stale and unparsable deliveries (through receive() and the fetch adapter), written in
 // one statement per flush (every row of a flush carries its transaction's xmin), on every client.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createReceiver } from '../../src/index.js';
 import { createInbox } from '../../src/inbox.js';
 import { createFetchHandler, WebhookMountError } from '../../src/adapters/web.js';
 import { openDatabase, SCENARIO_KINDS, type ClientKind, type TestDatabase } from './databases.js';
-import { at, budgetEvent, inboxSuiteSetup, nowSeconds, SECRETS, sign, warmUp } from './helpers.js';
+import { at, budgetEvent, nowSeconds, SECRETS, sign } from './helpers.js';
 import { ManualClock, until, waitFor } from '../kit/time.js';
 
-beforeAll(warmUp, 120_000);
-inboxSuiteSetup();
+setUp();
 
 const FIRED = 'app:budget:auto-shutdown:fired';
 const HOUR = 3_600_000;

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createReceiver, type Receiver, type ReceiverLogRecord } from '../../src/index.js';
 import { createInbox, WebhookInboxError, type Inbox, type WorkOptions } from '../../src/inbox.js';
 import { CLIENT_KINDS, connectionRefusedUrl, SCENARIO_KINDS, openDatabase, pgPoolTo, POSTGRES_URL } from './databases.js';
 import { within } from '../kit/time.js';
-import { at, budgetEvent, bytesOf, FAST, inboxSuiteSetup, nowSeconds, openInbox, sign, SECRETS, type InboxHarness } from './helpers.js';
+import { at, budgetEvent, bytesOf, FAST, nowSeconds, openInbox, sign, SECRETS, type InboxHarness } from './helpers.js';
 
 /**
  * Regression tests for the defects a review found in the inbox (one `describe` per defect). Each
@@ -14,7 +15,7 @@ import { at, budgetEvent, bytesOf, FAST, inboxSuiteSetup, nowSeconds, openInbox,
  * throws. Every await that hung before a fix is bounded, so a regression fails instead of hanging.
  */
 
-inboxSuiteSetup();
+setUp();
 
 /** Rejects when `promise` has not settled within `ms`: a hang becomes a failure with a name. */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {

@@ -29,7 +29,7 @@ interface Setup {
 }
 
 /** `clock`: the inbox's, for the tests that count its bounds; the steady-load tests run on the system's. */
-async function setUp(kind: Kind, storeRetry: StoreRetryOptions, max = 8, clock?: ManualClock): Promise<Setup> {
+async function openStore(kind: Kind, storeRetry: StoreRetryOptions, max = 8, clock?: ManualClock): Promise<Setup> {
   const { db, proxy, database } = await behindProxy(kind, max);
   const records: ReceiverLogRecord[] = [];
   const inbox = createInbox({ database, table: db.table, storeRetry, ...(clock === undefined ? {} : { clock }) });
@@ -82,22 +82,24 @@ type Outcome = Awaited<ReturnType<typeof outcomeOf>>;
 
 /**
  * A rack under load: `perSecond` distinct deliveries a second for `seconds`, each sent three times
- * (the copies 0, 20 and 60 ms apart), while `fault` runs.
+ * (the copies 0, 20 and 60 ms apart), while `fault` runs. `fault` gets `sent(n)`, which resolves once
+ * the rack has sent its n-th delivery: a fault starts at a point of the load, not at a time.
  */
-async function underLoad(setup: Setup, perSecond: number, seconds: number, fault: () => Promise<void>) {
+async function underLoad(setup: Setup, perSecond: number, seconds: number, fault: (sent: (n: number) => Promise<void>) => Promise<void>) {
   const sent: { tickId: string; copies: Promise<Outcome>[] }[] = [];
   const total = perSecond * seconds;
   const loading = (async () => {
     const start = Date.now();
     for (let i = 0; i < total; i++) {
       const wait = start + (i * 1000) / perSecond - Date.now();
-      if (wait > 0) await sleep(wait);
+      if (wait > 0) await sleep(wait); // the rack's pace
       const { tickId, request } = delivery();
-      const copies = [0, 20, 60].map((delay) => outcomeOf(sleep(delay).then(() => setup.receive(request))));
+      const copies = [0, 20, 60].map((delay) => outcomeOf(sleep(delay).then(() => setup.receive(request)))); // the copies' pace
       sent.push({ tickId, copies });
     }
   })();
-  await Promise.all([loading, fault()]);
+  const reached = (n: number) => until(() => expect(sent.length).toBeGreaterThanOrEqual(n), 30_000, 5).then(() => {});
+  await Promise.all([loading, fault(reached)]);
   const answered = await Promise.all(sent.map(async ({ tickId, copies }) => ({ tickId, outcomes: await Promise.all(copies) })));
   return answered;
 }
@@ -158,7 +160,7 @@ describe('a database stop during a steady load', () => {
   // 3 s: past the probes' longest backoff step (1 s, reached after 1.55 s) and the worker's 2 s lease,
   // with load before, during and after the stop.
   it('3 s on pg: every copy is answered 200, each delivery stored once, and the worker runs every one', { timeout: 60_000 }, async () => {
-    const setup = await setUp('pg', { maxWaitMs: 15_000 });
+    const setup = await openStore('pg', { maxWaitMs: 15_000 });
     const ran = new Map<string, number>();
     setup.receiver.on(ACTION, (_event, context) => {
       ran.set(context.delivery.id, (ran.get(context.delivery.id) ?? 0) + 1);
@@ -170,10 +172,10 @@ describe('a database stop during a steady load', () => {
       backoff: { baseMs: 50, maxMs: 200 },
     });
     onTestFinished(() => worker.stop());
-    const answered = await underLoad(setup, 40, 5, async () => {
-      await sleep(500);
+    const answered = await underLoad(setup, 40, 5, async (sent) => {
+      await sent(20); // half a second of load stored before the stop
       setup.proxy.stop();
-      await sleep(3000);
+      await sleep(3000); // the outage's length: what the scenario is, not a wait for anything
       await setup.proxy.resume();
     });
     await expectNothingLost(setup, answered);
@@ -189,11 +191,11 @@ describe('a database stop during a steady load', () => {
   });
 
   it('1.5 s on postgres.js: nothing lost, nothing doubled', { timeout: 30_000 }, async () => {
-    const setup = await setUp('postgres', { maxWaitMs: 10_000 });
-    const answered = await underLoad(setup, 40, 3, async () => {
-      await sleep(700);
+    const setup = await openStore('postgres', { maxWaitMs: 10_000 });
+    const answered = await underLoad(setup, 40, 3, async (sent) => {
+      await sent(28); // 0.7 s of load before the stop
       setup.proxy.stop();
-      await sleep(1500);
+      await sleep(1500); // the outage's length: what the scenario is, not a wait for anything
       await setup.proxy.resume();
     });
     await expectNothingLost(setup, answered);
@@ -204,10 +206,11 @@ describe('a database stop during a steady load', () => {
 
 describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
   it('a restart (every connection reset, twice) during a steady load loses nothing', { timeout: 30_000 }, async () => {
-    const setup = await setUp(kind, { maxWaitMs: 10_000 });
-    const answered = await underLoad(setup, 40, 3, async () => {
-      for (const at of [800, 700]) {
-        await sleep(at);
+    const setup = await openStore(kind, { maxWaitMs: 10_000 });
+    const answered = await underLoad(setup, 40, 3, async (sent) => {
+      // Two restarts a little apart, each in the middle of the load (0.8 s and 1.5 s at the rack's pace).
+      for (const n of [32, 60]) {
+        await sent(n);
         setup.proxy.reset();
       }
     });
@@ -219,7 +222,7 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     { timeout: 20_000 },
     async () => {
       const clock = new ManualClock();
-      const setup = await setUp(kind, { maxWaitMs: 400 }, 8, clock);
+      const setup = await openStore(kind, { maxWaitMs: 400 }, 8, clock);
       const batch = (n: number) => Array.from({ length: n }, delivery);
       const before = batch(5);
       for (const { request } of before) expect((await setup.receive(request)).outcome).toBe('accepted');
@@ -267,7 +270,7 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     const [first, second, third] = [delivery(), delivery(), delivery()];
     // Room for two deliveries held (their body twice and the fixed part each, held.ts), not three.
     const clock = new ManualClock();
-    const setup = await setUp(kind, { maxWaitMs: 8000, maxBufferedBytes: Math.floor(heldCost(first!.request.bytes) * 2.5) }, 8, clock);
+    const setup = await openStore(kind, { maxWaitMs: 8000, maxBufferedBytes: Math.floor(heldCost(first!.request.bytes) * 2.5) }, 8, clock);
     setup.proxy.stop();
     const waiting = [first!, second!].map(({ request }) => outcomeOf(setup.receive(request)));
     await until(() => expect(processHeld.count).toBe(2)); // both are waiting now
@@ -288,7 +291,7 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     { timeout: 20_000 },
     async () => {
       const clock = new ManualClock();
-      const setup = await setUp(kind, { maxWaitMs: 10_000 }, 8, clock);
+      const setup = await openStore(kind, { maxWaitMs: 10_000 }, 8, clock);
       setup.proxy.stop();
       const { request } = delivery();
       const waiting = outcomeOf(setup.receive(request));
@@ -308,7 +311,7 @@ describe.each<Kind>(['pg', 'postgres'])('through %s', (kind) => {
     { timeout: 20_000 },
     async () => {
       // One connection, opened first, so the cut lands on the INSERT's own reply.
-      const setup = await setUp(kind, { maxWaitMs: 5000 }, 1);
+      const setup = await openStore(kind, { maxWaitMs: 5000 }, 1);
       const warm = delivery();
       expect((await setup.receive(warm.request)).outcome).toBe('accepted');
       setup.proxy.cutNextInsertReply();

@@ -23,5 +23,3 @@ export function manualClock(startSeconds = T0) {
   let ms = startSeconds * 1000;
   return { now: () => ms, advance: (seconds: number) => void (ms += seconds * 1000) };
 }
-
-export const tick = () => new Promise((resolve) => setTimeout(resolve, 0));

@@ -5,7 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertBuilt, ROOT, waitFor } from '../examples/helpers.js';
+import { assertBuilt, ROOT } from '../examples/helpers.js';
+import { waitFor } from '../kit/time.js';
 
 const SCRIPT = `
 import { createServer } from 'node:http';
@@ -45,8 +46,8 @@ async function start(env: Record<string, string>) {
   const output = () => stdout;
   await waitFor(
     () => output().includes('listening'),
-    () => `no listening line: ${output()}`,
     60_000,
+    () => `no listening line: ${output()}`,
   );
   return { child, output, exited };
 }
@@ -72,14 +73,14 @@ describe('createShutdown and signals', () => {
     child.kill('SIGTERM');
     await waitFor(
       () => output().includes('SIGTERM: not ready'),
-      () => `no drain line: ${output()}`,
       60_000,
+      () => `no drain line: ${output()}`,
     );
     child.kill('SIGINT');
     await waitFor(
       () => output().includes('SIGINT ignored'),
-      () => `SIGINT not reported: ${output()}`,
       60_000,
+      () => `SIGINT not reported: ${output()}`,
     );
     child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 143, signal: null });

@@ -71,3 +71,17 @@ export const CANCEL_REASONS = {
   'countdown-lapsed': 'system',
 } as const;
 export type CancelReason = keyof typeof CANCEL_REASONS;
+
+/** An app's state as the first event about it leaves it: idle, closed, nothing set, as of `updatedAt`. */
+export function freshApp(app: string, updatedAt: string) {
+  return {
+    app,
+    autoShutdown: { phase: 'idle' },
+    breaker: { state: 'closed' },
+    budget: {},
+    scaleOverrides: {},
+    triggersOverrides: {},
+    promotes: {},
+    updatedAt,
+  };
+}

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { createRackState, type AnyWebhookEvent, type AutoShutdownPhase, type AutoShutdownState, type RackState } from '../../src/index.js';
-import { APP, CANCEL_REASONS, HOUR, MINUTE, at, event, shutdown, tickId, type CancelReason, type ShutdownKind } from './events.js';
+import {
+  APP,
+  CANCEL_REASONS,
+  HOUR,
+  MINUTE,
+  at,
+  event,
+  freshApp,
+  shutdown,
+  tickId,
+  type CancelReason,
+  type ShutdownKind,
+} from './events.js';
 
 /**
  * Every row of the auto-shutdown table (src/state/auto-shutdown.ts, docs/rack-state.md), the
@@ -43,6 +55,34 @@ function stateIn(phase: AutoShutdownPhase): { state: RackState; before: AutoShut
 /** The transitions `apply` must return when the phase moved from `from` to `to`. */
 function moved(from: string, to: string, e: AnyWebhookEvent, late = false) {
   return from === to ? [] : [{ app: APP, lifecycle: 'auto-shutdown', from, to, event: e, late }];
+}
+
+/**
+ * An app in `from` takes `e` and moves to `to`: the transition `apply` returns, and the phase as a
+ * dashboard reads it (since NOW, by `actor`, the phase it left kept as `previous`).
+ */
+function expectMoved(
+  from: AutoShutdownPhase,
+  e: AnyWebhookEvent,
+  expected: { to: AutoShutdownPhase; by: ShutdownKind; tickId: string; actor?: string; cancelReason?: CancelReason },
+): void {
+  const { to, by, tickId, actor = 'system', cancelReason } = expected;
+  const { state } = stateIn(from);
+  expect(state.apply(e).transitions).toEqual(moved(from, to, e));
+  expect(state.app(APP)!.autoShutdown).toEqual({
+    phase: to,
+    tickId,
+    since: NOW,
+    actor,
+    previous: { phase: from, by, ...(cancelReason === undefined ? {} : { cancelReason }), at: NOW, tickId, actor },
+  });
+}
+
+/** An app in `from` takes `e` and nothing changes. */
+function expectIgnored(from: AutoShutdownPhase, e: AnyWebhookEvent): void {
+  const { state, before } = stateIn(from);
+  expect(state.apply(e).transitions).toEqual([]);
+  expect(state.app(APP)!.autoShutdown).toEqual(before);
 }
 
 describe('the phases the setups reach', () => {
@@ -94,29 +134,11 @@ describe('armed: a new countdown from every phase', () => {
 
 describe('fired and failed: the shutdown happened or its retries ran out (from any phase, as the table says)', () => {
   it.each(PHASES)('fired from %s: shut-down, the countdown fields dropped', (from) => {
-    const { state } = stateIn(from);
-    const fired = shutdown('fired', NOW, TICK);
-    expect(state.apply(fired).transitions).toEqual(moved(from, 'shut-down', fired));
-    expect(state.app(APP)!.autoShutdown).toEqual({
-      phase: 'shut-down',
-      tickId: TICK,
-      since: NOW,
-      actor: 'system',
-      previous: { phase: from, by: 'fired', at: NOW, tickId: TICK, actor: 'system' },
-    });
+    expectMoved(from, shutdown('fired', NOW, TICK), { to: 'shut-down', by: 'fired', tickId: TICK });
   });
 
   it.each(PHASES)('failed from %s: shutdown-failed', (from) => {
-    const { state } = stateIn(from);
-    const failed = shutdown('failed', NOW, TICK);
-    expect(state.apply(failed).transitions).toEqual(moved(from, 'shutdown-failed', failed));
-    expect(state.app(APP)!.autoShutdown).toEqual({
-      phase: 'shutdown-failed',
-      tickId: TICK,
-      since: NOW,
-      actor: 'system',
-      previous: { phase: from, by: 'failed', at: NOW, tickId: TICK, actor: 'system' },
-    });
+    expectMoved(from, shutdown('failed', NOW, TICK), { to: 'shutdown-failed', by: 'failed', tickId: TICK });
   });
 });
 
@@ -124,15 +146,12 @@ describe('cancelled: only an armed countdown, with every cancel_reason', () => {
   const reasons = Object.entries(CANCEL_REASONS) as [CancelReason, string][];
 
   it.each(reasons)('%s from armed: idle, the reason and the actor kept', (reason, actor) => {
-    const { state } = stateIn('armed');
-    const cancelled = shutdown('cancelled', NOW, TICK, { cancel_reason: reason, actor });
-    expect(state.apply(cancelled).transitions).toEqual(moved('armed', 'idle', cancelled));
-    expect(state.app(APP)!.autoShutdown).toEqual({
-      phase: 'idle',
+    expectMoved('armed', shutdown('cancelled', NOW, TICK, { cancel_reason: reason, actor }), {
+      to: 'idle',
+      by: 'cancelled',
       tickId: TICK,
-      since: NOW,
       actor,
-      previous: { phase: 'armed', by: 'cancelled', cancelReason: reason, at: NOW, tickId: TICK, actor },
+      cancelReason: reason,
     });
   });
 
@@ -151,43 +170,31 @@ describe('cancelled: only an armed countdown, with every cancel_reason', () => {
 
 describe('restored: services back from a shutdown or a failed one', () => {
   it.each(['shut-down', 'shutdown-failed'] as const)('from %s: restored, recovery pending', (from) => {
-    const { state } = stateIn(from);
-    const restored = shutdown('restored', NOW, TICK, { actor: 'ops@example.com' });
-    expect(state.apply(restored).transitions).toEqual(moved(from, 'restored', restored));
-    expect(state.app(APP)!.autoShutdown).toEqual({
-      phase: 'restored',
+    expectMoved(from, shutdown('restored', NOW, TICK, { actor: 'ops@example.com' }), {
+      to: 'restored',
+      by: 'restored',
       tickId: TICK,
-      since: NOW,
       actor: 'ops@example.com',
-      previous: { phase: from, by: 'restored', at: NOW, tickId: TICK, actor: 'ops@example.com' },
     });
   });
 
   it.each(['idle', 'armed', 'restored'] as const)('from %s: ignored', (from) => {
-    const { state, before } = stateIn(from);
-    expect(state.apply(shutdown('restored', NOW, TICK)).transitions).toEqual([]);
-    expect(state.app(APP)!.autoShutdown).toEqual(before);
+    expectIgnored(from, shutdown('restored', NOW, TICK));
   });
 });
 
 describe('dismissed: the recovery banner goes away', () => {
   it('from restored: idle', () => {
-    const { state } = stateIn('restored');
-    const dismissed = shutdown('dismissed', NOW, TICK, { actor: 'ops@example.com' });
-    expect(state.apply(dismissed).transitions).toEqual(moved('restored', 'idle', dismissed));
-    expect(state.app(APP)!.autoShutdown).toEqual({
-      phase: 'idle',
+    expectMoved('restored', shutdown('dismissed', NOW, TICK, { actor: 'ops@example.com' }), {
+      to: 'idle',
+      by: 'dismissed',
       tickId: TICK,
-      since: NOW,
       actor: 'ops@example.com',
-      previous: { phase: 'restored', by: 'dismissed', at: NOW, tickId: TICK, actor: 'ops@example.com' },
     });
   });
 
   it.each(['idle', 'armed', 'shut-down', 'shutdown-failed'] as const)('from %s: ignored', (from) => {
-    const { state, before } = stateIn(from);
-    expect(state.apply(shutdown('dismissed', NOW, TICK, { actor: 'ops@example.com' })).transitions).toEqual([]);
-    expect(state.app(APP)!.autoShutdown).toEqual(before);
+    expectIgnored(from, shutdown('dismissed', NOW, TICK, { actor: 'ops@example.com' }));
   });
 });
 
@@ -195,22 +202,11 @@ describe('expired: the manual-mode month rollover ends whatever was in flight', 
   const MONTH_END = tickId(9, 3 * HOUR);
 
   it.each(['armed', 'shut-down', 'shutdown-failed', 'restored'] as const)('from %s: idle', (from) => {
-    const { state } = stateIn(from);
-    const expired = shutdown('expired', NOW, MONTH_END);
-    expect(state.apply(expired).transitions).toEqual(moved(from, 'idle', expired));
-    expect(state.app(APP)!.autoShutdown).toEqual({
-      phase: 'idle',
-      tickId: MONTH_END,
-      since: NOW,
-      actor: 'system',
-      previous: { phase: from, by: 'expired', at: NOW, tickId: MONTH_END, actor: 'system' },
-    });
+    expectMoved(from, shutdown('expired', NOW, MONTH_END), { to: 'idle', by: 'expired', tickId: MONTH_END });
   });
 
   it('from idle: ignored', () => {
-    const { state, before } = stateIn('idle');
-    expect(state.apply(shutdown('expired', NOW, MONTH_END)).transitions).toEqual([]);
-    expect(state.app(APP)!.autoShutdown).toEqual(before);
+    expectIgnored('idle', shutdown('expired', NOW, MONTH_END));
   });
 });
 
@@ -632,16 +628,7 @@ describe('a whole app', () => {
     const state = createRackState();
     const created = createTestAppCreate();
     expect(state.apply(created)).toEqual({ applied: true, app: 'reports-worker', late: false, transitions: [] });
-    expect(state.app('reports-worker')).toEqual({
-      app: 'reports-worker',
-      autoShutdown: { phase: 'idle' },
-      breaker: { state: 'closed' },
-      budget: {},
-      scaleOverrides: {},
-      triggersOverrides: {},
-      promotes: {},
-      updatedAt: created.timestamp,
-    });
+    expect(state.app('reports-worker')).toEqual(freshApp('reports-worker', created.timestamp));
     expect(state.app(APP)).toBeUndefined();
   });
 });

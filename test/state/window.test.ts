@@ -10,7 +10,7 @@ import {
 } from '../../src/index.js';
 import { createSignedRequestSync } from '../../src/testing/index.js';
 import { openDatabase, type TestDatabase } from '../inbox/databases.js';
-import { APP, HOUR, MINUTE, at, event, shutdown, tickId } from './events.js';
+import { APP, HOUR, MINUTE, at, event, freshApp, shutdown, tickId } from './events.js';
 
 /**
  * The edges of `apply`: the window (events that left it), events it cannot place (no app, a
@@ -199,18 +199,7 @@ describe('unknown actions', () => {
   it('make an app known, idle and empty', () => {
     const state = createRackState();
     state.apply(unknown(at(0)));
-    expect(state.apps()).toEqual([
-      {
-        app: APP,
-        autoShutdown: { phase: 'idle' },
-        breaker: { state: 'closed' },
-        budget: {},
-        scaleOverrides: {},
-        triggersOverrides: {},
-        promotes: {},
-        updatedAt: at(0),
-      },
-    ]);
+    expect(state.apps()).toEqual([freshApp(APP, at(0))]);
   });
 });
 

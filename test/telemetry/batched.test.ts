@@ -1,12 +1,12 @@
 import { trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createReceiver } from '../../src/index.js';
 import type { Worker } from '../../src/inbox.js';
 import { workerTelemetry, type AttemptFacts } from '../../src/telemetry/process.js';
 import { deferred } from '../kit/time.js';
 import { scenarioIt } from '../inbox/databases.js';
-import { warmUp } from '../inbox/helpers.js';
 import { deliverInServerSpan, event, SECRET, setup } from './inbox-setup.js';
 import { everythingSaid, points, registerSdk, total, type TestSdk } from './otel-sdk.js';
 
@@ -14,8 +14,7 @@ import { everythingSaid, points, registerSdk, total, type TestSdk } from './otel
  * `mode: 'batched'` emits the default mode's per-attempt telemetry (test/telemetry/inbox.test.ts):
  * a `process` span per handler attempt, ended once the batch statement recorded its outcome.
  */
-vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
-beforeAll(warmUp, 120_000);
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 60_000 });
 
 const BATCHED = { mode: 'batched' as const, concurrency: 4, batchSize: 8 };
 

@@ -1,13 +1,12 @@
-import { beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createReceiver } from '../../src/index.js';
 import { SNAPSHOT_MAX_AGE_MS } from '../../src/telemetry/inbox-probes.js';
-import { warmUp } from '../inbox/helpers.js';
 import { deliverInServerSpan, event, SECRET, setup } from './inbox-setup.js';
 import { everythingSaid, points, registerSdk, total } from './otel-sdk.js';
 
 // PGlite's first boot compiles its WebAssembly: once, before the tests, with room for a loaded machine.
-vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
-beforeAll(warmUp, 120_000);
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 60_000 });
 
 describe.each(['pglite', 'pg'] as const)('inbox telemetry on %s', (kind) => {
   it('a receive span per stored delivery, its traceparent in the row, and a process span per attempt linked to it', async () => {

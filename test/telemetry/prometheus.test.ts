@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { setUp } from '../kit/setup.js';
 import { createNodeHandler } from '../../src/adapters/node.js';
 import { createReceiver } from '../../src/index.js';
 import { createInbox } from '../../src/inbox.js';
@@ -9,7 +10,7 @@ import { createSignedRequestSync } from '../../src/testing/index.js';
 import { openDatabase } from '../inbox/databases.js';
 import { registerSdk } from './otel-sdk.js';
 
-vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 60_000, pglite: false });
 
 const SECRET = 'telemetry-prometheus-secret';
 

@@ -11,7 +11,7 @@ import { ConnectionDropped } from '../../src/testing/rack-api/api.js';
 
 const BASE = 'https://api.rack.example';
 
-function setUp() {
+function dispatching() {
   const dispatched: { action: string; data: Record<string, string> }[] = [];
   const rack = createRackEmulator({ log: () => {} });
   const send = rack.dispatch.bind(rack);
@@ -27,7 +27,7 @@ function setUp() {
 
 describe('the emulator rack API', () => {
   it('sends the rack webhooks of each change in order, and records the dropped ones apart', async () => {
-    const { api, dispatched } = setUp();
+    const { api, dispatched } = dispatching();
     await api.createApp('web');
     const { build, release } = await api.build('web', { drop: ['release:create'] });
     await api.build('web', { outcome: 'failed' });
@@ -38,7 +38,7 @@ describe('the emulator rack API', () => {
   });
 
   it('answers the routes from that state, newest first, with the rack status codes and bodies', async () => {
-    const { api, get } = setUp();
+    const { api, get } = dispatching();
     await api.createApp('web');
     const older = await api.build('web', { at: new Date('2026-11-28T10:00:00.5Z') });
     const newer = await api.build('web', { at: new Date('2026-11-28T11:00:00Z') });
@@ -67,7 +67,7 @@ describe('the emulator rack API', () => {
   });
 
   it('keeps an auto-shutdown lifecycle: stamps before each send, state deleted on cancel', async () => {
-    const { api, get, dispatched } = setUp();
+    const { api, get, dispatched } = dispatching();
     await api.createApp('web');
     const at = new Date('2026-11-28T10:00:00Z');
     const tick = await api.autoShutdown('web', 'armed', { at });

@@ -1,11 +1,15 @@
 import type { Driver } from '../../database/driver.js';
 import { WebhookInboxError, inboxError } from '../../database/errors.js';
+import { pause, systemClock, type Clock } from '../clock.js';
 import type { MigrateResult } from '../types.js';
 import { LATEST_VERSION, MIGRATIONS, migrationsTableSql } from './migrations.js';
 import type { TableNames } from './table-name.js';
 
 /** Attempts of a migration whose connection was lost under it. */
-const MIGRATE_ATTEMPTS = 3;
+export const MIGRATE_ATTEMPTS = 3;
+
+/** The pause before attempt n + 1 (n from 1): 100 ms, then 200 ms, time for the next owner or session to come up. */
+export const migrateBackoffMs = (attempt: number) => 100 * attempt;
 
 /**
  * The connection went away under the migration, not the database: reset or a write to a closed
@@ -20,14 +24,15 @@ function connectionLost(error: unknown): boolean {
 /**
  * Applies the missing migrations in one transaction under an advisory lock keyed on the table
  * name: processes starting together queue on the lock, and each later one finds nothing to do.
+ * The pause between attempts is on the inbox's clock (a test moves it instead of waiting).
  */
-export async function migrate(driver: Driver, names: TableNames): Promise<MigrateResult> {
+export async function migrate(driver: Driver, names: TableNames, clock: Clock = systemClock): Promise<MigrateResult> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrateOnce(driver, names);
     } catch (error) {
       if (attempt >= MIGRATE_ATTEMPTS || !connectionLost(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      await pause(clock, migrateBackoffMs(attempt));
     }
   }
 }

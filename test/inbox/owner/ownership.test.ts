@@ -121,7 +121,13 @@ describe('openPGlite', () => {
          await client.query('BEGIN');
          await client.query("INSERT INTO t (v) VALUES ('from the thread')");
          parentPort.postMessage({ role: guest.role, inTransaction: true });
-         await new Promise((resolve) => parentPort.once('message', resolve));
+         // 'query': a statement inside the open transaction; 'commit' ends it.
+         for (;;) {
+           const message = await new Promise((resolve) => parentPort.once('message', resolve));
+           if (message === 'commit') break;
+           const { rows } = await client.query('SELECT count(*)::int AS n FROM t');
+           parentPort.postMessage({ seenInTransaction: rows[0].n });
+         }
          await client.query('COMMIT');
          client.release();
          await guest.close();
@@ -137,7 +143,11 @@ describe('openPGlite', () => {
     // The thread's transaction is open: the owner's statement waits for it rather than running inside it.
     let ownerDone = false;
     const ownerCount = count(db).then((n) => ((ownerDone = true), n));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A statement the guest sends after the owner's is answered, in the guest's transaction (its own
+    // row seen): the owner's, sent first, still waits.
+    const answered = next();
+    thread.postMessage('query');
+    expect(await answered).toEqual({ seenInTransaction: 1 });
     expect(ownerDone).toBe(false);
     const finished = next();
     thread.postMessage('commit');

@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { beforeAll, expect, onTestFinished, vi } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import type { Alert, Watcher, WatchOptions } from '../../../src/inbox.js';
 import { until } from '../../kit/time.js';
-import { warmUp, type InboxHarness } from '../helpers.js';
+import type { InboxHarness } from '../helpers.js';
 
 export const MINUTE = 60_000;
 
@@ -33,6 +33,8 @@ export interface WatchedInbox {
   readonly alerts: Alert[];
   /** Failures the watcher reported. */
   readonly errors: Error[];
+  /** Moves the test's clock by `ms`, then runs one evaluation. */
+  later(ms: number): Promise<void>;
 }
 
 /**
@@ -40,7 +42,7 @@ export interface WatchedInbox {
  * once at start, then hourly): the test calls check(). Retention off unless asked for. Stopped
  * when the test finishes.
  */
-export async function watch(harness: InboxHarness, clock: TestClock, options: WatchOptions = {}): Promise<WatchedInbox> {
+export async function watch(harness: Pick<InboxHarness, 'inbox'>, clock: TestClock, options: WatchOptions = {}): Promise<WatchedInbox> {
   const alerts: Alert[] = [];
   const errors: Error[] = [];
   let reads = 0;
@@ -62,7 +64,11 @@ export async function watch(harness: InboxHarness, clock: TestClock, options: Wa
   // after it, and every later one is the test's own.
   await until(() => expect(reads).toBeGreaterThan(0));
   await watcher.check();
-  return { watcher, alerts, errors };
+  const later = async (ms: number) => {
+    clock.advance(ms);
+    await watcher.check();
+  };
+  return { watcher, alerts, errors, later };
 }
 
 /** `rule status` of each alert: what a pager would see, in order. */
@@ -83,15 +89,6 @@ export function only(
     logGaps: false,
   } as const;
   return { ...off, [rule]: options };
-}
-
-/**
- * inboxSuiteSetup with the bounds of a loaded machine: PGlite alone boots in 25 s when six
- * suites share the two cores, and a watcher test runs a worker, a receiver and several evaluations.
- */
-export function watchSuiteSetup(): void {
-  vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
-  beforeAll(warmUp, 120_000);
 }
 
 /** An HTTP endpoint that takes alerts as httpAlertSink posts them. */

@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import type { Alert } from '../../../src/inbox.js';
 import { until } from '../../kit/time.js';
 import { budgetEvent, openInbox, type InboxHarness } from '../helpers.js';
-import { MINUTE, only, TestClock, told, watch, watchSuiteSetup } from './helpers.js';
+import { MINUTE, only, TestClock, told, watch } from './helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * The incident engine on real PostgreSQL (SCENARIO_KINDS: pg): one evaluator across watchers (a lease
  * row), no duplicate alert across restarts, alerts onAlert refused offered again, the real loop.
  */
-watchSuiteSetup();
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 120_000 });
 
 const noop = (n: number) =>
   budgetEvent('app:budget:auto-shutdown:noop', new Date(Date.now() - n * 1000).toISOString(), { tick_id: `tick-noop-${n}` });

@@ -1,4 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { startConsole } from '../../../src/console/server/start-console.js';
 import { httpAlertSink } from '../../../src/inbox.js';
 import { composeInbox } from '../../../src/inbox/create-inbox.js';
@@ -7,7 +8,7 @@ import { captureOutput, cli } from '../../cli/inbox-helpers.js';
 import { fakeAssets, SCHEMAS } from '../../console/console-fixture.js';
 import { POSTGRES_URL } from '../databases.js';
 import { openInbox } from '../helpers.js';
-import { alertEndpoint, MINUTE, only, TestClock, watch, watchSuiteSetup } from './helpers.js';
+import { alertEndpoint, MINUTE, only, TestClock, watch } from './helpers.js';
 
 /**
  * The log_gap rule (issue 39 point 3) on a real PostgreSQL inbox: deliveries signed with the
@@ -15,7 +16,7 @@ import { alertEndpoint, MINUTE, only, TestClock, watch, watchSuiteSetup } from '
  * keys, severities, evidence), quiet while only late, resolved by a late arrival, and shown by
  * `rack-webhooks inbox health`.
  */
-watchSuiteSetup();
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 120_000 });
 captureOutput();
 
 const ago = (minutes: number) => rackTimestamp(new Date(Date.now() - minutes * MINUTE));

@@ -5,6 +5,7 @@
  * through an HTTP alert sink, resolves it when the event turns up, and tells a failing pass once.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { httpAlertSink, type Alert, type WatchOptions } from '../../../src/inbox.js';
 import { createRackClient, type RackFetch } from '../../../src/rack-api/client.js';
 import { createTestEvent, rackTimestamp } from '../../../src/testing/index.js';
@@ -12,9 +13,9 @@ import { inProcessFetch } from '../../kit/rack-api.js';
 import { startScenario, type Scenario } from '../../reconcile/scenario.js';
 import { captureOutput, cli } from '../../cli/inbox-helpers.js';
 import { databaseForFile, POSTGRES_URL, type TestDatabase } from '../databases.js';
-import { alertEndpoint, MINUTE, NO_RULES, TestClock, told, watchSuiteSetup } from './helpers.js';
+import { alertEndpoint, MINUTE, NO_RULES, TestClock, told, watch } from './helpers.js';
 
-watchSuiteSetup();
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 120_000 });
 captureOutput();
 
 let db: TestDatabase<'pg'>;
@@ -42,27 +43,8 @@ function rackClient(s: Scenario, options: { expiresAt?: Date } = {}) {
 }
 
 /** A watcher on the test clock with only the scheduled reconcile; its own loop never comes round again during a test. */
-async function watchRack(s: Scenario, clock: TestClock, options: Partial<WatchOptions> & Pick<WatchOptions, 'reconcile'>) {
-  const alerts: Alert[] = [];
-  const errors: Error[] = [];
-  const watcher = s.inbox.watch({
-    onAlert: (alert) => {
-      alerts.push(alert);
-    },
-    onError: (error) => errors.push(error),
-    rules: NO_RULES,
-    retention: false,
-    intervalMs: 3_600_000,
-    now: clock.now,
-    ...options,
-  });
-  onTestFinished(() => watcher.stop());
-  // Its first evaluation is on a zero timer, set before this one: once this one fires, that one is
-  // chained in `check`, and every later evaluation is the test's own.
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  await watcher.check();
-  return { watcher, alerts, errors };
-}
+const watchRack = (s: Scenario, clock: TestClock, options: Partial<WatchOptions> & Pick<WatchOptions, 'reconcile'>) =>
+  watch(s, clock, { rules: NO_RULES, ...options });
 
 describe('inbox.watch({ reconcile })', () => {
   it('tells exactly the dropped events once, nothing new on the next pass, and resolves a gap when its event turns up', async () => {

@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { until } from '../../kit/time.js';
 import { budgetEvent, openInbox, type InboxHarness } from '../helpers.js';
-import { TestClock, watch, watchSuiteSetup } from './helpers.js';
+import { TestClock, watch } from './helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * Retention on real PostgreSQL (pg) and PGlite: per state ages, dead and pending kept by default,
  * bounded batches, one pruner at a time, and the automatic pass of the watcher's loop.
  */
-watchSuiteSetup();
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 120_000 });
 
 const DAY = 86_400_000;
 

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { budgetEvent, openInbox, sign } from '../helpers.js';
-import { MINUTE, only, TestClock, told, watch, watchSuiteSetup } from './helpers.js';
+import { MINUTE, only, TestClock, told, watch } from './helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
  * Each alert rule driven on real PostgreSQL (pg) and PGlite with a test clock: the incident opens
  * once past its bound, stays quiet while it holds, and resolves once, with the fields a pager uses.
  */
-watchSuiteSetup();
+setUp({ testTimeoutMs: 60_000, hookTimeoutMs: 120_000 });
 
 const event = (action: string, minutesAgo: number, data: Record<string, string> = {}) =>
   budgetEvent(action, new Date(Date.now() - minutesAgo * MINUTE).toISOString(), data);
@@ -83,15 +84,13 @@ describe.each(SCENARIO_KINDS)('alert rules on %s', (kind) => {
   it('backlog: a delivery due past the bound opens it; a worker running it resolves it', async () => {
     const h = await openInbox(kind);
     const clock = new TestClock();
-    const { watcher, alerts } = await watch(h, clock, { rules: only('backlog', { afterMs: 5 * MINUTE }) });
+    const { watcher, alerts, later } = await watch(h, clock, { rules: only('backlog', { afterMs: 5 * MINUTE }) });
     const receiver = h.receiver();
     receiver.on('app:budget:cap', () => {});
     await h.deliver(receiver, event('app:budget:cap', 0));
-    clock.advance(4 * MINUTE);
-    await watcher.check();
+    await later(4 * MINUTE);
     expect(alerts).toEqual([]);
-    clock.advance(2 * MINUTE);
-    await watcher.check();
+    await later(2 * MINUTE);
     expect(told(alerts)).toEqual(['backlog open']);
     expect(alerts[0]).toMatchObject({ rule: 'backlog', severity: 'warning', fields: { due: 1, afterMs: 5 * MINUTE } });
     expect(alerts[0]!.fields['oldestDueMs']).toBeGreaterThanOrEqual(6 * MINUTE - 5000);
@@ -106,20 +105,17 @@ describe.each(SCENARIO_KINDS)('alert rules on %s', (kind) => {
   it('silence: quiet past the bound after a sending rack opens it; the next delivery resolves it', async () => {
     const h = await openInbox(kind);
     const clock = new TestClock();
-    const { watcher, alerts } = await watch(h, clock, { rules: only('silence', { afterMs: 15 * MINUTE, minDeliveries: 3 }) });
+    const { watcher, alerts, later } = await watch(h, clock, { rules: only('silence', { afterMs: 15 * MINUTE, minDeliveries: 3 }) });
     const receiver = h.receiver();
     await h.deliver(receiver, event('app:budget:auto-shutdown:noop', 2, { tick_id: 'tick-1' }));
     await h.deliver(receiver, event('app:budget:auto-shutdown:noop', 1, { tick_id: 'tick-2' }));
-    clock.advance(16 * MINUTE);
-    await watcher.check();
+    await later(16 * MINUTE);
     expect(alerts).toEqual([]); // two deliveries: not yet a rack that was sending
     clock.t = Date.now();
     await h.deliver(receiver, event('app:budget:auto-shutdown:noop', 0, { tick_id: 'tick-3' }));
-    clock.advance(14 * MINUTE);
-    await watcher.check();
+    await later(14 * MINUTE);
     expect(alerts).toEqual([]);
-    clock.advance(2 * MINUTE);
-    await watcher.check();
+    await later(2 * MINUTE);
     expect(told(alerts)).toEqual(['silence open']);
     expect(alerts[0]).toMatchObject({ rule: 'silence', severity: 'warning', fields: { deliveriesBefore: 3, afterMs: 15 * MINUTE } });
     expect(alerts[0]!.summary).toMatch(
@@ -136,7 +132,7 @@ describe.each(SCENARIO_KINDS)('alert rules on %s', (kind) => {
   it('overdue lifecycle: an armed countdown with no outcome past its shutdown time, from createRackState; its outcome resolves it', async () => {
     const h = await openInbox(kind);
     const clock = new TestClock();
-    const { watcher, alerts } = await watch(h, clock, { rules: only('overdueLifecycle', { graceMs: 30 * MINUTE }) });
+    const { watcher, alerts, later } = await watch(h, clock, { rules: only('overdueLifecycle', { graceMs: 30 * MINUTE }) });
     const receiver = h.receiver();
     const tick = 'tick-1777285800-0123456789abcdef0123456789abcdef';
     const expected = new Date(Date.now() - 20 * MINUTE).toISOString();
@@ -153,8 +149,7 @@ describe.each(SCENARIO_KINDS)('alert rules on %s', (kind) => {
     });
     await watcher.check();
     expect(alerts).toEqual([]); // 20 min late, grace 30
-    clock.advance(11 * MINUTE);
-    await watcher.check();
+    await later(11 * MINUTE);
     expect(told(alerts)).toEqual([`overdue_lifecycle:billing-api:${tick} open`]);
     expect(alerts[0]).toMatchObject({
       rule: 'overdue_lifecycle',
@@ -220,7 +215,7 @@ describe.each(SCENARIO_KINDS)('alert rules on %s', (kind) => {
   it('refusals: above the bound in the window, one incident per code (a wrongly rotated key, an unsigned rack)', async () => {
     const h = await openInbox(kind);
     const clock = new TestClock();
-    const { watcher, alerts } = await watch(h, clock, { rules: only('refusals', { threshold: 10, byCode: { missing_header: 2 } }) });
+    const { watcher, alerts, later } = await watch(h, clock, { rules: only('refusals', { threshold: 10, byCode: { missing_header: 2 } }) });
     const receiver = h.receiver();
     const refuse = async (request: { body: Uint8Array | string; headers: Record<string, string> }) => {
       await expect(receiver.receive(request)).rejects.toThrow();
@@ -249,8 +244,7 @@ describe.each(SCENARIO_KINDS)('alert rules on %s', (kind) => {
     expect(alerts[0]!.summary).toMatch(/^3 deliveries refused with missing_header .*\(bound 2\).*the rack stopped signing/);
     await watcher.check();
     expect(alerts).toHaveLength(2);
-    clock.advance(6 * MINUTE);
-    await watcher.check();
+    await later(6 * MINUTE);
     expect(told(alerts).slice(2).sort()).toEqual(['refusals:missing_header resolved', 'refusals:signature_mismatch resolved']);
   });
 });

@@ -1,6 +1,8 @@
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { WebhookInboxError } from '../../../src/inbox.js';
-import { at, budgetEvent, openInbox, sleep, warmUp, type InboxHarness } from '../helpers.js';
+import { deferred, within } from '../../kit/time.js';
+import { at, heldHandler, budgetEvent, openInbox, sleep, type InboxHarness } from '../helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
@@ -8,9 +10,8 @@ import { SCENARIO_KINDS } from '../databases.js';
  * attempts recorded, and what `context.transaction` does. Across processes (a worker killed
  * mid-batch, two workers sharing a table): test/inbox/batched-processes.test.ts.
  */
-// As inboxSuiteSetup, with room for PGlite's boot on a machine whose cores other suites share.
-vi.setConfig({ testTimeout: 60_000 });
-beforeAll(warmUp, 180_000);
+// As with room for PGlite's boot on a machine whose cores other suites share.
+setUp({ testTimeoutMs: 60_000 });
 
 const BATCHED = { mode: 'batched' as const, concurrency: 4, batchSize: 8 };
 
@@ -30,31 +31,8 @@ async function rowOf(harness: InboxHarness, id: string) {
   return row!;
 }
 
-/** A receiver whose handler counts its calls and holds each until `release()`. */
-function heldHandler(harness: InboxHarness) {
-  const receiver = harness.receiver();
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  let calls = 0;
-  receiver.on('app:budget:cap', async () => {
-    calls++;
-    await gate;
-  });
-  return { receiver, release, started: () => calls };
-}
-
-async function deliverMany(harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const result = await harness.deliver(
-      receiver,
-      budgetEvent('app:budget:cap', at(`.${String(i).padStart(3, '0')}`), { app: `app-${i}` }),
-    );
-    expect(result.outcome).toBe('accepted');
-    ids.push(result.id!);
-  }
-  return ids;
-}
+const deliverMany = (harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n: number) =>
+  harness.deliverMany(receiver, n, { app: (i) => `app-${i}` });
 
 for (const kind of SCENARIO_KINDS) {
   describe(`mode: 'batched' (${kind})`, () => {
@@ -63,7 +41,7 @@ for (const kind of SCENARIO_KINDS) {
       const receiver = harness.receiver();
       const seen: string[] = [];
       receiver.on('app:budget:cap', async (_event, { delivery }) => {
-        await sleep(1);
+        await sleep(1); // the handler's pace: the batch's handlers end out of order
         seen.push(`${delivery.id}/${delivery.attempt}`);
       });
       const ids = await deliverMany(harness, receiver, 30);
@@ -143,11 +121,11 @@ for (const kind of SCENARIO_KINDS) {
 
     it('holds one batch ahead of its handlers, so a second worker on the table takes the rest: 5 and 5 of 10, batchSize 5', async () => {
       const harness = await openInbox(kind);
-      const { receiver, release, started } = heldHandler(harness);
+      const { receiver, release, calls } = heldHandler(harness);
       await deliverMany(harness, receiver, 10);
       const options = { mode: 'batched' as const, concurrency: 1, batchSize: 5 };
       const first = harness.work(receiver, { ...options, workerId: 'first' });
-      await vi.waitFor(() => expect(started()).toBe(1), { timeout: 4000 });
+      await vi.waitFor(() => expect(calls()).toBe(1), { timeout: 4000 });
       // 1 slot + 5 ahead: one claim of 5, and no other until half of it is gone.
       await vi.waitFor(async () => expect(await harness.count(`state = 'running'`)).toBe(5));
       const second = harness.work(receiver, { ...options, workerId: 'second' });
@@ -170,14 +148,14 @@ for (const kind of SCENARIO_KINDS) {
 
     it('stop() gives back what was claimed and not started: no attempt left behind, the rows pending again', async () => {
       const harness = await openInbox(kind);
-      const { receiver, release, started } = heldHandler(harness);
+      const { receiver, release, calls } = heldHandler(harness);
       await deliverMany(harness, receiver, 10);
       const worker = harness.work(receiver, { mode: 'batched', concurrency: 1, batchSize: 10 });
-      await vi.waitFor(() => expect(started()).toBe(1), { timeout: 4000 });
+      await vi.waitFor(() => expect(calls()).toBe(1), { timeout: 4000 });
       const stopped = worker.stop();
       release();
       await stopped;
-      expect(started()).toBe(1);
+      expect(calls()).toBe(1);
       expect(await harness.count(`state = 'done'`)).toBe(1);
       expect(await harness.count(`state = 'pending' AND attempts = 0 AND locked_by IS NULL`)).toBe(9);
       const attempts = await harness.db.query(`SELECT outcome FROM ${harness.attemptsTable}`);
@@ -185,31 +163,6 @@ for (const kind of SCENARIO_KINDS) {
     });
   });
 }
-
-describe("mode: 'batched' with order: 'per-app' (pg)", () => {
-  it('runs each app one delivery at a time in event order, though they arrived reversed', async () => {
-    const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    const running = new Map<string, number>();
-    const seen = new Map<string, string[]>();
-    let overlaps = 0;
-    receiver.on('app:budget:cap', async (event) => {
-      const app = event.data.app;
-      const now = (running.get(app) ?? 0) + 1;
-      if (now > 1) overlaps++;
-      running.set(app, now);
-      seen.set(app, [...(seen.get(app) ?? []), event.timestamp]);
-      await sleep(5);
-      running.set(app, running.get(app)! - 1);
-    });
-    for (const fraction of ['.5', '.4', '.3', '.2', '.1'])
-      for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(fraction), { app }));
-    await harness.work(receiver, { mode: 'batched', order: 'per-app', concurrency: 4 }).drain();
-    expect(overlaps).toBe(0);
-    for (const app of ['one', 'two', 'three']) expect(seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
-    expect(await harness.count(`state = 'done'`)).toBe(15);
-  });
-});
 
 describe("mode: 'batched' options", () => {
   it('refuses an unknown mode with a RangeError naming both modes', async () => {
@@ -224,9 +177,13 @@ describe("mode: 'batched' options", () => {
     const receiver = harness.receiver();
     let running = 0;
     let most = 0;
+    // Each handler holds its slot until more than a pool's worth run at once (then all go on): no
+    // timing involved, and a worker that needed a connection per handler would time the handlers out.
+    const crowded = deferred<void>();
     receiver.on('app:budget:cap', async () => {
       most = Math.max(most, ++running);
-      await sleep(50);
+      if (running > 8) crowded.resolve();
+      await within(crowded.promise, 10_000, 'more than 8 handlers at once');
       running--;
     });
     await deliverMany(harness, receiver, 60);

@@ -1,9 +1,10 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
 import { createReceiver } from '../../../src/receiver/create-receiver.js';
 import { POSTGRES_URL } from '../databases.js';
-import { at, budgetEvent, inboxSuiteSetup, openInbox, SECRETS, type InboxHarness } from '../helpers.js';
+import { at, budgetEvent, openInbox, SECRETS, type InboxHarness } from '../helpers.js';
 
 /**
  * What a delivery's COMMIT decides, on pg, where a slot's COMMIT goes out with the next delivery's
@@ -11,7 +12,7 @@ import { at, budgetEvent, inboxSuiteSetup, openInbox, SECRETS, type InboxHarness
  * only if its handlers' writes committed; a COMMIT that fails, or that rolls back a transaction a
  * caught error had aborted, is a failed attempt, retried; the deliveries around it are untouched.
  */
-inboxSuiteSetup();
+setUp();
 
 type Database = pg.Pool | pg.Client;
 

@@ -1,110 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import type { Row } from '../../../src/database/driver.js';
-import type { Outcome } from '../../../src/telemetry/process.js';
-import { WorkerLoop, type Attempts } from '../../../src/inbox/work/loop.js';
-import type { LoopSource } from '../../../src/inbox/work/source.js';
-import { deferred, ManualClock } from '../../kit/time.js';
+import { scriptedLoop } from '../../kit/loop.js';
+import { flush } from '../../kit/time.js';
 
 /**
- * The worker loop driven step by step: a clock whose timers fire only when the test says, steps
- * that answer when the test says. No database and no real timer: each state change is observed.
+ * The worker loop driven step by step (test/kit/loop.ts): a clock whose timers fire only when the
+ * test says, steps that answer when the test says. No database and no real timer: each state
+ * change is observed.
  */
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * A source whose claims hand out `queue`, and attempts whose runs wait until the test hands them
- * over (`handOver`: the slot may go on) or finishes them (the outcome recorded).
- */
-function scriptedSteps(queue: Row[], renewsLeases = false) {
-  const log: string[] = [];
-  const runs = new Map<string, (outcome: Outcome) => void>();
-  const handOvers = new Map<string, () => void>();
-  const signals = new Map<string, AbortSignal>();
-  let claimFails = false;
-  const steps: LoopSource = {
-    async claim(wanted) {
-      log.push(`claim ${wanted}`);
-      if (claimFails) return undefined;
-      return queue.splice(0, wanted);
-    },
-    async release(released) {
-      for (const row of released) log.push(`release ${String(row['id'])}`);
-    },
-    async renew(renewed) {
-      log.push(`renew ${renewed.map((row) => String(row['id'])).join(',')}`);
-      return true;
-    },
-    async recover() {
-      log.push('recover');
-    },
-    beforePoll() {},
-  };
-  const attempts: Attempts = {
-    renewsLeases,
-    run(row, signal, handedOver) {
-      const id = String(row['id']);
-      log.push(`run ${id}`);
-      signals.set(id, signal);
-      const done = deferred<Outcome>();
-      runs.set(id, done.resolve);
-      handOvers.set(id, handedOver);
-      return done.promise;
-    },
-    async abandon(abandoned) {
-      log.push(`abandon ${abandoned.map((row) => String(row['id'])).join(',')}`);
-    },
-  };
-  return {
-    steps,
-    attempts,
-    log,
-    signals,
-    handOver(id: string) {
-      handOvers.get(id)!();
-    },
-    finish(id: string, outcome: Outcome = { kind: 'succeeded' }) {
-      runs.get(id)!(outcome);
-      runs.delete(id);
-    },
-    failClaims(fails: boolean) {
-      claimFails = fails;
-    },
-  };
-}
-
-const rows = (...ids: string[]) => ids.map((id) => ({ id }));
 
 describe('the worker loop, step by step', () => {
   it('fills its slots with one claim per batch, and claims again when a slot frees', async () => {
-    const script = scriptedSteps(rows('1', '2', '3', '4', '5'));
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 2, batchSize: 2, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
-      new ManualClock(),
-    );
-    loop.start();
-    await flush();
+    const script = scriptedLoop(['1', '2', '3', '4', '5'], { concurrency: 2, batchSize: 2 });
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1', 'run 2']);
-    expect(loop.running).toBe(2);
+    expect(script.loop.running).toBe(2);
     script.finish('1');
     await flush();
     expect(script.log.slice(4)).toEqual(['claim 1', 'run 3']);
-    expect(loop.state).toBe('running');
+    expect(script.loop.state).toBe('running');
   });
 
   it('stop(): claims nothing more, cancels every timer, and resolves only when the running handler ends', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
-      clock,
-    );
-    loop.start();
-    await flush();
+    const { loop, clock, ...script } = scriptedLoop(['1']);
+    await script.start();
     expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([[1000, true]]); // the poll keeps the process alive
     let stopped = false;
     const stopping = loop.stop().then(() => (stopped = true));
@@ -119,16 +37,8 @@ describe('the worker loop, step by step', () => {
   });
 
   it('an attempt that hands over frees its slot for the next held row; stop() still waits for its outcome to be recorded', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1', '2', '3'));
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 3, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
-      clock,
-    );
-    loop.start();
-    await flush();
+    const { loop, ...script } = scriptedLoop(['1', '2', '3'], { batchSize: 3, claimAhead: 2 });
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 3', 'run 1']); // 1 running, 2 and 3 held
     script.handOver('1'); // its COMMIT held, or its outcome queued: the slot goes on
     expect(script.log.slice(3)).toEqual(['run 2', 'claim 1']); // half the claim-ahead used: a refill
@@ -147,23 +57,9 @@ describe('the worker loop, step by step', () => {
   });
 
   it('renews, every third of a lease, the leases of every row held (queued and running), and stop() waits for the renewal under way', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1', '2', '3'), true);
-    const gate = deferred<void>();
-    const renew = script.steps.renew.bind(script.steps);
-    script.steps.renew = async (renewed) => {
-      const answer = await renew(renewed);
-      await gate.promise;
-      return answer;
-    };
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 3, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
-      clock,
-    );
-    loop.start();
-    await flush();
+    const { loop, clock, ...script } = scriptedLoop(['1', '2', '3'], { batchSize: 3, claimAhead: 2 }, true);
+    const renewed = script.hold('renew');
+    await script.start();
     script.finish('1');
     await flush();
     expect(clock.fire(10_000)).toBe(1);
@@ -173,45 +69,25 @@ describe('the worker loop, step by step', () => {
     script.finish('2');
     await flush();
     expect(stopped).toBe(false); // the renewal is a write under way
-    gate.resolve();
+    renewed();
     await stopping;
     expect(clock.live).toEqual([]);
   });
 
   it('a row claimed while stop() came is released, never run', async () => {
-    const script = scriptedSteps(rows('1'));
-    const gate = deferred<void>();
-    const claim = script.steps.claim.bind(script.steps);
-    script.steps.claim = async (wanted) => {
-      await gate.promise;
-      return claim(wanted);
-    };
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
-      new ManualClock(),
-    );
-    loop.start();
-    await flush();
+    const { loop, ...script } = scriptedLoop(['1']);
+    const claimed = script.hold('claim');
+    await script.start();
     const stopping = loop.stop();
-    gate.resolve();
+    claimed();
     await stopping;
     expect(script.log).toEqual(['recover', 'claim 1', 'release 1']);
     expect(loop.state).toBe('stopped');
   });
 
   it("failed: a wake-up is set for when the retry is due (unref'd), and it claims then", async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
-      clock,
-    );
-    loop.start();
-    await flush();
+    const { clock, ...script } = scriptedLoop(['1']);
+    await script.start();
     script.finish('1', { kind: 'failed', retryInMs: 200 });
     await flush();
     expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([
@@ -225,16 +101,8 @@ describe('the worker loop, step by step', () => {
   });
 
   it('succeeded, dead, lease-lost and unrecorded set no timer', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1', '2', '3', '4'));
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 4, batchSize: 4, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
-      clock,
-    );
-    loop.start();
-    await flush();
+    const { loop, clock, ...script } = scriptedLoop(['1', '2', '3', '4'], { concurrency: 4, batchSize: 4 });
+    await script.start();
     script.finish('1', { kind: 'succeeded' });
     script.finish('2', { kind: 'dead' });
     script.finish('3', { kind: 'lease-lost' });
@@ -245,17 +113,9 @@ describe('the worker loop, step by step', () => {
   });
 
   it('a claim the database refused is not retried in a hot loop: the next poll tries again', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1'));
+    const { loop, clock, ...script } = scriptedLoop(['1']);
     script.failClaims(true);
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
-      clock,
-    );
-    loop.start();
-    await flush();
+    await script.start();
     void loop.wake();
     await flush();
     expect(script.log).toEqual(['recover', 'claim 1', 'claim 1']); // one per wake-up, none by itself
@@ -268,15 +128,8 @@ describe('the worker loop, step by step', () => {
   });
 
   it('whenIdle() resolves once the last handler ended and no claim runs', async () => {
-    const script = scriptedSteps(rows('1', '2'));
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 2, batchSize: 2, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 },
-      new ManualClock(),
-    );
-    loop.start();
-    await flush();
+    const { loop, ...script } = scriptedLoop(['1', '2'], { concurrency: 2, batchSize: 2 });
+    await script.start();
     let idle = false;
     void loop.whenIdle().then(() => (idle = true));
     script.finish('1');
@@ -289,15 +142,9 @@ describe('the worker loop, step by step', () => {
   });
 
   it('claim-ahead: holds up to claimAhead rows beyond the slots, starts one the moment a slot frees, refills once half is used', async () => {
-    const script = scriptedSteps(rows('1', '2', '3', '4', '5', '6', '7', '8', '9', '10'));
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 2, batchSize: 4, claimAhead: 4, pollIntervalMs: 1000, leaseSeconds: 30 },
-      new ManualClock(),
-    );
-    loop.start();
-    await flush();
+    const ids = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'];
+    const { loop, ...script } = scriptedLoop(ids, { concurrency: 2, batchSize: 4, claimAhead: 4 });
+    await script.start();
     // 4 rows for the 2 slots and 2 ahead, then 2 more: 4 held beyond the slots.
     expect(script.log).toEqual(['recover', 'claim 4', 'run 1', 'run 2', 'claim 2']);
     expect(loop.running).toBe(2);
@@ -324,51 +171,27 @@ describe('the worker loop, step by step', () => {
   });
 
   it('a slot that frees during a claim starts a held row without waiting for that claim', async () => {
-    const script = scriptedSteps(rows('1', '2', '3', '4', '5', '6'));
-    const gate = deferred<void>();
-    let gated = false;
-    const claim = script.steps.claim.bind(script.steps);
-    script.steps.claim = async (wanted) => {
-      if (gated) {
-        script.log.push('claim hangs');
-        await gate.promise;
-      }
-      return claim(wanted);
-    };
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 1, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
-      new ManualClock(),
-    );
-    loop.start();
-    await flush();
+    const { loop, ...script } = scriptedLoop(['1', '2', '3', '4', '5', '6'], { claimAhead: 2 });
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 1', 'run 1', 'claim 1', 'claim 1']);
-    gated = true;
+    const claimed = script.hold('claim');
     script.finish('1'); // the held row 2 starts, and a refill claim starts and hangs
     await flush();
-    expect(script.log.slice(5)).toEqual(['run 2', 'claim hangs']);
+    expect(script.log.slice(5)).toEqual(['run 2', 'claim 1']);
     script.finish('2'); // the held row 3 starts while that claim still hangs
     await flush();
     expect(script.log.slice(7)).toEqual(['run 3']);
     const stopping = loop.stop();
-    gate.resolve();
+    claimed();
     await flush();
     script.finish('3');
     await stopping;
-    expect(script.log.slice(8)).toEqual(['claim 1', 'release 4']); // what the hanging claim took, given back
+    expect(script.log.slice(8)).toEqual(['release 4']); // what the hanging claim took, given back
   });
 
   it('stop() gives back the rows claimed ahead, never runs them, and waits for the running handler', async () => {
-    const script = scriptedSteps(rows('1', '2', '3'));
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 3, claimAhead: 2, pollIntervalMs: 1000, leaseSeconds: 30 },
-      new ManualClock(),
-    );
-    loop.start();
-    await flush();
+    const { loop, ...script } = scriptedLoop(['1', '2', '3'], { batchSize: 3, claimAhead: 2 });
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 3', 'run 1']);
     let stopped = false;
     const stopping = loop.stop().then(() => (stopped = true));
@@ -382,17 +205,9 @@ describe('the worker loop, step by step', () => {
   });
 
   it('a row held ahead until its lease is half gone is given back, not started', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1', '2'));
     // A lease of 4 ms: a held row is stale 2 ms after its claim.
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
-      clock,
-    );
-    loop.start();
-    await flush();
+    const { loop, clock, ...script } = scriptedLoop(['1', '2'], { batchSize: 2, claimAhead: 1, leaseSeconds: 0.004 });
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']);
     clock.pass(10);
     script.finish('1');
@@ -404,17 +219,9 @@ describe('the worker loop, step by step', () => {
   });
 
   it('a held row goes back once half its lease is gone even while every slot stays busy (a timer, not a free slot)', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1', '2'));
     // A lease of 4 ms: the held row is stale 2 ms after its claim; the timer is set for about 3 ms.
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 0.004 },
-      clock,
-    );
-    loop.start();
-    await flush();
+    const { loop, clock, ...script } = scriptedLoop(['1', '2'], { batchSize: 2, claimAhead: 1, leaseSeconds: 0.004 });
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']);
     const staleTimer = clock.live.find((t) => t.ms <= 4); // the poll's is 1000
     expect(staleTimer).toBeDefined();
@@ -430,21 +237,9 @@ describe('the worker loop, step by step', () => {
   });
 
   it('a second stop() during the first waits for the held rows to be given back', async () => {
-    const script = scriptedSteps(rows('1', '2'));
-    const gate = deferred<void>();
-    const release = script.steps.release.bind(script.steps);
-    script.steps.release = async (row) => {
-      await gate.promise;
-      await release(row);
-    };
-    const loop = new WorkerLoop(
-      script.steps,
-      script.attempts,
-      { concurrency: 1, batchSize: 2, claimAhead: 1, pollIntervalMs: 1000, leaseSeconds: 30 },
-      new ManualClock(),
-    );
-    loop.start();
-    await flush();
+    const { loop, ...script } = scriptedLoop(['1', '2'], { batchSize: 2, claimAhead: 1 });
+    const given = script.hold('release');
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']); // row 2 held
     let firstDone = false;
     let secondDone = false;
@@ -454,7 +249,7 @@ describe('the worker loop, step by step', () => {
     script.finish('1');
     await flush();
     expect([firstDone, secondDone]).toEqual([false, false]); // row 2's release is still under way
-    gate.resolve();
+    given();
     await Promise.all([first, second]);
     expect(script.log.slice(3)).toEqual(['release 2']);
     expect(loop.state).toBe('stopped');
@@ -462,12 +257,8 @@ describe('the worker loop, step by step', () => {
 });
 
 describe('the worker loop: its states', () => {
-  const settings = { concurrency: 1, batchSize: 1, claimAhead: 0, pollIntervalMs: 1000, leaseSeconds: 30 };
-
   it('goes created -> running -> stopping -> stopped, and refuses every other transition', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(script.steps, script.attempts, settings, clock);
+    const { loop, ...script } = scriptedLoop(['1']);
     expect(loop.state).toBe('created');
     await loop.wake(); // nothing claimed before start()
     expect(script.log).toEqual([]);
@@ -487,22 +278,17 @@ describe('the worker loop: its states', () => {
   });
 
   it('stop() before start(): created -> stopped, nothing claimed, no timer', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(script.steps, script.attempts, settings, clock);
+    const { loop, clock, log } = scriptedLoop(['1']);
     await loop.stop();
     expect(loop.state).toBe('stopped');
     expect(() => loop.start()).toThrow('worker loop: no transition from stopped to running');
-    expect(script.log).toEqual([]);
+    expect(log).toEqual([]);
     expect(clock.live).toEqual([]);
   });
 
   it('stop({ timeoutMs }): handlers that end in time are waited for, their signal never aborted, the timer cancelled', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1'));
-    const loop = new WorkerLoop(script.steps, script.attempts, settings, clock);
-    loop.start();
-    await flush();
+    const { loop, clock, ...script } = scriptedLoop(['1']);
+    await script.start();
     const stopping = loop.stop({ timeoutMs: 250 });
     await flush();
     expect(clock.live.map((t) => [t.ms, t.keepAlive])).toEqual([[250, true]]); // stop()'s caller waits on it
@@ -514,11 +300,8 @@ describe('the worker loop: its states', () => {
   });
 
   it('stop({ timeoutMs }): past it, aborts context.signal, abandons the running row in one call, and returns; held rows given back first', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1', '2'));
-    const loop = new WorkerLoop(script.steps, script.attempts, { ...settings, batchSize: 2, claimAhead: 1 }, clock);
-    loop.start();
-    await flush();
+    const { loop, clock, ...script } = scriptedLoop(['1', '2'], { batchSize: 2, claimAhead: 1 });
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 2', 'run 1']); // row 2 held
     let stopped = false;
     const stopping = loop.stop({ timeoutMs: 250 }).then(() => (stopped = true));
@@ -541,9 +324,8 @@ describe('the worker loop: its states', () => {
   });
 
   it('stop({ timeoutMs }) refuses a negative or non-number timeout with a RangeError', async () => {
-    const script = scriptedSteps([]);
-    const loop = new WorkerLoop(script.steps, script.attempts, settings, new ManualClock());
-    loop.start();
+    const { loop, ...script } = scriptedLoop([]);
+    await script.start();
     await expect(loop.stop({ timeoutMs: -1 })).rejects.toThrow(new RangeError('stop(): timeoutMs must be a number >= 0, got -1'));
     await expect(loop.stop({ timeoutMs: Number.NaN })).rejects.toThrow(RangeError);
     expect(loop.state).toBe('running');
@@ -551,17 +333,9 @@ describe('the worker loop: its states', () => {
   });
 
   it('stop() waits for the stale rows it gave back, in either completion mode (the batched stop() regression)', async () => {
-    const clock = new ManualClock();
-    const script = scriptedSteps(rows('1', '2', '3'));
-    const gate = deferred<void>();
-    const release = script.steps.release.bind(script.steps);
-    script.steps.release = async (released) => {
-      await gate.promise;
-      await release(released);
-    };
-    const loop = new WorkerLoop(script.steps, script.attempts, { ...settings, batchSize: 3, claimAhead: 2 }, clock);
-    loop.start();
-    await flush();
+    const { loop, clock, ...script } = scriptedLoop(['1', '2', '3'], { batchSize: 3, claimAhead: 2 });
+    const given = script.hold('release');
+    await script.start();
     expect(script.log).toEqual(['recover', 'claim 3', 'run 1']);
     clock.pass(15_001); // rows 2 and 3: half their lease of 30 s gone
     script.finish('1'); // the slot frees: the stale rows go back instead of starting
@@ -571,7 +345,7 @@ describe('the worker loop: its states', () => {
     const stopping = loop.stop().then(() => (stopped = true));
     await flush();
     expect(stopped).toBe(false); // their release is still under way
-    gate.resolve();
+    given();
     await stopping;
     expect(script.log.filter((line) => line.startsWith('release'))).toEqual(['release 2', 'release 3']);
   });

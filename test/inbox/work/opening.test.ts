@@ -1,11 +1,13 @@
 import { connect, createServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { createInbox } from '../../../src/inbox/create-inbox.js';
 import { beginWith, type PgPipelineClient, type PgQueryConfig } from '../../../src/database/pg-opening.js';
 import { POSTGRES_URL } from '../databases.js';
+import { deferred, until } from '../../kit/time.js';
 import { createReceiver } from '../../../src/receiver/create-receiver.js';
-import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, SECRETS, writeEffect, type InboxHarness } from '../helpers.js';
+import { createEffectsTable, openInbox, SECRETS, writeEffect, type InboxHarness } from '../helpers.js';
 
 /**
  * The default mode's transaction opens with its done-mark, in the same round trip as BEGIN on a
@@ -14,7 +16,7 @@ import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, SECRET
  * worker id holds; the handlers run in the transaction the mark opened, on a client in the mode
  * the application gave it; a mark the database refuses rolls back before any handler ran.
  */
-inboxSuiteSetup();
+setUp();
 
 /** Inside a handler: whether its transaction already wrote (the mark), and the client's pipeline mode. */
 async function insideHandler(transaction: unknown): Promise<{ wrote: boolean; pipeline: unknown }> {
@@ -33,7 +35,7 @@ async function drain(
 ) {
   const receiver = createReceiver({ secrets: SECRETS, inbox });
   receiver.on('app:budget:*', (_event, { transaction, delivery }) => handler(transaction, delivery.id));
-  for (let i = 0; i < n; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${from + i}`)));
+  await harness.deliverMany(receiver, n, { from });
   const worker = inbox.work(receiver, { concurrency: 2, pollIntervalMs: 20, backoff: { baseMs: 1, jitter: 'none' } });
   await harness.settle();
   await worker.stop();
@@ -111,7 +113,7 @@ describe("the default mode's opening statement, on pg", () => {
       const run = async (database: pg.Pool | pg.Client, from: number) => {
         // Stored through the harness's own pool: only the worker's statements pass the proxy.
         const storing = harness.receiver();
-        for (let i = 0; i < 4; i++) await harness.deliver(storing, budgetEvent('app:budget:cap', at(`.${from + i}`)));
+        await harness.deliverMany(storing, 4, { from });
         const inbox = createInbox({ database, table: harness.table });
         const receiver = createReceiver({ secrets: SECRETS, inbox });
         receiver.on('app:budget:*', () => {});
@@ -140,7 +142,7 @@ describe("the default mode's opening statement, on pg", () => {
     const pool = new pg.Pool({ connectionString: proxy.url, max: 4, connectionTimeoutMillis: 5000 });
     try {
       const storing = harness.receiver();
-      for (let i = 0; i < 12; i++) await harness.deliver(storing, budgetEvent('app:budget:cap', at(`.${500 + i}`)));
+      await harness.deliverMany(storing, 12, { from: 500 });
       const inbox = createInbox({ database: pool, table: harness.table });
       const receiver = createReceiver({ secrets: SECRETS, inbox });
       receiver.on('app:budget:*', () => {});
@@ -179,7 +181,7 @@ describe("the default mode's opening statement, on pg", () => {
       seen.push(await insideHandler(transaction));
       await writeEffect('pg', transaction, effects, delivery.id, delivery.attempt);
     });
-    for (let i = 0; i < 30; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${100 + i}`)));
+    await harness.deliverMany(receiver, 30, { from: 100 });
     const worker = harness.work(receiver, { concurrency: 2 });
     await harness.settle();
     await worker.stop();
@@ -220,31 +222,23 @@ describe("the default mode's opening statement, on pg", () => {
     }
   });
 
-  it('a worker id with quotes, backslashes and spaces reaches the attempts exactly', async () => {
-    const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    receiver.on('app:budget:*', () => {});
-    for (let i = 0; i < 3; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${200 + i}`)));
-    const workerId = `it's a \\ worker "x"`;
-    const worker = harness.work(receiver, { workerId, concurrency: 1 });
-    await harness.settle();
-    await worker.stop();
-    const rows = await harness.db.query<{ worker: string; outcome: string }>(`SELECT worker, outcome FROM ${harness.attemptsTable}`);
-    expect(rows).toEqual(Array.from({ length: 3 }, () => ({ worker: workerId, outcome: 'succeeded' })));
-  });
-
-  it('a worker id beyond ASCII (the bytes a GBK or BIG5 literal could misread) reaches the attempts exactly', async () => {
-    const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    receiver.on('app:budget:*', () => {});
-    for (let i = 0; i < 2; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${250 + i}`)));
-    const workerId = "wörker-中\\'\u815c\\";
-    const worker = harness.work(receiver, { workerId, concurrency: 1 });
-    await harness.settle();
-    await worker.stop();
-    const rows = await harness.db.query<{ worker: string; outcome: string }>(`SELECT worker, outcome FROM ${harness.attemptsTable}`);
-    expect(rows).toEqual(Array.from({ length: 2 }, () => ({ worker: workerId, outcome: 'succeeded' })));
-  });
+  const workerIds = [
+    ['with quotes, backslashes and spaces', `it's a \\ worker "x"`, 200],
+    ['beyond ASCII (the bytes a GBK or BIG5 literal could misread)', "wörker-中\\'\u815c\\", 250],
+  ] as const;
+  for (const [what, workerId, from] of workerIds) {
+    it(`a worker id ${what} reaches the attempts exactly`, async () => {
+      const harness = await openInbox('pg');
+      const receiver = harness.receiver();
+      receiver.on('app:budget:*', () => {});
+      await harness.deliverMany(receiver, 3, { from });
+      const worker = harness.work(receiver, { workerId, concurrency: 1 });
+      await harness.settle();
+      await worker.stop();
+      const rows = await harness.db.query<{ worker: string; outcome: string }>(`SELECT worker, outcome FROM ${harness.attemptsTable}`);
+      expect(rows).toEqual(Array.from({ length: 3 }, () => ({ worker: workerId, outcome: 'succeeded' })));
+    });
+  }
 
   it('a mark the database refuses rolls back before any handler ran; the retry runs once, on connections left healthy and in their mode', async () => {
     const harness = await openInbox('pg');
@@ -266,7 +260,7 @@ END $$`);
       receiver.on('app:budget:*', async (_event, { delivery, transaction }) => {
         ran.push({ attempt: delivery.attempt, ...(await insideHandler(transaction)) });
       });
-      for (let i = 0; i < 3; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${300 + i}`)));
+      await harness.deliverMany(receiver, 3, { from: 300 });
       const inbox = createInbox({ database: pool, table: harness.table });
       const worker = inbox.work(receiver, { concurrency: 1, pollIntervalMs: 20, backoff: { baseMs: 1, jitter: 'none' } });
       await harness.settle();
@@ -374,20 +368,18 @@ describe('claimAhead, on a real database', () => {
     const harness = await openInbox('pg');
     const receiver = harness.receiver();
     const handled: string[] = [];
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
+    const held = deferred<void>();
     receiver.on('app:budget:*', async (_event, { delivery }) => {
       handled.push(delivery.id);
-      if (handled.length === 1) await held;
+      if (handled.length === 1) await held.promise;
     });
-    for (let i = 0; i < 5; i++) await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${500 + i}`)));
+    await harness.deliverMany(receiver, 5, { from: 500 });
     const worker = harness.work(receiver, { concurrency: 1, claimAhead: 3, batchSize: 4 });
-    const deadline = Date.now() + 10_000;
-    while ((await harness.count(`state = 'running'`)) < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    expect(await harness.count(`state = 'running'`)).toBe(4); // one handler running, three claimed ahead
+    await until(async () => expect(await harness.count(`state = 'running'`)).toBe(4)); // one handler running, three claimed ahead
+    // stop() turns the loop to stopping before it returns (no held row may start after it), so the
+    // handler may end at once: the rows claimed ahead are given back, never run.
     const stopping = worker.stop();
-    await new Promise((r) => setTimeout(r, 50));
-    release();
+    held.resolve();
     await stopping;
     expect(handled).toHaveLength(1);
     expect(await harness.count(`state = 'pending' AND attempts = 0`)).toBe(4);

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { workerSql } from '../../../src/inbox/work/sql.js';
-import { inboxSuiteSetup, openInbox, type InboxHarness } from '../helpers.js';
+import { openInbox, type InboxHarness } from '../helpers.js';
 import { SCENARIO_KINDS } from '../databases.js';
 
 /**
@@ -11,7 +12,7 @@ import { SCENARIO_KINDS } from '../databases.js';
  * app's first unfinished delivery, none while the app runs), and find them without reading an
  * app's backlog. What handlers see: order.test.ts.
  */
-inboxSuiteSetup();
+setUp();
 
 type OnFailure = 'hold' | 'skip';
 const STATES = ['pending', 'running', 'done', 'dead'] as const;

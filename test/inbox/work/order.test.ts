@@ -1,64 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import { until } from '../../kit/time.js';
-import { at, budgetEvent, inboxSuiteSetup, openInbox, sleep, type InboxHarness } from '../helpers.js';
+import { setUp } from '../../kit/setup.js';
+import { deferred, until } from '../../kit/time.js';
+import { appRecorder, at, budgetEvent, openInbox, type InboxHarness } from '../helpers.js';
 
 /**
  * order: 'per-app' in one process on PostgreSQL: what a user relies on is the order handlers saw
  * and the rows left behind. Across processes: test/inbox/order-processes.test.ts.
  */
-inboxSuiteSetup();
+setUp();
 
 const event = (app: string, fraction: string) => budgetEvent('app:budget:cap', at(fraction), { app });
-
-/** Records which app's handlers run at once, and the order each app's events were seen in. */
-function recorder() {
-  const running = new Map<string, number>();
-  const seen = new Map<string, string[]>();
-  let overlaps = 0;
-  return {
-    async enter(app: string, timestamp: string, ms: number) {
-      const now = (running.get(app) ?? 0) + 1;
-      if (now > 1) overlaps++;
-      running.set(app, now);
-      seen.set(app, [...(seen.get(app) ?? []), timestamp]);
-      await sleep(ms);
-      running.set(app, running.get(app)! - 1);
-    },
-    seen,
-    get overlaps() {
-      return overlaps;
-    },
-  };
-}
 
 async function stateOf(harness: InboxHarness, app: string) {
   return harness.db.query(`SELECT state, attempts FROM ${harness.table} WHERE app = $1 ORDER BY event_ns`, [app]);
 }
 
 describe("order: 'per-app' (pg)", () => {
-  it('runs each app one delivery at a time in event order, though they arrived reversed, and apps side by side', async () => {
-    const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    const record = recorder();
-    receiver.on('app:budget:cap', (e) => record.enter(e.data.app, e.timestamp, 15));
-    for (const fraction of ['.5', '.4', '.3', '.2', '.1']) {
-      for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, event(app, fraction));
-    }
-    await harness.work(receiver, { order: 'per-app', concurrency: 4 }).drain();
-    expect(record.overlaps).toBe(0);
-    for (const app of ['one', 'two', 'three']) expect(record.seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
-  });
+  for (const mode of ['transactional', 'batched'] as const) {
+    it(`mode '${mode}': runs each app one delivery at a time in event order, though they arrived reversed, and apps side by side`, async () => {
+      const harness = await openInbox('pg');
+      const receiver = harness.receiver();
+      const record = appRecorder();
+      receiver.on('app:budget:cap', (e) => record.enter(e.data.app, e.timestamp, 15));
+      for (const fraction of ['.5', '.4', '.3', '.2', '.1']) {
+        for (const app of ['one', 'two', 'three']) await harness.deliver(receiver, event(app, fraction));
+      }
+      await harness.work(receiver, { mode, order: 'per-app', concurrency: 4 }).drain();
+      expect(record.overlaps).toBe(0);
+      for (const app of ['one', 'two', 'three']) expect(record.seen.get(app)).toEqual(['.1', '.2', '.3', '.4', '.5'].map(at));
+      expect(await harness.count(`state = 'done'`)).toBe(15);
+    });
+  }
 
   it('events of an app stored while one of it runs wait for it, then run oldest first', async () => {
     const harness = await openInbox('pg');
     const receiver = harness.receiver();
     const seen: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gate = deferred<void>();
     receiver.on('app:budget:cap', async (e) => {
       if (e.data.app === 'one') seen.push(e.timestamp);
       else seen.push(`${e.data.app} ${e.timestamp}`);
-      if (e.timestamp === at('.9')) await gate;
+      if (e.timestamp === at('.9')) await gate.promise;
     });
     await harness.deliver(receiver, event('one', '.9'));
     const worker = harness.work(receiver, { order: 'per-app', concurrency: 4 });
@@ -67,7 +49,7 @@ describe("order: 'per-app' (pg)", () => {
     // Three free slots, three due rows: none may start. Another app's event stored after them runs: the worker claimed past them.
     await harness.deliver(receiver, event('two', '.5'));
     await until(() => expect(seen).toEqual([at('.9'), `two ${at('.5')}`]));
-    release();
+    gate.resolve();
     await worker.drain();
     expect(seen).toEqual([...['.9'].map(at), `two ${at('.5')}`, ...['.1', '.2', '.3'].map(at)]);
   });
@@ -75,7 +57,7 @@ describe("order: 'per-app' (pg)", () => {
   it("'hold': an app whose delivery keeps failing holds only its own later events; 100 other apps flow; dead releases it", async () => {
     const harness = await openInbox('pg');
     const receiver = harness.receiver();
-    const record = recorder();
+    const record = appRecorder();
     receiver.on('app:budget:cap', async (e) => {
       if (e.data.app === 'stuck' && e.timestamp === at('.1')) throw new Error('the chat service refuses this one');
       await record.enter(e.data.app, e.timestamp, 0);

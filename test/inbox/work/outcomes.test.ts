@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';
 import { driverFor } from '../../../src/database/detect.js';
 import type { Driver } from '../../../src/database/driver.js';
@@ -9,14 +10,14 @@ import { systemClock } from '../../../src/inbox/clock.js';
 import { inlineRecorder } from '../../../src/inbox/work/recorders.js';
 import { claimedFromRow, runAttempt, type AttemptEnvironment, type Claimed } from '../../../src/inbox/work/run-attempt.js';
 import { workerSql, type WorkerSql } from '../../../src/inbox/work/sql.js';
-import { at, budgetEvent, createEffectsTable, inboxSuiteSetup, openInbox, writeEffect, type InboxHarness } from '../helpers.js';
+import { at, budgetEvent, createEffectsTable, openInbox, writeEffect, type InboxHarness } from '../helpers.js';
 
 /**
  * Each outcome of one attempt in the default mode (runAttempt with the inline recorder), driven
  * step by step with no worker, no loop and no timer: claim with the worker's own statement, run
  * the attempt, and read the rows its one statement left.
  */
-inboxSuiteSetup();
+setUp();
 
 const WORKER = 'outcome-worker';
 
@@ -32,7 +33,7 @@ interface Setup {
   attempts(id: string): Promise<Record<string, unknown>[]>;
 }
 
-async function setUp(
+async function attemptOn(
   handler: (id: string, attempt: number, transaction: unknown, effects: string) => Promise<void>,
   options: { maxAttempts?: number; driver?: (d: Driver, sql: WorkerSql) => Driver } = {},
 ): Promise<Setup> {
@@ -90,7 +91,7 @@ const effectRows = (setup: Setup) => setup.harness.db.query(`SELECT delivery_id:
 
 describe('one attempt, each outcome and the statement that records it (pg)', () => {
   it("succeeded: the handler's own write and the done mark commit together", async () => {
-    const setup = await setUp((id, attempt, tx, effects) => writeEffect('pg', tx, effects, id, attempt));
+    const setup = await attemptOn((id, attempt, tx, effects) => writeEffect('pg', tx, effects, id, attempt));
     const claimed = await setup.claim();
     // Counted at the claim (attempts = 1); written once, with its outcome.
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'running', attempts: 1, locked_by: WORKER });
@@ -102,7 +103,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   });
 
   it("failed with a retry: the handler's write rolled back, pending again after the backoff", async () => {
-    const setup = await setUp(async (id, attempt, tx, effects) => {
+    const setup = await attemptOn(async (id, attempt, tx, effects) => {
       await writeEffect('pg', tx, effects, id, attempt);
       throw new Error('downstream said 503');
     });
@@ -117,7 +118,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   });
 
   it('dead: the last attempt allowed failed; nothing scheduled', async () => {
-    const setup = await setUp(
+    const setup = await attemptOn(
       async () => {
         throw new Error('always');
       },
@@ -132,7 +133,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   });
 
   it('dead at once: a stored body that no longer parses runs no handler, whatever attempts are left', async () => {
-    const setup = await setUp(async () => {});
+    const setup = await attemptOn(async () => {});
     await setup.harness.db.query(`UPDATE ${setup.harness.table} SET body = convert_to('not json', 'UTF8')`);
     const claimed = await setup.claim();
     expect(await setup.run(claimed)).toEqual({ kind: 'dead' });
@@ -142,7 +143,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   });
 
   it('lease lost: another worker took the delivery; no handler runs and nothing is written', async () => {
-    const setup = await setUp(async () => {});
+    const setup = await attemptOn(async () => {});
     const claimed = await setup.claim();
     await setup.harness.db.query(`UPDATE ${setup.harness.table} SET locked_by = 'other-worker', attempts = 2`);
     expect(await setup.run(claimed)).toEqual({ kind: 'lease-lost' });
@@ -151,7 +152,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   });
 
   it('unrecorded: the database refuses the failure mark; the row stays running for recovery, which counts the attempt crashed', async () => {
-    const setup = await setUp(
+    const setup = await attemptOn(
       async () => {
         throw new Error('handler failed');
       },
@@ -177,7 +178,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   });
 
   it('released: a claim taken while stop() came is given back, its attempt unrecorded', async () => {
-    const setup = await setUp(async () => {});
+    const setup = await attemptOn(async () => {});
     const claimed = await setup.claim();
     const { release } = batchSql(resolveTableNames(setup.harness.db.table));
     await setup.harness.db.query(release, [JSON.stringify([{ id: claimed.id, attempt: claimed.attempt }]), WORKER]);

@@ -1,18 +1,18 @@
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { setUp } from '../../kit/setup.js';
 import { driverFor } from '../../../src/database/detect.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
 import { startWorker } from '../../../src/inbox/work/worker.js';
 import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';
 import { pgPoolTo } from '../databases.js';
-import { at, budgetEvent, openInbox, warmUp, type InboxHarness } from '../helpers.js';
-import { deferred, ManualClock } from '../../kit/time.js';
+import { heldHandler, openInbox, type InboxHarness } from '../helpers.js';
+import { deferred, ManualClock, within } from '../../kit/time.js';
 
 /**
  * `worker.stop({ timeoutMs })` and `context.signal` on real databases, in both modes, and the
  * rows a stop leaves: what a caller relies on when it ends its pool right after `stop()`.
  */
-vi.setConfig({ testTimeout: 60_000 });
-beforeAll(warmUp, 180_000);
+setUp({ testTimeoutMs: 60_000 });
 
 const rowsOf = (harness: InboxHarness) =>
   harness.db.query<Record<string, unknown>>(`SELECT id::text AS id, state, attempts, locked_by FROM ${harness.table} ORDER BY id`);
@@ -20,12 +20,6 @@ const attemptsOf = (harness: InboxHarness) =>
   harness.db.query<Record<string, unknown>>(
     `SELECT delivery_id::text AS id, attempt, outcome, error FROM ${harness.attemptsTable} ORDER BY delivery_id, attempt`,
   );
-
-async function deliverOne(harness: InboxHarness, receiver: ReturnType<InboxHarness['receiver']>, n = 0): Promise<string> {
-  const result = await harness.deliver(receiver, budgetEvent('app:budget:cap', at(`.${String(n).padStart(3, '0')}`)));
-  expect(result.outcome).toBe('accepted');
-  return result.id!;
-}
 
 for (const kind of ['pg', 'pglite'] as const) {
   for (const mode of ['transactional', 'batched'] as const) {
@@ -39,7 +33,7 @@ for (const kind of ['pg', 'pglite'] as const) {
           started.resolve(signal);
           await finish.promise;
         });
-        const id = await deliverOne(harness, receiver);
+        const [id] = await harness.deliverMany(receiver, 1);
         const worker = harness.work(receiver, { mode, concurrency: 1 });
         await expect(worker.stop({ timeoutMs: -5 })).rejects.toThrow(new RangeError('stop(): timeoutMs must be a number >= 0, got -5'));
         const signal = await started.promise; // a refused stop() stopped nothing
@@ -66,7 +60,7 @@ for (const kind of ['pg', 'pglite'] as const) {
           await letGo.promise; // still running when stop() resolves
           throw signal.reason;
         });
-        const id = await deliverOne(harness, receiver);
+        const [id] = await harness.deliverMany(receiver, 1);
         const worker = harness.work(receiver, { mode, concurrency: 1, leaseSeconds: 600 });
         const signal = await started.promise;
         await worker.stop({ timeoutMs: 20 });
@@ -98,26 +92,14 @@ for (const kind of ['pg', 'pglite'] as const) {
 describe('stop({ timeoutMs }) on PGlite, a handler that ignores context.signal (issue 38, point 4)', () => {
   it('resolves while the handler still runs: UNLISTEN, the heartbeat and the claims queued behind its transaction do not hold stop()', async () => {
     const harness = await openInbox('pglite');
-    const receiver = harness.receiver();
-    const started = deferred<void>();
-    const gate = deferred<void>();
-    receiver.on('app:budget:cap', async () => {
-      started.resolve();
-      await gate.promise;
-    });
-    await deliverOne(harness, receiver);
+    const { receiver, started, release } = heldHandler(harness);
+    await harness.deliverMany(receiver, 1);
     const worker = harness.work(receiver, { concurrency: 1, leaseSeconds: 600 });
-    await started.promise;
-    let stillWaiting = () => {};
-    const bound = new Promise<string>((resolve) => {
-      const timer = setTimeout(() => resolve('still waiting after 20 s'), 20_000);
-      stillWaiting = () => clearTimeout(timer);
-    });
+    await started;
     try {
-      expect(await Promise.race([worker.stop({ timeoutMs: 200 }).then(() => 'stopped'), bound])).toBe('stopped');
+      await within(worker.stop({ timeoutMs: 200 }), 20_000, 'stop({ timeoutMs: 200 }) with the handler still running');
     } finally {
-      stillWaiting();
-      gate.resolve(); // the handler ends; its transaction commits after stop() has returned
+      release(); // the handler ends; its transaction commits after stop() has returned
     }
   });
 });
@@ -125,15 +107,8 @@ describe('stop({ timeoutMs }) on PGlite, a handler that ignores context.signal (
 describe("mode: 'batched': stop() then pool.end() at once (pg)", () => {
   it('the rows given back for being held too long are back before stop() resolves: none ends as a crashed attempt', async () => {
     const harness = await openInbox('pg');
-    const receiver = harness.receiver();
-    const gate = deferred<void>();
-    const started = deferred<void>();
-    receiver.on('app:budget:cap', async () => {
-      started.resolve();
-      await gate.promise;
-    });
-    const ids: string[] = [];
-    for (let n = 0; n < 5; n++) ids.push(await deliverOne(harness, receiver, n));
+    const { receiver, started, release } = heldHandler(harness);
+    const ids = await harness.deliverMany(receiver, 5);
     const pool = pgPoolTo();
     pool.on('error', () => {});
     const clock = new ManualClock();
@@ -148,11 +123,11 @@ describe("mode: 'batched': stop() then pool.end() at once (pg)", () => {
       clock,
       false,
     );
-    await started.promise; // the first row runs, four are held
+    await started; // the first row runs, four are held
     clock.pass(15_001); // no renewal fired: the held rows have less than half their lease left
     expect(clock.fire(15_001)).toBe(1); // the stale timer gives them back
     const stopping = worker.stop();
-    gate.resolve();
+    release();
     await stopping;
     await pool.end();
     const [first, ...rest] = await rowsOf(harness);
