@@ -22,8 +22,9 @@ export function isPostgresJs(value: unknown): value is PostgresJsLike {
  * load) keeps that index across the reconnect, and the next statement on that connection fills its
  * result from there: `[<hole>, row]` for a one-row answer, whose `[0]` reads undefined. The rows
  * themselves are right and in order; only their places are shifted. Array methods skip holes:
- * `forEach` takes exactly the rows the server sent. (A transaction is not hit: its BEGIN's
- * CommandComplete resets the index first.)
+ * `forEach` takes exactly the rows the server sent. Only with `fetch_types: false` (the array-types
+ * query a new connection runs otherwise resets the index first), and not in a transaction (its
+ * BEGIN's CommandComplete resets it).
  */
 export function postgresJsRows(result: readonly Row[]): Row[] {
   const rows: Row[] = [];

@@ -1,6 +1,6 @@
-// A client answer that is not the statement's own. postgres.js 3.4.9 keeps the index of a
-// connection's next row across a reconnect when the connection was cut after a row and before the
-// statement's end: the next statement's rows land one place on, `[0]` reads undefined (seen under
+// A client answer that is not the statement's own. postgres.js 3.4.9 with `fetch_types: false` (as
+// the proxied fixture has it) keeps the index of a connection's next row across a reconnect when the
+// connection was cut after a row and before the statement's end: the next statement's rows land one place on, `[0]` reads undefined (seen under
 // load in store-retry.test.ts as "Cannot read properties of undefined (reading 'id')", and, worse,
 // it reads an INSERT ... RETURNING that stored a row as one that stored nothing). The driver takes
 // the rows where they are; a statement that must return a row and comes back without one is tried
