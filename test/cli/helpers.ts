@@ -139,7 +139,14 @@ export function startListener(args: readonly string[], env: Record<string, strin
   // A budget, not a wait: a new Node process loads the CLI (and PGlite's WebAssembly, for a
   // directory) before it listens; at load 12-14 on the 2-core VM that ran past 5 s. 15 s: under
   // the tests' own timeouts (20 s and more), so that this message, with stdout and stderr, is the one reported.
-  return waitForLine(/^listening on /, 0, 15_000).then((first) => ({
+  const listening = Promise.race([
+    waitForLine(/^listening on /, 0, 15_000),
+    // A child that ends first (no build, a bad option) is said at once, not after the budget.
+    exited.then((code) => {
+      throw new Error(`listen exited (${code}) before it printed its address; stderr: ${stderr}`);
+    }),
+  ]);
+  return listening.then((first) => ({
     child,
     url: first.slice('listening on '.length),
     lines,
