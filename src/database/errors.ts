@@ -30,6 +30,22 @@ export class WebhookInboxError extends WebhookError {
 }
 
 /**
+ * A statement that always returns a row came back without it: the client resolved it with an
+ * answer that is not its own (postgres.js 3.4.9 shifted a result after a connection was cut
+ * mid-reply, see postgres-js.ts). Nothing says what the statement did, so it is answered as a
+ * connection lost under it (`code` is transient, src/inbox/store/outage/transient.ts): the
+ * statement is tried again, and the store's keys make that safe. Never read as "stored" or "duplicate".
+ */
+export class MissingRowError extends Error {
+  override readonly name = 'MissingRowError';
+  readonly code = 'RESULT_ROW_MISSING';
+
+  constructor(statement: string) {
+    super(`the database client answered ${statement}, which always returns one row, with no row`);
+  }
+}
+
+/**
  * A SQLSTATE is five digits or capitals, and none starts with E (PostgreSQL's classes: 00-58, F0,
  * HV, P0, XX); Node's socket errors all do: EPIPE (a guest's write to a PGlite owner that closed it)
  * is a lost connection, not a refused statement.

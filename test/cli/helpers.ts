@@ -121,11 +121,11 @@ export function startListener(args: readonly string[], env: Record<string, strin
     for (const wake of waiters.splice(0)) wake();
   });
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const waitForLine = (pattern: RegExp, from = 0): Promise<string> =>
+  const waitForLine = (pattern: RegExp, from = 0, timeoutMs = 5_000): Promise<string> =>
     new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error(`no line matching ${pattern} in: ${JSON.stringify(lines)} stderr: ${stderr}`)),
-        5_000,
+        timeoutMs,
       );
       const check = () => {
         const line = lines.slice(from).find((candidate) => pattern.test(candidate));
@@ -136,7 +136,17 @@ export function startListener(args: readonly string[], env: Record<string, strin
       };
       check();
     });
-  return waitForLine(/^listening on /).then((first) => ({
+  // A budget, not a wait: a new Node process loads the CLI (and PGlite's WebAssembly, for a
+  // directory) before it listens; at load 12-14 on the 2-core VM that ran past 5 s. 15 s: under
+  // the tests' own timeouts (20 s and more), so that this message, with stdout and stderr, is the one reported.
+  const listening = Promise.race([
+    waitForLine(/^listening on /, 0, 15_000),
+    // A child that ends first (no build, a bad option) is said at once, not after the budget.
+    exited.then((code) => {
+      throw new Error(`listen exited (${code}) before it printed its address; stderr: ${stderr}`);
+    }),
+  ]);
+  return listening.then((first) => ({
     child,
     url: first.slice('listening on '.length),
     lines,

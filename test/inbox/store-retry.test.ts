@@ -48,8 +48,13 @@ async function openStore(kind: Kind, storeRetry: StoreRetryOptions, max = 8, clo
   };
 }
 
-/** The circuit's probe timer (50 ms doubling to 1 s), the one that does not hold the process open; the deliveries' bounds do. */
-const isProbe = (timer: ManualTimer) => !timer.keepAlive;
+/**
+ * The circuit's probe timer (50 ms doubling to 1 s, jittered down to half), one that does not hold
+ * the process open; the deliveries' bounds do. Not the refusals' flush (5 s, and it does not hold
+ * the process open either): fired while a probe's attempt is under way, it moved the clock past the
+ * outage's end, and `durationMs` no longer matched the clock.
+ */
+const isProbe = (timer: ManualTimer) => !timer.keepAlive && timer.ms <= 1000;
 
 /** Fires the probe (alone: no deadline moves with it) until `answer` settles: the database is back, the first probe reaches it. */
 async function probeUntilAnswered<T>(clock: ManualClock, answer: Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 import { timestampNanos } from '../../events/compare.js';
 import type { DeliveryToStore, StoredRow } from '../../receiver/inbox-contract.js';
 import type { Driver } from '../../database/driver.js';
-import { inboxError } from '../../database/errors.js';
+import { inboxError, MissingRowError } from '../../database/errors.js';
 import { naturalKey } from '../../events/natural-key.js';
 import type { TableNames } from '../schema/table-name.js';
 
@@ -115,7 +115,9 @@ export function createStoreDelivery(
           return { id: String(row['id']) };
         }
         if (eventKey === null) return undefined;
-        const duplicate = (await driver.query(duplicateSql, [...values, eventKey, receivedAt, natural]))[0]!;
+        const duplicate = (await driver.query(duplicateSql, [...values, eventKey, receivedAt, natural]))[0];
+        // Its SELECT has no FROM: one row, always. None is an answer that is not its own: tried again.
+        if (duplicate === undefined) throw new MissingRowError('the duplicate statement of a delivery store');
         if (duplicate['id'] !== null && duplicate['id'] !== undefined) {
           return { id: String(duplicate['id']), duplicateOf: String(duplicate['duplicate_of']) };
         }

@@ -34,9 +34,10 @@ const TRANSIENT_SOCKET_CODES = new Set([
 /**
  * postgres.js: a connection closed under a query, a connect timeout. Not CONNECTION_ENDED nor
  * CONNECTION_DESTROYED: those answer queries after the application called `sql.end()`.
- * pg: CONNECTION_TIMEOUT (newer versions' connect timeout).
+ * pg: CONNECTION_TIMEOUT (newer versions' connect timeout). Ours: RESULT_ROW_MISSING, a client's
+ * answer without the row its statement always returns (MissingRowError): tried again.
  */
-const TRANSIENT_CLIENT_CODES = new Set(['CONNECTION_CLOSED', 'CONNECT_TIMEOUT', 'CONNECTION_TIMEOUT']);
+const TRANSIENT_CLIENT_CODES = new Set(['CONNECTION_CLOSED', 'CONNECT_TIMEOUT', 'CONNECTION_TIMEOUT', 'RESULT_ROW_MISSING']);
 
 /**
  * pg reports lost connections by message only. Not "Connection terminated" alone (the application
