@@ -4,6 +4,7 @@
  * {@link SNAPSHOT_MAX_AGE_MS}, however often the SDK collects (a collection within that time gets
  * the cached counts; concurrent ones share one query).
  */
+import { settleWithin } from '../shared/timers.js';
 
 export const SNAPSHOT_MAX_AGE_MS = 5_000;
 const STATES = ['pending', 'running', 'done', 'dead', 'ignored', 'duplicate'] as const;
@@ -72,11 +73,7 @@ function snapshot(probe: Probe, now: number): Promise<InboxCounts | undefined> {
       probe.reading = undefined;
       return counts;
     });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<InboxCounts | undefined>((resolve) => {
-    timer = setTimeout(() => resolve(probe.cached?.counts), SNAPSHOT_WAIT_MS);
-  });
-  return Promise.race([probe.reading, late]).finally(() => clearTimeout(timer));
+  return settleWithin(probe.reading, SNAPSHOT_WAIT_MS, () => probe.cached?.counts);
 }
 
 export interface InboxObservations {

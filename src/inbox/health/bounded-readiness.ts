@@ -4,6 +4,7 @@
  * a pool whose connections are all stuck. A probe then hung (a balancer's probe times out as no
  * answer, a person's curl waits), and every probe after the cache lapsed started one more stuck query.
  */
+import { settleWithin } from '../../shared/timers.js';
 import { checkStates, READINESS_CHECKS } from './checks.js';
 import type { InboxReadiness } from './health.js';
 
@@ -33,10 +34,6 @@ export function boundedReadiness(check: () => Promise<InboxReadiness>, timeoutMs
         });
       underWay = started;
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<InboxReadiness>((resolve) => {
-      timer = setTimeout(() => resolve(unanswered(timeoutMs)), timeoutMs);
-    });
-    return Promise.race([underWay, late]).finally(() => clearTimeout(timer));
+    return settleWithin(underWay, timeoutMs, () => unanswered(timeoutMs));
   };
 }
