@@ -172,8 +172,11 @@ export interface ReceiverRuntime {
   reportError(error: WebhookHandlerError, started: number): Promise<void>;
   /** False when the receiver has no logger: callers skip building records. */
   readonly logging: boolean;
-  /** Writes one record to the receiver's logger; its `durationMs` runs from `started` (the receiver's clock, default now). */
-  log(record: Omit<ReceiverLogRecord, 'durationMs'>, started?: number): void;
+  /**
+   * Writes one record to the receiver's logger; its `durationMs` runs from `started` (the receiver's
+   * clock, default now), unless the record carries its own, timed on the inbox's clock (an outage's).
+   */
+  log(record: Omit<ReceiverLogRecord, 'durationMs'> & { readonly durationMs?: number }, started?: number): void;
   /** The receiver's clock, in ms (its `now` option, or `Date.now`). */
   now(): number;
   /** The receiver's `telemetry` option: `false` turns its spans and metrics off. */

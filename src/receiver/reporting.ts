@@ -1,11 +1,15 @@
 import { errorCode } from './log.js';
 import type { ErrorHandler, ReceiverLogRecord } from './types.js';
 
+/** A record to log: its `durationMs` is measured here unless it carries one. */
+export type LogRecordToTime = Omit<ReceiverLogRecord, 'durationMs'> & { readonly durationMs?: number };
+
 /** How every step tells the application what happened: the logger option and onError handlers. */
 export interface Reporting {
   /** False when no logger was given: steps skip building records. */
   readonly logging: boolean;
-  log(started: number, record: Omit<ReceiverLogRecord, 'durationMs'>): void;
+  /** `durationMs` runs from `started` on this clock, unless the record carries its own (timed on another clock: the inbox's). */
+  log(started: number, record: LogRecordToTime): void;
   reportError(error: Parameters<ErrorHandler>[0], started: number): Promise<void>;
   readonly errorHandlers: Set<ErrorHandler>;
   readonly clock: () => number;
@@ -16,7 +20,8 @@ export function createReporting(logger: ((record: ReceiverLogRecord) => void) | 
   const log: Reporting['log'] = (started, record) => {
     if (logger === undefined) return;
     try {
-      logger({ ...record, durationMs: clock() - started });
+      // A record's own durationMs, when it carries one, comes last and stands.
+      logger({ durationMs: clock() - started, ...record });
     } catch {
       // A broken logger must not turn a good delivery into a failure.
     }

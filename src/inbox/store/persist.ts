@@ -18,7 +18,9 @@ function inboxLogEvent(error: unknown): 'inbox_unavailable' | 'inbox_not_migrate
 export function createPersistStep({ inbox, runtime, customClock }: ReceiverConnection): StoreStep {
   // The inbox may hold a delivery while its database is away; the outage's records (its start,
   // its end) go to the receiver's logger, timed by the inbox.
-  const log = runtime.logging ? (record: ReceiverLogRecord) => runtime.log(record, runtime.now() - record.durationMs) : undefined;
+  // Passed through as timed: turned into a start on the receiver's clock and measured again, a
+  // duration gained the time between the two readings (751 ms for an outage of 750 on the inbox's).
+  const log = runtime.logging ? (record: ReceiverLogRecord) => runtime.log(record) : undefined;
   const storeDelivery = (delivery: DeliveryToStore) => inbox.storeDelivery(delivery, { log });
   return async ({ raw, verified, header }, { event, ignored, known }, started) => {
     const { bodyKey, eventKey } = await deliveryKeys(raw, event);
