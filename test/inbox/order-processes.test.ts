@@ -39,6 +39,10 @@ describe("order: 'per-app' across processes", () => {
     await db.query(
       `CREATE TABLE ${effects} (delivery_id bigint PRIMARY KEY, worker text NOT NULL, app text NOT NULL, started_at timestamptz NOT NULL, ended_at timestamptz)`,
     );
+    // Each worker's handlers wait until both processes have started one: under load the first
+    // to start could otherwise drain every delivery before the second is working.
+    const arrived = `${db.schema}.arrived`;
+    await db.query(`CREATE TABLE ${arrived} (worker text PRIMARY KEY)`);
     const secret = randomBytes(32).toString('hex');
     // Stored newest event first, the apps interleaved: arrival order is the reverse of event order.
     const receiver = createReceiver({ secrets: secret, inbox: createInbox({ database: db.database, table: db.table }) });
@@ -58,6 +62,7 @@ describe("order: 'per-app' across processes", () => {
       RWT_EFFECTS: effects,
       RWT_HANDLER: 'span',
       RWT_HANDLER_MS: '5-25',
+      RWT_BARRIER: `${arrived}:2`,
       RWT_WORK: JSON.stringify({ order: 'per-app', concurrency: 4, pollIntervalMs: 50 }),
     };
     const children = [startChild('work.mjs', env), startChild('work.mjs', env)];
