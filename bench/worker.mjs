@@ -26,6 +26,16 @@ const CAP_SECONDS = Number(process.env.BENCH_WORKER_CAP_SECONDS ?? 20); // a cas
 const CONCURRENCY = 8;
 const WAYS = { warm: ['warm'], cold: ['cold'], both: ['warm', 'cold'] }[process.env.BENCH_WORKER_WAY ?? 'both'];
 if (!WAYS) throw new Error(`BENCH_WORKER_WAY must be warm, cold or both, got ${process.env.BENCH_WORKER_WAY}`);
+// What one run measures: ways at sizes. BENCH_WORKER_SETTINGS=warm@10000,cold@10000,cold@50000 runs
+// these three in the same rounds (every ratio of the run then comes from the same rounds); unset,
+// it is BENCH_WORKER_WAY at BENCH_WORKER_TOTAL.
+const SETTINGS = (process.env.BENCH_WORKER_SETTINGS?.split(',').filter(Boolean) ?? WAYS.map((way) => `${way}@${TOTAL}`)).map((key) => {
+  const [way, total] = key.split('@');
+  if (!['warm', 'cold'].includes(way) || !(Number(total) > 0))
+    throw new Error(`BENCH_WORKER_SETTINGS takes way@total items (warm@10000,cold@50000), got ${key}`);
+  return { key, way, total: Number(total) };
+});
+const LARGEST = Math.max(...SETTINGS.map((setting) => setting.total));
 const ACTION = 'app:budget:auto-shutdown:fired';
 
 /**
@@ -163,7 +173,7 @@ function node22() {
 
 /** Distinct 1 KiB events (each a fresh tick_id), the same bytes for every system; a file each case reads. */
 async function writeEvents(dir) {
-  const events = new Array(WARM + TOTAL);
+  const events = new Array(WARM + LARGEST);
   for (let i = 0; i < events.length; i++) {
     const event = createTestEvent(ACTION);
     event.data.note = '';
@@ -221,20 +231,24 @@ const ONLY = process.env.BENCH_WORKER_CASES?.split(',').filter(Boolean);
 async function measure(pool, node, eventsFile) {
   const runId = randomBytes(3).toString('hex');
   const results = new Map();
-  for (const way of WAYS)
+  for (const { key, way } of SETTINGS)
     for (const c of CASES)
-      results.set(`${way}:${c.id}`, {
+      results.set(`${key}:${c.id}`, {
         rates: [],
         capped: 0,
         skipped:
-          ONLY && !ONLY.includes(c.id) ? 'not in BENCH_WORKER_CASES' : !(c.ways ?? WAYS).includes(way) ? `not run ${way}` : undefined,
+          ONLY && !ONLY.includes(c.id)
+            ? 'not in BENCH_WORKER_CASES'
+            : !(c.ways ?? ['warm', 'cold']).includes(way)
+              ? `not run ${way}`
+              : undefined,
       });
   let n = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    for (const way of round % 2 === 0 ? WAYS : [...WAYS].reverse()) {
+    for (const { key, way, total } of round % 2 === 0 ? SETTINGS : [...SETTINGS].reverse()) {
       const order = round % 2 === 0 ? CASES : [...CASES].reverse();
       for (const testCase of order) {
-        const entry = results.get(`${way}:${testCase.id}`);
+        const entry = results.get(`${key}:${testCase.id}`);
         if (entry.skipped) continue;
         const schema = `rack_webhooks_bench_${runId}_${n++}`;
         if (testCase.run === 'inbox') await pool.query(`CREATE SCHEMA ${schema}`); // the peers create theirs
@@ -244,7 +258,7 @@ async function measure(pool, node, eventsFile) {
             schema,
             eventsFile,
             warm: WARM,
-            total: TOTAL,
+            total,
             capSeconds: CAP_SECONDS,
             way,
           });
@@ -271,15 +285,15 @@ const HOW = {
   cold: () => 'each case cold: a fresh schema and pool, no warm-up, graphile-worker through `runOnce`',
 };
 
-function printTable(results, way, node, serverVersion) {
-  const base = results.get(`${way}:graphile-default`).rate ?? NaN;
+function printTable(results, { key, way, total }, node, serverVersion) {
+  const base = results.get(`${key}:graphile-default`).rate ?? NaN;
   console.log(
-    `\n### Worker throughput, ${way}: ${TOTAL.toLocaleString('en-US')} stored 1 KiB deliveries, a no-op handler, concurrency ${CONCURRENCY}, every system on Node ${node.version}, PostgreSQL ${serverVersion} (median of ${ROUNDS} alternating rounds; ${HOW[way](WARM)})\n`,
+    `\n### Worker throughput, ${way}: ${total.toLocaleString('en-US')} stored 1 KiB deliveries, a no-op handler, concurrency ${CONCURRENCY}, every system on Node ${node.version}, PostgreSQL ${serverVersion} (median of ${ROUNDS} alternating rounds; ${HOW[way](WARM)})\n`,
   );
   console.log('| case | deliveries/s | rounds | ratio to graphile-worker, default |');
   console.log('|---|---:|---:|---:|');
   for (const testCase of CASES) {
-    const { rate, rates, capped, skipped, failed } = results.get(`${way}:${testCase.id}`);
+    const { rate, rates, capped, skipped, failed } = results.get(`${key}:${testCase.id}`);
     if (skipped) {
       if (!skipped.startsWith('not run')) console.log(`| ${testCase.name} | skipped: ${skipped} | | |`);
     } else
@@ -327,15 +341,17 @@ export async function benchWorker() {
     await rm(dir, { recursive: true, force: true });
   }
   let ok = true;
-  for (const way of WAYS) {
-    printTable(results, way, node, serverVersion);
-    const at = (id) => `${way}:${id}`;
+  for (const setting of SETTINGS) {
+    printTable(results, setting, node, serverVersion);
+    const { key, way, total } = setting;
+    const at = (id) => `${key}:${id}`;
+    const label = SETTINGS.some((other) => other.total !== total) ? `${way} ${total.toLocaleString('en-US')}` : way;
     console.log('');
-    ok = bar(results, `${way}: inbox worker / graphile-worker, default settings`, at('ours'), at('graphile-default'), 1.0) && ok;
+    ok = bar(results, `${label}: inbox worker / graphile-worker, default settings`, at('ours'), at('graphile-default'), 1.0) && ok;
     ok =
       bar(
         results,
-        `${way}: inbox worker, mode 'batched' / graphile-worker, localQueue + batched completion`,
+        `${label}: inbox worker, mode 'batched' / graphile-worker, localQueue + batched completion`,
         at('ours-batched'),
         at('graphile-batched'),
         0.75,
