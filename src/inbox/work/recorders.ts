@@ -1,7 +1,6 @@
 import type { Driver, Row } from '../../database/driver.js';
 import { WebhookInboxError } from '../../database/errors.js';
 import { boundError, failureDetail } from '../rows.js';
-import type { BatchSql } from './batch-sql.js';
 import type { Clock } from '../clock.js';
 import type { ResolvedWorkOptions } from './options.js';
 import type { Claimed, Recorded, Recorder } from './run-attempt.js';
@@ -10,7 +9,6 @@ import type { WorkerSql } from './sql.js';
 export interface RecorderEnvironment {
   readonly driver: Driver;
   readonly sql: WorkerSql;
-  readonly batch: BatchSql;
   readonly options: ResolvedWorkOptions;
   readonly clock: Clock;
   /** The database failed while `doing`: logged once per outage by the loop. */
@@ -40,7 +38,7 @@ async function abandonRows(env: RecorderEnvironment, rows: readonly Row[]): Prom
   if (rows.length === 0) return;
   const input = rows.map((row) => ({ id: String(row['id']), attempt: Number(row['attempts']), claimed_at: Number(row['claimed_at']) }));
   try {
-    await env.driver.query(env.batch.abandon, [JSON.stringify(input), env.options.workerId, env.options.maxAttempts, ABANDONED_ERROR]);
+    await env.driver.query(env.sql.abandon, [JSON.stringify(input), env.options.workerId, env.options.maxAttempts, ABANDONED_ERROR]);
   } catch (error) {
     // Left to the lease: recovery counts them as crashed.
     env.databaseFailed(error, 'failing abandoned attempts');
@@ -163,7 +161,7 @@ const RETRY_MS = [100, 1000] as const;
  * wait, a slot is freed only once its own outcome is recorded.
  */
 export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
-  const { driver, batch: statements, options, clock } = env;
+  const { driver, sql, options, clock } = env;
   let open: Batch | undefined;
   let waiting = 0;
   let sending: Promise<void> | undefined;
@@ -173,7 +171,7 @@ export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
   async function complete(batch: Batch): Promise<void> {
     for (let tried = 0; ; tried++) {
       try {
-        const rows = await driver.query(statements.complete, [JSON.stringify(batch.completions), options.workerId]);
+        const rows = await driver.query(sql.complete, [JSON.stringify(batch.completions), options.workerId]);
         return batch.settle(new Set(rows.map((row) => String(row['id']))));
       } catch (error) {
         // The rows stay running; when their leases run out, recovery counts the attempts as crashed.

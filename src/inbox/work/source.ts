@@ -3,7 +3,6 @@ import type { WorkerTelemetry } from '../../telemetry/process.js';
 import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
-import { batchSql } from './batch-sql.js';
 import type { ResolvedWorkOptions } from './options.js';
 import type { WorkerSql } from './sql.js';
 
@@ -99,7 +98,6 @@ export function workerSource(
   relisten: () => void,
 ): LoopSource {
   const { driver, sql, options } = env;
-  const batch = batchSql(names);
   // Ordered claims follow one another, per table.
   const orderKey = `rack-webhooks order ${names.display}`;
   return {
@@ -123,11 +121,11 @@ export function workerSource(
     async release(rows) {
       // Best effort: a row not given back stays claimed until its lease runs out, then recovery takes it.
       const input = rows.map((row) => ({ id: String(row['id']), attempt: Number(row['attempts']) }));
-      await driver.query(batch.release, [JSON.stringify(input), options.workerId]).catch(() => {});
+      await driver.query(sql.release, [JSON.stringify(input), options.workerId]).catch(() => {});
     },
     async renew(rows) {
       try {
-        await driver.query(batch.renew, [JSON.stringify(rows.map((row) => String(row['id']))), options.workerId, options.leaseSeconds]);
+        await driver.query(sql.renew, [JSON.stringify(rows.map((row) => String(row['id']))), options.workerId, options.leaseSeconds]);
         return true;
       } catch (error) {
         health.failed(error, 'renewing leases');

@@ -3,7 +3,6 @@ import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
-import { batchSql } from './batch-sql.js';
 import { systemClock, type Clock } from '../clock.js';
 import { stopTimeout, WorkerLoop, type Attempts } from './loop.js';
 import { resolveWorkOptions, type WorkOptions } from './options.js';
@@ -68,7 +67,6 @@ export function startWorker(
   const recorderEnv: RecorderEnvironment = {
     driver,
     sql,
-    batch: batchSql(names),
     options,
     clock,
     databaseFailed: (error, doing) => health.failed(error, doing),
