@@ -1,6 +1,7 @@
 import type { Outcome } from '../../telemetry/process.js';
 import type { Row } from '../../database/driver.js';
-import { systemClock, type Clock } from '../clock.js';
+import { settledWithin, systemClock, type Clock } from '../clock.js';
+import type { ResolvedWorkOptions } from './options.js';
 import type { LoopSource } from './source.js';
 
 /** What the loop runs for each row it claimed: one attempt, the same in both modes (worker.ts composes it). */
@@ -20,19 +21,8 @@ export interface Attempts {
   abandon(rows: readonly Row[]): Promise<void>;
 }
 
-export interface LoopSettings {
-  readonly concurrency: number;
-  /** Rows claimed per round trip, at most. */
-  readonly batchSize: number;
-  /**
-   * Rows held claimed beyond the slots, started as slots free: a claim's round trip then overlaps
-   * the handlers instead of leaving a slot idle. Refilled once half of it is used. 0: claim only for free slots.
-   */
-  readonly claimAhead: number;
-  readonly pollIntervalMs: number;
-  /** A row held ahead with less than half its lease left is given back instead of started (another worker may soon take it). */
-  readonly leaseSeconds: number;
-}
+/** `claimAhead`: rows held claimed beyond the slots, refilled once half of it is used (batched mode: its `batchSize`). */
+export type LoopSettings = Pick<ResolvedWorkOptions, 'concurrency' | 'batchSize' | 'claimAhead' | 'pollIntervalMs' | 'leaseSeconds'>;
 
 /**
  * `created`: nothing started; `running`: claims whenever it has room and is woken (a notification,
@@ -41,13 +31,6 @@ export interface LoopSettings {
  * way that it waits for, no timer left.
  */
 export type LoopState = 'created' | 'running' | 'stopping' | 'stopped';
-
-const TRANSITIONS: Readonly<Record<LoopState, readonly LoopState[]>> = {
-  created: ['running', 'stopped'],
-  running: ['stopping'],
-  stopping: ['stopped'],
-  stopped: [],
-};
 
 /** `stop()`'s `timeoutMs`, checked: a `RangeError` before anything stops. */
 export function stopTimeout(options: { timeoutMs?: number } = {}): number | undefined {
@@ -107,14 +90,22 @@ export class WorkerLoop {
 
   /** Starts polling (recover, then claim), every `pollIntervalMs`; renews leases when the mode needs it. */
   start(): void {
-    this.#transition('running');
+    if (this.#state !== 'created') throw new Error(`worker loop: no transition from ${this.#state} to running`);
+    this.#state = 'running';
     this.#poll();
     if (this.attempts.renewsLeases) this.#renewLater();
   }
 
   /** False while anything is claimed, held, running, given back or waiting to be recorded here. */
   get idle(): boolean {
-    return this.#idle();
+    return (
+      this.#slots.size === 0 &&
+      this.#claiming === undefined &&
+      this.#ready.length === 0 &&
+      this.#releasing.size === 0 &&
+      this.#renewing.size === 0 &&
+      this.#unrecorded.size === 0
+    );
   }
 
   /** Claims now if there is room; after the pass under way if there is one. Resolves when this pass ends. */
@@ -144,7 +135,7 @@ export class WorkerLoop {
 
   /** Resolves once nothing is claimed, held, running, given back or waiting to be recorded in this worker. */
   whenIdle(): Promise<void> {
-    if (this.#idle()) return Promise.resolve();
+    if (this.idle) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
@@ -157,26 +148,25 @@ export class WorkerLoop {
    */
   async stop(options: { timeoutMs?: number } = {}): Promise<void> {
     const timeoutMs = stopTimeout(options);
-    if (this.#state === 'created') return this.#transition('stopped');
+    if (this.#state === 'created') return void (this.#state = 'stopped');
     if (this.#state === 'running') {
-      this.#transition('stopping');
+      this.#state = 'stopping';
       for (const cancel of this.#timers) cancel();
       this.#timers.clear();
     }
     // The whole stop is bounded: on one connection (PGlite) the claim under way and the rows given
     // back queue behind a running handler's transaction, so they count against timeoutMs too.
     const deadline = timeoutMs === undefined ? undefined : this.clock.now() + timeoutMs;
-    const inTime = (work: Promise<unknown>) =>
-      deadline === undefined
-        ? work.then(() => true)
-        : this.#within(
-            work.then(() => {}),
-            Math.max(0, deadline - this.clock.now()),
-          );
+    const inTime = (work: readonly unknown[]) => {
+      const settled = Promise.allSettled(work);
+      return deadline === undefined
+        ? settled.then(() => true)
+        : settledWithin(this.clock, settled, Math.max(0, deadline - this.clock.now()));
+    };
     // A claim pass under way gives back what it takes from now on; slots only end from here.
-    const claimsEnded = await inTime(Promise.allSettled([this.#claiming, this.#polling]));
+    const claimsEnded = await inTime([this.#claiming, this.#polling]);
     this.#startRelease(this.#ready.splice(0).map((held) => held.row));
-    const inTimeAll = claimsEnded && (await inTime(Promise.allSettled([...this.#unrecorded])));
+    const inTimeAll = claimsEnded && (await inTime([...this.#unrecorded]));
     if (!inTimeAll) {
       this.#abort.abort(new DOMException(`the worker stopped: its handlers outlived stop()'s timeoutMs (${timeoutMs} ms)`, 'AbortError'));
       await this.attempts.abandon([...this.#slots.values()].map((held) => held.row));
@@ -186,22 +176,8 @@ export class WorkerLoop {
     // (on one connection they wait behind a handler's transaction).
     if (inTimeAll) await Promise.allSettled([...this.#releasing]);
     await Promise.allSettled([...this.#renewing]);
-    if (this.#state === 'stopping') this.#transition('stopped');
+    if (this.#state === 'stopping') this.#state = 'stopped';
     this.#settleIdle();
-  }
-
-  /** True when `work` ended within `ms`; false when the time ran out first. */
-  async #within(work: Promise<void>, ms: number): Promise<boolean> {
-    let cancel = () => {};
-    const timedOut = new Promise<boolean>((resolve) => (cancel = this.clock.after(ms, () => resolve(false), true)));
-    const ended = await Promise.race([work.then(() => true), timedOut]);
-    cancel();
-    return ended;
-  }
-
-  #transition(to: LoopState): void {
-    if (!TRANSITIONS[this.#state].includes(to)) throw new Error(`worker loop: no transition from ${this.#state} to ${to}`);
-    this.#state = to;
   }
 
   /**
@@ -351,18 +327,7 @@ export class WorkerLoop {
     this.#timers.add(cancel);
   }
 
-  #idle(): boolean {
-    return (
-      this.#slots.size === 0 &&
-      this.#claiming === undefined &&
-      this.#ready.length === 0 &&
-      this.#releasing.size === 0 &&
-      this.#renewing.size === 0 &&
-      this.#unrecorded.size === 0
-    );
-  }
-
   #settleIdle(): void {
-    if (this.#idle()) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    if (this.idle) for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 }

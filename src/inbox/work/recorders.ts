@@ -1,7 +1,8 @@
 import type { Driver, Row } from '../../database/driver.js';
 import { WebhookInboxError } from '../../database/errors.js';
 import { boundError, failureDetail } from '../rows.js';
-import type { Clock } from '../clock.js';
+import { pause, type Clock } from '../clock.js';
+import type { Attempts } from './loop.js';
 import type { ResolvedWorkOptions } from './options.js';
 import type { Claimed, Recorded, Recorder } from './run-attempt.js';
 import type { WorkerSql } from './sql.js';
@@ -16,15 +17,7 @@ export interface RecorderEnvironment {
 }
 
 /** A mode's recorder, as the loop drives it. */
-export interface ModeRecorder extends Recorder {
-  /** Running handlers hold no lock on their rows (batched), so their leases are renewed while they run. */
-  readonly renewsLeases: boolean;
-  /**
-   * stop() ran out of time: records nothing from now on, and fails the attempts still running
-   * (`rows`, as claimed) in one statement; resolves once every statement it sent has answered.
-   */
-  abandon(rows: readonly Row[]): Promise<void>;
-}
+export type ModeRecorder = Recorder & Pick<Attempts, 'renewsLeases' | 'abandon'>;
 
 /** Thrown inside the handlers' transaction to roll it back. */
 class RolledBack {
@@ -177,7 +170,7 @@ export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
         // The rows stay running; when their leases run out, recovery counts the attempts as crashed.
         env.databaseFailed(error, 'recording finished attempts');
         if (tried >= RETRY_MS.length || abandoned) return batch.settle(undefined);
-        await new Promise<void>((resolve) => clock.after(RETRY_MS[tried]!, resolve, false));
+        await pause(clock, RETRY_MS[tried]!, false);
       }
     }
   }

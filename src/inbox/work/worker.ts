@@ -1,9 +1,9 @@
 import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
-import type { Driver, Row } from '../../database/driver.js';
+import type { Driver } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
-import { systemClock, type Clock } from '../clock.js';
+import { pause, settledWithin, systemClock, type Clock } from '../clock.js';
 import { stopTimeout, WorkerLoop, type Attempts } from './loop.js';
 import { resolveWorkOptions, type WorkOptions } from './options.js';
 import { batchedRecorder, inlineRecorder, type RecorderEnvironment } from './recorders.js';
@@ -112,13 +112,7 @@ export function startWorker(
       // connection (PGlite) UNLISTEN and the heartbeat's goodbye wait behind a running handler.
       const ending = unsubscribed.then(() => heartbeat.stop());
       if (timeoutMs === undefined) return void (await ending);
-      let cancel = () => {};
-      ending.catch(() => {});
-      await Promise.race([
-        ending,
-        new Promise<void>((resolve) => (cancel = clock.after(Math.max(0, timeoutMs - (clock.now() - startedAt)), resolve, true))),
-      ]);
-      cancel();
+      await settledWithin(clock, ending, Math.max(0, timeoutMs - (clock.now() - startedAt)));
     },
     async drain() {
       while (loop.state === 'running') {
@@ -130,18 +124,14 @@ export function startWorker(
           continue;
         }
         // Nothing running here: is anything due, or running elsewhere (a live worker, or a dead one whose lease has not run out)?
-        let unfinished: Row[];
-        try {
-          unfinished = await driver.query(sql.unfinished);
-        } catch (error) {
+        const [row] = await driver.query(sql.unfinished).catch((error: unknown) => {
           throw inboxError(error, names.display, 'draining');
-        }
-        const [row] = unfinished;
+        });
         if (row === undefined) return;
         // Due, yet not claimed (another worker got there first): look again shortly. Running: when
         // its lease runs out (recovered then), or sooner if its worker finishes it; never a hot loop.
         const waitMs = row['state'] === 'pending' ? 10 : Math.max(50, Math.ceil(Number(row['lease_ms'])));
-        await new Promise<void>((resolve) => clock.after(Math.min(options.pollIntervalMs, waitMs), resolve, true));
+        await pause(clock, Math.min(options.pollIntervalMs, waitMs));
       }
     },
   };
