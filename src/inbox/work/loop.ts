@@ -56,8 +56,8 @@ interface Held {
  */
 export class WorkerLoop {
   #state: LoopState = 'created';
-  /** Rows whose handlers run, by slot. */
-  readonly #slots = new Map<object, Held>();
+  /** Rows whose handlers run, one a slot. */
+  readonly #slots = new Set<Held>();
   /** Attempts started and not yet recorded (running, or their outcome on its way to the database). */
   readonly #unrecorded = new Set<Promise<void>>();
   /** Claimed rows waiting for a slot, oldest claim first. */
@@ -169,7 +169,7 @@ export class WorkerLoop {
     const inTimeAll = claimsEnded && (await inTime([...this.#unrecorded]));
     if (!inTimeAll) {
       this.#abort.abort(new DOMException(`the worker stopped: its handlers outlived stop()'s timeoutMs (${timeoutMs} ms)`, 'AbortError'));
-      await this.attempts.abandon([...this.#slots.values()].map((held) => held.row));
+      await this.attempts.abandon([...this.#slots].map((held) => held.row));
     }
     // Given back before stop() resolves, so that a pool.end() right after never turns them into
     // crashed attempts; past timeoutMs they are given back when they can, or left to the lease
@@ -267,10 +267,9 @@ export class WorkerLoop {
    * recorded) or ends; the attempt counts as under way until its outcome is recorded.
    */
   #startSlot(held: Held): void {
-    const slot = {};
-    this.#slots.set(slot, held);
+    this.#slots.add(held);
     const free = () => {
-      if (!this.#slots.delete(slot)) return;
+      if (!this.#slots.delete(held)) return;
       this.#startReady();
       void this.wake();
       this.#settleIdle();
@@ -288,7 +287,7 @@ export class WorkerLoop {
   #renewLater(): void {
     const leaseMs = this.settings.leaseSeconds * 1000;
     this.#after(leaseMs / 3, () => {
-      const held = [...this.#ready, ...this.#slots.values()];
+      const held = [...this.#ready, ...this.#slots];
       if (held.length === 0) return this.#renewLater();
       const startedAt = this.clock.now();
       const renewing: Promise<void> = this.source.renew(held.map((h) => h.row)).then((renewed) => {
