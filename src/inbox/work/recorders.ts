@@ -128,16 +128,10 @@ interface Completion {
 }
 
 /** Outcomes sent together, and what their statement recorded (undefined: it failed). */
-interface Batch {
-  readonly completions: Completion[];
-  readonly recorded: Promise<ReadonlySet<string> | undefined>;
-  settle(recorded: ReadonlySet<string> | undefined): void;
-}
-
-function newBatch(): Batch {
-  let settle!: Batch['settle'];
-  const recorded = new Promise<ReadonlySet<string> | undefined>((resolve) => (settle = resolve));
-  return { completions: [], recorded, settle };
+class Batch {
+  readonly completions: Completion[] = [];
+  settle!: (recorded: ReadonlySet<string> | undefined) => void;
+  readonly recorded = new Promise<ReadonlySet<string> | undefined>((resolve) => (this.settle = resolve));
 }
 
 const DONE = { state: 'done', delay_ms: 0, error: null } as const;
@@ -200,7 +194,7 @@ export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
     handedOver: () => void,
   ): Promise<Recorded> {
     if (abandoned) return UNRECORDED;
-    const batch = (open ??= newBatch());
+    const batch = (open ??= new Batch());
     batch.completions.push({ id: claimed.id, attempt: claimed.attempt, claimed_at: claimed.claimedAt, ...completion });
     if (++waiting <= options.batchSize) handedOver();
     schedule();

@@ -8,41 +8,30 @@ import { toBytes } from '../rows.js';
 import { retryDelayMs } from './backoff.js';
 import type { ResolvedWorkOptions } from './options.js';
 
-/** A delivery this worker claimed: its attempt is counted (the row's `attempts`), and recorded with its outcome. */
-export interface Claimed {
-  readonly id: string;
-  readonly body: Uint8Array;
-  readonly attempt: number;
-  /** Attempts counted against maxAttempts, this one included. */
-  readonly budgetUsed: number;
-  readonly replayed: boolean;
-  /** When the claim took it (seconds since the epoch, the database's clock): the attempt's `started_at`. */
-  readonly claimedAt: number;
-  /** For its `process` span: what the row says, and the receiving span's `traceparent`. */
-  readonly action: string | undefined;
-  readonly app: string | undefined;
-  readonly traceContext: string | undefined;
-  /** `reconciled` for a row `inbox reconcile --record` rebuilt from the rack's API. */
-  readonly origin?: 'received' | 'reconciled';
-}
-
 const optionalText = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
-export function claimedFromRow(row: Row): Claimed {
+/** A delivery this worker claimed, read from its row: its attempt is counted (the row's `attempts`), and recorded with its outcome. */
+export function claimedFromRow(row: Row) {
   const attempt = Number(row['attempts']);
   return {
     id: String(row['id']),
     body: toBytes(row['body']),
     attempt,
+    /** Attempts counted against maxAttempts, this one included. */
     budgetUsed: attempt - Number(row['attempt_base']),
     replayed: row['replayed_at'] !== null && row['replayed_at'] !== undefined,
+    /** When the claim took it (seconds since the epoch, the database's clock): the attempt's `started_at`. */
     claimedAt: Number(row['claimed_at']),
+    /** For its `process` span: what the row says, and the receiving span's `traceparent`. */
     action: optionalText(row['action']),
     app: optionalText(row['app']),
     traceContext: optionalText(row['trace_context']),
-    origin: row['origin'] === 'reconciled' ? 'reconciled' : 'received',
+    /** `reconciled` for a row `inbox reconcile --record` rebuilt from the rack's API. */
+    origin: row['origin'] === 'reconciled' ? ('reconciled' as const) : ('received' as const),
   };
 }
+
+export type Claimed = Readonly<ReturnType<typeof claimedFromRow>>;
 
 /**
  * What recording an outcome came to: `recorded`; `lost`: this worker's lease had run out and
@@ -112,7 +101,7 @@ export async function runAttempt(env: AttemptEnvironment, claimed: Claimed, sign
       });
     return outcomeOf(recorded, { kind: 'dead' }, runtime, claimed);
   }
-  const delivery = { id: claimed.id, attempt: claimed.attempt, origin: claimed.origin ?? 'received' };
+  const delivery = { id: claimed.id, attempt: claimed.attempt, origin: claimed.origin };
   let ran: Recorded | { readonly failures: readonly unknown[] };
   try {
     ran = await recorder.succeed(claimed, (transaction) => runtime.runHandlers(event, { delivery, transaction, signal }), handedOver);

@@ -66,6 +66,7 @@ const claimed = (id: string): Claimed => ({
   action: undefined,
   app: undefined,
   traceContext: undefined,
+  origin: 'received',
 });
 
 describe("mode: 'batched''s recorder", () => {

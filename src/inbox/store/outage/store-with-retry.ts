@@ -157,16 +157,7 @@ export function storeWithRetry(
   function holdCopy(first: Promise<StoredRow | undefined>, delivery: DeliveryToStore): Promise<StoredRow | undefined> {
     const cost = heldCost(delivery.body);
     if (!held.take(cost, retry.maxBufferedBytes)) return Promise.reject(copyOverCap(retry, held));
-    return first.then(
-      () => {
-        held.release(cost);
-        return undefined;
-      },
-      (error: unknown) => {
-        held.release(cost);
-        throw error;
-      },
-    );
+    return first.then(() => undefined).finally(() => held.release(cost));
   }
 
   return (delivery: DeliveryToStore, options: StoreDeliveryOptions = {}): Promise<StoredRow | undefined> => {
