@@ -68,7 +68,6 @@ export function scriptedLoop(ids: readonly string[], settings: Partial<LoopSetti
     async recover() {
       log.push('recover');
     },
-    beforePoll() {},
   };
   const attempts: Attempts = {
     renewsLeases,

@@ -302,7 +302,6 @@ export class WorkerLoop {
 
   #poll(): void {
     if (this.#state !== 'running') return;
-    this.source.beforePoll();
     this.#polling = this.source
       .recover()
       .then(() => this.wake())

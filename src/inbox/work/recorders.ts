@@ -1,20 +1,12 @@
-import type { Driver, Row } from '../../database/driver.js';
+import type { Row } from '../../database/driver.js';
 import { WebhookInboxError } from '../../database/errors.js';
 import { boundError, failureDetail } from '../rows.js';
-import { pause, type Clock } from '../clock.js';
+import { pause } from '../clock.js';
 import type { Attempts } from './loop.js';
-import type { ResolvedWorkOptions } from './options.js';
 import type { Claimed, Recorded, Recorder } from './run-attempt.js';
-import type { WorkerSql } from './sql.js';
+import type { WorkerEnvironment } from './source.js';
 
-export interface RecorderEnvironment {
-  readonly driver: Driver;
-  readonly sql: WorkerSql;
-  readonly options: ResolvedWorkOptions;
-  readonly clock: Clock;
-  /** The database failed while `doing`: logged once per outage by the loop. */
-  readonly databaseFailed: (error: unknown, doing: string) => void;
-}
+export type RecorderEnvironment = Pick<WorkerEnvironment, 'driver' | 'sql' | 'options' | 'clock' | 'health'>;
 
 /** A mode's recorder, as the loop drives it. */
 export type ModeRecorder = Recorder & Pick<Attempts, 'renewsLeases' | 'abandon'>;
@@ -34,7 +26,7 @@ async function abandonRows(env: RecorderEnvironment, rows: readonly Row[]): Prom
     await env.driver.query(env.sql.abandon, [JSON.stringify(input), env.options.workerId, env.options.maxAttempts, ABANDONED_ERROR]);
   } catch (error) {
     // Left to the lease: recovery counts them as crashed.
-    env.databaseFailed(error, 'failing abandoned attempts');
+    env.health.failed(error, 'failing abandoned attempts');
   }
 }
 
@@ -84,7 +76,7 @@ export function inlineRecorder(env: RecorderEnvironment): ModeRecorder {
         return (await driver.query(sql.fail, params)).length > 0 ? 'recorded' : 'lost';
       } catch (error) {
         // The row stays running; when its lease runs out, recovery counts the attempt.
-        env.databaseFailed(error, 'recording a failed attempt');
+        env.health.failed(error, 'recording a failed attempt');
         return 'unrecorded';
       }
     },
@@ -162,7 +154,7 @@ export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
         return batch.settle(new Set(rows.map((row) => String(row['id']))));
       } catch (error) {
         // The rows stay running; when their leases run out, recovery counts the attempts as crashed.
-        env.databaseFailed(error, 'recording finished attempts');
+        env.health.failed(error, 'recording finished attempts');
         if (tried >= RETRY_MS.length || abandoned) return batch.settle(undefined);
         await pause(clock, RETRY_MS[tried]!, false);
       }

@@ -6,7 +6,7 @@ import type { Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import { toBytes } from '../rows.js';
 import { retryDelayMs } from './backoff.js';
-import type { ResolvedWorkOptions } from './options.js';
+import type { WorkerEnvironment } from './source.js';
 
 const optionalText = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
@@ -70,13 +70,7 @@ export interface Recorder {
   fail(claimed: Claimed, failure: Failure, handedOver: () => void): Promise<Recorded>;
 }
 
-export interface AttemptEnvironment {
-  readonly runtime: WorkerRuntime;
-  readonly options: ResolvedWorkOptions;
-  /** The table's name for error messages. */
-  readonly table: string;
-  readonly recorder: Recorder;
-}
+export type AttemptEnvironment = Pick<WorkerEnvironment, 'runtime' | 'options' | 'table'> & { readonly recorder: Recorder };
 
 /**
  * One attempt of a claimed delivery, in either mode: parse, run the handlers, record the outcome

@@ -6,9 +6,9 @@ import type { TableNames } from '../schema/table-name.js';
 import { pause, settledWithin, systemClock, type Clock } from '../clock.js';
 import { stopTimeout, WorkerLoop, type Attempts } from './loop.js';
 import { resolveWorkOptions, type WorkOptions } from './options.js';
-import { batchedRecorder, inlineRecorder, type RecorderEnvironment } from './recorders.js';
-import { claimedFromRow, runAttempt, type AttemptEnvironment } from './run-attempt.js';
-import { DatabaseHealth, workerSource } from './source.js';
+import { batchedRecorder, inlineRecorder } from './recorders.js';
+import { claimedFromRow, runAttempt } from './run-attempt.js';
+import { DatabaseHealth, workerSource, type WorkerEnvironment } from './source.js';
 import { workerSql } from './sql.js';
 import { workerTelemetry } from '../../telemetry/process.js';
 
@@ -60,19 +60,13 @@ export function startWorker(
 ): Worker {
   const options = resolveWorkOptions(driver, workOptions);
   const sql = workerSql(names, options);
-  const health = new DatabaseHealth(runtime, options, names.display);
-  const telemetry = workerTelemetry(telemetryEnabled, names.display);
-  const source = workerSource({ driver, sql, runtime, options }, names, health, telemetry, relisten);
+  const table = names.display;
+  const env: WorkerEnvironment = { driver, sql, runtime, options, clock, table, health: new DatabaseHealth(runtime, options, table) };
+  const telemetry = workerTelemetry(telemetryEnabled, table);
+  const source = workerSource(env, telemetry, relisten);
   const batched = options.mode === 'batched';
-  const recorderEnv: RecorderEnvironment = {
-    driver,
-    sql,
-    options,
-    clock,
-    databaseFailed: (error, doing) => health.failed(error, doing),
-  };
-  const recorder = batched ? batchedRecorder(recorderEnv) : inlineRecorder(recorderEnv);
-  const attemptEnv: AttemptEnvironment = { runtime, options, table: names.display, recorder };
+  const recorder = batched ? batchedRecorder(env) : inlineRecorder(env);
+  const attemptEnv = { ...env, recorder };
   const attempts: Attempts = {
     renewsLeases: recorder.renewsLeases,
     run(row, signal, handedOver) {

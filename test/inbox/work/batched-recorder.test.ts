@@ -44,7 +44,7 @@ function setUp(batchSize = 10) {
     sql,
     options,
     clock,
-    databaseFailed: (_error, doing) => failures.push(doing),
+    health: { failed: (_error, doing) => void failures.push(doing), reachable: () => {} },
   });
   const handedOver: string[] = [];
   const succeed = (id: string): Promise<Recorded | { failures: readonly unknown[] }> =>

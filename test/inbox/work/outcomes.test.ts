@@ -58,7 +58,7 @@ async function attemptOn(
     runtime: receiverRuntime(receiver)!,
     options: resolved,
     table: names.display,
-    recorder: inlineRecorder({ driver, sql, options: resolved, clock: systemClock, databaseFailed: () => {} }),
+    recorder: inlineRecorder({ driver, sql, options: resolved, clock: systemClock, health: { failed: () => {}, reachable: () => {} } }),
   };
   return {
     harness,
