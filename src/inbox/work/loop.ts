@@ -1,25 +1,8 @@
-import type { Outcome } from '../../telemetry/process.js';
 import type { Row } from '../../database/driver.js';
 import { settledWithin, systemClock, type Clock } from '../clock.js';
 import type { ResolvedWorkOptions } from './options.js';
+import type { Attempts } from './run-attempt.js';
 import type { LoopSource } from './source.js';
-
-/** What the loop runs for each row it claimed: one attempt, the same in both modes (worker.ts composes it). */
-export interface Attempts {
-  /**
-   * Runs one claimed row's attempt; resolves with its outcome once it is recorded; never rejects.
-   * `handedOver`: the attempt's slot may take the next row before then (its COMMIT held for the
-   * next BEGIN, or its outcome queued for the next completion statement).
-   */
-  run(row: Row, signal: AbortSignal, handedOver: () => void): Promise<Outcome>;
-  /** Running handlers hold no lock on their rows (batched), so their leases are renewed while they run. */
-  readonly renewsLeases: boolean;
-  /**
-   * stop() ran out of time: records nothing from now on, and fails the attempts still running
-   * (`rows`) in one statement; resolves once every statement it sent has answered.
-   */
-  abandon(rows: readonly Row[]): Promise<void>;
-}
 
 /** `claimAhead`: rows held claimed beyond the slots, refilled once half of it is used (batched mode: its `batchSize`). */
 export type LoopSettings = Pick<ResolvedWorkOptions, 'concurrency' | 'batchSize' | 'claimAhead' | 'pollIntervalMs' | 'leaseSeconds'>;
@@ -31,14 +14,6 @@ export type LoopSettings = Pick<ResolvedWorkOptions, 'concurrency' | 'batchSize'
  * way that it waits for, no timer left.
  */
 export type LoopState = 'created' | 'running' | 'stopping' | 'stopped';
-
-/** `stop()`'s `timeoutMs`, checked: a `RangeError` before anything stops. */
-export function stopTimeout(options: { timeoutMs?: number } = {}): number | undefined {
-  const { timeoutMs } = options;
-  if (timeoutMs !== undefined && !(timeoutMs >= 0))
-    throw new RangeError(`stop(): timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
-  return timeoutMs;
-}
 
 /** A RETRY_SLACK_MS after a retry is due, look for it (its run_at is now() + delay, set a moment later). */
 const RETRY_SLACK_MS = 5;
@@ -146,8 +121,7 @@ export class WorkerLoop {
    * records nothing more, fails the attempts still running in one statement (`Attempts.abandon`),
    * and returns once it has answered.
    */
-  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
-    const timeoutMs = stopTimeout(options);
+  async stop({ timeoutMs }: { timeoutMs?: number } = {}): Promise<void> {
     if (this.#state === 'created') return void (this.#state = 'stopped');
     if (this.#state === 'running') {
       this.#state = 'stopping';
@@ -182,13 +156,12 @@ export class WorkerLoop {
 
   /**
    * Claims while a slot would otherwise idle, or once half the claim-ahead has been used (one
-   * claim then refills several rows). Rows go to the slots first, the rest wait in `#ready`.
+   * claim then refills several rows). Rows go to the slots first, the rest wait in `#ready`. Called
+   * by wake() once it found room.
    */
   async #claimWhileRoom(): Promise<void> {
     const { concurrency, batchSize, claimAhead } = this.settings;
-    while (this.#state === 'running') {
-      this.#startReady();
-      if (!this.#roomToClaim()) return;
+    do {
       const wanted = Math.min(batchSize, concurrency + claimAhead - this.#slots.size - this.#ready.length);
       const leaseEndsAt = this.clock.now() + this.settings.leaseSeconds * 1000; // measured from before the claim
       const rows = await this.source.claim(wanted);
@@ -204,10 +177,9 @@ export class WorkerLoop {
       this.#startReady();
       this.#watchStale();
       if (rows.length < wanted) return;
-    }
+    } while (this.#state === 'running' && this.#roomToClaim());
   }
 
-  /** A slot would otherwise idle, or half the claim-ahead has been used. */
   #roomToClaim(): boolean {
     const { concurrency, claimAhead } = this.settings;
     const held = this.#slots.size + this.#ready.length;

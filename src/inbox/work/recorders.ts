@@ -2,8 +2,7 @@ import type { Row } from '../../database/driver.js';
 import { WebhookInboxError } from '../../database/errors.js';
 import { boundError, failureDetail } from '../rows.js';
 import { pause } from '../clock.js';
-import type { Attempts } from './loop.js';
-import type { Claimed, Recorded, Recorder } from './run-attempt.js';
+import type { Attempts, Claimed, Recorded, Recorder } from './run-attempt.js';
 import type { WorkerEnvironment } from './source.js';
 
 export type RecorderEnvironment = Pick<WorkerEnvironment, 'driver' | 'sql' | 'options' | 'clock' | 'health'>;

@@ -70,6 +70,23 @@ export interface Recorder {
   fail(claimed: Claimed, failure: Failure, handedOver: () => void): Promise<Recorded>;
 }
 
+/** What the loop runs for each row it claimed: one attempt, the same in both modes (worker.ts composes it). */
+export interface Attempts {
+  /**
+   * Runs one claimed row's attempt; resolves with its outcome once it is recorded; never rejects.
+   * `handedOver`: the attempt's slot may take the next row before then (its COMMIT held for the
+   * next BEGIN, or its outcome queued for the next completion statement).
+   */
+  run(row: Row, signal: AbortSignal, handedOver: () => void): Promise<Outcome>;
+  /** Running handlers hold no lock on their rows (batched), so their leases are renewed while they run. */
+  readonly renewsLeases: boolean;
+  /**
+   * stop() ran out of time: records nothing from now on, and fails the attempts still running
+   * (`rows`) in one statement; resolves once every statement it sent has answered.
+   */
+  abandon(rows: readonly Row[]): Promise<void>;
+}
+
 export type AttemptEnvironment = Pick<WorkerEnvironment, 'runtime' | 'options' | 'table'> & { readonly recorder: Recorder };
 
 /**

@@ -4,10 +4,10 @@ import { inboxError } from '../../database/errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
 import { pause, settledWithin, systemClock, type Clock } from '../clock.js';
-import { stopTimeout, WorkerLoop, type Attempts } from './loop.js';
+import { WorkerLoop } from './loop.js';
 import { resolveWorkOptions, type WorkOptions } from './options.js';
 import { batchedRecorder, inlineRecorder } from './recorders.js';
-import { claimedFromRow, runAttempt } from './run-attempt.js';
+import { claimedFromRow, runAttempt, type Attempts } from './run-attempt.js';
 import { DatabaseHealth, workerSource, type WorkerEnvironment } from './source.js';
 import { workerSql } from './sql.js';
 import { workerTelemetry } from '../../telemetry/process.js';
@@ -46,6 +46,13 @@ export interface Worker {
    * with a `WebhookInboxError` when the database cannot be read; resolves at once after `stop()`.
    */
   drain(): Promise<void>;
+}
+
+/** `stop()`'s `timeoutMs`, checked (worker.stop() first of all, the loop takes it as checked): a `RangeError` before anything stops. */
+function stopTimeout({ timeoutMs }: StopOptions = {}): number | undefined {
+  if (timeoutMs !== undefined && !(timeoutMs >= 0))
+    throw new RangeError(`stop(): timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
+  return timeoutMs;
 }
 
 export function startWorker(

@@ -9,8 +9,6 @@ import { NO_ANSWER, type Outage, type OutageLog } from './outage.js';
 import { transientCause } from './transient.js';
 
 type Store = (delivery: DeliveryToStore) => Promise<StoredRow | undefined>;
-/** The id of the row holding these exact bytes (its body key), if one is stored. */
-type FindStored = (delivery: DeliveryToStore) => Promise<StoredRow | undefined>;
 
 /** How one attempt ended; it never rejects, so that an attempt outliving its delivery is still heard. */
 type Attempt = { stored: true; row: StoredRow | undefined } | { stored: false; error: unknown; cause: string | undefined };
@@ -18,7 +16,8 @@ type Attempt = { stored: true; row: StoredRow | undefined } | { stored: false; e
 /** A delivery's bound, from its arrival: `passed` resolves then (never, for `Infinity`). */
 class Deadline {
   readonly passed: Promise<'expired'>;
-  #over = false;
+  /** Set as `passed` resolves, so that a delivery past its bound never takes another turn. */
+  over = false;
   #cancel: (() => void) | undefined;
 
   constructor(clock: Clock, at: number) {
@@ -27,16 +26,12 @@ class Deadline {
       this.#cancel = clock.after(
         Math.max(0, at - clock.now()),
         () => {
-          this.#over = true;
+          this.over = true;
           resolve('expired');
         },
         true,
       );
     });
-  }
-
-  get over(): boolean {
-    return this.#over;
   }
 
   clear(): void {
@@ -67,7 +62,8 @@ class Deadline {
  */
 export function storeWithRetry(
   store: Store,
-  findStored: FindStored,
+  /** The row holding these exact bytes (its body key), if one is stored. */
+  findStored: Store,
   retry: ResolvedStoreRetry,
   outage: Outage,
   circuit: Circuit,
@@ -193,10 +189,6 @@ function reportLate(late: Attempt, delivery: DeliveryToStore, durationMs: number
   });
 }
 
-function causeOf(error: unknown): unknown {
-  return error instanceof WebhookInboxError ? error.cause : error;
-}
-
 function overCap(retry: ResolvedStoreRetry, held: HeldDeliveries, cause: string | undefined): WebhookInboxError {
   return new WebhookInboxError(
     'inbox_unavailable',
@@ -230,6 +222,6 @@ function pastBound(
   return new WebhookInboxError(
     'inbox_unavailable',
     `The inbox database could not be reached within storeRetry.maxWaitMs (${retry.maxWaitMs} ms from its arrival, ${attempts} failed attempts of this delivery): ${why}`,
-    { cause: causeOf(error) },
+    { cause: error instanceof WebhookInboxError ? error.cause : error },
   );
 }
