@@ -1,20 +1,16 @@
 import type { TableNames } from '../schema/table-name.js';
+import type { ResolvedWorkOptions } from './options.js';
 import { orderedDue } from './ordered-claim.js';
 
-export interface WorkerSqlOptions {
-  readonly order: 'none' | 'per-app';
-  readonly onFailure: 'hold' | 'skip';
-  /** How many due rows an ordered claim asks one by one before it walks the apps; tests set it to reach the walk. */
+/**
+ * `batchSize`: the most rows one claim asks for (a whole number work() checked), written into the
+ * claim's text; 1000 when the caller names none (tests, and statements read for what they find).
+ * `earlyRows`: how many due rows an ordered claim asks one by one before it walks the apps; tests set it to reach the walk.
+ */
+export type WorkerSqlOptions = Pick<ResolvedWorkOptions, 'order' | 'onFailure'> & {
+  readonly batchSize?: number;
   readonly earlyRows?: number | undefined;
-  /**
-   * The most rows one claim asks for (the worker's `batchSize`, a whole number work() checked),
-   * written into the claim's text. Default 1000.
-   */
-  readonly batchSize?: number | undefined;
-}
-
-/** A claim's cap when the caller names none (tests, and statements read for what they find). */
-const DEFAULT_CLAIM_CAP = 1000;
+};
 
 /**
  * An attempt is written once, when it ends (INSERT with its outcome); a row already there, written
@@ -37,8 +33,7 @@ export function workerSql(names: TableNames, options: WorkerSqlOptions = { order
   // change back to the queue. Every statement that waits takes a delivery's queue row before its
   // log row, or skips what is locked, so two never wait on each other in opposite order.
   const q = names.queue;
-  const cap = options.batchSize ?? DEFAULT_CLAIM_CAP;
-  if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`batchSize must be a whole number >= 1, got ${String(cap)}`);
+  const cap = options.batchSize ?? 1000;
   const statements = {
     /** Takes up to $1 due rows for worker $2 with a lease of $3 seconds; records the attempt. */
     claim: `WITH due AS (

@@ -13,32 +13,6 @@ type Store = (delivery: DeliveryToStore) => Promise<StoredRow | undefined>;
 /** How one attempt ended; it never rejects, so that an attempt outliving its delivery is still heard. */
 type Attempt = { stored: true; row: StoredRow | undefined } | { stored: false; error: unknown; cause: string | undefined };
 
-/** A delivery's bound, from its arrival: `passed` resolves then (never, for `Infinity`). */
-class Deadline {
-  readonly passed: Promise<'expired'>;
-  /** Set as `passed` resolves, so that a delivery past its bound never takes another turn. */
-  over = false;
-  #cancel: (() => void) | undefined;
-
-  constructor(clock: Clock, at: number) {
-    this.passed = new Promise((resolve) => {
-      if (at === Infinity) return;
-      this.#cancel = clock.after(
-        Math.max(0, at - clock.now()),
-        () => {
-          this.over = true;
-          resolve('expired');
-        },
-        true,
-      );
-    });
-  }
-
-  clear(): void {
-    this.#cancel?.();
-  }
-}
-
 /**
  * The store the receiver calls. Every delivery is held from its arrival within two bounds, whatever
  * the driver does: `maxWaitMs` and the process's byte cap (held.ts). It takes its turns in the
@@ -99,7 +73,18 @@ export function storeWithRetry(
       if (retrying) outage.refusedAtOnce(log);
       throw overCap(retry, held, outage.cause);
     }
-    const deadline = new Deadline(clock, retrying ? arrival + retry.maxWaitMs : Infinity);
+    // Its bound, from its arrival: `passed` resolves then (never, without retrying); `over` is set as
+    // it does, so that a delivery past its bound never takes another turn.
+    let over = false;
+    let clearDeadline = () => {};
+    const passed = new Promise<'expired'>((resolve) => {
+      if (!retrying) return;
+      const expire = () => {
+        over = true;
+        resolve('expired');
+      };
+      clearDeadline = clock.after(Math.max(0, arrival + retry.maxWaitMs - clock.now()), expire, true);
+    });
     let running = false;
     let answered = false;
     let waiting = false;
@@ -118,9 +103,9 @@ export function storeWithRetry(
     try {
       if (retrying && circuit.down) wait(outage.cause ?? NO_ANSWER);
       for (;;) {
-        if (deadline.over) throw pastDeadline(false);
+        if (over) throw pastDeadline(false);
         // Waiting its turn when an outage becomes known, it waits for the database too.
-        const turn = await circuit.wait(deadline.passed, retrying ? wait : undefined);
+        const turn = await circuit.wait(passed, retrying ? wait : undefined);
         if (turn === 'expired') throw pastDeadline(false);
         running = true;
         const under = attempt(delivery, failedAttempts > 0, turn, log).finally(() => {
@@ -128,7 +113,7 @@ export function storeWithRetry(
           // Answered already: the bytes it held in the driver are free only now.
           if (answered) held.release(cost);
         });
-        const outcome = await Promise.race([under, deadline.passed]);
+        const outcome = await Promise.race([under, passed]);
         if (outcome === 'expired') {
           void under.then((late) => reportLate(late, delivery, clock.now() - arrival, log));
           throw pastDeadline(true);
@@ -144,7 +129,7 @@ export function storeWithRetry(
       }
     } finally {
       answered = true;
-      deadline.clear();
+      clearDeadline();
       if (!running) held.release(cost);
       if (waiting) outage.leave(refused, log);
     }
