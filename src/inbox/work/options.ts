@@ -171,8 +171,7 @@ export function resolveWorkOptions(driver: Driver, options: WorkOptions): Resolv
   const listen = options.listen !== false;
   // Each running handler holds a connection (batched: the claim and the completion hold one each),
   // LISTEN holds one, and receive() needs one: fewer is a silent hang.
-  const working = batched ? 2 : concurrency;
-  const needed = working + (listen ? 1 : 0) + 1;
+  const needed = (batched ? 2 : concurrency) + (listen ? 1 : 0) + 1;
   if (driver.maxConnections !== undefined && driver.parallel && driver.maxConnections < needed) {
     const sizedBy = driver.sizedBy ?? 'max';
     throw new RangeError(

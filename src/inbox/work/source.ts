@@ -19,18 +19,6 @@ export interface WorkerEnvironment {
   readonly health: Pick<DatabaseHealth, 'failed' | 'reachable'>;
 }
 
-/** What the loop asks of the database, the same in both modes; each step handles (logs) its own database errors. */
-export interface LoopSource {
-  /** Claims up to `wanted` due rows, an attempt counted for each; undefined when the database failed. */
-  claim(wanted: number): Promise<Row[] | undefined>;
-  /** Gives back claimed rows whose handlers never started (pending again, their attempts uncounted); never rejects. */
-  release(rows: readonly Row[]): Promise<void>;
-  /** Extends the leases of these rows; false when the database failed. */
-  renew(rows: readonly Row[]): Promise<boolean>;
-  /** Before each poll and drain pass: re-LISTEN if the listening connection was lost; rows whose worker stopped mid-attempt: pending again, or dead, each logged. */
-  recover(): Promise<void>;
-}
-
 /** Logs a database failure once per outage, not once per poll, and its end. */
 export class DatabaseHealth {
   #down = false;
@@ -67,13 +55,17 @@ export class DatabaseHealth {
   }
 }
 
-/** The loop's statements, the same in both modes: the claim (with the per-app lock when ordered), release, renew, recovery. */
-export function workerSource(env: WorkerEnvironment, telemetry: WorkerTelemetry, relisten: () => void): LoopSource {
+/**
+ * What the loop asks of the database, the same in both modes: the claim (with the per-app lock
+ * when ordered), release, renew, recovery. Each step handles (logs) its own database errors.
+ */
+export function workerSource(env: WorkerEnvironment, telemetry: WorkerTelemetry, relisten: () => void) {
   const { driver, sql, options, health } = env;
   // Ordered claims follow one another, per table.
   const orderKey = `rack-webhooks order ${env.table}`;
   return {
-    async claim(wanted) {
+    /** Claims up to `wanted` due rows, an attempt counted for each; undefined when the database failed. */
+    async claim(wanted: number) {
       try {
         const params = [wanted, options.workerId, options.leaseSeconds];
         const rows =
@@ -90,12 +82,14 @@ export function workerSource(env: WorkerEnvironment, telemetry: WorkerTelemetry,
         return undefined;
       }
     },
-    async release(rows) {
+    /** Gives back claimed rows whose handlers never started (pending again, their attempts uncounted); never rejects. */
+    async release(rows: readonly Row[]) {
       // Best effort: a row not given back stays claimed until its lease runs out, then recovery takes it.
       const input = rows.map((row) => ({ id: String(row['id']), attempt: Number(row['attempts']) }));
       await driver.query(sql.release, [JSON.stringify(input), options.workerId]).catch(() => {});
     },
-    async renew(rows) {
+    /** Extends the leases of these rows; false when the database failed. */
+    async renew(rows: readonly Row[]) {
       try {
         await driver.query(sql.renew, [JSON.stringify(rows.map((row) => String(row['id']))), options.workerId, options.leaseSeconds]);
         return true;
@@ -104,6 +98,7 @@ export function workerSource(env: WorkerEnvironment, telemetry: WorkerTelemetry,
         return false;
       }
     },
+    /** Before each poll and drain pass: re-LISTEN if the listening connection was lost; rows whose worker stopped mid-attempt: pending again, or dead, each logged. */
     async recover() {
       if (options.listen) relisten();
       let rows: Row[];
@@ -129,3 +124,5 @@ export function workerSource(env: WorkerEnvironment, telemetry: WorkerTelemetry,
     },
   };
 }
+
+export type LoopSource = ReturnType<typeof workerSource>;
