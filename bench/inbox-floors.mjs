@@ -129,7 +129,7 @@ export async function pgliteInsertFloor({ database, table, count = 2000, eventKe
 
 /**
  * The worker's claim and done statements, copied from src/inbox/work/sql.ts (`workerSql`), and
- * `mode: 'batched'`'s complete, from src/inbox/work/batch-sql.ts (`batchSql`):
+ * `mode: 'batched'`'s complete, from the same `workerSql`:
  * `t`, `a` and `q` are the quoted deliveries, attempts and queue tables. `checkWorkerStatements` holds these
  * copies to the built package, so an edit to either side fails the run instead of measuring a
  * statement the worker no longer sends.

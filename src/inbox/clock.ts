@@ -28,7 +28,14 @@ export const systemClock: Clock = {
   },
 };
 
-/** Resolves after `ms` on `clock` (a pause between passes, a backoff): holds the process open, as the setTimeout it replaces did. */
-export function pause(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => clock.after(ms, resolve, true));
+/** Resolves after `ms` on `clock` (a pause between passes, a backoff): holds the process open unless `keepAlive` is false. */
+export function pause(clock: Clock, ms: number, keepAlive = true): Promise<void> {
+  return new Promise((resolve) => clock.after(ms, resolve, keepAlive));
+}
+
+/** True when `work` settled within `ms` on `clock`; false when the time ran out first (`work` goes on). */
+export function settledWithin(clock: Clock, work: Promise<unknown>, ms: number): Promise<boolean> {
+  let cancel = () => {};
+  const timedOut = new Promise<boolean>((resolve) => (cancel = clock.after(ms, () => resolve(false), true)));
+  return Promise.race([work.then(() => true), timedOut]).finally(() => cancel());
 }

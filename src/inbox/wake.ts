@@ -9,35 +9,30 @@ import type { Driver } from '../database/driver.js';
 const NOTIFY_COALESCE_MS = 10;
 
 export class Wake {
-  readonly #driver: Driver;
-  readonly #channel: string;
-  readonly #notify: boolean;
-  readonly #clock: Clock;
   readonly #local = new Set<() => void>();
   #notifyScheduled = false;
   #unlisten: (() => Promise<void>) | undefined;
   #listening: Promise<void> | undefined;
 
-  constructor(driver: Driver, channel: string, notify: boolean, clock: Clock) {
-    this.#driver = driver;
-    this.#clock = clock;
-    this.#channel = channel;
-    this.#notify = notify;
-  }
+  constructor(
+    private readonly driver: Driver,
+    private readonly channel: string,
+    private readonly notify: boolean,
+    private readonly clock: Clock,
+  ) {}
 
   /** A pending delivery was stored by this process. */
   stored(): void {
-    for (const wake of this.#local) wake();
-    if (!this.#notify || this.#notifyScheduled) return;
+    this.#wakeLocal();
+    if (!this.notify || this.#notifyScheduled) return;
     this.#notifyScheduled = true;
     // One NOTIFY per 10 ms at most: each serialises commits, and a burst needs only one wake-up.
     // Holds the process open until it is sent, as a plain setTimeout did.
-    this.#clock.after(
+    this.clock.after(
       NOTIFY_COALESCE_MS,
       () => {
         this.#notifyScheduled = false;
-        // Best effort: a lost notification costs one poll interval, never a delivery.
-        this.#driver.query("SELECT pg_notify($1, '')", [this.#channel]).catch(() => {});
+        void this.#sendNotify();
       },
       true,
     );
@@ -48,16 +43,14 @@ export class Wake {
    * awaited, so that a short-lived process (a script, the CLI) does not exit before it is sent.
    */
   async requeued(): Promise<void> {
-    for (const wake of this.#local) wake();
-    if (!this.#notify) return;
-    // Best effort: a lost notification costs one poll interval, never a delivery.
-    await this.#driver.query("SELECT pg_notify($1, '')", [this.#channel]).catch(() => {});
+    this.#wakeLocal();
+    if (this.notify) await this.#sendNotify();
   }
 
   /** Registers a worker's wake-up; the first one starts listening. Returns the unsubscribe. */
   subscribe(wake: () => void, onListenError: (error: unknown) => void): () => Promise<void> {
     this.#local.add(wake);
-    this.#ensureListening(onListenError);
+    this.relisten(onListenError);
     return async () => {
       this.#local.delete(wake);
       // Awaited by stop(), so that `await worker.stop(); await pool.end()` never races the LISTEN client.
@@ -66,14 +59,12 @@ export class Wake {
   }
 
   /** Called on every poll too: a LISTEN lost with its connection is set up again. */
-  #ensureListening(onListenError: (error: unknown) => void): void {
+  relisten(onListenError: (error: unknown) => void): void {
     if (this.#listening !== undefined || this.#local.size === 0) return;
-    this.#listening = this.#driver
+    this.#listening = this.driver
       .listen(
-        this.#channel,
-        () => {
-          for (const wake of this.#local) wake();
-        },
+        this.channel,
+        () => this.#wakeLocal(),
         (error) => {
           this.#unlisten = undefined;
           this.#listening = undefined;
@@ -92,8 +83,13 @@ export class Wake {
       );
   }
 
-  relisten(onListenError: (error: unknown) => void): void {
-    this.#ensureListening(onListenError);
+  #wakeLocal(): void {
+    for (const wake of this.#local) wake();
+  }
+
+  /** Best effort: a lost notification costs one poll interval, never a delivery. */
+  async #sendNotify(): Promise<void> {
+    await this.driver.query("SELECT pg_notify($1, '')", [this.channel]).catch(() => {});
   }
 
   async #stopListening(): Promise<void> {

@@ -5,7 +5,8 @@
  * in `log`. The loop on real databases is the inbox's own `work()` (test/inbox/helpers.ts `openInbox`).
  */
 import type { Row } from '../../src/database/driver.js';
-import { WorkerLoop, type Attempts, type LoopSettings } from '../../src/inbox/work/loop.js';
+import { WorkerLoop, type LoopSettings } from '../../src/inbox/work/loop.js';
+import type { Attempts } from '../../src/inbox/work/run-attempt.js';
 import type { LoopSource } from '../../src/inbox/work/source.js';
 import type { Outcome } from '../../src/telemetry/process.js';
 import { deferred, flush, ManualClock } from './time.js';
@@ -68,7 +69,6 @@ export function scriptedLoop(ids: readonly string[], settings: Partial<LoopSetti
     async recover() {
       log.push('recover');
     },
-    beforePoll() {},
   };
   const attempts: Attempts = {
     renewsLeases,

@@ -4,17 +4,17 @@ import type { DeliveryToStore, ReceiverConnection, StoreStep, StoredRow } from '
 import { errorCode, logContext } from '../../receiver/log.js';
 import type { ReceiverLogRecord } from '../../receiver/log-record.js';
 
-/**
- * Step 3 (with an inbox): one committed row is the claim. The inbox's unique keys are the same
- * two keys a dedup store holds, kept until the row is pruned rather than for a TTL.
- */
 /** The log record is named after the error's code: unavailable, not migrated, or refused. */
 function inboxLogEvent(error: unknown): 'inbox_unavailable' | 'inbox_not_migrated' | 'inbox_failed' {
   const code = errorCode(error);
   return code === 'inbox_not_migrated' || code === 'inbox_failed' ? code : 'inbox_unavailable';
 }
 
-/** The code of this step ships with `rack-webhooks/inbox` (`connectReceiver`), not in every receiver's bundle. */
+/**
+ * Step 3 (with an inbox): one committed row is the claim. The inbox's unique keys are the same
+ * two keys a dedup store holds, kept until the row is pruned rather than for a TTL. The code of
+ * this step ships with `rack-webhooks/inbox` (`connectReceiver`), not in every receiver's bundle.
+ */
 export function createPersistStep({ inbox, runtime, customClock }: ReceiverConnection): StoreStep {
   // The inbox may hold a delivery while its database is away; the outage's records (its start,
   // its end) go to the receiver's logger, timed by the inbox.
@@ -52,50 +52,32 @@ export function createPersistStep({ inbox, runtime, customClock }: ReceiverConne
       );
       throw error;
     }
+    // The outcome's info record, with the delivery's context: built only when a logger listens.
+    const info = (record: Pick<ReceiverLogRecord, 'event' | 'message' | 'deliveryId' | 'duplicateOf'>) => {
+      if (runtime.logging) runtime.log({ level: 'info', ...record, ...logContext(event, verified) }, started);
+    };
     if (stored === undefined) {
-      if (runtime.logging)
-        runtime.log(
-          {
-            level: 'info',
-            event: 'duplicate',
-            message: 'duplicate delivery: a copy with the same bytes is already stored',
-            ...logContext(event, verified),
-          },
-          started,
-        );
+      info({ event: 'duplicate', message: 'duplicate delivery: a copy with the same bytes is already stored' });
       return { outcome: 'duplicate', event };
     }
     const { id, duplicateOf } = stored;
     if (duplicateOf !== undefined) {
       // Kept as its own row (the log keeps every distinct body), but no handler runs for it.
-      if (runtime.logging)
-        runtime.log(
-          {
-            level: 'info',
-            event: 'duplicate',
-            message: `the same event as delivery ${duplicateOf} (it differs only in time); stored as a duplicate, no handler runs`,
-            deliveryId: id,
-            duplicateOf,
-            ...logContext(event, verified),
-          },
-          started,
-        );
+      info({
+        event: 'duplicate',
+        message: `the same event as delivery ${duplicateOf} (it differs only in time); stored as a duplicate, no handler runs`,
+        deliveryId: id,
+        duplicateOf,
+      });
       return { outcome: 'duplicate', event, id, duplicateOf };
     }
-    if (runtime.logging) {
-      runtime.log(
-        {
-          level: 'info',
-          event: recordOnly ? 'ignored' : 'accepted',
-          message: recordOnly
-            ? 'delivery stored as ignored (unknown action or ignore option)'
-            : 'delivery stored; a worker will run its handlers',
-          deliveryId: id,
-          ...logContext(event, verified),
-        },
-        started,
-      );
-    }
+    info({
+      event: recordOnly ? 'ignored' : 'accepted',
+      message: recordOnly
+        ? 'delivery stored as ignored (unknown action or ignore option)'
+        : 'delivery stored; a worker will run its handlers',
+      deliveryId: id,
+    });
     return { outcome: recordOnly ? 'ignored' : 'accepted', event, id };
   };
 }

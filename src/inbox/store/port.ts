@@ -13,11 +13,10 @@ import type { Driver } from '../../database/driver.js';
 import type { RefusalRecorder } from '../health/refusals.js';
 import type { TableNames } from '../schema/table-name.js';
 import { Circuit } from './outage/circuit.js';
-import { createFindStored } from './outage/find-stored.js';
 import { resolveStoreRetry, type StoreRetryOptions } from './outage/options.js';
 import { Outage } from './outage/outage.js';
 import { storeWithRetry } from './outage/store-with-retry.js';
-import { createStoreDelivery } from './store-delivery.js';
+import { createFindStored, createStoreDelivery } from './store-delivery.js';
 
 /** The receiver's side of an inbox: store a delivery, count a refusal, connect a receiver. */
 export type StorePort = Required<Omit<DeliveryInbox, 'transactionType'>>;

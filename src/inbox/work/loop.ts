@@ -1,38 +1,11 @@
-import type { Outcome } from '../../telemetry/process.js';
 import type { Row } from '../../database/driver.js';
-import { systemClock, type Clock } from '../clock.js';
+import { settledWithin, systemClock, type Clock } from '../clock.js';
+import type { ResolvedWorkOptions } from './options.js';
+import type { Attempts } from './run-attempt.js';
 import type { LoopSource } from './source.js';
 
-/** What the loop runs for each row it claimed: one attempt, the same in both modes (worker.ts composes it). */
-export interface Attempts {
-  /**
-   * Runs one claimed row's attempt; resolves with its outcome once it is recorded; never rejects.
-   * `handedOver`: the attempt's slot may take the next row before then (its COMMIT held for the
-   * next BEGIN, or its outcome queued for the next completion statement).
-   */
-  run(row: Row, signal: AbortSignal, handedOver: () => void): Promise<Outcome>;
-  /** Running handlers hold no lock on their rows (batched), so their leases are renewed while they run. */
-  readonly renewsLeases: boolean;
-  /**
-   * stop() ran out of time: records nothing from now on, and fails the attempts still running
-   * (`rows`) in one statement; resolves once every statement it sent has answered.
-   */
-  abandon(rows: readonly Row[]): Promise<void>;
-}
-
-export interface LoopSettings {
-  readonly concurrency: number;
-  /** Rows claimed per round trip, at most. */
-  readonly batchSize: number;
-  /**
-   * Rows held claimed beyond the slots, started as slots free: a claim's round trip then overlaps
-   * the handlers instead of leaving a slot idle. Refilled once half of it is used. 0: claim only for free slots.
-   */
-  readonly claimAhead: number;
-  readonly pollIntervalMs: number;
-  /** A row held ahead with less than half its lease left is given back instead of started (another worker may soon take it). */
-  readonly leaseSeconds: number;
-}
+/** `claimAhead`: rows held claimed beyond the slots, refilled once half of it is used (batched mode: its `batchSize`). */
+export type LoopSettings = Pick<ResolvedWorkOptions, 'concurrency' | 'batchSize' | 'claimAhead' | 'pollIntervalMs' | 'leaseSeconds'>;
 
 /**
  * `created`: nothing started; `running`: claims whenever it has room and is woken (a notification,
@@ -41,21 +14,6 @@ export interface LoopSettings {
  * way that it waits for, no timer left.
  */
 export type LoopState = 'created' | 'running' | 'stopping' | 'stopped';
-
-const TRANSITIONS: Readonly<Record<LoopState, readonly LoopState[]>> = {
-  created: ['running', 'stopped'],
-  running: ['stopping'],
-  stopping: ['stopped'],
-  stopped: [],
-};
-
-/** `stop()`'s `timeoutMs`, checked: a `RangeError` before anything stops. */
-export function stopTimeout(options: { timeoutMs?: number } = {}): number | undefined {
-  const { timeoutMs } = options;
-  if (timeoutMs !== undefined && !(timeoutMs >= 0))
-    throw new RangeError(`stop(): timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
-  return timeoutMs;
-}
 
 /** A RETRY_SLACK_MS after a retry is due, look for it (its run_at is now() + delay, set a moment later). */
 const RETRY_SLACK_MS = 5;
@@ -73,8 +31,8 @@ interface Held {
  */
 export class WorkerLoop {
   #state: LoopState = 'created';
-  /** Rows whose handlers run, by slot. */
-  readonly #slots = new Map<object, Held>();
+  /** Rows whose handlers run, one a slot. */
+  readonly #slots = new Set<Held>();
   /** Attempts started and not yet recorded (running, or their outcome on its way to the database). */
   readonly #unrecorded = new Set<Promise<void>>();
   /** Claimed rows waiting for a slot, oldest claim first. */
@@ -107,14 +65,22 @@ export class WorkerLoop {
 
   /** Starts polling (recover, then claim), every `pollIntervalMs`; renews leases when the mode needs it. */
   start(): void {
-    this.#transition('running');
+    if (this.#state !== 'created') throw new Error(`worker loop: no transition from ${this.#state} to running`);
+    this.#state = 'running';
     this.#poll();
     if (this.attempts.renewsLeases) this.#renewLater();
   }
 
   /** False while anything is claimed, held, running, given back or waiting to be recorded here. */
   get idle(): boolean {
-    return this.#idle();
+    return (
+      this.#slots.size === 0 &&
+      this.#claiming === undefined &&
+      this.#ready.length === 0 &&
+      this.#releasing.size === 0 &&
+      this.#renewing.size === 0 &&
+      this.#unrecorded.size === 0
+    );
   }
 
   /** Claims now if there is room; after the pass under way if there is one. Resolves when this pass ends. */
@@ -144,7 +110,7 @@ export class WorkerLoop {
 
   /** Resolves once nothing is claimed, held, running, given back or waiting to be recorded in this worker. */
   whenIdle(): Promise<void> {
-    if (this.#idle()) return Promise.resolve();
+    if (this.idle) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
@@ -155,64 +121,47 @@ export class WorkerLoop {
    * records nothing more, fails the attempts still running in one statement (`Attempts.abandon`),
    * and returns once it has answered.
    */
-  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
-    const timeoutMs = stopTimeout(options);
-    if (this.#state === 'created') return this.#transition('stopped');
+  async stop({ timeoutMs }: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.#state === 'created') return void (this.#state = 'stopped');
     if (this.#state === 'running') {
-      this.#transition('stopping');
+      this.#state = 'stopping';
       for (const cancel of this.#timers) cancel();
       this.#timers.clear();
     }
     // The whole stop is bounded: on one connection (PGlite) the claim under way and the rows given
     // back queue behind a running handler's transaction, so they count against timeoutMs too.
     const deadline = timeoutMs === undefined ? undefined : this.clock.now() + timeoutMs;
-    const inTime = (work: Promise<unknown>) =>
-      deadline === undefined
-        ? work.then(() => true)
-        : this.#within(
-            work.then(() => {}),
-            Math.max(0, deadline - this.clock.now()),
-          );
+    const inTime = (work: readonly unknown[]) => {
+      const settled = Promise.allSettled(work);
+      return deadline === undefined
+        ? settled.then(() => true)
+        : settledWithin(this.clock, settled, Math.max(0, deadline - this.clock.now()));
+    };
     // A claim pass under way gives back what it takes from now on; slots only end from here.
-    const claimsEnded = await inTime(Promise.allSettled([this.#claiming, this.#polling]));
+    const claimsEnded = await inTime([this.#claiming, this.#polling]);
     this.#startRelease(this.#ready.splice(0).map((held) => held.row));
-    const inTimeAll = claimsEnded && (await inTime(Promise.allSettled([...this.#unrecorded])));
+    const inTimeAll = claimsEnded && (await inTime([...this.#unrecorded]));
     if (!inTimeAll) {
       this.#abort.abort(new DOMException(`the worker stopped: its handlers outlived stop()'s timeoutMs (${timeoutMs} ms)`, 'AbortError'));
-      await this.attempts.abandon([...this.#slots.values()].map((held) => held.row));
+      await this.attempts.abandon([...this.#slots].map((held) => held.row));
     }
     // Given back before stop() resolves, so that a pool.end() right after never turns them into
     // crashed attempts; past timeoutMs they are given back when they can, or left to the lease
     // (on one connection they wait behind a handler's transaction).
     if (inTimeAll) await Promise.allSettled([...this.#releasing]);
     await Promise.allSettled([...this.#renewing]);
-    if (this.#state === 'stopping') this.#transition('stopped');
+    if (this.#state === 'stopping') this.#state = 'stopped';
     this.#settleIdle();
-  }
-
-  /** True when `work` ended within `ms`; false when the time ran out first. */
-  async #within(work: Promise<void>, ms: number): Promise<boolean> {
-    let cancel = () => {};
-    const timedOut = new Promise<boolean>((resolve) => (cancel = this.clock.after(ms, () => resolve(false), true)));
-    const ended = await Promise.race([work.then(() => true), timedOut]);
-    cancel();
-    return ended;
-  }
-
-  #transition(to: LoopState): void {
-    if (!TRANSITIONS[this.#state].includes(to)) throw new Error(`worker loop: no transition from ${this.#state} to ${to}`);
-    this.#state = to;
   }
 
   /**
    * Claims while a slot would otherwise idle, or once half the claim-ahead has been used (one
-   * claim then refills several rows). Rows go to the slots first, the rest wait in `#ready`.
+   * claim then refills several rows). Rows go to the slots first, the rest wait in `#ready`. Called
+   * by wake() once it found room.
    */
   async #claimWhileRoom(): Promise<void> {
     const { concurrency, batchSize, claimAhead } = this.settings;
-    while (this.#state === 'running') {
-      this.#startReady();
-      if (!this.#roomToClaim()) return;
+    do {
       const wanted = Math.min(batchSize, concurrency + claimAhead - this.#slots.size - this.#ready.length);
       const leaseEndsAt = this.clock.now() + this.settings.leaseSeconds * 1000; // measured from before the claim
       const rows = await this.source.claim(wanted);
@@ -228,10 +177,9 @@ export class WorkerLoop {
       this.#startReady();
       this.#watchStale();
       if (rows.length < wanted) return;
-    }
+    } while (this.#state === 'running' && this.#roomToClaim());
   }
 
-  /** A slot would otherwise idle, or half the claim-ahead has been used. */
   #roomToClaim(): boolean {
     const { concurrency, claimAhead } = this.settings;
     const held = this.#slots.size + this.#ready.length;
@@ -291,10 +239,9 @@ export class WorkerLoop {
    * recorded) or ends; the attempt counts as under way until its outcome is recorded.
    */
   #startSlot(held: Held): void {
-    const slot = {};
-    this.#slots.set(slot, held);
+    this.#slots.add(held);
     const free = () => {
-      if (!this.#slots.delete(slot)) return;
+      if (!this.#slots.delete(held)) return;
       this.#startReady();
       void this.wake();
       this.#settleIdle();
@@ -312,7 +259,7 @@ export class WorkerLoop {
   #renewLater(): void {
     const leaseMs = this.settings.leaseSeconds * 1000;
     this.#after(leaseMs / 3, () => {
-      const held = [...this.#ready, ...this.#slots.values()];
+      const held = [...this.#ready, ...this.#slots];
       if (held.length === 0) return this.#renewLater();
       const startedAt = this.clock.now();
       const renewing: Promise<void> = this.source.renew(held.map((h) => h.row)).then((renewed) => {
@@ -327,7 +274,6 @@ export class WorkerLoop {
 
   #poll(): void {
     if (this.#state !== 'running') return;
-    this.source.beforePoll();
     this.#polling = this.source
       .recover()
       .then(() => this.wake())
@@ -351,18 +297,7 @@ export class WorkerLoop {
     this.#timers.add(cancel);
   }
 
-  #idle(): boolean {
-    return (
-      this.#slots.size === 0 &&
-      this.#claiming === undefined &&
-      this.#ready.length === 0 &&
-      this.#releasing.size === 0 &&
-      this.#renewing.size === 0 &&
-      this.#unrecorded.size === 0
-    );
-  }
-
   #settleIdle(): void {
-    if (this.#idle()) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    if (this.idle) for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 }

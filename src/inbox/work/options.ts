@@ -127,9 +127,19 @@ export type ResolvedWorkOptions = Readonly<Required<Omit<WorkOptions, 'backoff' 
 const BATCHED_MIN_BATCH = 100;
 const BATCHED_MAX_BATCH = 1000;
 
-function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+/** `value`, or `fallback` when it is left out: a `RangeError` naming the option unless it is a whole number from `min` to `max`. */
+function whole(name: string, value: number | undefined, fallback: number, min = 1, max = Infinity, why = ''): number {
   const resolved = value ?? fallback;
-  if (!Number.isSafeInteger(resolved) || resolved < 1) throw new RangeError(`${name} must be a whole number >= 1, got ${String(value)}`);
+  if (!Number.isSafeInteger(resolved) || resolved < min)
+    throw new RangeError(`${name} must be a whole number >= ${min}, got ${String(value)}`);
+  if (resolved > max) throw new RangeError(`${name} must be at most ${max}${why}, got ${resolved}`);
+  return resolved;
+}
+
+/** `value`, or the first choice when it is left out: a `RangeError` naming the option unless it is one of them. */
+function oneOf<T extends string>(name: string, value: T | undefined, choices: readonly [T, T]): T {
+  const resolved = value ?? choices[0];
+  if (!choices.includes(resolved)) throw new RangeError(`${name} must be '${choices[0]}' or '${choices[1]}', got ${JSON.stringify(value)}`);
   return resolved;
 }
 
@@ -143,36 +153,25 @@ function defaultConcurrency(driver: Driver): number {
   return Math.max(1, Math.min(16, Math.floor((driver.maxConnections - 1) / 2)));
 }
 
-function randomId(): string {
-  return `worker-${Math.random().toString(36).slice(2, 10)}`;
-}
-
 /** Checks `options` against the driver; throws a `RangeError` or `TypeError` naming the option. */
 export function resolveWorkOptions(driver: Driver, options: WorkOptions): ResolvedWorkOptions {
-  const mode = options.mode ?? 'transactional';
-  if (mode !== 'transactional' && mode !== 'batched')
-    throw new RangeError(`mode must be 'transactional' or 'batched', got ${JSON.stringify(mode)}`);
+  const mode = oneOf('mode', options.mode, ['transactional', 'batched']);
   const batched = mode === 'batched';
-  const concurrency = positiveInteger('concurrency', options.concurrency, defaultConcurrency(driver));
+  const concurrency = whole('concurrency', options.concurrency, defaultConcurrency(driver));
   // Batched: claims run ahead of the handlers, so that a claim's round trip never leaves a slot idle.
-  const batchSize = positiveInteger(
+  const batchSize = whole(
     'batchSize',
     options.batchSize,
     batched ? Math.min(BATCHED_MAX_BATCH, Math.max(BATCHED_MIN_BATCH, concurrency * 50)) : 2 * concurrency,
   );
   if (batched && options.claimAhead !== undefined)
     throw new RangeError("claimAhead applies to the default mode only: mode 'batched' claims ahead by batchSize");
-  const claimAhead = options.claimAhead ?? 2 * concurrency;
-  if (!Number.isSafeInteger(claimAhead) || claimAhead < 0)
-    throw new RangeError(`claimAhead must be a whole number >= 0, got ${String(options.claimAhead)}`);
-  const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1000);
-  if (pollIntervalMs > MAX_TIMER_MS)
-    throw new RangeError(`pollIntervalMs must be at most ${MAX_TIMER_MS} (the longest a timer waits), got ${pollIntervalMs}`);
+  const claimAhead = whole('claimAhead', options.claimAhead, 2 * concurrency, 0);
+  const pollIntervalMs = whole('pollIntervalMs', options.pollIntervalMs, 1000, 1, MAX_TIMER_MS, ' (the longest a timer waits)');
   const listen = options.listen !== false;
   // Each running handler holds a connection (batched: the claim and the completion hold one each),
   // LISTEN holds one, and receive() needs one: fewer is a silent hang.
-  const working = batched ? 2 : concurrency;
-  const needed = working + (listen ? 1 : 0) + 1;
+  const needed = (batched ? 2 : concurrency) + (listen ? 1 : 0) + 1;
   if (driver.maxConnections !== undefined && driver.parallel && driver.maxConnections < needed) {
     const sizedBy = driver.sizedBy ?? 'max';
     throw new RangeError(
@@ -183,21 +182,16 @@ export function resolveWorkOptions(driver: Driver, options: WorkOptions): Resolv
   const leaseSeconds = options.leaseSeconds ?? 30;
   if (!(leaseSeconds > 0) || !Number.isFinite(leaseSeconds))
     throw new RangeError(`leaseSeconds must be a finite number > 0, got ${String(leaseSeconds)}`);
-  const maxAttempts = positiveInteger('maxAttempts', options.maxAttempts, 5);
+  const maxAttempts = whole('maxAttempts', options.maxAttempts, 5);
   const backoff = resolveBackoff(options.backoff);
-  const workerId = options.workerId ?? randomId();
+  const workerId = options.workerId ?? `worker-${Math.random().toString(36).slice(2, 10)}`;
   if (typeof workerId !== 'string' || workerId === '' || workerId.length > 200)
     throw new TypeError('workerId must be a non-empty string of at most 200 characters');
-  const order = options.order ?? 'none';
-  if (order !== 'none' && order !== 'per-app') throw new RangeError(`order must be 'none' or 'per-app', got ${JSON.stringify(order)}`);
-  const onFailure = options.onFailure ?? 'hold';
-  if (onFailure !== 'hold' && onFailure !== 'skip')
-    throw new RangeError(`onFailure must be 'hold' or 'skip', got ${JSON.stringify(onFailure)}`);
+  const order = oneOf('order', options.order, ['none', 'per-app']);
+  const onFailure = oneOf('onFailure', options.onFailure, ['hold', 'skip']);
   if (options.onFailure !== undefined && order !== 'per-app')
     throw new RangeError("onFailure applies to order: 'per-app' only: without an order, a failed delivery never holds another");
-  const heartbeatMs = positiveInteger('heartbeatMs', options.heartbeatMs, 5000);
-  if (heartbeatMs > MAX_TIMER_MS / 3)
-    throw new RangeError(`heartbeatMs must be at most ${Math.floor(MAX_TIMER_MS / 3)}, got ${heartbeatMs}`);
+  const heartbeatMs = whole('heartbeatMs', options.heartbeatMs, 5000, 1, Math.floor(MAX_TIMER_MS / 3));
   return {
     concurrency,
     batchSize,

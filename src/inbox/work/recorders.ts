@@ -1,32 +1,14 @@
-import type { Driver, Row } from '../../database/driver.js';
+import type { Row } from '../../database/driver.js';
 import { WebhookInboxError } from '../../database/errors.js';
 import { boundError, failureDetail } from '../rows.js';
-import type { BatchSql } from './batch-sql.js';
-import type { Clock } from '../clock.js';
-import type { ResolvedWorkOptions } from './options.js';
-import type { Claimed, Recorded, Recorder } from './run-attempt.js';
-import type { WorkerSql } from './sql.js';
+import { pause } from '../clock.js';
+import type { Attempts, Claimed, Recorded, Recorder } from './run-attempt.js';
+import type { WorkerEnvironment } from './source.js';
 
-export interface RecorderEnvironment {
-  readonly driver: Driver;
-  readonly sql: WorkerSql;
-  readonly batch: BatchSql;
-  readonly options: ResolvedWorkOptions;
-  readonly clock: Clock;
-  /** The database failed while `doing`: logged once per outage by the loop. */
-  readonly databaseFailed: (error: unknown, doing: string) => void;
-}
+export type RecorderEnvironment = Pick<WorkerEnvironment, 'driver' | 'sql' | 'options' | 'clock' | 'health'>;
 
 /** A mode's recorder, as the loop drives it. */
-export interface ModeRecorder extends Recorder {
-  /** Running handlers hold no lock on their rows (batched), so their leases are renewed while they run. */
-  readonly renewsLeases: boolean;
-  /**
-   * stop() ran out of time: records nothing from now on, and fails the attempts still running
-   * (`rows`, as claimed) in one statement; resolves once every statement it sent has answered.
-   */
-  abandon(rows: readonly Row[]): Promise<void>;
-}
+export type ModeRecorder = Recorder & Pick<Attempts, 'renewsLeases' | 'abandon'>;
 
 /** Thrown inside the handlers' transaction to roll it back. */
 class RolledBack {
@@ -40,10 +22,10 @@ async function abandonRows(env: RecorderEnvironment, rows: readonly Row[]): Prom
   if (rows.length === 0) return;
   const input = rows.map((row) => ({ id: String(row['id']), attempt: Number(row['attempts']), claimed_at: Number(row['claimed_at']) }));
   try {
-    await env.driver.query(env.batch.abandon, [JSON.stringify(input), env.options.workerId, env.options.maxAttempts, ABANDONED_ERROR]);
+    await env.driver.query(env.sql.abandon, [JSON.stringify(input), env.options.workerId, env.options.maxAttempts, ABANDONED_ERROR]);
   } catch (error) {
     // Left to the lease: recovery counts them as crashed.
-    env.databaseFailed(error, 'failing abandoned attempts');
+    env.health.failed(error, 'failing abandoned attempts');
   }
 }
 
@@ -93,7 +75,7 @@ export function inlineRecorder(env: RecorderEnvironment): ModeRecorder {
         return (await driver.query(sql.fail, params)).length > 0 ? 'recorded' : 'lost';
       } catch (error) {
         // The row stays running; when its lease runs out, recovery counts the attempt.
-        env.databaseFailed(error, 'recording a failed attempt');
+        env.health.failed(error, 'recording a failed attempt');
         return 'unrecorded';
       }
     },
@@ -137,16 +119,10 @@ interface Completion {
 }
 
 /** Outcomes sent together, and what their statement recorded (undefined: it failed). */
-interface Batch {
-  readonly completions: Completion[];
-  readonly recorded: Promise<ReadonlySet<string> | undefined>;
-  settle(recorded: ReadonlySet<string> | undefined): void;
-}
-
-function newBatch(): Batch {
-  let settle!: Batch['settle'];
-  const recorded = new Promise<ReadonlySet<string> | undefined>((resolve) => (settle = resolve));
-  return { completions: [], recorded, settle };
+class Batch {
+  readonly completions: Completion[] = [];
+  settle!: (recorded: ReadonlySet<string> | undefined) => void;
+  readonly recorded = new Promise<ReadonlySet<string> | undefined>((resolve) => (this.settle = resolve));
 }
 
 const DONE = { state: 'done', delay_ms: 0, error: null } as const;
@@ -163,7 +139,7 @@ const RETRY_MS = [100, 1000] as const;
  * wait, a slot is freed only once its own outcome is recorded.
  */
 export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
-  const { driver, batch: statements, options, clock } = env;
+  const { driver, sql, options, clock } = env;
   let open: Batch | undefined;
   let waiting = 0;
   let sending: Promise<void> | undefined;
@@ -173,13 +149,13 @@ export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
   async function complete(batch: Batch): Promise<void> {
     for (let tried = 0; ; tried++) {
       try {
-        const rows = await driver.query(statements.complete, [JSON.stringify(batch.completions), options.workerId]);
+        const rows = await driver.query(sql.complete, [JSON.stringify(batch.completions), options.workerId]);
         return batch.settle(new Set(rows.map((row) => String(row['id']))));
       } catch (error) {
         // The rows stay running; when their leases run out, recovery counts the attempts as crashed.
-        env.databaseFailed(error, 'recording finished attempts');
+        env.health.failed(error, 'recording finished attempts');
         if (tried >= RETRY_MS.length || abandoned) return batch.settle(undefined);
-        await new Promise<void>((resolve) => clock.after(RETRY_MS[tried]!, resolve, false));
+        await pause(clock, RETRY_MS[tried]!, false);
       }
     }
   }
@@ -209,7 +185,7 @@ export function batchedRecorder(env: RecorderEnvironment): ModeRecorder {
     handedOver: () => void,
   ): Promise<Recorded> {
     if (abandoned) return UNRECORDED;
-    const batch = (open ??= newBatch());
+    const batch = (open ??= new Batch());
     batch.completions.push({ id: claimed.id, attempt: claimed.attempt, claimed_at: claimed.claimedAt, ...completion });
     if (++waiting <= options.batchSize) handedOver();
     schedule();

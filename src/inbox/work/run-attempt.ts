@@ -6,43 +6,32 @@ import type { Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import { toBytes } from '../rows.js';
 import { retryDelayMs } from './backoff.js';
-import type { ResolvedWorkOptions } from './options.js';
-
-/** A delivery this worker claimed: its attempt is counted (the row's `attempts`), and recorded with its outcome. */
-export interface Claimed {
-  readonly id: string;
-  readonly body: Uint8Array;
-  readonly attempt: number;
-  /** Attempts counted against maxAttempts, this one included. */
-  readonly budgetUsed: number;
-  readonly replayed: boolean;
-  /** When the claim took it (seconds since the epoch, the database's clock): the attempt's `started_at`. */
-  readonly claimedAt: number;
-  /** For its `process` span: what the row says, and the receiving span's `traceparent`. */
-  readonly action: string | undefined;
-  readonly app: string | undefined;
-  readonly traceContext: string | undefined;
-  /** `reconciled` for a row `inbox reconcile --record` rebuilt from the rack's API. */
-  readonly origin?: 'received' | 'reconciled';
-}
+import type { WorkerEnvironment } from './source.js';
 
 const optionalText = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
-export function claimedFromRow(row: Row): Claimed {
+/** A delivery this worker claimed, read from its row: its attempt is counted (the row's `attempts`), and recorded with its outcome. */
+export function claimedFromRow(row: Row) {
   const attempt = Number(row['attempts']);
   return {
     id: String(row['id']),
     body: toBytes(row['body']),
     attempt,
+    /** Attempts counted against maxAttempts, this one included. */
     budgetUsed: attempt - Number(row['attempt_base']),
     replayed: row['replayed_at'] !== null && row['replayed_at'] !== undefined,
+    /** When the claim took it (seconds since the epoch, the database's clock): the attempt's `started_at`. */
     claimedAt: Number(row['claimed_at']),
+    /** For its `process` span: what the row says, and the receiving span's `traceparent`. */
     action: optionalText(row['action']),
     app: optionalText(row['app']),
     traceContext: optionalText(row['trace_context']),
-    origin: row['origin'] === 'reconciled' ? 'reconciled' : 'received',
+    /** `reconciled` for a row `inbox reconcile --record` rebuilt from the rack's API. */
+    origin: row['origin'] === 'reconciled' ? ('reconciled' as const) : ('received' as const),
   };
 }
+
+export type Claimed = Readonly<ReturnType<typeof claimedFromRow>>;
 
 /**
  * What recording an outcome came to: `recorded`; `lost`: this worker's lease had run out and
@@ -81,13 +70,24 @@ export interface Recorder {
   fail(claimed: Claimed, failure: Failure, handedOver: () => void): Promise<Recorded>;
 }
 
-export interface AttemptEnvironment {
-  readonly runtime: WorkerRuntime;
-  readonly options: ResolvedWorkOptions;
-  /** The table's name for error messages. */
-  readonly table: string;
-  readonly recorder: Recorder;
+/** What the loop runs for each row it claimed: one attempt, the same in both modes (worker.ts composes it). */
+export interface Attempts {
+  /**
+   * Runs one claimed row's attempt; resolves with its outcome once it is recorded; never rejects.
+   * `handedOver`: the attempt's slot may take the next row before then (its COMMIT held for the
+   * next BEGIN, or its outcome queued for the next completion statement).
+   */
+  run(row: Row, signal: AbortSignal, handedOver: () => void): Promise<Outcome>;
+  /** Running handlers hold no lock on their rows (batched), so their leases are renewed while they run. */
+  readonly renewsLeases: boolean;
+  /**
+   * stop() ran out of time: records nothing from now on, and fails the attempts still running
+   * (`rows`) in one statement; resolves once every statement it sent has answered.
+   */
+  abandon(rows: readonly Row[]): Promise<void>;
 }
+
+export type AttemptEnvironment = Pick<WorkerEnvironment, 'runtime' | 'options' | 'table'> & { readonly recorder: Recorder };
 
 /**
  * One attempt of a claimed delivery, in either mode: parse, run the handlers, record the outcome
@@ -112,7 +112,7 @@ export async function runAttempt(env: AttemptEnvironment, claimed: Claimed, sign
       });
     return outcomeOf(recorded, { kind: 'dead' }, runtime, claimed);
   }
-  const delivery = { id: claimed.id, attempt: claimed.attempt, origin: claimed.origin ?? 'received' };
+  const delivery = { id: claimed.id, attempt: claimed.attempt, origin: claimed.origin };
   let ran: Recorded | { readonly failures: readonly unknown[] };
   try {
     ran = await recorder.succeed(claimed, (transaction) => runtime.runHandlers(event, { delivery, transaction, signal }), handedOver);

@@ -2,31 +2,21 @@ import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
 import type { WorkerTelemetry } from '../../telemetry/process.js';
 import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
-import type { TableNames } from '../schema/table-name.js';
-import { batchSql } from './batch-sql.js';
+import type { Clock } from '../clock.js';
 import type { ResolvedWorkOptions } from './options.js';
 import type { WorkerSql } from './sql.js';
 
-/** What the loop's statements need. */
-export interface SourceEnvironment {
+/** What the worker's parts share, built once by worker.ts: the loop's source, the recorders and the attempts read it. */
+export interface WorkerEnvironment {
   readonly driver: Driver;
   readonly sql: WorkerSql;
   readonly runtime: WorkerRuntime;
   readonly options: ResolvedWorkOptions;
-}
-
-/** What the loop asks of the database, the same in both modes; each step handles (logs) its own database errors. */
-export interface LoopSource {
-  /** Claims up to `wanted` due rows, an attempt counted for each; undefined when the database failed. */
-  claim(wanted: number): Promise<Row[] | undefined>;
-  /** Gives back claimed rows whose handlers never started (pending again, their attempts uncounted); never rejects. */
-  release(rows: readonly Row[]): Promise<void>;
-  /** Extends the leases of these rows; false when the database failed. */
-  renew(rows: readonly Row[]): Promise<boolean>;
-  /** Rows whose worker stopped mid-attempt: pending again, or dead. */
-  recover(): Promise<void>;
-  /** Before each poll (re-LISTEN if the listening connection was lost). */
-  beforePoll(): void;
+  readonly clock: Clock;
+  /** The table's name for messages. */
+  readonly table: string;
+  /** Where a statement's failure (logged once per outage) and the database's return are told. */
+  readonly health: Pick<DatabaseHealth, 'failed' | 'reachable'>;
 }
 
 /** Logs a database failure once per outage, not once per poll, and its end. */
@@ -65,45 +55,17 @@ export class DatabaseHealth {
   }
 }
 
-/** Rows whose worker stopped mid-attempt: pending again, or dead, each logged. */
-async function recover(env: SourceEnvironment, health: DatabaseHealth, telemetry: WorkerTelemetry): Promise<void> {
-  let rows: Row[];
-  try {
-    rows = await env.driver.query(env.sql.recover, [env.options.maxAttempts]);
-  } catch (error) {
-    health.failed(error, 'recovering expired leases');
-    return;
-  }
-  for (const row of rows) {
-    const dead = row['state'] === 'dead';
-    if (dead) telemetry.wentDead(String(row['action']));
-    env.runtime.log({
-      level: dead ? 'error' : 'warn',
-      event: dead ? 'dead' : 'retried',
-      message: dead
-        ? `attempt ${String(row['attempts'])} did not finish (its worker stopped) and no attempts are left: the delivery is dead`
-        : `attempt ${String(row['attempts'])} did not finish (its worker stopped): due again`,
-      action: String(row['action']),
-      deliveryId: String(row['id']),
-      attempt: Number(row['attempts']),
-    });
-  }
-}
-
-/** The loop's statements, the same in both modes: the claim (with the per-app lock when ordered), release, renew, recovery. */
-export function workerSource(
-  env: SourceEnvironment,
-  names: TableNames,
-  health: DatabaseHealth,
-  telemetry: WorkerTelemetry,
-  relisten: () => void,
-): LoopSource {
-  const { driver, sql, options } = env;
-  const batch = batchSql(names);
+/**
+ * What the loop asks of the database, the same in both modes: the claim (with the per-app lock
+ * when ordered), release, renew, recovery. Each step handles (logs) its own database errors.
+ */
+export function workerSource(env: WorkerEnvironment, telemetry: WorkerTelemetry, relisten: () => void) {
+  const { driver, sql, options, health } = env;
   // Ordered claims follow one another, per table.
-  const orderKey = `rack-webhooks order ${names.display}`;
+  const orderKey = `rack-webhooks order ${env.table}`;
   return {
-    async claim(wanted) {
+    /** Claims up to `wanted` due rows, an attempt counted for each; undefined when the database failed. */
+    async claim(wanted: number) {
       try {
         const params = [wanted, options.workerId, options.leaseSeconds];
         const rows =
@@ -120,23 +82,47 @@ export function workerSource(
         return undefined;
       }
     },
-    async release(rows) {
+    /** Gives back claimed rows whose handlers never started (pending again, their attempts uncounted); never rejects. */
+    async release(rows: readonly Row[]) {
       // Best effort: a row not given back stays claimed until its lease runs out, then recovery takes it.
       const input = rows.map((row) => ({ id: String(row['id']), attempt: Number(row['attempts']) }));
-      await driver.query(batch.release, [JSON.stringify(input), options.workerId]).catch(() => {});
+      await driver.query(sql.release, [JSON.stringify(input), options.workerId]).catch(() => {});
     },
-    async renew(rows) {
+    /** Extends the leases of these rows; false when the database failed. */
+    async renew(rows: readonly Row[]) {
       try {
-        await driver.query(batch.renew, [JSON.stringify(rows.map((row) => String(row['id']))), options.workerId, options.leaseSeconds]);
+        await driver.query(sql.renew, [JSON.stringify(rows.map((row) => String(row['id']))), options.workerId, options.leaseSeconds]);
         return true;
       } catch (error) {
         health.failed(error, 'renewing leases');
         return false;
       }
     },
-    recover: () => recover(env, health, telemetry),
-    beforePoll: () => {
+    /** Before each poll and drain pass: re-LISTEN if the listening connection was lost; rows whose worker stopped mid-attempt: pending again, or dead, each logged. */
+    async recover() {
       if (options.listen) relisten();
+      let rows: Row[];
+      try {
+        rows = await driver.query(sql.recover, [options.maxAttempts]);
+      } catch (error) {
+        return health.failed(error, 'recovering expired leases');
+      }
+      for (const row of rows) {
+        const dead = row['state'] === 'dead';
+        if (dead) telemetry.wentDead(String(row['action']));
+        env.runtime.log({
+          level: dead ? 'error' : 'warn',
+          event: dead ? 'dead' : 'retried',
+          message: dead
+            ? `attempt ${String(row['attempts'])} did not finish (its worker stopped) and no attempts are left: the delivery is dead`
+            : `attempt ${String(row['attempts'])} did not finish (its worker stopped): due again`,
+          action: String(row['action']),
+          deliveryId: String(row['id']),
+          attempt: Number(row['attempts']),
+        });
+      }
     },
   };
 }
+
+export type LoopSource = ReturnType<typeof workerSource>;

@@ -1,15 +1,14 @@
 import type { WorkerRuntime } from '../../receiver/inbox-contract.js';
-import type { Driver, Row } from '../../database/driver.js';
+import type { Driver } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import { Heartbeat } from '../health/workers.js';
 import type { TableNames } from '../schema/table-name.js';
-import { batchSql } from './batch-sql.js';
-import { systemClock, type Clock } from '../clock.js';
-import { stopTimeout, WorkerLoop, type Attempts } from './loop.js';
+import { pause, settledWithin, systemClock, type Clock } from '../clock.js';
+import { WorkerLoop } from './loop.js';
 import { resolveWorkOptions, type WorkOptions } from './options.js';
-import { batchedRecorder, inlineRecorder, type RecorderEnvironment } from './recorders.js';
-import { claimedFromRow, runAttempt, type AttemptEnvironment } from './run-attempt.js';
-import { DatabaseHealth, workerSource } from './source.js';
+import { batchedRecorder, inlineRecorder } from './recorders.js';
+import { claimedFromRow, runAttempt, type Attempts } from './run-attempt.js';
+import { DatabaseHealth, workerSource, type WorkerEnvironment } from './source.js';
 import { workerSql } from './sql.js';
 import { workerTelemetry } from '../../telemetry/process.js';
 
@@ -49,6 +48,13 @@ export interface Worker {
   drain(): Promise<void>;
 }
 
+/** `stop()`'s `timeoutMs`, checked (worker.stop() first of all, the loop takes it as checked): a `RangeError` before anything stops. */
+function stopTimeout({ timeoutMs }: StopOptions = {}): number | undefined {
+  if (timeoutMs !== undefined && !(timeoutMs >= 0))
+    throw new RangeError(`stop(): timeoutMs must be a number >= 0, got ${String(timeoutMs)}`);
+  return timeoutMs;
+}
+
 export function startWorker(
   driver: Driver,
   names: TableNames,
@@ -61,20 +67,13 @@ export function startWorker(
 ): Worker {
   const options = resolveWorkOptions(driver, workOptions);
   const sql = workerSql(names, options);
-  const health = new DatabaseHealth(runtime, options, names.display);
-  const telemetry = workerTelemetry(telemetryEnabled, names.display);
-  const source = workerSource({ driver, sql, runtime, options }, names, health, telemetry, relisten);
+  const table = names.display;
+  const env: WorkerEnvironment = { driver, sql, runtime, options, clock, table, health: new DatabaseHealth(runtime, options, table) };
+  const telemetry = workerTelemetry(telemetryEnabled, table);
+  const source = workerSource(env, telemetry, relisten);
   const batched = options.mode === 'batched';
-  const recorderEnv: RecorderEnvironment = {
-    driver,
-    sql,
-    batch: batchSql(names),
-    options,
-    clock,
-    databaseFailed: (error, doing) => health.failed(error, doing),
-  };
-  const recorder = batched ? batchedRecorder(recorderEnv) : inlineRecorder(recorderEnv);
-  const attemptEnv: AttemptEnvironment = { runtime, options, table: names.display, recorder };
+  const recorder = batched ? batchedRecorder(env) : inlineRecorder(env);
+  const attemptEnv = { ...env, recorder };
   const attempts: Attempts = {
     renewsLeases: recorder.renewsLeases,
     run(row, signal, handedOver) {
@@ -114,13 +113,7 @@ export function startWorker(
       // connection (PGlite) UNLISTEN and the heartbeat's goodbye wait behind a running handler.
       const ending = unsubscribed.then(() => heartbeat.stop());
       if (timeoutMs === undefined) return void (await ending);
-      let cancel = () => {};
-      ending.catch(() => {});
-      await Promise.race([
-        ending,
-        new Promise<void>((resolve) => (cancel = clock.after(Math.max(0, timeoutMs - (clock.now() - startedAt)), resolve, true))),
-      ]);
-      cancel();
+      await settledWithin(clock, ending, Math.max(0, timeoutMs - (clock.now() - startedAt)));
     },
     async drain() {
       while (loop.state === 'running') {
@@ -132,18 +125,14 @@ export function startWorker(
           continue;
         }
         // Nothing running here: is anything due, or running elsewhere (a live worker, or a dead one whose lease has not run out)?
-        let unfinished: Row[];
-        try {
-          unfinished = await driver.query(sql.unfinished);
-        } catch (error) {
+        const [row] = await driver.query(sql.unfinished).catch((error: unknown) => {
           throw inboxError(error, names.display, 'draining');
-        }
-        const [row] = unfinished;
+        });
         if (row === undefined) return;
         // Due, yet not claimed (another worker got there first): look again shortly. Running: when
         // its lease runs out (recovered then), or sooner if its worker finishes it; never a hot loop.
         const waitMs = row['state'] === 'pending' ? 10 : Math.max(50, Math.ceil(Number(row['lease_ms'])));
-        await new Promise<void>((resolve) => clock.after(Math.min(options.pollIntervalMs, waitMs), resolve, true));
+        await pause(clock, Math.min(options.pollIntervalMs, waitMs));
       }
     },
   };

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Driver, Row } from '../../../src/database/driver.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
-import { batchSql } from '../../../src/inbox/work/batch-sql.js';
 import { resolveWorkOptions } from '../../../src/inbox/work/options.js';
 import { batchedRecorder } from '../../../src/inbox/work/recorders.js';
 import type { Claimed, Recorded } from '../../../src/inbox/work/run-attempt.js';
@@ -16,7 +15,7 @@ import { deferred, flush, ManualClock } from '../../kit/time.js';
  */
 
 const names = resolveTableNames('batched_recorder_unit');
-const batch = batchSql(names);
+const sql = workerSql(names);
 
 interface Sent {
   readonly text: string;
@@ -42,11 +41,10 @@ function setUp(batchSize = 10) {
   const failures: string[] = [];
   const recorder = batchedRecorder({
     driver,
-    sql: workerSql(names),
-    batch,
+    sql,
     options,
     clock,
-    databaseFailed: (_error, doing) => failures.push(doing),
+    health: { failed: (_error, doing) => void failures.push(doing), reachable: () => {} },
   });
   const handedOver: string[] = [];
   const succeed = (id: string): Promise<Recorded | { failures: readonly unknown[] }> =>
@@ -68,6 +66,7 @@ const claimed = (id: string): Claimed => ({
   action: undefined,
   app: undefined,
   traceContext: undefined,
+  origin: 'received',
 });
 
 describe("mode: 'batched''s recorder", () => {
@@ -77,7 +76,7 @@ describe("mode: 'batched''s recorder", () => {
     const two = h.succeed('2');
     await flush(3);
     expect(h.handedOver).toEqual(['1', '2']);
-    expect(h.sent.map((s) => [s.text === batch.complete, s.ids])).toEqual([[true, ['1', '2']]]);
+    expect(h.sent.map((s) => [s.text === sql.complete, s.ids])).toEqual([[true, ['1', '2']]]);
     h.sent[0]!.answer(['1']); // 2's lease ran out: another worker has it
     expect([await one, await two]).toEqual(['recorded', 'lost']);
   });
@@ -138,7 +137,7 @@ describe("mode: 'batched''s recorder", () => {
     h.sent[0]!.answer(['1']);
     expect(await one).toBe('recorded');
     await flush(3);
-    expect(h.sent.map((s) => [s.text === batch.abandon, s.ids])).toEqual([
+    expect(h.sent.map((s) => [s.text === sql.abandon, s.ids])).toEqual([
       [false, ['1']],
       [true, ['7']],
     ]);

@@ -4,7 +4,6 @@ import { receiverRuntime } from '../../../src/inbox/store/connect-receiver.js';
 import { driverFor } from '../../../src/database/detect.js';
 import type { Driver } from '../../../src/database/driver.js';
 import { resolveTableNames } from '../../../src/inbox/schema/table-name.js';
-import { batchSql } from '../../../src/inbox/work/batch-sql.js';
 import { resolveWorkOptions } from '../../../src/inbox/work/options.js';
 import { systemClock } from '../../../src/inbox/clock.js';
 import { inlineRecorder } from '../../../src/inbox/work/recorders.js';
@@ -59,7 +58,7 @@ async function attemptOn(
     runtime: receiverRuntime(receiver)!,
     options: resolved,
     table: names.display,
-    recorder: inlineRecorder({ driver, sql, batch: batchSql(names), options: resolved, clock: systemClock, databaseFailed: () => {} }),
+    recorder: inlineRecorder({ driver, sql, options: resolved, clock: systemClock, health: { failed: () => {}, reachable: () => {} } }),
   };
   return {
     harness,
@@ -180,7 +179,7 @@ describe('one attempt, each outcome and the statement that records it (pg)', () 
   it('released: a claim taken while stop() came is given back, its attempt unrecorded', async () => {
     const setup = await attemptOn(async () => {});
     const claimed = await setup.claim();
-    const { release } = batchSql(resolveTableNames(setup.harness.db.table));
+    const { release } = workerSql(resolveTableNames(setup.harness.db.table));
     await setup.harness.db.query(release, [JSON.stringify([{ id: claimed.id, attempt: claimed.attempt }]), WORKER]);
     expect(await setup.row(claimed.id)).toMatchObject({ state: 'pending', attempts: 0, locked_by: null });
     expect(await setup.attempts(claimed.id)).toEqual([]);

@@ -36,6 +36,7 @@ for (const kind of ['pg', 'pglite'] as const) {
         const [id] = await harness.deliverMany(receiver, 1);
         const worker = harness.work(receiver, { mode, concurrency: 1 });
         await expect(worker.stop({ timeoutMs: -5 })).rejects.toThrow(new RangeError('stop(): timeoutMs must be a number >= 0, got -5'));
+        await expect(worker.stop({ timeoutMs: Number.NaN })).rejects.toThrow(RangeError);
         const signal = await started.promise; // a refused stop() stopped nothing
         let stopped = false;
         const stopping = worker.stop({ timeoutMs: 30_000 }).then(() => (stopped = true));

@@ -28,10 +28,7 @@ export interface StoreRetryOptions {
   maxBufferedBytes?: number;
 }
 
-export interface ResolvedStoreRetry {
-  readonly maxWaitMs: number;
-  readonly maxBufferedBytes: number;
-}
+export type ResolvedStoreRetry = Readonly<Required<StoreRetryOptions>>;
 
 export const DEFAULT_STORE_RETRY: ResolvedStoreRetry = { maxWaitMs: 20_000, maxBufferedBytes: 64 * 1024 * 1024 };
 

@@ -24,16 +24,14 @@ interface Current {
  * between. What they hold is counted for the whole process (held.ts).
  */
 export class Outage {
-  readonly #retry: ResolvedStoreRetry;
-  readonly #now: () => number;
   #current: Current | undefined;
   #waiting = 0;
 
   /** `now`: milliseconds on a monotonic clock (the inbox's), from which an outage's duration is told. */
-  constructor(retry: ResolvedStoreRetry, now: () => number) {
-    this.#retry = retry;
-    this.#now = now;
-  }
+  constructor(
+    private readonly retry: ResolvedStoreRetry,
+    private readonly now: () => number,
+  ) {}
 
   /** The cause of the outage under way, if one is. */
   get cause(): string | undefined {
@@ -74,14 +72,14 @@ export class Outage {
 
   #begin(cause: string, log: OutageLog | undefined): Current {
     if (this.#current !== undefined) return this.#current;
-    const current: Current = { startedAt: this.#now(), cause, waited: 0, refused: 0, reachable: false };
+    const current: Current = { startedAt: this.now(), cause, waited: 0, refused: 0, reachable: false };
     this.#current = current;
     log?.({
       level: 'warn',
       event: 'inbox_outage',
       message:
         `the inbox database cannot be reached (${cause}): verified deliveries wait for it, each up to ` +
-        `${this.#retry.maxWaitMs} ms from its arrival, all those the process holds at most ${this.#retry.maxBufferedBytes} bytes, before 503`,
+        `${this.retry.maxWaitMs} ms from its arrival, all those the process holds at most ${this.retry.maxBufferedBytes} bytes, before 503`,
       code: cause,
       durationMs: 0,
     });
@@ -92,7 +90,7 @@ export class Outage {
     const current = this.#current;
     if (current === undefined || !current.reachable || this.#waiting > 0) return;
     this.#current = undefined;
-    const lasted = this.#now() - current.startedAt;
+    const lasted = this.now() - current.startedAt;
     const lost = current.refused > 0;
     log?.({
       level: lost ? 'error' : 'info',

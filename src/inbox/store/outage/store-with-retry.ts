@@ -9,40 +9,9 @@ import { NO_ANSWER, type Outage, type OutageLog } from './outage.js';
 import { transientCause } from './transient.js';
 
 type Store = (delivery: DeliveryToStore) => Promise<StoredRow | undefined>;
-/** The id of the row holding these exact bytes (its body key), if one is stored. */
-type FindStored = (delivery: DeliveryToStore) => Promise<StoredRow | undefined>;
 
 /** How one attempt ended; it never rejects, so that an attempt outliving its delivery is still heard. */
 type Attempt = { stored: true; row: StoredRow | undefined } | { stored: false; error: unknown; cause: string | undefined };
-
-/** A delivery's bound, from its arrival: `passed` resolves then (never, for `Infinity`). */
-class Deadline {
-  readonly passed: Promise<'expired'>;
-  #over = false;
-  #cancel: (() => void) | undefined;
-
-  constructor(clock: Clock, at: number) {
-    this.passed = new Promise((resolve) => {
-      if (at === Infinity) return;
-      this.#cancel = clock.after(
-        Math.max(0, at - clock.now()),
-        () => {
-          this.#over = true;
-          resolve('expired');
-        },
-        true,
-      );
-    });
-  }
-
-  get over(): boolean {
-    return this.#over;
-  }
-
-  clear(): void {
-    this.#cancel?.();
-  }
-}
 
 /**
  * The store the receiver calls. Every delivery is held from its arrival within two bounds, whatever
@@ -67,7 +36,8 @@ class Deadline {
  */
 export function storeWithRetry(
   store: Store,
-  findStored: FindStored,
+  /** The row holding these exact bytes (its body key), if one is stored. */
+  findStored: Store,
   retry: ResolvedStoreRetry,
   outage: Outage,
   circuit: Circuit,
@@ -103,7 +73,18 @@ export function storeWithRetry(
       if (retrying) outage.refusedAtOnce(log);
       throw overCap(retry, held, outage.cause);
     }
-    const deadline = new Deadline(clock, retrying ? arrival + retry.maxWaitMs : Infinity);
+    // Its bound, from its arrival: `passed` resolves then (never, without retrying); `over` is set as
+    // it does, so that a delivery past its bound never takes another turn.
+    let over = false;
+    let clearDeadline = () => {};
+    const passed = new Promise<'expired'>((resolve) => {
+      if (!retrying) return;
+      const expire = () => {
+        over = true;
+        resolve('expired');
+      };
+      clearDeadline = clock.after(Math.max(0, arrival + retry.maxWaitMs - clock.now()), expire, true);
+    });
     let running = false;
     let answered = false;
     let waiting = false;
@@ -122,9 +103,9 @@ export function storeWithRetry(
     try {
       if (retrying && circuit.down) wait(outage.cause ?? NO_ANSWER);
       for (;;) {
-        if (deadline.over) throw pastDeadline(false);
+        if (over) throw pastDeadline(false);
         // Waiting its turn when an outage becomes known, it waits for the database too.
-        const turn = await circuit.wait(deadline.passed, retrying ? wait : undefined);
+        const turn = await circuit.wait(passed, retrying ? wait : undefined);
         if (turn === 'expired') throw pastDeadline(false);
         running = true;
         const under = attempt(delivery, failedAttempts > 0, turn, log).finally(() => {
@@ -132,7 +113,7 @@ export function storeWithRetry(
           // Answered already: the bytes it held in the driver are free only now.
           if (answered) held.release(cost);
         });
-        const outcome = await Promise.race([under, deadline.passed]);
+        const outcome = await Promise.race([under, passed]);
         if (outcome === 'expired') {
           void under.then((late) => reportLate(late, delivery, clock.now() - arrival, log));
           throw pastDeadline(true);
@@ -148,7 +129,7 @@ export function storeWithRetry(
       }
     } finally {
       answered = true;
-      deadline.clear();
+      clearDeadline();
       if (!running) held.release(cost);
       if (waiting) outage.leave(refused, log);
     }
@@ -157,16 +138,7 @@ export function storeWithRetry(
   function holdCopy(first: Promise<StoredRow | undefined>, delivery: DeliveryToStore): Promise<StoredRow | undefined> {
     const cost = heldCost(delivery.body);
     if (!held.take(cost, retry.maxBufferedBytes)) return Promise.reject(copyOverCap(retry, held));
-    return first.then(
-      () => {
-        held.release(cost);
-        return undefined;
-      },
-      (error: unknown) => {
-        held.release(cost);
-        throw error;
-      },
-    );
+    return first.then(() => undefined).finally(() => held.release(cost));
   }
 
   return (delivery: DeliveryToStore, options: StoreDeliveryOptions = {}): Promise<StoredRow | undefined> => {
@@ -202,10 +174,6 @@ function reportLate(late: Attempt, delivery: DeliveryToStore, durationMs: number
   });
 }
 
-function causeOf(error: unknown): unknown {
-  return error instanceof WebhookInboxError ? error.cause : error;
-}
-
 function overCap(retry: ResolvedStoreRetry, held: HeldDeliveries, cause: string | undefined): WebhookInboxError {
   return new WebhookInboxError(
     'inbox_unavailable',
@@ -239,6 +207,6 @@ function pastBound(
   return new WebhookInboxError(
     'inbox_unavailable',
     `The inbox database could not be reached within storeRetry.maxWaitMs (${retry.maxWaitMs} ms from its arrival, ${attempts} failed attempts of this delivery): ${why}`,
-    { cause: causeOf(error) },
+    { cause: error instanceof WebhookInboxError ? error.cause : error },
   );
 }
