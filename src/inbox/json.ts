@@ -36,16 +36,7 @@ export function deliveryJson(delivery: StoredDelivery) {
 export type DeliveryJson = ReturnType<typeof deliveryJson>;
 
 export function attemptJson(attempt: DeliveryAttempt) {
-  return {
-    attempt: attempt.attempt,
-    worker: attempt.worker,
-    startedAt: attempt.startedAt.toISOString(),
-    finishedAt: iso(attempt.finishedAt),
-    outcome: attempt.outcome,
-    error: attempt.error,
-    errorClass: attempt.errorClass,
-    errorStack: attempt.errorStack,
-  };
+  return { ...attempt, startedAt: attempt.startedAt.toISOString(), finishedAt: iso(attempt.finishedAt) };
 }
 
 /** One attempt as `inbox show --json` and the console's API send it. */

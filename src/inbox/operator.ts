@@ -48,8 +48,8 @@ export function createOperator(driver: Driver, names: TableNames, requeued: () =
     prune: (options) => pruneDeliveries(driver, names, { before: (options as { before: Date } | undefined)?.before as Date }),
     history: (span) => readHistory(query, names, span),
     alerts: () => readOpenAlerts(query, names),
-    appAttention: () => readAppAttention(query, names.display),
-    changeFingerprint: () => readChangeFingerprint(query, names.deliveries, names.display),
-    idsAfter: (after, limit) => readIdsAfter(query, names.deliveries, names.display, after, limit),
+    appAttention: () => readAppAttention(query, names),
+    changeFingerprint: () => readChangeFingerprint(query, names),
+    idsAfter: (after, limit) => readIdsAfter(query, names, after, limit),
   };
 }

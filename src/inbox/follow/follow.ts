@@ -8,22 +8,15 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { Queryable } from '../../database/driver.js';
 import type { TableNames } from '../schema/table-name.js';
-import type { DeliveryFilter, DeliveryState } from '../types.js';
+import type { DeliveryFilter } from '../types.js';
 import { DEFAULT_GAP_TIMING, GapWatch, type GapTiming } from './gaps.js';
-import { readBatch, readBody } from './read.js';
+import { readBatch, readBody, type FollowedDelivery } from './read.js';
+
+export type { FollowedDelivery };
 
 /** One connection: statements, and NOTIFY when it can (PostgreSQL, PGlite). */
 export interface FollowSource extends Queryable {
   listen?(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
-}
-
-export interface FollowedDelivery {
-  readonly id: bigint;
-  readonly action: string;
-  readonly app: string | null;
-  readonly state: DeliveryState;
-  /** The body exactly as stored (as the rack sent it). */
-  readonly body: Uint8Array;
 }
 
 /** What `forward` says once a delivery is handled: go on, or stop here (it is to be sent again). */

@@ -1,8 +1,8 @@
 import type { Driver } from '../../database/driver.js';
-import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter } from '../types.js';
 import { buildWhere, toId } from './filter.js';
+import { failingAs } from './query.js';
 
 function filterOf(idOrFilter: string | DeliveryFilter): DeliveryFilter {
   return typeof idOrFilter === 'string' || typeof idOrFilter === 'number' ? { ids: [toId(idOrFilter)] } : idOrFilter;
@@ -25,8 +25,8 @@ async function requeue(
   // replayed_at marks the next run as a replay; a retry is not one.
   const replayed = from.includes('done') ? 'now()' : 'NULL';
   const states = from.map((_, index) => `$${index + 1}`).join(', ');
-  try {
-    const rows = await driver.query(
+  const rows = await failingAs(names.display, doing, () =>
+    driver.query(
       `WITH moved AS (
          UPDATE ${names.deliveries}
             SET state = 'pending', run_at = now(), attempt_base = attempts, last_error = NULL, done_at = NULL, replayed_at = ${replayed}
@@ -38,11 +38,9 @@ async function requeue(
        )
        SELECT count(*)::int AS n FROM moved`,
       [...from, ...where.params],
-    );
-    return Number(rows[0]?.['n'] ?? 0);
-  } catch (error) {
-    throw inboxError(error, names.display, doing);
-  }
+    ),
+  );
+  return Number(rows[0]?.['n'] ?? 0);
 }
 
 /**
@@ -84,16 +82,14 @@ export async function pruneDeliveries(
     limit === undefined
       ? where
       : `id IN (SELECT id FROM ${names.deliveries} WHERE ${where} ORDER BY received_at LIMIT $${states.length + 2}::int FOR UPDATE SKIP LOCKED)`;
-  try {
-    const rows = await driver.query(
+  const rows = await failingAs(names.display, 'pruning deliveries', () =>
+    driver.query(
       `WITH pruned AS (
          DELETE FROM ${names.deliveries} WHERE ${target} RETURNING 1
        )
        SELECT count(*)::int AS n FROM pruned`,
       limit === undefined ? [before, ...states] : [before, ...states, Math.floor(limit)],
-    );
-    return Number(rows[0]?.['n'] ?? 0);
-  } catch (error) {
-    throw inboxError(error, names.display, 'pruning deliveries');
-  }
+    ),
+  );
+  return Number(rows[0]?.['n'] ?? 0);
 }
