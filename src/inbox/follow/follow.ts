@@ -9,7 +9,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { Queryable } from '../../database/driver.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter } from '../types.js';
-import { DEFAULT_GAP_TIMING, GapWatch, type GapTiming } from './gaps.js';
+import { GapWatch, type GapTiming } from './gaps.js';
 import { readBatch, readBody, type FollowedDelivery } from './read.js';
 
 export type { FollowedDelivery };
@@ -63,46 +63,41 @@ export interface FollowResult {
   readonly error?: unknown;
 }
 
-/** Resolves after `ms`, at a wake-up, or when `signal` aborts, whichever is first. */
-class Wake {
-  readonly #clock: Clock;
-  #pending = false;
-  #resolve: (() => void) | undefined;
-
-  constructor(clock: Clock) {
-    this.#clock = clock;
-  }
-
-  notify(): void {
-    if (this.#resolve === undefined) this.#pending = true;
-    else this.#resolve();
-  }
-
-  wait(ms: number, signal: AbortSignal): Promise<void> {
-    if (this.#pending || signal.aborted) {
-      this.#pending = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        cancel();
-        signal.removeEventListener('abort', done);
-        this.#resolve = undefined;
-        resolve();
-      };
-      const cancel = this.#clock.after(ms, done, true);
-      signal.addEventListener('abort', done, { once: true });
-      this.#resolve = done;
-    });
-  }
+/** Waits that end after `ms`, at a wake-up (kept for the next wait when none is waiting), or when `signal` aborts. */
+function wakeable(clock: Clock) {
+  let pending = false;
+  let wakeUp: (() => void) | undefined;
+  return {
+    notify(): void {
+      if (wakeUp === undefined) pending = true;
+      else wakeUp();
+    },
+    wait(ms: number, signal: AbortSignal): Promise<void> {
+      if (pending || signal.aborted) {
+        pending = false;
+        return Promise.resolve();
+      }
+      return new Promise((resolve) => {
+        const done = () => {
+          cancel();
+          signal.removeEventListener('abort', done);
+          wakeUp = undefined;
+          resolve();
+        };
+        const cancel = clock.after(ms, done, true);
+        signal.addEventListener('abort', done, { once: true });
+        wakeUp = done;
+      });
+    },
+  };
 }
 
-async function subscribe(source: FollowSource, options: FollowOptions, wake: Wake): Promise<(() => Promise<void>) | undefined> {
+async function subscribe(source: FollowSource, options: FollowOptions, onNotify: () => void): Promise<(() => Promise<void>) | undefined> {
   if (source.listen === undefined) return undefined;
   try {
     return await source.listen(
       options.names.channel,
-      () => wake.notify(),
+      onNotify,
       () => {}, // a lost connection: the next read reports it
     );
   } catch (error) {
@@ -120,8 +115,8 @@ export async function followInbox(
   const batchSize = options.batchSize ?? 200;
   const pollMs = options.pollMs ?? 1000;
   const clock = options.clock ?? systemClock;
-  const gaps = new GapWatch(options.gapTiming ?? DEFAULT_GAP_TIMING);
-  const wake = new Wake(clock);
+  const gaps = new GapWatch(options.gapTiming);
+  const wake = wakeable(clock);
   let cursor = options.after;
   let forwarded = 0;
   let lastId: bigint | undefined;
@@ -146,7 +141,7 @@ export async function followInbox(
   };
   let unlisten: (() => Promise<void>) | undefined;
   try {
-    unlisten = await subscribe(source, options, wake);
+    unlisten = await subscribe(source, options, () => wake.notify());
     options.onReady?.();
     while (!signal.aborted) {
       const batch = await readBatch(source, names, cursor, gaps.watchedBelow(cursor), filter, batchSize);

@@ -29,11 +29,6 @@ export interface FollowedRow extends Omit<FollowedDelivery, 'body'> {
   readonly body: Uint8Array | undefined;
 }
 
-export interface Batch {
-  readonly rows: FollowedRow[];
-  readonly snapshot: SnapshotBounds;
-}
-
 /**
  * Up to `limit` rows above `after`, and the watched gaps below it that filled, in id order, read
  * with one snapshot whose bounds come along (see gaps.ts). Every row is read, the filter's or not,
@@ -46,7 +41,7 @@ export async function readBatch(
   late: readonly bigint[],
   filter: DeliveryFilter,
   limit: number,
-): Promise<Batch> {
+): Promise<{ rows: FollowedRow[]; snapshot: SnapshotBounds }> {
   // $1 the id after, $2 the late ids, $3 the limit, then the filter's.
   const where = buildWhere(filter, 4);
   const table = names.deliveries;

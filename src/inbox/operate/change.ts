@@ -1,7 +1,7 @@
 import type { Driver } from '../../database/driver.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter } from '../types.js';
-import { buildWhere, toId } from './filter.js';
+import { asList, buildWhere, toId } from './filter.js';
 import { failingAs } from './query.js';
 
 function filterOf(idOrFilter: string | DeliveryFilter): DeliveryFilter {
@@ -49,9 +49,8 @@ async function requeue(
  */
 export function retryDeliveries(driver: Driver, names: TableNames, idOrFilter: string | DeliveryFilter): Promise<number> {
   const filter = filterOf(idOrFilter);
-  const state = (filter as DeliveryFilter | null)?.state;
-  const states: readonly string[] = state === undefined ? [] : typeof state === 'string' ? [state] : state;
-  const namesDuplicates = (filter as DeliveryFilter | null)?.ids !== undefined || states.includes('duplicate');
+  const given = filter as DeliveryFilter | null; // not yet checked: buildWhere refuses a non-object
+  const namesDuplicates = given?.ids !== undefined || asList(given?.state ?? []).includes('duplicate');
   return requeue(driver, names, filter, namesDuplicates ? ['dead', 'duplicate'] : ['dead'], 'retrying deliveries');
 }
 

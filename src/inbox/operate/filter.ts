@@ -2,12 +2,6 @@
 import { timestampNanos } from '../../events/compare.js';
 import { DELIVERY_STATES, type DeliveryFilter } from '../types.js';
 
-/** A WHERE clause and its parameters, numbered from `firstParam`. */
-export interface Where {
-  readonly sql: string;
-  readonly params: unknown[];
-}
-
 export const MAX_INT8 = 2n ** 63n - 1n;
 const MIN_INT8 = -(2n ** 63n);
 
@@ -30,7 +24,7 @@ function toNanos(name: string, value: Date | string | bigint): string {
   return (nanos > MAX_INT8 ? MAX_INT8 : nanos < MIN_INT8 ? MIN_INT8 : nanos).toString();
 }
 
-function asList<T>(value: T | readonly T[]): readonly T[] {
+export function asList<T>(value: T | readonly T[]): readonly T[] {
   return Array.isArray(value) ? (value as readonly T[]) : [value as T];
 }
 
@@ -38,11 +32,11 @@ const PATTERN = /^[^*]+(:\*)?$/;
 const MAX_IDS = 1000;
 
 /**
- * `queue`: the inbox's queue table (migration 10). Given, a filter on states that are not `done`
+ * A WHERE clause and its parameters, numbered from `firstParam`. `queue`: the inbox's queue table (migration 10). Given, a filter on states that are not `done`
  * also asks the queue, whose state index finds those rows where the log has none: `state: 'dead'`
  * reads the dead rows, not the whole history.
  */
-export function buildWhere(filter: DeliveryFilter, firstParam = 1, queue?: string): Where {
+export function buildWhere(filter: DeliveryFilter, firstParam = 1, queue?: string): { sql: string; params: unknown[] } {
   if (typeof filter !== 'object' || filter === null) throw new TypeError('a filter must be an object such as { state: "dead" }');
   const clauses: string[] = [];
   const params: unknown[] = [];

@@ -7,9 +7,8 @@ import { inboxError } from '../../database/errors.js';
 import type { Query } from './query.js';
 import type { TableNames } from '../schema/table-name.js';
 
-export type HistorySpan = 'day' | 'week';
-export const HISTORY_SPANS: readonly HistorySpan[] = ['day', 'week'];
-const HOURS: Record<HistorySpan, number> = { day: 24, week: 168 };
+const HOURS = { day: 24, week: 168 };
+export type HistorySpan = keyof typeof HOURS;
 
 export interface HistoryHour {
   /** The hour's start, ISO 8601 UTC. */
@@ -46,10 +45,8 @@ const HOUR_MS = 3_600_000;
 const hourKey = (column: string) => `(extract(epoch FROM date_trunc('hour', ${column})) * 1000)::bigint::text`;
 
 export async function readHistory(query: Query, names: TableNames, span: HistorySpan): Promise<InboxHistory> {
-  if (!HISTORY_SPANS.includes(span)) throw new TypeError(`span must be "day" or "week", got ${JSON.stringify(span)}`);
-  const t = names.deliveries;
-  const a = names.attempts;
-  const { refusals, workers } = names;
+  if (!Object.hasOwn(HOURS, span)) throw new TypeError(`span must be "day" or "week", got ${JSON.stringify(span)}`);
+  const { deliveries: t, attempts: a, refusals, workers } = names;
   try {
     const [clock] = await query(
       `SELECT ${hourKey('now()')} AS now_hour, to_regclass($1) IS NOT NULL AS refusals, to_regclass($2) IS NOT NULL AS workers`,

@@ -41,13 +41,6 @@ export interface RetentionResult {
   readonly total: number;
 }
 
-export interface ResolvedRetention {
-  readonly ages: readonly (readonly [RetainedState, number])[];
-  readonly batchSize: number;
-  readonly pauseMs: number;
-  readonly intervalMs: number;
-}
-
 const DEFAULT_AGES: Readonly<Record<RetainedState, number | false>> = {
   done: 30 * DAY_MS,
   ignored: 30 * DAY_MS,
@@ -57,7 +50,7 @@ const DEFAULT_AGES: Readonly<Record<RetainedState, number | false>> = {
 };
 
 /** Checks the options; `undefined` when retention is off. */
-export function resolveRetention(options: RetentionOptions | false | undefined): ResolvedRetention | undefined {
+export function resolveRetention(options: RetentionOptions | false | undefined) {
   if (options === false) return undefined;
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError('retention must be an object such as { done: 30 * 86_400_000 } or false');
@@ -75,3 +68,5 @@ export function resolveRetention(options: RetentionOptions | false | undefined):
     intervalMs: wholeNumber('retention.intervalMs', given.intervalMs, 3_600_000, 1, MAX_TIMER_MS),
   };
 }
+
+export type ResolvedRetention = NonNullable<ReturnType<typeof resolveRetention>>;
