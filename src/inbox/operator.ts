@@ -6,10 +6,9 @@
  */
 import type { Driver } from '../database/driver.js';
 import type { Inbox } from './inbox.js';
-import { readAppAttention, type AppAttention } from './operate/app-attention.js';
+import { readAppAttention, readChangeFingerprint, readIdsAfter, type AppAttention } from './operate/console-reads.js';
 import { pruneDeliveries, replayDeliveries, retryDeliveries } from './operate/change.js';
 import { readHistory, type HistorySpan, type InboxHistory } from './operate/history.js';
-import { readChangeFingerprint, readIdsAfter } from './operate/poll.js';
 import type { Query } from './operate/query.js';
 import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
 import type { TableNames } from './schema/table-name.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { setUp } from '../kit/setup.js';
-import { readAppAttention } from '../../src/inbox/operate/app-attention.js';
+import { readAppAttention } from '../../src/inbox/operate/console-reads.js';
 import { readHistory } from '../../src/inbox/operate/history.js';
 import { MAX_STACK_LENGTH } from '../../src/inbox/rows.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';

@@ -92,20 +92,6 @@ function wakeable(clock: Clock) {
   };
 }
 
-async function subscribe(source: FollowSource, options: FollowOptions, onNotify: () => void): Promise<(() => Promise<void>) | undefined> {
-  if (source.listen === undefined) return undefined;
-  try {
-    return await source.listen(
-      options.names.channel,
-      onNotify,
-      () => {}, // a lost connection: the next read reports it
-    );
-  } catch (error) {
-    options.onListenRefused?.(error);
-    return undefined;
-  }
-}
-
 export async function followInbox(
   source: FollowSource,
   options: FollowOptions,
@@ -141,7 +127,8 @@ export async function followInbox(
   };
   let unlisten: (() => Promise<void>) | undefined;
   try {
-    unlisten = await subscribe(source, options, () => wake.notify());
+    // A lost connection: the next read reports it. LISTEN refused (a read replica): the poll goes on alone.
+    unlisten = await source.listen?.(names.channel, wake.notify, () => {}).catch((error: unknown) => void options.onListenRefused?.(error));
     options.onReady?.();
     while (!signal.aborted) {
       const batch = await readBatch(source, names, cursor, gaps.watchedBelow(cursor), filter, batchSize);

@@ -57,10 +57,6 @@ export class GapWatch {
     return [...this.#gaps.keys()].filter((id) => id <= cursor).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
-  get size(): number {
-    return this.#gaps.size;
-  }
-
   /**
    * Takes one batch, read in id order with one snapshot: the rows above `cursor` and any watched
    * gap that filled. Returns what may be handed on now.

@@ -4,10 +4,6 @@ import type { DeliveryFilter } from '../types.js';
 import { asList, buildWhere, toId } from './filter.js';
 import { failingAs } from './query.js';
 
-function filterOf(idOrFilter: string | DeliveryFilter): DeliveryFilter {
-  return typeof idOrFilter === 'string' || typeof idOrFilter === 'number' ? { ids: [toId(idOrFilter)] } : idOrFilter;
-}
-
 /**
  * Moves deliveries in one of the states `from` back to pending, due now, with a fresh budget of
  * attempts. Resolves with how many moved.
@@ -48,9 +44,9 @@ async function requeue(
  * `state: 'duplicate'`: "retry everything" must not run every repeated event a second time.
  */
 export function retryDeliveries(driver: Driver, names: TableNames, idOrFilter: string | DeliveryFilter): Promise<number> {
-  const filter = filterOf(idOrFilter);
-  const given = filter as DeliveryFilter | null; // not yet checked: buildWhere refuses a non-object
-  const namesDuplicates = given?.ids !== undefined || asList(given?.state ?? []).includes('duplicate');
+  const filter = typeof idOrFilter === 'string' || typeof idOrFilter === 'number' ? { ids: [toId(idOrFilter)] } : idOrFilter;
+  // `?.`: not checked yet, buildWhere refuses what is not an object.
+  const namesDuplicates = filter?.ids !== undefined || asList(filter?.state ?? []).includes('duplicate');
   return requeue(driver, names, filter, namesDuplicates ? ['dead', 'duplicate'] : ['dead'], 'retrying deliveries');
 }
 

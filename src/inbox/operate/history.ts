@@ -57,16 +57,10 @@ export async function readHistory(query: Query, names: TableNames, span: History
     const from = new Date(startMs).toISOString();
     const refusalsRecorded = clock!['refusals'] === true;
     // A worker is live while its last heartbeat is under 3 of its own beats old.
-    const liveWorkers =
+    const [live] =
       clock!['workers'] === true
-        ? Number(
-            (
-              await query(
-                `SELECT count(*)::int AS n FROM ${workers} WHERE last_seen_at > now() - make_interval(secs => 3 * beat_ms / 1000.0)`,
-              )
-            )[0]!['n'],
-          )
-        : null;
+        ? await query(`SELECT count(*)::int AS n FROM ${workers} WHERE last_seen_at > now() - make_interval(secs => 3 * beat_ms / 1000.0)`)
+        : [];
     const [stored, retried, dead, processed, refused] = (
       await Promise.all([
         query(
@@ -122,7 +116,7 @@ export async function readHistory(query: Query, names: TableNames, span: History
         p95Ms: ms(p?.['p95']),
       });
     }
-    return { span, hours, refusalsRecorded, liveWorkers };
+    return { span, hours, refusalsRecorded, liveWorkers: live === undefined ? null : Number(live['n']) };
   } catch (error) {
     throw inboxError(error, names.display, 'reading the hourly history');
   }
