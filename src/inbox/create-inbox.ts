@@ -1,6 +1,5 @@
 import { systemClock, type Clock } from './clock.js';
 import { driverFor } from '../database/detect.js';
-import type { Driver } from '../database/driver.js';
 import type { PGliteDirectory } from '../database/owner/open.js';
 import { inboxError } from '../database/errors.js';
 import { REFUSAL_FLUSH_MS, RefusalRecorder } from './health/refusals.js';
@@ -8,7 +7,7 @@ import type { Inbox } from './inbox.js';
 import { createMonitor } from './monitor.js';
 import { createOperator } from './operator.js';
 import { migrate } from './schema/migrate.js';
-import { resolveTableNames, type TableNames } from './schema/table-name.js';
+import { resolveTableNames } from './schema/table-name.js';
 import { receiverRuntime } from './store/connect-receiver.js';
 import type { StoreRetryOptions } from './store/outage/options.js';
 import { createStorePort } from './store/port.js';
@@ -178,7 +177,8 @@ export function composeInbox<Database>(options: InboxOptions<Database>) {
   const clock = options.clock ?? systemClock;
   const wake = new Wake(driver, names.channel, options.notify ?? true, clock);
   const telemetry = options.telemetry !== false;
-  const refusals = refusalRecorder(driver, names, options.recordRefusals, clock);
+  const flushMs = refusalFlushMs(options.recordRefusals);
+  const refusals = flushMs === undefined ? undefined : new RefusalRecorder(driver, names, flushMs, clock);
   const store = createStorePort(driver, names, {
     storeRetry: options.storeRetry,
     telemetry,
@@ -238,16 +238,11 @@ export function composeInbox<Database>(options: InboxOptions<Database>) {
   return { inbox, operator, monitor } as const;
 }
 
-function refusalRecorder(
-  driver: Driver,
-  names: TableNames,
-  option: InboxOptions<unknown>['recordRefusals'],
-  clock: Clock,
-): RefusalRecorder | undefined {
+/** How often refusals counted in memory are written; undefined with `recordRefusals: false`. */
+function refusalFlushMs(option: InboxOptions<unknown>['recordRefusals']): number | undefined {
   if (option === false) return undefined;
   if (option !== undefined && option !== true && (typeof option !== 'object' || option === null))
     throw new TypeError('recordRefusals must be true, false or { flushIntervalMs }');
   const given = option === undefined || option === true ? undefined : option.flushIntervalMs;
-  const flushMs = wholeNumber('recordRefusals.flushIntervalMs', given, REFUSAL_FLUSH_MS, 1, 2 ** 31 - 1, ' of ms');
-  return new RefusalRecorder(driver, names, flushMs, clock);
+  return wholeNumber('recordRefusals.flushIntervalMs', given, REFUSAL_FLUSH_MS, 1, 2 ** 31 - 1, ' of ms');
 }

@@ -111,8 +111,7 @@ export async function followInbox(
   // A gap still watched may yet fill: resuming from it re-sends what follows it (answered
   // 'duplicate' by the local receiver) rather than skip a delivery that commits after this run.
   const result = (stoppedBy: FollowResult['stoppedBy'], resumeFrom = cursor + 1n, error?: unknown): FollowResult => {
-    const open = gaps.watchedBelow(resumeFrom - 1n)[0];
-    if (open !== undefined && open < resumeFrom) resumeFrom = open;
+    resumeFrom = gaps.watchedBelow(resumeFrom - 1n)[0] ?? resumeFrom;
     // A delivery given up is sent again by the next run, not skipped (issue 38, point 7).
     if (firstFailedId !== undefined && firstFailedId < resumeFrom) resumeFrom = firstFailedId;
     return {

@@ -55,12 +55,10 @@ export function resolveRetention(options: RetentionOptions | false | undefined) 
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError('retention must be an object such as { done: 30 * 86_400_000 } or false');
   const given = options ?? {};
-  const ages: (readonly [RetainedState, number])[] = [];
-  for (const state of RETAINED_STATES) {
+  const ages = RETAINED_STATES.flatMap((state) => {
     const value = given[state] === undefined ? DEFAULT_AGES[state] : given[state];
-    if (value === false) continue;
-    ages.push([state, wholeNumber(`retention.${state}`, value, 0, 1)]);
-  }
+    return value === false ? [] : [[state, wholeNumber(`retention.${state}`, value, 0, 1)] as const];
+  });
   return {
     ages,
     batchSize: wholeNumber('retention.batchSize', given.batchSize, 1000, 1, 100_000),
