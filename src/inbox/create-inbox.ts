@@ -1,18 +1,16 @@
 import { systemClock, type Clock } from './clock.js';
 import { driverFor } from '../database/detect.js';
-import type { Driver } from '../database/driver.js';
 import type { PGliteDirectory } from '../database/owner/open.js';
 import { inboxError } from '../database/errors.js';
 import { REFUSAL_FLUSH_MS, RefusalRecorder } from './health/refusals.js';
 import type { Inbox } from './inbox.js';
-import { createMonitor, type InboxMonitor } from './monitor.js';
-import { createOperator, type InboxOperator } from './operator.js';
+import { createMonitor } from './monitor.js';
+import { createOperator } from './operator.js';
 import { migrate } from './schema/migrate.js';
-import { resolveTableNames, type TableNames } from './schema/table-name.js';
+import { resolveTableNames } from './schema/table-name.js';
 import { receiverRuntime } from './store/connect-receiver.js';
 import type { StoreRetryOptions } from './store/outage/options.js';
 import { createStorePort } from './store/port.js';
-import type { InboxStats } from './types.js';
 import { registerRecordReconciled } from '../reconcile/recorders.js';
 import { createRecordReconciled } from './record-reconciled.js';
 import { Wake } from './wake.js';
@@ -166,27 +164,21 @@ export function createInbox<Database>(options: InboxOptions<Database>): Inbox<Tr
 }
 
 /**
- * An inbox's four ports, composed by {@link createInbox}: the store (what the receiver calls),
+ * An inbox's four ports, composed for {@link createInbox}: the store (what the receiver calls),
  * `work()` (the worker factory), the operator API and the monitor. The public `Inbox` is the four
  * on one object; the CLI and the console hold the operator and the monitor (src/inbox/facade/).
  *
  * @internal
  */
-export interface InboxPorts<Tx = unknown> {
-  readonly inbox: Inbox<Tx>;
-  readonly operator: InboxOperator;
-  readonly monitor: InboxMonitor;
-}
-
-/** @internal */
-export function composeInbox<Database>(options: InboxOptions<Database>): InboxPorts<TransactionOf<Database>> {
+export function composeInbox<Database>(options: InboxOptions<Database>) {
   if (typeof options !== 'object' || options === null) throw new TypeError('createInbox expects { database, table? }');
   const driver = driverFor(options.database, options.preparedStatements ?? true);
   const names = resolveTableNames(options.table);
   const clock = options.clock ?? systemClock;
   const wake = new Wake(driver, names.channel, options.notify ?? true, clock);
   const telemetry = options.telemetry !== false;
-  const refusals = refusalRecorder(driver, names, options.recordRefusals, clock);
+  const flushMs = refusalFlushMs(options.recordRefusals);
+  const refusals = flushMs === undefined ? undefined : new RefusalRecorder(driver, names, flushMs, clock);
   const store = createStorePort(driver, names, {
     storeRetry: options.storeRetry,
     telemetry,
@@ -204,7 +196,35 @@ export function composeInbox<Database>(options: InboxOptions<Database>): InboxPo
     table: names.display,
     migrate: () => migrate(driver, names, clock),
     ...store,
-    work: workFactory(driver, names, wake, telemetry, clock, () => inbox, stats),
+    // A worker loop over this table for a receiver created with this inbox.
+    work: (receiver, workOptions = {}) => {
+      const runtime = receiverRuntime(receiver);
+      if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver({ inbox })');
+      const onListenError = (error: unknown) => {
+        const wrapped = inboxError(error, names.display, 'listening for new deliveries');
+        runtime.log({
+          level: 'warn',
+          event: 'inbox_unavailable',
+          message: `LISTEN failed (${wrapped.message}); polling until it works again`,
+          code: wrapped.code,
+        });
+      };
+      const observed = telemetry && runtime.telemetry !== false && workOptions.telemetry !== false;
+      const worker = startWorker(
+        driver,
+        names,
+        runtime,
+        workOptions,
+        (wakeUp) => wake.subscribe(wakeUp, onListenError),
+        () => wake.relisten(onListenError),
+        clock,
+        observed,
+      );
+      if (!observed) return worker;
+      // The gauges (depth by state, oldest pending age, live workers) read this table while it has a worker here.
+      const stopped = workerStarted(inbox, names.display, stats);
+      return { ...worker, stop: (stopOptions) => worker.stop(stopOptions).finally(stopped) };
+    },
     ...{ list, get, retry, replay, stats, prune },
     ...{ health, readiness, workers, refusals: readRefusals, onRefusal, refusalTotals, watch },
     close: async () => refusals?.close(),
@@ -215,59 +235,14 @@ export function composeInbox<Database>(options: InboxOptions<Database>): InboxPo
   );
   // Its receivers' spans and metrics: the OpenTelemetry code subscribes to what they publish.
   if (telemetry) observeReceivers();
-  return { inbox, operator, monitor };
+  return { inbox, operator, monitor } as const;
 }
 
-/** `inbox.work(receiver, options)`: a worker loop over this table for a receiver created with this inbox. */
-function workFactory(
-  driver: Driver,
-  names: TableNames,
-  wake: Wake,
-  telemetry: boolean,
-  clock: Clock,
-  inbox: () => object,
-  stats: () => Promise<InboxStats>,
-): Inbox['work'] {
-  return (receiver, workOptions = {}) => {
-    const runtime = receiverRuntime(receiver);
-    if (runtime === undefined) throw new TypeError('inbox.work expects a receiver from createReceiver({ inbox })');
-    const onListenError = (error: unknown) => {
-      const wrapped = inboxError(error, names.display, 'listening for new deliveries');
-      runtime.log({
-        level: 'warn',
-        event: 'inbox_unavailable',
-        message: `LISTEN failed (${wrapped.message}); polling until it works again`,
-        code: wrapped.code,
-      });
-    };
-    const observed = telemetry && runtime.telemetry !== false && workOptions.telemetry !== false;
-    const worker = startWorker(
-      driver,
-      names,
-      runtime,
-      workOptions,
-      (wakeUp) => wake.subscribe(wakeUp, onListenError),
-      () => wake.relisten(onListenError),
-      clock,
-      observed,
-    );
-    if (!observed) return worker;
-    // The gauges (depth by state, oldest pending age, live workers) read this table while it has a worker here.
-    const stopped = workerStarted(inbox(), names.display, stats);
-    return { ...worker, stop: (stopOptions) => worker.stop(stopOptions).finally(stopped) };
-  };
-}
-
-function refusalRecorder(
-  driver: Driver,
-  names: TableNames,
-  option: InboxOptions<unknown>['recordRefusals'],
-  clock: Clock,
-): RefusalRecorder | undefined {
+/** How often refusals counted in memory are written; undefined with `recordRefusals: false`. */
+function refusalFlushMs(option: InboxOptions<unknown>['recordRefusals']): number | undefined {
   if (option === false) return undefined;
   if (option !== undefined && option !== true && (typeof option !== 'object' || option === null))
     throw new TypeError('recordRefusals must be true, false or { flushIntervalMs }');
   const given = option === undefined || option === true ? undefined : option.flushIntervalMs;
-  const flushMs = wholeNumber('recordRefusals.flushIntervalMs', given, REFUSAL_FLUSH_MS, 1, 2 ** 31 - 1, ' of ms');
-  return new RefusalRecorder(driver, names, flushMs, clock);
+  return wholeNumber('recordRefusals.flushIntervalMs', given, REFUSAL_FLUSH_MS, 1, 2 ** 31 - 1, ' of ms');
 }

@@ -5,10 +5,6 @@
  */
 import type { DeliveryAttempt, StoredDelivery } from './types.js';
 
-function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}
-
 export function deliveryJson(delivery: StoredDelivery) {
   return {
     id: delivery.id,
@@ -22,10 +18,10 @@ export function deliveryJson(delivery: StoredDelivery) {
     signedAt: delivery.signedAt,
     secretIndex: delivery.secretIndex,
     attempts: delivery.attempts,
-    runAt: iso(delivery.runAt),
+    runAt: delivery.runAt?.toISOString() ?? null,
     lastError: delivery.lastError,
-    doneAt: iso(delivery.doneAt),
-    replayedAt: iso(delivery.replayedAt),
+    doneAt: delivery.doneAt?.toISOString() ?? null,
+    replayedAt: delivery.replayedAt?.toISOString() ?? null,
     duplicateOf: delivery.duplicateOf,
     origin: delivery.origin,
     evidence: delivery.evidence,
@@ -36,16 +32,7 @@ export function deliveryJson(delivery: StoredDelivery) {
 export type DeliveryJson = ReturnType<typeof deliveryJson>;
 
 export function attemptJson(attempt: DeliveryAttempt) {
-  return {
-    attempt: attempt.attempt,
-    worker: attempt.worker,
-    startedAt: attempt.startedAt.toISOString(),
-    finishedAt: iso(attempt.finishedAt),
-    outcome: attempt.outcome,
-    error: attempt.error,
-    errorClass: attempt.errorClass,
-    errorStack: attempt.errorStack,
-  };
+  return { ...attempt, startedAt: attempt.startedAt.toISOString(), finishedAt: attempt.finishedAt?.toISOString() ?? null };
 }
 
 /** One attempt as `inbox show --json` and the console's API send it. */

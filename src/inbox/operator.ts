@@ -6,10 +6,9 @@
  */
 import type { Driver } from '../database/driver.js';
 import type { Inbox } from './inbox.js';
-import { readAppAttention, type AppAttention } from './operate/app-attention.js';
+import { readAppAttention, readChangeFingerprint, readIdsAfter, type AppAttention } from './operate/console-reads.js';
 import { pruneDeliveries, replayDeliveries, retryDeliveries } from './operate/change.js';
 import { readHistory, type HistorySpan, type InboxHistory } from './operate/history.js';
-import { readChangeFingerprint, readIdsAfter } from './operate/poll.js';
 import type { Query } from './operate/query.js';
 import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
 import type { TableNames } from './schema/table-name.js';
@@ -48,8 +47,8 @@ export function createOperator(driver: Driver, names: TableNames, requeued: () =
     prune: (options) => pruneDeliveries(driver, names, { before: (options as { before: Date } | undefined)?.before as Date }),
     history: (span) => readHistory(query, names, span),
     alerts: () => readOpenAlerts(query, names),
-    appAttention: () => readAppAttention(query, names.display),
-    changeFingerprint: () => readChangeFingerprint(query, names.deliveries, names.display),
-    idsAfter: (after, limit) => readIdsAfter(query, names.deliveries, names.display, after, limit),
+    appAttention: () => readAppAttention(query, names),
+    changeFingerprint: () => readChangeFingerprint(query, names),
+    idsAfter: (after, limit) => readIdsAfter(query, names, after, limit),
   };
 }

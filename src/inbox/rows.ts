@@ -1,5 +1,6 @@
 import type { DeliveryAttempt, DeliveryState, ReconciledEvidence, StoredDelivery } from './types.js';
 import type { Row } from '../database/driver.js';
+import { hexToBytes } from '../shared/hex.js';
 
 /**
  * The columns every read selects, cast so the three clients agree: ids and nanoseconds as text
@@ -79,31 +80,23 @@ export function failureDetail(thrown: unknown): { errorClass: string | null; err
   }
   try {
     const stack = thrown.stack;
-    errorStack = typeof stack === 'string' && stack !== '' ? boundText(stack, MAX_STACK_LENGTH) : null;
+    errorStack = typeof stack === 'string' && stack !== '' ? boundError(stack, MAX_STACK_LENGTH) : null;
   } catch {
     // likewise
   }
   return { errorClass, errorStack };
 }
 
-function boundText(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
 /** bytea as a Uint8Array whatever the client gave (Buffer, Uint8Array, or `\x` hex text). */
 export function toBytes(value: unknown): Uint8Array {
   if (value instanceof Uint8Array) return value;
-  if (typeof value === 'string' && value.startsWith('\\x')) {
-    const bytes = new Uint8Array((value.length - 2) / 2);
-    for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(value.slice(2 + 2 * i, 4 + 2 * i), 16);
-    return bytes;
-  }
+  if (typeof value === 'string' && value.startsWith('\\x')) return hexToBytes(value.slice(2));
   throw new TypeError(`unexpected bytea value of type ${typeof value}`);
 }
 
 /** Errors stored in the table are bounded: a handler's message may be anything, of any length. */
 export const MAX_ERROR_LENGTH = 2000;
 
-export function boundError(text: string): string {
-  return text.length <= MAX_ERROR_LENGTH ? text : `${text.slice(0, MAX_ERROR_LENGTH - 1)}…`;
+export function boundError(text: string, max = MAX_ERROR_LENGTH): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

@@ -1,4 +1,5 @@
 import type { AnyWebhookEvent } from '../events/types.js';
+import type { GapEvidence } from '../reconcile/types.js';
 
 /**
  * Where a delivery is: waiting (or waiting to be retried), running, finished, given up, a record
@@ -11,17 +12,8 @@ export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'running', 
 /** Where a stored delivery came from: the rack's signed request, or a reconcile that rebuilt it from the rack's API. */
 export type DeliveryOrigin = 'received' | 'reconciled';
 
-/** The record and field of the rack's API that prove a reconciled delivery's event was sent. */
-export interface ReconciledEvidence {
-  /** The route read, such as `/apps/web/releases?limit=50`. */
-  readonly route: string;
-  /** The field that proves the send. */
-  readonly field: string;
-  /** Its value. */
-  readonly value: string;
-  /** When the proof says the send happened (the record's time, or the stamp). */
-  readonly at: string;
-}
+/** The record and field of the rack's API that prove a reconciled delivery's event was sent: the gap's evidence, stored. */
+export type ReconciledEvidence = GapEvidence;
 
 /** One stored delivery, as `list` returns it (no body). */
 export interface StoredDelivery {

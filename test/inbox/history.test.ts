@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { setUp } from '../kit/setup.js';
-import { readAppAttention } from '../../src/inbox/operate/app-attention.js';
-import { readHistory, refusalsTable, workersTable } from '../../src/inbox/operate/history.js';
+import { readAppAttention } from '../../src/inbox/operate/console-reads.js';
+import { readHistory } from '../../src/inbox/operate/history.js';
 import { MAX_STACK_LENGTH } from '../../src/inbox/rows.js';
 import { resolveTableNames } from '../../src/inbox/schema/table-name.js';
 import { at, budgetEvent, openInbox } from './helpers.js';
@@ -59,13 +59,13 @@ describe.each(SCENARIO_KINDS)('history on %s', (kind) => {
     // Three hours earlier, by the database's clock; and refusals recorded.
     await harness.db.query(`UPDATE ${harness.table} SET received_at = received_at - interval '3 hours' WHERE action = 'app:budget:reset'`);
     await harness.db.query(
-      `INSERT INTO ${refusalsTable(names)} VALUES (date_trunc('minute', now()), 'bad_signature', 5),
+      `INSERT INTO ${names.refusals} VALUES (date_trunc('minute', now()), 'bad_signature', 5),
          (date_trunc('minute', now()), 'stale', 1), (date_trunc('minute', now() - interval '1 hour'), 'bad_signature', 2),
          (now() - interval '2 days', 'stale', 99)`,
     );
     // Live workers: a beat under 3 beats old is live; one 10 beats old is gone.
     await harness.db.query(
-      `INSERT INTO ${workersTable(names)} (id, host, pid, last_seen_at, beat_ms, concurrency, mode)
+      `INSERT INTO ${names.workers} (id, host, pid, last_seen_at, beat_ms, concurrency, mode)
          VALUES ('gone', 'elsewhere', 1, now() - interval '10 seconds', 1000, 1, 'none')`,
     );
     const day = await readHistory(query, names, 'day');
@@ -100,7 +100,7 @@ describe.each(SCENARIO_KINDS)('history on %s', (kind) => {
     expect(detail?.attemptLog[0]).toMatchObject({ errorClass: 'PagerError', error: 'pager unreachable' });
 
     // What each app needs: billing-api has its two dead deliveries.
-    const attention = await readAppAttention(query, names.display);
+    const attention = await readAppAttention(query, names);
     expect(attention.get('billing-api')).toEqual({ dead: 2, failing: 0, pending: 0 });
   });
 });

@@ -8,22 +8,15 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { Queryable } from '../../database/driver.js';
 import type { TableNames } from '../schema/table-name.js';
-import type { DeliveryFilter, DeliveryState } from '../types.js';
-import { DEFAULT_GAP_TIMING, GapWatch, type GapTiming } from './gaps.js';
-import { readBatch, readBody } from './read.js';
+import type { DeliveryFilter } from '../types.js';
+import { GapWatch, type GapTiming } from './gaps.js';
+import { readBatch, readBody, type FollowedDelivery } from './read.js';
+
+export type { FollowedDelivery };
 
 /** One connection: statements, and NOTIFY when it can (PostgreSQL, PGlite). */
 export interface FollowSource extends Queryable {
   listen?(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
-}
-
-export interface FollowedDelivery {
-  readonly id: bigint;
-  readonly action: string;
-  readonly app: string | null;
-  readonly state: DeliveryState;
-  /** The body exactly as stored (as the rack sent it). */
-  readonly body: Uint8Array;
 }
 
 /** What `forward` says once a delivery is handled: go on, or stop here (it is to be sent again). */
@@ -70,52 +63,33 @@ export interface FollowResult {
   readonly error?: unknown;
 }
 
-/** Resolves after `ms`, at a wake-up, or when `signal` aborts, whichever is first. */
-class Wake {
-  readonly #clock: Clock;
-  #pending = false;
-  #resolve: (() => void) | undefined;
-
-  constructor(clock: Clock) {
-    this.#clock = clock;
-  }
-
-  notify(): void {
-    if (this.#resolve === undefined) this.#pending = true;
-    else this.#resolve();
-  }
-
-  wait(ms: number, signal: AbortSignal): Promise<void> {
-    if (this.#pending || signal.aborted) {
-      this.#pending = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        cancel();
-        signal.removeEventListener('abort', done);
-        this.#resolve = undefined;
-        resolve();
-      };
-      const cancel = this.#clock.after(ms, done, true);
-      signal.addEventListener('abort', done, { once: true });
-      this.#resolve = done;
-    });
-  }
-}
-
-async function subscribe(source: FollowSource, options: FollowOptions, wake: Wake): Promise<(() => Promise<void>) | undefined> {
-  if (source.listen === undefined) return undefined;
-  try {
-    return await source.listen(
-      options.names.channel,
-      () => wake.notify(),
-      () => {}, // a lost connection: the next read reports it
-    );
-  } catch (error) {
-    options.onListenRefused?.(error);
-    return undefined;
-  }
+/** Waits that end after `ms`, at a wake-up (kept for the next wait when none is waiting), or when `signal` aborts. */
+function wakeable(clock: Clock) {
+  let pending = false;
+  let wakeUp: (() => void) | undefined;
+  return {
+    notify(): void {
+      if (wakeUp === undefined) pending = true;
+      else wakeUp();
+    },
+    wait(ms: number, signal: AbortSignal): Promise<void> {
+      if (pending || signal.aborted) {
+        pending = false;
+        return Promise.resolve();
+      }
+      return new Promise((resolve) => {
+        const done = () => {
+          cancel();
+          signal.removeEventListener('abort', done);
+          wakeUp = undefined;
+          resolve();
+        };
+        const cancel = clock.after(ms, done, true);
+        signal.addEventListener('abort', done, { once: true });
+        wakeUp = done;
+      });
+    },
+  };
 }
 
 export async function followInbox(
@@ -127,8 +101,8 @@ export async function followInbox(
   const batchSize = options.batchSize ?? 200;
   const pollMs = options.pollMs ?? 1000;
   const clock = options.clock ?? systemClock;
-  const gaps = new GapWatch(options.gapTiming ?? DEFAULT_GAP_TIMING);
-  const wake = new Wake(clock);
+  const gaps = new GapWatch(options.gapTiming);
+  const wake = wakeable(clock);
   let cursor = options.after;
   let forwarded = 0;
   let lastId: bigint | undefined;
@@ -137,8 +111,7 @@ export async function followInbox(
   // A gap still watched may yet fill: resuming from it re-sends what follows it (answered
   // 'duplicate' by the local receiver) rather than skip a delivery that commits after this run.
   const result = (stoppedBy: FollowResult['stoppedBy'], resumeFrom = cursor + 1n, error?: unknown): FollowResult => {
-    const open = gaps.watchedBelow(resumeFrom - 1n)[0];
-    if (open !== undefined && open < resumeFrom) resumeFrom = open;
+    resumeFrom = gaps.watchedBelow(resumeFrom - 1n)[0] ?? resumeFrom;
     // A delivery given up is sent again by the next run, not skipped (issue 38, point 7).
     if (firstFailedId !== undefined && firstFailedId < resumeFrom) resumeFrom = firstFailedId;
     return {
@@ -153,7 +126,8 @@ export async function followInbox(
   };
   let unlisten: (() => Promise<void>) | undefined;
   try {
-    unlisten = await subscribe(source, options, wake);
+    // A lost connection: the next read reports it. LISTEN refused (a read replica): the poll goes on alone.
+    unlisten = await source.listen?.(names.channel, wake.notify, () => {}).catch((error: unknown) => void options.onListenRefused?.(error));
     options.onReady?.();
     while (!signal.aborted) {
       const batch = await readBatch(source, names, cursor, gaps.watchedBelow(cursor), filter, batchSize);

@@ -57,10 +57,6 @@ export class GapWatch {
     return [...this.#gaps.keys()].filter((id) => id <= cursor).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
-  get size(): number {
-    return this.#gaps.size;
-  }
-
   /**
    * Takes one batch, read in id order with one snapshot: the rows above `cursor` and any watched
    * gap that filled. Returns what may be handed on now.
@@ -73,28 +69,24 @@ export class GapWatch {
     for (const [id, gap] of this.#gaps) {
       if (id <= cursor && snapshot.xmin >= gap.need && now - gap.seenAt >= this.#timing.minWatchMs) this.#gaps.delete(id);
     }
-    let expected = cursor + 1n;
     let next = cursor;
+    let holdingMs: number | undefined;
     for (const row of batch) {
       if (row.id <= cursor) continue;
       // A jump of more ids than are watched (a sequence moved on by hand): the nearest ones only.
       const nearest = row.id - BigInt(this.#timing.maxGaps);
-      for (let id = nearest > expected ? nearest : expected; id < row.id; id++) {
+      for (let id = nearest > next + 1n ? nearest : next + 1n; id < row.id; id++) {
         if (!this.#gaps.has(id)) this.#gaps.set(id, { seenAt: now, need: snapshot.xmax });
       }
-      const holdingMs = this.#holdBefore(next, row.id, snapshot, now);
-      if (holdingMs !== undefined) {
-        this.#trim();
-        return { rows: out, cursor: next, holdingMs };
-      }
+      holdingMs = this.#holdBefore(next, row.id, snapshot, now);
+      if (holdingMs !== undefined) break;
       // Rows the filter leaves out move the cursor too: each id is read once.
       this.#gaps.delete(row.id);
       out.push(row);
       next = row.id;
-      expected = row.id + 1n;
     }
     this.#trim();
-    return { rows: out, cursor: next };
+    return holdingMs === undefined ? { rows: out, cursor: next } : { rows: out, cursor: next, holdingMs };
   }
 
   /** How long to wait before `id`, for a fresh gap between `after` and it that may still fill. */

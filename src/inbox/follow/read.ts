@@ -3,8 +3,8 @@
  * role can run them and the workers never wait on them (no lock is taken, no row is changed).
  */
 import type { Queryable } from '../../database/driver.js';
-import { inboxError } from '../../database/errors.js';
 import { buildWhere } from '../operate/filter.js';
+import { failingAs } from '../operate/query.js';
 import { toBytes } from '../rows.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter, DeliveryState } from '../types.js';
@@ -13,20 +13,20 @@ import type { SnapshotBounds } from './gaps.js';
 /** Bodies up to this size come with their batch; a larger one is read on its own, when its turn comes. */
 export const INLINE_BODY_BYTES = 64 * 1024;
 
-/** One row of a batch. `matches` says whether the filter takes it; only those carry their facts. */
-export interface FollowedRow {
+export interface FollowedDelivery {
   readonly id: bigint;
-  readonly matches: boolean;
   readonly action: string;
   readonly app: string | null;
   readonly state: DeliveryState;
-  /** The body as stored, when it matches and is at most INLINE_BODY_BYTES; else read with readBody. */
-  readonly body: Uint8Array | undefined;
+  /** The body exactly as stored (as the rack sent it). */
+  readonly body: Uint8Array;
 }
 
-export interface Batch {
-  readonly rows: FollowedRow[];
-  readonly snapshot: SnapshotBounds;
+/** One row of a batch. `matches` says whether the filter takes it; only those carry their facts. */
+export interface FollowedRow extends Omit<FollowedDelivery, 'body'> {
+  readonly matches: boolean;
+  /** The body as stored, when it matches and is at most INLINE_BODY_BYTES; else read with readBody. */
+  readonly body: Uint8Array | undefined;
 }
 
 /**
@@ -41,7 +41,7 @@ export async function readBatch(
   late: readonly bigint[],
   filter: DeliveryFilter,
   limit: number,
-): Promise<Batch> {
+): Promise<{ rows: FollowedRow[]; snapshot: SnapshotBounds }> {
   // $1 the id after, $2 the late ids, $3 the limit, then the filter's.
   const where = buildWhere(filter, 4);
   const table = names.deliveries;
@@ -59,12 +59,9 @@ export async function readBatch(
     (SELECT ${columns} FROM ${table} WHERE id > $1::bigint ORDER BY ${table}.id LIMIT $3::int)
   ) r ON true
   ORDER BY r.id`;
-  let rows;
-  try {
-    rows = await db.query(sql, [after.toString(), `{${late.join(',')}}`, limit, ...where.params]);
-  } catch (error) {
-    throw inboxError(error, names.display, 'reading deliveries to forward');
-  }
+  const rows = await failingAs(names.display, 'reading deliveries to forward', () =>
+    db.query(sql, [after.toString(), `{${late.join(',')}}`, limit, ...where.params]),
+  );
   const first = rows[0]!;
   const snapshot = { xmin: BigInt(String(first['xmin'])), xmax: BigInt(String(first['xmax'])) };
   return {
@@ -84,12 +81,9 @@ export async function readBatch(
 
 /** A body too large for its batch; undefined when the row is gone (pruned since). */
 export async function readBody(db: Queryable, names: TableNames, id: bigint): Promise<Uint8Array | undefined> {
-  let rows;
-  try {
-    rows = await db.query(`SELECT body FROM ${names.deliveries} WHERE id = $1::bigint`, [id.toString()]);
-  } catch (error) {
-    throw inboxError(error, names.display, 'reading a delivery to forward');
-  }
+  const rows = await failingAs(names.display, 'reading a delivery to forward', () =>
+    db.query(`SELECT body FROM ${names.deliveries} WHERE id = $1::bigint`, [id.toString()]),
+  );
   return rows.length === 0 ? undefined : toBytes(rows[0]!['body']);
 }
 
@@ -97,19 +91,15 @@ export async function readBody(db: Queryable, names: TableNames, id: bigint): Pr
 export async function startCursor(db: Queryable, names: TableNames, start: { fromId?: bigint; since?: Date }): Promise<bigint> {
   if (start.fromId !== undefined) return start.fromId - 1n;
   const table = names.deliveries;
-  let rows;
-  try {
-    rows =
-      start.since === undefined
-        ? await db.query(`SELECT coalesce(max(id), 0)::text AS after FROM ${table}`)
-        : // The first row received since then, by the received_at index; none: the newest row now.
-          await db.query(
-            `SELECT coalesce((SELECT min(id) - 1 FROM ${table} WHERE received_at >= $1::timestamptz),
-                             (SELECT max(id) FROM ${table}), 0)::text AS after`,
-            [start.since.toISOString()],
-          );
-  } catch (error) {
-    throw inboxError(error, names.display, 'finding where to start');
-  }
+  const rows = await failingAs(names.display, 'finding where to start', () =>
+    start.since === undefined
+      ? db.query(`SELECT coalesce(max(id), 0)::text AS after FROM ${table}`)
+      : // The first row received since then, by the received_at index; none: the newest row now.
+        db.query(
+          `SELECT coalesce((SELECT min(id) - 1 FROM ${table} WHERE received_at >= $1::timestamptz),
+                           (SELECT max(id) FROM ${table}), 0)::text AS after`,
+          [start.since.toISOString()],
+        ),
+  );
   return BigInt(String(rows[0]!['after']));
 }

@@ -1,12 +1,8 @@
 import type { Driver } from '../../database/driver.js';
-import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { DeliveryFilter } from '../types.js';
-import { buildWhere, toId } from './filter.js';
-
-function filterOf(idOrFilter: string | DeliveryFilter): DeliveryFilter {
-  return typeof idOrFilter === 'string' || typeof idOrFilter === 'number' ? { ids: [toId(idOrFilter)] } : idOrFilter;
-}
+import { asList, buildWhere, toId } from './filter.js';
+import { failingAs } from './query.js';
 
 /**
  * Moves deliveries in one of the states `from` back to pending, due now, with a fresh budget of
@@ -25,8 +21,8 @@ async function requeue(
   // replayed_at marks the next run as a replay; a retry is not one.
   const replayed = from.includes('done') ? 'now()' : 'NULL';
   const states = from.map((_, index) => `$${index + 1}`).join(', ');
-  try {
-    const rows = await driver.query(
+  const rows = await failingAs(names.display, doing, () =>
+    driver.query(
       `WITH moved AS (
          UPDATE ${names.deliveries}
             SET state = 'pending', run_at = now(), attempt_base = attempts, last_error = NULL, done_at = NULL, replayed_at = ${replayed}
@@ -38,11 +34,9 @@ async function requeue(
        )
        SELECT count(*)::int AS n FROM moved`,
       [...from, ...where.params],
-    );
-    return Number(rows[0]?.['n'] ?? 0);
-  } catch (error) {
-    throw inboxError(error, names.display, doing);
-  }
+    ),
+  );
+  return Number(rows[0]?.['n'] ?? 0);
 }
 
 /**
@@ -50,10 +44,9 @@ async function requeue(
  * `state: 'duplicate'`: "retry everything" must not run every repeated event a second time.
  */
 export function retryDeliveries(driver: Driver, names: TableNames, idOrFilter: string | DeliveryFilter): Promise<number> {
-  const filter = filterOf(idOrFilter);
-  const state = (filter as DeliveryFilter | null)?.state;
-  const states: readonly string[] = state === undefined ? [] : typeof state === 'string' ? [state] : state;
-  const namesDuplicates = (filter as DeliveryFilter | null)?.ids !== undefined || states.includes('duplicate');
+  const filter = typeof idOrFilter === 'string' || typeof idOrFilter === 'number' ? { ids: [toId(idOrFilter)] } : idOrFilter;
+  // `?.`: not checked yet, buildWhere refuses what is not an object.
+  const namesDuplicates = filter?.ids !== undefined || asList(filter?.state ?? []).includes('duplicate');
   return requeue(driver, names, filter, namesDuplicates ? ['dead', 'duplicate'] : ['dead'], 'retrying deliveries');
 }
 
@@ -84,16 +77,14 @@ export async function pruneDeliveries(
     limit === undefined
       ? where
       : `id IN (SELECT id FROM ${names.deliveries} WHERE ${where} ORDER BY received_at LIMIT $${states.length + 2}::int FOR UPDATE SKIP LOCKED)`;
-  try {
-    const rows = await driver.query(
+  const rows = await failingAs(names.display, 'pruning deliveries', () =>
+    driver.query(
       `WITH pruned AS (
          DELETE FROM ${names.deliveries} WHERE ${target} RETURNING 1
        )
        SELECT count(*)::int AS n FROM pruned`,
       limit === undefined ? [before, ...states] : [before, ...states, Math.floor(limit)],
-    );
-    return Number(rows[0]?.['n'] ?? 0);
-  } catch (error) {
-    throw inboxError(error, names.display, 'pruning deliveries');
-  }
+    ),
+  );
+  return Number(rows[0]?.['n'] ?? 0);
 }

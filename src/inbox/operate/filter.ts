@@ -2,42 +2,29 @@
 import { timestampNanos } from '../../events/compare.js';
 import { DELIVERY_STATES, type DeliveryFilter } from '../types.js';
 
-/** A WHERE clause and its parameters, numbered from `firstParam`. */
-export interface Where {
-  readonly sql: string;
-  readonly params: unknown[];
-}
-
 export const MAX_INT8 = 2n ** 63n - 1n;
 const MIN_INT8 = -(2n ** 63n);
 
-/** Within what an int8 column holds: "from the beginning of time" is a normal query, not an SQL error. */
-function clampNanos(nanos: bigint): string {
+/**
+ * Event time as nanoseconds (text, for an int8 parameter every client accepts), within what an
+ * int8 column holds: "from the beginning of time" is a normal query, not an SQL error.
+ */
+function toNanos(name: string, value: Date | string | bigint): string {
+  let nanos: bigint | undefined;
+  if (typeof value === 'bigint') nanos = value;
+  else if (value instanceof Date) {
+    const millis = value.getTime();
+    if (Number.isNaN(millis)) throw new RangeError(`${name} is an invalid Date`);
+    nanos = BigInt(millis) * 1_000_000n;
+  } else if (typeof value === 'string') {
+    nanos = timestampNanos(value);
+    if (nanos === undefined)
+      throw new RangeError(`${name} must be an RFC 3339 timestamp such as 2026-11-23T10:00:00Z, got ${JSON.stringify(value)}`);
+  } else throw new TypeError(`${name} must be a Date, an RFC 3339 string or nanoseconds as a bigint`);
   return (nanos > MAX_INT8 ? MAX_INT8 : nanos < MIN_INT8 ? MIN_INT8 : nanos).toString();
 }
 
-/** Event time as nanoseconds (text, for an int8 parameter every client accepts). */
-export function toNanos(name: string, value: Date | string | bigint): string {
-  return clampNanos(toNanosUnclamped(name, value));
-}
-
-function toNanosUnclamped(name: string, value: Date | string | bigint): bigint {
-  if (typeof value === 'bigint') return value;
-  if (value instanceof Date) {
-    const millis = value.getTime();
-    if (Number.isNaN(millis)) throw new RangeError(`${name} is an invalid Date`);
-    return BigInt(millis) * 1_000_000n;
-  }
-  if (typeof value === 'string') {
-    const nanos = timestampNanos(value);
-    if (nanos === undefined)
-      throw new RangeError(`${name} must be an RFC 3339 timestamp such as 2026-11-23T10:00:00Z, got ${JSON.stringify(value)}`);
-    return nanos;
-  }
-  throw new TypeError(`${name} must be a Date, an RFC 3339 string or nanoseconds as a bigint`);
-}
-
-function asList<T>(value: T | readonly T[]): readonly T[] {
+export function asList<T>(value: T | readonly T[]): readonly T[] {
   return Array.isArray(value) ? (value as readonly T[]) : [value as T];
 }
 
@@ -45,11 +32,11 @@ const PATTERN = /^[^*]+(:\*)?$/;
 const MAX_IDS = 1000;
 
 /**
- * `queue`: the inbox's queue table (migration 10). Given, a filter on states that are not `done`
+ * A WHERE clause and its parameters, numbered from `firstParam`. `queue`: the inbox's queue table (migration 10). Given, a filter on states that are not `done`
  * also asks the queue, whose state index finds those rows where the log has none: `state: 'dead'`
  * reads the dead rows, not the whole history.
  */
-export function buildWhere(filter: DeliveryFilter, firstParam = 1, queue?: string): Where {
+export function buildWhere(filter: DeliveryFilter, firstParam = 1, queue?: string): { sql: string; params: unknown[] } {
   if (typeof filter !== 'object' || filter === null) throw new TypeError('a filter must be an object such as { state: "dead" }');
   const clauses: string[] = [];
   const params: unknown[] = [];

@@ -7,11 +7,11 @@
 import { parseEvent } from '../../events/parse-event.js';
 import type { AnyWebhookEvent } from '../../events/types.js';
 import type { Driver } from '../../database/driver.js';
-import { inboxError } from '../../database/errors.js';
 import { DELIVERY_COLUMNS, toAttempt, toBytes, toStoredDelivery } from '../rows.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { InboxStats, ListOptions, ListPage, StoredDeliveryDetail } from '../types.js';
 import { buildWhere, isStorableId, MAX_INT8, toId } from './filter.js';
+import { failingAs } from './query.js';
 
 const DEFAULT_LIMIT = 100;
 
@@ -54,12 +54,7 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
   // The limit is bound, never written in: each distinct limit would be a new named statement, never freed.
   params.push(limit + 1);
   sql += ` ORDER BY ${names.deliveries}.event_ns ${order}, ${names.deliveries}.id ${order} LIMIT $${params.length}::int`;
-  let rows;
-  try {
-    rows = await driver.query(sql, params);
-  } catch (error) {
-    throw inboxError(error, names.display, 'listing deliveries');
-  }
+  const rows = await failingAs(names.display, 'listing deliveries', () => driver.query(sql, params));
   const deliveries = rows
     .slice(0, limit)
     .map((row) => (withEvents ? { ...toStoredDelivery(row), event: parseStored(toBytes(row['body'])) } : toStoredDelivery(row)));
@@ -70,15 +65,10 @@ export async function listDeliveries(driver: Driver, names: TableNames, options:
 export async function getDelivery(driver: Driver, names: TableNames, id: string): Promise<StoredDeliveryDetail | undefined> {
   const key = toId(id);
   if (!isStorableId(key)) return undefined;
-  let rows, attempts;
-  try {
-    rows = await driver.query(`SELECT ${DELIVERY_COLUMNS}, body, signature FROM ${names.deliveries} WHERE id = $1::bigint`, [key]);
-    if (rows.length === 0) return undefined;
-    attempts = await driver.query(`SELECT * FROM ${names.attempts} WHERE delivery_id = $1::bigint ORDER BY attempt`, [key]);
-  } catch (error) {
-    throw inboxError(error, names.display, 'reading a delivery');
-  }
-  const row = rows[0]!;
+  const read = (sql: string) => failingAs(names.display, 'reading a delivery', () => driver.query(sql, [key]));
+  const [row] = await read(`SELECT ${DELIVERY_COLUMNS}, body, signature FROM ${names.deliveries} WHERE id = $1::bigint`);
+  if (row === undefined) return undefined;
+  const attempts = await read(`SELECT * FROM ${names.attempts} WHERE delivery_id = $1::bigint ORDER BY attempt`);
   const body = toBytes(row['body']);
   return {
     ...toStoredDelivery(row),
@@ -90,16 +80,13 @@ export async function getDelivery(driver: Driver, names: TableNames, id: string)
 }
 
 export async function deliveryStats(driver: Driver, names: TableNames): Promise<InboxStats> {
-  let rows;
-  try {
-    rows = await driver.query(
+  const rows = await failingAs(names.display, 'counting deliveries', () =>
+    driver.query(
       `SELECT state, count(*)::int AS n,
               (extract(epoch FROM now() - min(received_at) FILTER (WHERE state = 'pending')) * 1000)::float8 AS oldest
          FROM ${names.deliveries} GROUP BY state`,
-    );
-  } catch (error) {
-    throw inboxError(error, names.display, 'counting deliveries');
-  }
+    ),
+  );
   const counts = { pending: 0, running: 0, done: 0, dead: 0, ignored: 0, duplicate: 0 };
   let oldest: number | null = null;
   for (const row of rows) {

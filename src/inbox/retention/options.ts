@@ -41,13 +41,6 @@ export interface RetentionResult {
   readonly total: number;
 }
 
-export interface ResolvedRetention {
-  readonly ages: readonly (readonly [RetainedState, number])[];
-  readonly batchSize: number;
-  readonly pauseMs: number;
-  readonly intervalMs: number;
-}
-
 const DEFAULT_AGES: Readonly<Record<RetainedState, number | false>> = {
   done: 30 * DAY_MS,
   ignored: 30 * DAY_MS,
@@ -57,17 +50,15 @@ const DEFAULT_AGES: Readonly<Record<RetainedState, number | false>> = {
 };
 
 /** Checks the options; `undefined` when retention is off. */
-export function resolveRetention(options: RetentionOptions | false | undefined): ResolvedRetention | undefined {
+export function resolveRetention(options: RetentionOptions | false | undefined) {
   if (options === false) return undefined;
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError('retention must be an object such as { done: 30 * 86_400_000 } or false');
   const given = options ?? {};
-  const ages: (readonly [RetainedState, number])[] = [];
-  for (const state of RETAINED_STATES) {
+  const ages = RETAINED_STATES.flatMap((state) => {
     const value = given[state] === undefined ? DEFAULT_AGES[state] : given[state];
-    if (value === false) continue;
-    ages.push([state, wholeNumber(`retention.${state}`, value, 0, 1)]);
-  }
+    return value === false ? [] : [[state, wholeNumber(`retention.${state}`, value, 0, 1)] as const];
+  });
   return {
     ages,
     batchSize: wholeNumber('retention.batchSize', given.batchSize, 1000, 1, 100_000),
@@ -75,3 +66,5 @@ export function resolveRetention(options: RetentionOptions | false | undefined):
     intervalMs: wholeNumber('retention.intervalMs', given.intervalMs, 3_600_000, 1, MAX_TIMER_MS),
   };
 }
+
+export type ResolvedRetention = NonNullable<ReturnType<typeof resolveRetention>>;

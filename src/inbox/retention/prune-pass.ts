@@ -1,6 +1,6 @@
 import type { Driver } from '../../database/driver.js';
-import { inboxError } from '../../database/errors.js';
 import { pruneDeliveries } from '../operate/change.js';
+import { failingAs } from '../operate/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { ResolvedRetention, RetainedState, RetentionResult } from './options.js';
 
@@ -42,12 +42,10 @@ export async function runRetentionPass(
     }
   }
   const incidentAge = Math.max(MIN_INCIDENT_AGE_MS, ...retention.ages.map(([, age]) => age));
-  try {
-    await driver.query(`DELETE FROM ${watchTables(names).incidents} WHERE resolved_at < $1 AND resolve_sent`, [
+  await failingAs(names.display, 'pruning resolved incidents', () =>
+    driver.query(`DELETE FROM ${watchTables(names).incidents} WHERE resolved_at < $1 AND resolve_sent`, [
       new Date(now.getTime() - incidentAge),
-    ]);
-  } catch (error) {
-    throw inboxError(error, names.display, 'pruning resolved incidents');
-  }
+    ]),
+  );
   return { ran: true, deleted, total };
 }

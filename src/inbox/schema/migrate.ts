@@ -6,10 +6,7 @@ import { LATEST_VERSION, MIGRATIONS, migrationsTableSql } from './migrations.js'
 import type { TableNames } from './table-name.js';
 
 /** Attempts of a migration whose connection was lost under it. */
-export const MIGRATE_ATTEMPTS = 3;
-
-/** The pause before attempt n + 1 (n from 1): 100 ms, then 200 ms, time for the next owner or session to come up. */
-export const migrateBackoffMs = (attempt: number) => 100 * attempt;
+const MIGRATE_ATTEMPTS = 3;
 
 /**
  * The connection went away under the migration, not the database: reset or a write to a closed
@@ -32,7 +29,8 @@ export async function migrate(driver: Driver, names: TableNames, clock: Clock = 
       return await migrateOnce(driver, names);
     } catch (error) {
       if (attempt >= MIGRATE_ATTEMPTS || !connectionLost(error)) throw error;
-      await pause(clock, migrateBackoffMs(attempt));
+      // 100 ms, then 200 ms: time for the next owner or session to come up.
+      await pause(clock, 100 * attempt);
     }
   }
 }

@@ -232,27 +232,24 @@ export function migrationsTableSql(names: TableNames): string {
 )`;
 }
 
-/** The whole schema as one script, as `sql/inbox.sql` ships it. */
-export function renderSchemaSql(names: TableNames): string {
-  const parts = [
+/**
+ * The schema script for a table name (default `rack_webhooks_inbox`), for your own migration tool:
+ * the whole schema as one script, as `sql/inbox.sql` ships it.
+ */
+export function schemaSql(table?: string): string {
+  const names = resolveTableNames(table);
+  return [
     `-- rack-webhooks inbox schema, version ${LATEST_VERSION}. Generated from src/inbox/schema/migrations.ts: do not edit.`,
     '-- For teams that run their own migration tool. inbox.migrate() applies the same migrations',
     '-- itself (under an advisory lock) and records them in the migrations table below.',
     'BEGIN;',
     `${migrationsTableSql(names)};`,
-  ];
-  for (const migration of MIGRATIONS) {
-    parts.push(
-      `-- ${migration.version}: ${migration.name}`,
-      migration.sql(names),
-      `INSERT INTO ${names.migrations} (version, name) VALUES (${migration.version}, '${migration.name}');`,
-    );
-  }
-  parts.push('COMMIT;', '');
-  return parts.join('\n');
-}
-
-/** The schema script for a table name (default `rack_webhooks_inbox`), for your own migration tool. */
-export function schemaSql(table?: string): string {
-  return renderSchemaSql(resolveTableNames(table));
+    ...MIGRATIONS.flatMap(({ version, name, sql }) => [
+      `-- ${version}: ${name}`,
+      sql(names),
+      `INSERT INTO ${names.migrations} (version, name) VALUES (${version}, '${name}');`,
+    ]),
+    'COMMIT;',
+    '',
+  ].join('\n');
 }

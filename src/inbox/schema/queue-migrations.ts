@@ -40,7 +40,6 @@ export function queueMigration(names: TableNames): string {
   const q = names.queue;
   const sync = syncFunction(names);
   const queued = `${names.schemaPrefix}${quoteIdentifier(`${names.bare}_queue_insert`)}`;
-  const columns = QUEUE_COLUMNS;
   return `CREATE TABLE ${q} (
   id            bigint      PRIMARY KEY,
   state         text        NOT NULL,
@@ -66,7 +65,7 @@ CREATE INDEX ${indexName(names, 'queue_state')} ON ${q} (state, event_ns, id) WH
 -- with its changed rows, on the receiver's one-row inserts).
 CREATE FUNCTION ${queued}() RETURNS trigger LANGUAGE plpgsql AS $queued$
 BEGIN
-  INSERT INTO ${q} (${columns}) VALUES (NEW.id, NEW.state, NEW.event_ns, NEW.app, ${pendingRunAt('NEW.')}, NEW.locked_until);
+  INSERT INTO ${q} (${QUEUE_COLUMNS}) VALUES (NEW.id, NEW.state, NEW.event_ns, NEW.app, ${pendingRunAt('NEW.')}, NEW.locked_until);
   RETURN NULL;
 END
 $queued$;
@@ -99,7 +98,7 @@ CREATE TRIGGER queue_on_insert AFTER INSERT ON ${d} FOR EACH ROW WHEN (NEW.state
 CREATE TRIGGER queue_on_update AFTER UPDATE ON ${d} REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
 CREATE TRIGGER queue_on_delete AFTER DELETE ON ${d} REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
 CREATE TRIGGER queue_on_truncate AFTER TRUNCATE ON ${d} FOR EACH STATEMENT EXECUTE FUNCTION ${sync}();
-INSERT INTO ${q} (${columns}) SELECT id, state, event_ns, app, ${pendingRunAt('')}, locked_until FROM ${d} WHERE state <> 'done';
+INSERT INTO ${q} (${QUEUE_COLUMNS}) SELECT id, state, event_ns, app, ${pendingRunAt('')}, locked_until FROM ${d} WHERE state <> 'done';
 DROP INDEX ${names.schemaPrefix}${indexName(names, 'due')};
 DROP INDEX ${names.schemaPrefix}${indexName(names, 'due_unordered')};
 DROP INDEX ${names.schemaPrefix}${indexName(names, 'app_unfinished')};

@@ -5,34 +5,6 @@
  */
 import { quoteIdentifier } from '../../database/quote-identifier.js';
 
-export interface TableNames {
-  /** As given, for messages. */
-  readonly display: string;
-  /** The deliveries table, quoted and schema-qualified when a schema was given. */
-  readonly deliveries: string;
-  /** The attempts table. */
-  readonly attempts: string;
-  /**
-   * The narrow queue beside the log (`<table>_queue`): one row per delivery that is not done, kept
-   * by the deliveries table's triggers. The worker claims from it and the reads by state use it.
-   */
-  readonly queue: string;
-  /** The migrations table. */
-  readonly migrations: string;
-  /** The workers' heartbeat table (`<table>_workers`). */
-  readonly workers: string;
-  /** Refusals counted per minute and code (`<table>_refusals`). */
-  readonly refusals: string;
-  /** The bare table name, for index and constraint names (which live in the table's schema). */
-  readonly bare: string;
-  /** Quoted schema prefix (`"ops".`) or '' for search_path. */
-  readonly schemaPrefix: string;
-  /** The LISTEN/NOTIFY channel for new due deliveries. */
-  readonly channel: string;
-  /** Advisory lock key source for migrations. */
-  readonly lockKey: string;
-}
-
 /** The inbox's table when `createInbox` is given none. */
 export const DEFAULT_TABLE = 'rack_webhooks_inbox';
 
@@ -42,7 +14,10 @@ const MAX_BARE_LENGTH = 63 - '_migrations'.length - 1;
 
 export { quoteIdentifier };
 
-export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): TableNames {
+/** The names of everything the schema of the inbox on `table` creates, checked and quoted. */
+export type TableNames = Readonly<ReturnType<typeof resolveTableNames>>;
+
+export function resolveTableNames(table: string | undefined = DEFAULT_TABLE) {
   if (typeof table !== 'string')
     throw new TypeError(`table must be a string such as "rack_webhooks_inbox" or "ops.deliveries", got ${typeof table}`);
   const parts = table.split('.');
@@ -55,16 +30,28 @@ export function resolveTableNames(table: string | undefined = DEFAULT_TABLE): Ta
   if (bare.length > MAX_BARE_LENGTH) throw new TypeError(`table name ${JSON.stringify(bare)} is longer than ${MAX_BARE_LENGTH} characters`);
   const schemaPrefix = parts.length === 2 ? `${quoteIdentifier(parts[0]!)}.` : '';
   return {
+    /** As given, for messages. */
     display: table,
+    /** The bare table name, for index and constraint names (which live in the table's schema). */
     bare,
+    /** Quoted schema prefix (`"ops".`) or '' for search_path. */
     schemaPrefix,
+    /** The deliveries table, quoted and schema-qualified when a schema was given. */
     deliveries: `${schemaPrefix}${quoteIdentifier(bare)}`,
     attempts: `${schemaPrefix}${quoteIdentifier(`${bare}_attempts`)}`,
+    /**
+     * The narrow queue beside the log (`<table>_queue`): one row per delivery that is not done, kept
+     * by the deliveries table's triggers. The worker claims from it and the reads by state use it.
+     */
     queue: `${schemaPrefix}${quoteIdentifier(`${bare}_queue`)}`,
     migrations: `${schemaPrefix}${quoteIdentifier(`${bare}_migrations`)}`,
+    /** The workers' heartbeat table. */
     workers: `${schemaPrefix}${quoteIdentifier(`${bare}_workers`)}`,
+    /** Refusals counted per minute and code. */
     refusals: `${schemaPrefix}${quoteIdentifier(`${bare}_refusals`)}`,
+    /** The LISTEN/NOTIFY channel for new due deliveries. */
     channel: `${table.replace('.', '__')}_due`.slice(0, 63),
+    /** Advisory lock key source for migrations. */
     lockKey: `rack-webhooks:inbox:${table}`,
   };
 }
