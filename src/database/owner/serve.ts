@@ -21,17 +21,18 @@ import { errorResponse } from './wire.js';
 
 export type { ServablePGlite } from './guest-connection.js';
 
-export interface ServeOptions {
-  /** The longest a guest may leave its transaction idle, in ms. @defaultValue `5000` */
-  readonly idleInTransactionMs?: number;
-  /** The longest a guest may hold PGlite from its first statement to the end of its transaction, in ms. @defaultValue `10000` */
-  readonly holdMs?: number;
-  /** How long close() lets a guest finish the statement or transaction it is in before cutting it off. */
-  readonly closeGraceMs?: number;
-}
-
-/** Bounds well under storeRetry.maxWaitMs (20 s), which the owner's deliveries wait at most. */
+/**
+ * Bounds well under storeRetry.maxWaitMs (20 s), which the owner's deliveries wait at most: the
+ * longest a guest may leave its transaction idle, and hold PGlite from its first statement to the
+ * end of its transaction, in ms.
+ */
 const GUEST_LIMITS: GuestLimits = { idleInTransactionMs: 5_000, holdMs: 10_000 };
+/** How long close() lets a guest finish the statement or transaction it is in before cutting it off. */
+const CLOSE_GRACE_MS = 5_000;
+/** What a session reports once ready, as PostgreSQL's ParameterStatus messages (pg reads them). */
+const SESSION_PARAMETERS = `SELECT current_setting('server_version') AS server_version, 'UTF8' AS server_encoding,
+  'UTF8' AS client_encoding, current_setting('DateStyle') AS "DateStyle", current_setting('TimeZone') AS "TimeZone",
+  'on' AS integer_datetimes, 'on' AS standard_conforming_strings`;
 
 export interface Serving {
   /**
@@ -58,7 +59,7 @@ function exclusiveQueues(db: ServablePGlite): Exclusive | undefined {
  * PGlite still loads is held until it is ready (its own connect timeout bounds the wait), never
  * left without an answer. Call it as soon as the directory is claimed.
  */
-export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Server, options: ServeOptions = {}): Serving {
+export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Server, limits: Partial<GuestLimits> = {}): Serving {
   const guests = new Set<Guest>();
   let closing = false;
   // A PGlite that failed to open: its guests are cut off, the opener reports it.
@@ -66,22 +67,7 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
   served.catch(() => {});
   let parameters: Promise<Record<string, string>> | undefined;
   const sessionParameters = () =>
-    (parameters ??= opened.then(async (db) => {
-      const { rows } = await db.query(
-        "SELECT current_setting('server_version') AS server_version, current_setting('TimeZone') AS timezone, current_setting('DateStyle') AS datestyle",
-      );
-      const row = rows[0] ?? {};
-      return {
-        server_version: String(row['server_version']),
-        server_encoding: 'UTF8',
-        client_encoding: 'UTF8',
-        DateStyle: String(row['datestyle']),
-        TimeZone: String(row['timezone']),
-        integer_datetimes: 'on',
-        standard_conforming_strings: 'on',
-      };
-    }));
-  const limits = { ...GUEST_LIMITS, ...definedLimits(options) };
+    (parameters ??= opened.then(async (db) => (await db.query(SESSION_PARAMETERS)).rows[0] as Record<string, string>));
   server.on('connection', (socket) => {
     // Closing: PGlite is about to close and the directory to change hands. A retryable answer
     // (SQLSTATE 57P03), told apart from a stuck owner's silence: the guest connects to the next owner.
@@ -93,19 +79,14 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
         errorResponse('57P03', 'the owner of this PGlite directory is closing it: connect again to reach the next owner'),
       );
     }
-    const guest = new Guest(served, socket, sessionParameters, limits);
+    const guest = new Guest(served, socket, sessionParameters, { ...GUEST_LIMITS, ...limits });
     guests.add(guest);
     socket.once('close', () => guests.delete(guest));
   });
   return {
     async close() {
       closing = true;
-      await Promise.all([...guests].map((guest) => guest.finish(options.closeGraceMs ?? 5_000)));
+      await Promise.all([...guests].map((guest) => guest.finish(CLOSE_GRACE_MS)));
     },
   };
-}
-
-function definedLimits(options: ServeOptions): Partial<GuestLimits> {
-  const { idleInTransactionMs, holdMs } = options;
-  return { ...(idleInTransactionMs !== undefined && { idleInTransactionMs }), ...(holdMs !== undefined && { holdMs }) };
 }
