@@ -37,6 +37,16 @@ export function committedOrThrow(result: unknown): void {
     );
 }
 
+/** `work`, then a ROLLBACK when it throws; `onBroken` when even the ROLLBACK failed: that connection is broken. */
+export async function rollingBack<R>(client: PgClientLike, onBroken: () => void, work: () => Promise<R>): Promise<R> {
+  try {
+    return await work();
+  } catch (error) {
+    await client.query('ROLLBACK').catch(onBroken);
+    throw error;
+  }
+}
+
 /** A checked-out client's errors surface through its next query; unheard, they would end the process. */
 const ignoreClientError = (): void => {};
 

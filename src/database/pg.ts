@@ -1,6 +1,14 @@
 import { Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
 import { PgLanes } from './pg-lane.js';
-import { checkIn, checkOut, committedOrThrow, type PgClientLike, type PgClientOnlyLike, type PgPoolLike } from './pg-client.js';
+import {
+  checkIn,
+  checkOut,
+  committedOrThrow,
+  rollingBack,
+  type PgClientLike,
+  type PgClientOnlyLike,
+  type PgPoolLike,
+} from './pg-client.js';
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { statementHash } from './statement-hash.js';
 import { ReentryGuard } from './reentry.js';
@@ -50,12 +58,11 @@ export class StatementNames {
     this.#enabled = enabled;
   }
 
-  config(text: string, params: readonly unknown[] | undefined): string | PgQueryConfig {
-    return params === undefined ? text : this.statement(text, params);
-  }
+  readonly config = (text: string, params: readonly unknown[] | undefined): string | PgQueryConfig =>
+    params === undefined ? text : this.statement({ text, params });
 
   /** A named query (pg parses and plans it once per connection, then only binds), or an unnamed one with the prepare option off. */
-  statement(text: string, params: readonly unknown[]): PgQueryConfig {
+  readonly statement = ({ text, params }: Statement): PgQueryConfig => {
     // Unnamed: parsed and planned on every call, which PgBouncer before 1.21 needs. The values still go.
     if (!this.#enabled) return { text, values: params };
     let name = this.#names.get(text);
@@ -64,7 +71,7 @@ export class StatementNames {
       this.#names.set(text, (name = statementName(text)));
     }
     return { name, text, values: params };
-  }
+  };
 }
 
 /**
@@ -80,23 +87,13 @@ async function inTransaction<R>(
   opening: Statement | undefined,
 ): Promise<R> {
   const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(names.config(text, params))).rows };
-  let opened: Row[];
-  try {
-    opened = await beginWith(client, opening, (statement) => names.statement(statement.text, statement.params));
-  } catch (error) {
-    // BEGIN itself may have failed (a broken connection), or the opening statement in the transaction.
-    await client.query('ROLLBACK').catch(onBroken);
-    throw error;
-  }
-  let result: R;
-  try {
-    result = await fn(tx, opened);
+  // BEGIN itself may fail (a broken connection), or the opening statement in the transaction.
+  const opened = await rollingBack(client, onBroken, () => beginWith(client, opening, names.statement));
+  return rollingBack(client, onBroken, async () => {
+    const result = await fn(tx, opened);
     committedOrThrow(await client.query('COMMIT'));
-  } catch (error) {
-    await client.query('ROLLBACK').catch(onBroken);
-    throw error;
-  }
-  return result;
+    return result;
+  });
 }
 
 /**
@@ -121,11 +118,7 @@ function requireConnectTimeout(pool: PgPoolLike): void {
 export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
   requireConnectTimeout(pool);
   const names = new StatementNames(prepare);
-  const lanes = new PgLanes(
-    pool,
-    (statement) => names.statement(statement.text, statement.params),
-    (text, params) => names.config(text, params),
-  );
+  const lanes = new PgLanes(pool, names.statement, names.config);
   return {
     kind: 'pg',
     parallel: true,
@@ -137,15 +130,7 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
       const client = await checkOut(pool);
       let broken = false;
       try {
-        return await inTransaction(
-          client,
-          fn,
-          () => {
-            broken = true;
-          },
-          names,
-          opening,
-        );
+        return await inTransaction(client, fn, () => void (broken = true), names, opening);
       } finally {
         checkIn(client, broken);
       }
