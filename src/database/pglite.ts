@@ -2,7 +2,7 @@ import { WebhookInboxError } from './errors.js';
 import { openingFirst, type Driver, type Row } from './driver.js';
 import { claimDirectory } from './owner/claim.js';
 import { loadNodeParts, ownedInstances } from './owner/open.js';
-import { servePGlite, type ServablePGlite } from './owner/serve.js';
+import { closeServed, servePGlite, type ServablePGlite } from './owner/serve.js';
 import { ReentryGuard } from './reentry.js';
 
 /** The parts of PGlite we use, typed structurally: `@electric-sql/pglite` is an optional peer. */
@@ -58,12 +58,8 @@ function holdDirectory(db: PGliteLike): Promise<void> | undefined {
 const claims = new WeakMap<object, Promise<void>>();
 
 async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
-  let node;
-  try {
-    node = await loadNodeParts();
-  } catch {
-    return; // not Node: no directory to claim
-  }
+  const node = await loadNodeParts().catch(() => undefined);
+  if (node === undefined) return; // not Node: no directory to claim
   const absolute = node.resolve(dir);
   await node.fs.mkdir(absolute, { recursive: true });
   const claim = await claimDirectory(node, absolute);
@@ -80,15 +76,7 @@ async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
   Object.defineProperty(db, 'close', {
     configurable: true,
     writable: true,
-    value: async function closeAndRelease(): Promise<void> {
-      try {
-        await serving.close();
-        await claim.closing();
-        await close.call(db);
-      } finally {
-        await claim.release();
-      }
-    },
+    value: () => closeServed(serving, claim, () => close.call(db)),
   });
 }
 

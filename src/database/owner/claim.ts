@@ -59,24 +59,36 @@ async function generations(parts: NodeParts, dir: string): Promise<number[]> {
     .sort((a, b) => b - a);
 }
 
+/** A connection to `path`, destroyed once `listen` calls `done` or `timeoutMs` have passed (then `late`). */
+export function connectOnce<T>(
+  parts: NodeParts,
+  path: string,
+  timeoutMs: number,
+  late: T,
+  listen: (socket: NodeNet.Socket, done: (answer: T) => void) => void,
+): Promise<T> {
+  return new Promise((resolve) => {
+    const socket = parts.net.connect(path);
+    const done = (answer: T) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    listen(socket, done);
+    socket.setTimeout(timeoutMs, () => done(late));
+  });
+}
+
 /**
  * Whether something listens on the socket. A refusal or no file proves its owner gone; an owner
  * too busy to accept is still an owner. Any other failure (EACCES: the socket belongs to another
  * user) proves nothing either way: `unknown`, with its code, so the caller can say so.
  */
 export function probe(parts: NodeParts, path: string, timeoutMs = 2_000): Promise<'live' | 'gone' | { readonly unknown: string }> {
-  return new Promise((resolve) => {
-    const socket = parts.net.connect(path);
-    const done = (answer: 'live' | 'gone' | { readonly unknown: string }) => {
-      socket.destroy();
-      resolve(answer);
-    };
+  return connectOnce<'live' | 'gone' | { readonly unknown: string }>(parts, path, timeoutMs, 'live', (socket, done) => {
     socket.once('connect', () => done('live'));
-    socket.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNREFUSED' || error.code === 'ENOENT') done('gone');
-      else done({ unknown: error.code ?? error.message });
-    });
-    socket.setTimeout(timeoutMs, () => done('live'));
+    socket.once('error', ({ code, message }: NodeJS.ErrnoException) =>
+      done(code === 'ECONNREFUSED' || code === 'ENOENT' ? 'gone' : { unknown: code ?? message }),
+    );
   });
 }
 

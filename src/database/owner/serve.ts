@@ -16,6 +16,7 @@
  * Each guest is a guest-connection.ts `Guest`.
  */
 import type * as NodeNet from 'node:net';
+import type { Claim } from './claim.js';
 import { Guest, type Exclusive, type GuestLimits, type ServablePGlite, type Served } from './guest-connection.js';
 import { errorResponse } from './wire.js';
 
@@ -33,6 +34,8 @@ const CLOSE_GRACE_MS = 5_000;
 const SESSION_PARAMETERS = `SELECT current_setting('server_version') AS server_version, 'UTF8' AS server_encoding,
   'UTF8' AS client_encoding, current_setting('DateStyle') AS "DateStyle", current_setting('TimeZone') AS "TimeZone",
   'on' AS integer_datetimes, 'on' AS standard_conforming_strings`;
+
+type OwnerClaim = Pick<Claim & { role: 'owner' }, 'closing' | 'release'>;
 
 export interface Serving {
   /**
@@ -89,4 +92,19 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
       await Promise.all([...guests].map((guest) => guest.finish(CLOSE_GRACE_MS)));
     },
   };
+}
+
+/**
+ * Ends what the owner serves on `claim`: its guests (Serving.close), then PGlite (`closePGlite`),
+ * and only then gives the directory up: the socket that proves ownership outlives PGlite's open
+ * files, so no newcomer opens them while they are still being written.
+ */
+export async function closeServed(serving: Serving, claim: OwnerClaim, closePGlite: () => Promise<unknown>): Promise<void> {
+  try {
+    await serving.close();
+    await claim.closing();
+    await closePGlite();
+  } finally {
+    await claim.release();
+  }
 }
