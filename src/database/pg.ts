@@ -142,23 +142,22 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
         if (message.channel === channel) onNotify();
       };
       let released = false;
-      const onClientError = (error: Error) => {
-        if (released) return;
+      /** Out of the pool, once (true then); its 'error' listener stays on it, for any error after. */
+      const broken = () => {
+        if (released) return false;
         released = true;
         checkIn(client, true);
-        onError(error);
+        return true;
+      };
+      const onClientError = (error: Error) => {
+        if (broken()) onError(error);
       };
       client.on('notification', onNotification);
       client.on('error', onClientError);
-      try {
-        await client.query(`LISTEN ${quote(channel)}`);
-      } catch (error) {
-        if (!released) {
-          released = true;
-          checkIn(client, true);
-        }
+      await client.query(`LISTEN ${quote(channel)}`).catch((error: unknown) => {
+        broken();
         throw error;
-      }
+      });
       return async () => {
         if (released) return;
         released = true;

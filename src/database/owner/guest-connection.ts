@@ -16,8 +16,9 @@ import {
   sessionReady,
   startupKind,
   startupLength,
+  statementText,
+  type TransactionStatus,
 } from './wire.js';
-import { statementText, type TransactionStatus } from './wire.js';
 
 /** The parts of PGlite the owner's socket uses, typed structurally (an optional peer). */
 export interface ServablePGlite extends ProtocolSession {
@@ -28,13 +29,16 @@ export interface ServablePGlite extends ProtocolSession {
   _runExclusiveQuery?<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-/** Holds PGlite's queues for `hold`'s duration. */
-export type Exclusive = (hold: () => Promise<void>) => Promise<void>;
-
-/** PGlite once it is ready, with its queues (undefined: this PGlite cannot serve guests safely). */
-export interface Served {
-  readonly db: ServablePGlite;
-  readonly exclusive: Exclusive | undefined;
+/**
+ * Holds PGlite's queues for `hold`'s duration, which a guest must hold so that no owner transaction
+ * or statement interleaves with its own. They are PGlite's private methods: without them (undefined)
+ * guests are refused, not served unsafely.
+ */
+function exclusiveQueues(db: ServablePGlite): ((hold: () => Promise<void>) => Promise<void>) | undefined {
+  const transactionQueue = db._runExclusiveTransaction?.bind(db);
+  const statementQueue = db._runExclusiveQuery?.bind(db);
+  if (typeof transactionQueue !== 'function' || typeof statementQueue !== 'function') return undefined;
+  return (hold) => transactionQueue(() => statementQueue(hold));
 }
 
 export interface GuestLimits {
@@ -64,7 +68,8 @@ export class Guest {
   #onIdle: (() => void) | undefined;
 
   constructor(
-    private readonly served: Promise<Served>,
+    /** PGlite once it is ready. */
+    private readonly opened: Promise<ServablePGlite>,
     private readonly socket: NodeNet.Socket,
     private readonly parameters: () => Promise<Record<string, string>>,
     private readonly limits: GuestLimits,
@@ -113,14 +118,14 @@ export class Guest {
     }
     const refusal = refusalOf(statementText(msg));
     if (refusal !== undefined) {
-      this.socket.write(errorResponse(refusal.sqlState, refusal.message));
+      this.socket.write(errorResponse('0A000', refusal));
       if (type === 'Q') this.socket.write(readyForQuery(this.#status));
       else this.#skipUntilSync = true;
       return;
     }
-    const served = await this.served;
-    await this.#hold(served);
-    const answer = readAnswer(await served.db.execProtocolRaw(msg));
+    const db = await this.opened;
+    await this.#hold(db);
+    const answer = readAnswer(await db.execProtocolRaw(msg));
     if (!this.socket.destroyed) this.socket.write(answer.bytes);
     if (answer.status !== undefined) this.#status = answer.status;
     if (answer.status === 'I') await this.#letGo();
@@ -147,14 +152,15 @@ export class Guest {
     const kind = startupKind(packet);
     if (kind === 'encryption') return void this.socket.write(new Uint8Array([78])); // 'N'
     if (kind !== 'startup') return void this.socket.destroy();
-    const { exclusive } = await this.served; // PGlite still loading: the guest waits for it
-    if (exclusive === undefined) return void this.socket.end(errorResponse('0A000', UNSERVABLE));
+    const db = await this.opened; // PGlite still loading: the guest waits for it
+    if (exclusiveQueues(db) === undefined) return void this.socket.end(errorResponse('0A000', UNSERVABLE));
     this.socket.write(sessionReady(await this.parameters(), 1 + Math.floor(Math.random() * 2 ** 30), Math.floor(Math.random() * 2 ** 30)));
   }
 
   /** PGlite for this guest alone: the owner's transaction queue and its statement queue both held. */
-  async #hold({ db, exclusive }: Served): Promise<void> {
+  async #hold(db: ServablePGlite): Promise<void> {
     if (this.#release !== undefined) return;
+    const exclusive = exclusiveQueues(db);
     if (exclusive === undefined) throw new Error(UNSERVABLE); // never started: preamble refused it
     await new Promise<void>((held) => {
       const hold = () => new Promise<void>((release) => ((this.#release = release), held()));
@@ -204,7 +210,7 @@ export class Guest {
       if (!this.socket.writableEnded) this.socket.destroy(); // a cut-off guest reads its error first
       await this.#queue;
       if (this.#release === undefined) return;
-      const { db } = await this.served;
+      const db = await this.opened;
       try {
         const synced = readAnswer(await db.execProtocolRaw(message('S')));
         if ((synced.status ?? this.#status) !== 'I') await db.execProtocolRaw(query('ROLLBACK'));

@@ -21,25 +21,15 @@ export interface ProtocolSession {
   ): Promise<{ readonly messages: readonly { readonly name: string; readonly fields?: readonly unknown[] }[] }>;
 }
 
-/** A statement a guest may not run, with the SQLSTATE and message it is refused with. */
-export interface Refusal {
-  readonly sqlState: string;
-  readonly message: string;
-}
-
 const LISTEN = /^\s*(un)?listen\b/i;
 const SLEEP = /\bpg_sleep(_for|_until)?\s*\(/i;
 
-/** Why a guest's statement is not run, or undefined when it may be. */
-export function refusalOf(statement: string | undefined): Refusal | undefined {
+/** Why a guest's statement is not run (it is refused with SQLSTATE 0A000), or undefined when it may be. */
+export function refusalOf(statement: string | undefined): string | undefined {
   if (statement === undefined) return undefined;
-  if (LISTEN.test(statement)) return { sqlState: '0A000', message: 'LISTEN is not served to guests of a PGlite directory: poll instead' };
+  if (LISTEN.test(statement)) return 'LISTEN is not served to guests of a PGlite directory: poll instead';
   if (SLEEP.test(statement)) {
-    return {
-      sqlState: '0A000',
-      message:
-        "pg_sleep is not served to guests of a PGlite directory: PGlite cannot interrupt it, and the owner's deliveries would wait for it",
-    };
+    return "pg_sleep is not served to guests of a PGlite directory: PGlite cannot interrupt it, and the owner's deliveries would wait for it";
   }
   return undefined;
 }

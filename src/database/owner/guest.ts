@@ -42,7 +42,8 @@ export class DirectoryGuest {
   #settling: Promise<void> | undefined;
   #owned: { close(): Promise<void> } | undefined;
   #closed = false;
-  readonly #watch: OwnerWatch;
+  /** Watches the connections made to the owner (owner-watch.ts). */
+  readonly watch: OwnerWatch;
 
   constructor(
     private readonly parts: NodeParts,
@@ -51,12 +52,7 @@ export class DirectoryGuest {
     private readonly becomeOwner: BecomeOwner,
   ) {
     this.#generation = generation;
-    this.#watch = new OwnerWatch(parts, dir);
-  }
-
-  /** Watches a connection made to the owner of `generation` (owner-watch.ts); call the result once it has ended. */
-  watch(client: WatchedClient, generation: number): () => void {
-    return this.#watch.add(client, generation);
+    this.watch = new OwnerWatch(parts, dir);
   }
 
   get role(): 'owner' | 'guest' {
@@ -114,7 +110,7 @@ export class DirectoryGuest {
   /** After the pool has ended: a takeover under way settles, and the PGlite this process took over closes. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#watch.close();
+    this.watch.close();
     await this.#settling?.catch(() => {});
     await this.#owned?.close();
   }
@@ -127,7 +123,7 @@ export function guestClient(Client: PgClientClass, guest: DirectoryGuest): PgCli
       const connecting = guest.target().then(async (generation) => {
         this.port = generation;
         const connected = await super.connect();
-        this.once('end', guest.watch(this, generation));
+        this.once('end', guest.watch.add(this, generation));
         return connected;
       });
       if (callback === undefined) return connecting;

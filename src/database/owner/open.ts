@@ -9,7 +9,7 @@
 import { claimDirectory, type Claim, type NodeParts } from './claim.js';
 import { durableOptions, syncTree } from './durable-files.js';
 import { DirectoryGuest, guestClient, type PgModule } from './guest.js';
-import { checkDirectory, closeDirectory, makePrivate } from './permissions.js';
+import { checkDirectory, makePrivate } from './permissions.js';
 import { closeServed, servePGlite, type ServablePGlite } from './serve.js';
 
 /** A PGlite directory as this process holds it; pass it to `createInbox({ database })`. */
@@ -112,7 +112,6 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
   if (!exists) await loadPGlite();
   await node.fs.mkdir(absolute, { recursive: true, mode: 0o700 });
   await checkDirectory(node.fs, absolute, 'any');
-  await closeDirectory(node.fs, absolute);
   for (let attempt = 0; ; attempt++) {
     const claim = await claimDirectory(node, absolute);
     if (claim.role === 'owner') {

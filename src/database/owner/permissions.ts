@@ -22,7 +22,9 @@ const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
 
 /**
  * Refuses a directory other users can write (owner and guests alike: a guest must not trust a
- * socket someone else may have put there), and one the owner's process does not own.
+ * socket someone else may have put there), and one the owner's process does not own. Then makes the
+ * directory itself its user's alone, before any socket is made in it (a socket is reachable from
+ * the moment it listens, before a chmod): by whichever process owns the directory's files.
  */
 export async function checkDirectory(fs: typeof NodeFs, dir: string, role: 'owner' | 'any'): Promise<void> {
   const uid = identity().getuid?.();
@@ -40,17 +42,6 @@ export async function checkDirectory(fs: typeof NodeFs, dir: string, role: 'owne
         'open it as the user that owns it, as PostgreSQL requires of its data directory',
     );
   }
-}
-
-/**
- * The directory itself made its user's alone, before any socket is made in it (a socket is
- * reachable from the moment it listens, before a chmod): by whichever process owns the directory's
- * files, owner or guest alike.
- */
-export async function closeDirectory(fs: typeof NodeFs, dir: string): Promise<void> {
-  const uid = identity().getuid?.();
-  if (uid === undefined) return;
-  const stat = await fs.stat(dir);
   if (stat.uid === uid && (stat.mode & 0o077) !== 0) await fs.chmod(dir, stat.mode & 0o700);
 }
 

@@ -17,7 +17,7 @@
  */
 import type * as NodeNet from 'node:net';
 import type { Claim } from './claim.js';
-import { Guest, type Exclusive, type GuestLimits, type ServablePGlite, type Served } from './guest-connection.js';
+import { Guest, type GuestLimits, type ServablePGlite } from './guest-connection.js';
 import { errorResponse } from './wire.js';
 
 export type { ServablePGlite } from './guest-connection.js';
@@ -47,17 +47,6 @@ export interface Serving {
 }
 
 /**
- * PGlite's queues, which a guest must hold so that no owner transaction or statement interleaves
- * with its own. They are PGlite's private methods: without them guests are refused, not served unsafely.
- */
-function exclusiveQueues(db: ServablePGlite): Exclusive | undefined {
-  const transactionQueue = db._runExclusiveTransaction?.bind(db);
-  const statementQueue = db._runExclusiveQuery?.bind(db);
-  if (typeof transactionQueue !== 'function' || typeof statementQueue !== 'function') return undefined;
-  return (hold) => transactionQueue(() => statementQueue(hold));
-}
-
-/**
  * Serves `opened` (PGlite, once it is ready) on `server` from now on: a guest that connects while
  * PGlite still loads is held until it is ready (its own connect timeout bounds the wait), never
  * left without an answer. Call it as soon as the directory is claimed.
@@ -65,9 +54,7 @@ function exclusiveQueues(db: ServablePGlite): Exclusive | undefined {
 export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Server, limits: Partial<GuestLimits> = {}): Serving {
   const guests = new Set<Guest>();
   let closing = false;
-  // A PGlite that failed to open: its guests are cut off, the opener reports it.
-  const served: Promise<Served> = opened.then((db) => ({ db, exclusive: exclusiveQueues(db) }));
-  served.catch(() => {});
+  opened.catch(() => {}); // a PGlite that failed to open: its guests are cut off, the opener reports it
   let parameters: Promise<Record<string, string>> | undefined;
   const sessionParameters = () =>
     (parameters ??= opened.then(async (db) => (await db.query(SESSION_PARAMETERS)).rows[0] as Record<string, string>));
@@ -82,7 +69,7 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
         errorResponse('57P03', 'the owner of this PGlite directory is closing it: connect again to reach the next owner'),
       );
     }
-    const guest = new Guest(served, socket, sessionParameters, { ...GUEST_LIMITS, ...limits });
+    const guest = new Guest(opened, socket, sessionParameters, { ...GUEST_LIMITS, ...limits });
     guests.add(guest);
     socket.once('close', () => guests.delete(guest));
   });
