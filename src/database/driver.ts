@@ -52,10 +52,7 @@ export class Mutex {
 
   run<R>(fn: () => Promise<R>): Promise<R> {
     const result = this.#tail.then(fn, fn);
-    this.#tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.#tail = result.catch(() => {});
     return result;
   }
 }

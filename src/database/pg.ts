@@ -50,13 +50,10 @@ export function statementName(text: string): string {
 const NAMES_KEPT = 256;
 
 export class StatementNames {
-  readonly #enabled: boolean;
   // The name of each text, computed once: hashing a statement of 600 characters on every query showed in profiles.
   readonly #names = new Map<string, string>();
 
-  constructor(enabled: boolean) {
-    this.#enabled = enabled;
-  }
+  constructor(private readonly enabled: boolean) {}
 
   readonly config = (text: string, params: readonly unknown[] | undefined): string | PgQueryConfig =>
     params === undefined ? text : this.statement({ text, params });
@@ -64,7 +61,7 @@ export class StatementNames {
   /** A named query (pg parses and plans it once per connection, then only binds), or an unnamed one with the prepare option off. */
   readonly statement = ({ text, params }: Statement): PgQueryConfig => {
     // Unnamed: parsed and planned on every call, which PgBouncer before 1.21 needs. The values still go.
-    if (!this.#enabled) return { text, values: params };
+    if (!this.enabled) return { text, values: params };
     let name = this.#names.get(text);
     if (name === undefined) {
       if (this.#names.size >= NAMES_KEPT) this.#names.clear();

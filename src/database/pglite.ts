@@ -23,12 +23,6 @@ export function isPGlite(value: unknown): value is PGliteLike {
   return typeof candidate?.query === 'function' && typeof candidate.exec === 'function' && typeof candidate.transaction === 'function';
 }
 
-function refused(error: unknown): WebhookInboxError {
-  return new WebhookInboxError('inbox_unavailable', `createInbox: ${error instanceof Error ? error.message : String(error)}`, {
-    cause: error,
-  });
-}
-
 let warned = false;
 
 /**
@@ -50,8 +44,14 @@ function holdDirectory(db: PGliteLike): Promise<void> | undefined {
     );
   }
   // One claim per instance, however many inboxes (tables) it is given to: the second would find the first's socket.
-  let claim = claims.get(db);
-  if (claim === undefined) claims.set(db, (claim = claimInstance(db, dir).catch((error: unknown) => Promise.reject(refused(error)))));
+  const claim =
+    claims.get(db) ??
+    claimInstance(db, dir).catch((error: unknown) => {
+      throw new WebhookInboxError('inbox_unavailable', `createInbox: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    });
+  claims.set(db, claim);
   return claim;
 }
 
@@ -95,8 +95,7 @@ export function fileSystemDir(dataDir: unknown): string | undefined {
  */
 const TURN_MS = 10;
 let lastTurn = 0;
-const nextTurn: (resolve: () => void) => void =
-  typeof setImmediate === 'function' ? (resolve) => setImmediate(resolve) : (resolve) => setTimeout(resolve, 0);
+const nextTurn = (resolve: () => void) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0));
 
 async function letTheEventLoopTurn(): Promise<void> {
   if (Date.now() - lastTurn < TURN_MS) return;

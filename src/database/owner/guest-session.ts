@@ -10,7 +10,6 @@
  * cannot be interrupted (statement_timeout never fires), so a guest's `pg_sleep(40)` would stop the
  * owner, its HTTP answers included, for 40 s.
  */
-import { quoteIdentifier as identifier } from '../quote-identifier.js';
 import { query } from './wire.js';
 
 /** PGlite's protocol, parsed (its own `query` would wait for the queue the guest holds). */
@@ -52,6 +51,7 @@ interface Snapshot {
   readonly channels: string[];
 }
 
+const identifier = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** The owner's session state while a guest holds PGlite: noted, then put back. */

@@ -105,10 +105,7 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
   const node = await loadNodeParts();
   const absolute = node.resolve(dir);
   // A directory that is not there yet has no owner: this process will be it, so PGlite must load.
-  const exists = await node.fs.stat(absolute).then(
-    () => true,
-    () => false,
-  );
+  const exists = (await node.fs.stat(absolute).catch(() => undefined)) !== undefined;
   if (!exists) await loadPGlite();
   await node.fs.mkdir(absolute, { recursive: true, mode: 0o700 });
   await checkDirectory(node.fs, absolute, 'any');

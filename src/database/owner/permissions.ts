@@ -11,12 +11,8 @@
  */
 import type * as NodeFs from 'node:fs/promises';
 
-/** What the checks need of the process; absent outside POSIX systems, where nothing is checked. */
-interface Identity {
-  readonly getuid?: () => number;
-}
-
-const identity = (): Identity => (globalThis as { process?: Identity }).process ?? {};
+/** The process's user; undefined outside POSIX systems, where nothing is checked. */
+const processUid = () => (globalThis as { process?: { getuid?: () => number } }).process?.getuid?.();
 
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
 
@@ -27,7 +23,7 @@ const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
  * the moment it listens, before a chmod): by whichever process owns the directory's files.
  */
 export async function checkDirectory(fs: typeof NodeFs, dir: string, role: 'owner' | 'any'): Promise<void> {
-  const uid = identity().getuid?.();
+  const uid = processUid();
   if (uid === undefined) return;
   const stat = await fs.stat(dir);
   if ((stat.mode & 0o022) !== 0) {
@@ -47,7 +43,7 @@ export async function checkDirectory(fs: typeof NodeFs, dir: string, role: 'owne
 
 /** Takes group and other users' bits off the directory and everything in it (PGlite's files 0666 become 0600, directories 0700). */
 export async function makePrivate(fs: typeof NodeFs, dir: string): Promise<void> {
-  if (identity().getuid?.() === undefined) return;
+  if (processUid() === undefined) return;
   const pending = [dir];
   for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
     const stat = await fs.lstat(path);
