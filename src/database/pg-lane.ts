@@ -40,7 +40,8 @@ export class PgLanes {
         if (lane.chained >= CHAIN_LENGTH) lane.commitAlone();
         else {
           this.#waiting.push(lane);
-          nextTurn(() => {
+          // After the I/O callbacks of this turn.
+          setImmediate(() => {
             const at = this.#waiting.indexOf(lane);
             if (at < 0) return; // the next transaction took it
             this.#waiting.splice(at, 1);
@@ -141,6 +142,3 @@ class PgLane {
     return result;
   }
 }
-
-/** After the I/O callbacks of this turn. */
-const nextTurn = (fn: () => void): void => void setImmediate(fn);

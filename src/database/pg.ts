@@ -1,32 +1,18 @@
-import { Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
+import { hasMethods, Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
 import { PgLanes } from './pg-lane.js';
-import {
-  checkIn,
-  checkOut,
-  committedOrThrow,
-  rollingBack,
-  type PgClientLike,
-  type PgClientOnlyLike,
-  type PgPoolLike,
-} from './pg-client.js';
+import { checkIn, checkOut, committedOrThrow, rollingBack } from './pg-client.js';
+import type { PgClientLike, PgClientOnlyLike, PgPoolLike } from './pg-client.js';
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { statementHash } from './statement-hash.js';
 import { ReentryGuard } from './reentry.js';
 import { quoteIdentifier as quote } from './quote-identifier.js';
 
 export function isPgPool(value: unknown): value is PgPoolLike {
-  const candidate = value as Partial<PgPoolLike> | null;
-  return typeof candidate?.query === 'function' && typeof candidate.connect === 'function' && typeof candidate.totalCount === 'number';
+  return hasMethods(value, ['query', 'connect']) && typeof (value as Partial<PgPoolLike>).totalCount === 'number';
 }
 
 export function isPgClient(value: unknown): value is PgClientOnlyLike {
-  const candidate = value as (Partial<PgClientOnlyLike> & { escapeIdentifier?: unknown }) | null;
-  return (
-    typeof candidate?.query === 'function' &&
-    typeof candidate.connect === 'function' &&
-    typeof candidate.on === 'function' &&
-    typeof candidate.escapeIdentifier === 'function'
-  );
+  return hasMethods(value, ['query', 'connect', 'on', 'escapeIdentifier']);
 }
 
 /**
@@ -101,9 +87,8 @@ async function inTransaction<R>(
  * connects, so such a pool is refused at start-up with the fix.
  */
 function requireConnectTimeout(pool: PgPoolLike): void {
-  const options = pool.options;
-  if (options === undefined || options === null) return;
-  const timeout = options.connectionTimeoutMillis;
+  if (!pool.options) return;
+  const timeout = pool.options.connectionTimeoutMillis;
   if (typeof timeout === 'number' && timeout > 0 && Number.isFinite(timeout)) return;
   throw new TypeError(
     `createInbox: this pg Pool has connectionTimeoutMillis ${String(timeout)}: a connect to a database that accepts connections ` +

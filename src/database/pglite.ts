@@ -1,5 +1,5 @@
 import { WebhookInboxError } from './errors.js';
-import { openingFirst, type Driver, type Row } from './driver.js';
+import { hasMethods, openingFirst, type Driver, type Row } from './driver.js';
 import { claimDirectory } from './owner/claim.js';
 import { loadNodeParts, ownedInstances } from './owner/open.js';
 import { closeServed, servePGlite, type ServablePGlite } from './owner/serve.js';
@@ -19,8 +19,7 @@ export interface PGliteLike extends PGliteQueryable {
 }
 
 export function isPGlite(value: unknown): value is PGliteLike {
-  const candidate = value as Partial<PGliteLike> | null;
-  return typeof candidate?.query === 'function' && typeof candidate.exec === 'function' && typeof candidate.transaction === 'function';
+  return hasMethods(value, ['query', 'exec', 'transaction']);
 }
 
 let warned = false;
@@ -137,8 +136,7 @@ export function pgliteDriver(db: PGliteLike, { owned = false }: { owned?: boolea
     },
     async listen(channel, onNotify) {
       if (held !== undefined) await held;
-      const unlisten = await db.listen(channel, () => onNotify());
-      return () => unlisten();
+      return db.listen(channel, () => onNotify());
     },
   };
 }

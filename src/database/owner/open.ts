@@ -130,10 +130,8 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
  * EPIPE (the startup message written to an owner that had just closed: a CLI run that ended made
  * an app starting beside it die at start-up), or 57P03 (the closing owner's answer).
  */
-function isConnectionLost(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'EPIPE' || code === '57P03';
-}
+const isConnectionLost = (error: unknown) => CONNECTION_LOST.has((error as { code?: unknown } | null)?.code);
+const CONNECTION_LOST = new Set<unknown>(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', '57P03']);
 
 interface PGliteClass {
   readonly defaultStartParams?: readonly string[];
@@ -225,8 +223,8 @@ async function openAsGuest(
     await pool.query('SELECT 1');
   } catch (error) {
     await end();
-    if (isConnectionLost(error)) throw error; // gone meanwhile: the caller claims again
-    if ((error as { code?: unknown } | null)?.code === 'pglite_owner_unreachable') throw error; // says it all, with the owner's pid
+    // Gone meanwhile: the caller claims again; or unreachable, which says it all, with the owner's pid.
+    if (isConnectionLost(error) || (error as { code?: unknown } | null)?.code === 'pglite_owner_unreachable') throw error;
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(
       `the PGlite database in ${dir} is owned by a process that does not answer on ${claim.path} (${reason}): ` +

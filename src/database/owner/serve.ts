@@ -35,23 +35,12 @@ const SESSION_PARAMETERS = `SELECT current_setting('server_version') AS server_v
   'UTF8' AS client_encoding, current_setting('DateStyle') AS "DateStyle", current_setting('TimeZone') AS "TimeZone",
   'on' AS integer_datetimes, 'on' AS standard_conforming_strings`;
 
-type OwnerClaim = Pick<Claim & { role: 'owner' }, 'closing' | 'release'>;
-
-export interface Serving {
-  /**
-   * Refuses new guests, lets each guest finish what it is in (bounded), then rolls back and closes
-   * them; resolves once PGlite is the owner's alone. The server keeps listening: the socket is the
-   * proof of ownership, and it must outlive PGlite's open files (claim.release() ends it after).
-   */
-  close(): Promise<void>;
-}
-
 /**
  * Serves `opened` (PGlite, once it is ready) on `server` from now on: a guest that connects while
  * PGlite still loads is held until it is ready (its own connect timeout bounds the wait), never
  * left without an answer. Call it as soon as the directory is claimed.
  */
-export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Server, limits: Partial<GuestLimits> = {}): Serving {
+export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Server, limits: Partial<GuestLimits> = {}) {
   const guests = new Set<Guest>();
   let closing = false;
   opened.catch(() => {}); // a PGlite that failed to open: its guests are cut off, the opener reports it
@@ -74,7 +63,12 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
     socket.once('close', () => guests.delete(guest));
   });
   return {
-    async close() {
+    /**
+     * Refuses new guests, lets each guest finish what it is in (bounded), then rolls back and closes
+     * them; resolves once PGlite is the owner's alone. The server keeps listening: the socket is the
+     * proof of ownership, and it must outlive PGlite's open files (claim.release() ends it after).
+     */
+    async close(): Promise<void> {
       closing = true;
       await Promise.all([...guests].map((guest) => guest.finish(CLOSE_GRACE_MS)));
     },
@@ -82,11 +76,15 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
 }
 
 /**
- * Ends what the owner serves on `claim`: its guests (Serving.close), then PGlite (`closePGlite`),
+ * Ends what the owner serves on `claim`: its guests (servePGlite's close), then PGlite (`closePGlite`),
  * and only then gives the directory up: the socket that proves ownership outlives PGlite's open
  * files, so no newcomer opens them while they are still being written.
  */
-export async function closeServed(serving: Serving, claim: OwnerClaim, closePGlite: () => Promise<unknown>): Promise<void> {
+export async function closeServed(
+  serving: ReturnType<typeof servePGlite>,
+  claim: Pick<Claim & { role: 'owner' }, 'closing' | 'release'>,
+  closePGlite: () => Promise<unknown>,
+): Promise<void> {
   try {
     await serving.close();
     await claim.closing();

@@ -42,11 +42,8 @@ export function message(type: string, ...parts: Uint8Array[]): Uint8Array {
 
 const cString = (text: string): Uint8Array => Buffer.from(`${text}\0`);
 
-function int32(value: number): Uint8Array {
-  const out = Buffer.alloc(4);
-  out.writeInt32BE(value);
-  return out;
-}
+/** Big-endian, as every integer on the wire (a Uint8Array keeps each byte's low 8 bits). */
+const int32 = (value: number): Uint8Array => new Uint8Array([value >>> 24, value >>> 16, value >>> 8, value]);
 
 /** AuthenticationOk, the session's parameters, a key and ReadyForQuery: a session is ready. */
 export function sessionReady(parameters: Readonly<Record<string, string>>, processId: number, secret: number): Uint8Array {
@@ -67,7 +64,6 @@ export function errorResponse(sqlState: string, text: string): Uint8Array {
   return message('E', cString('SERROR'), cString('VERROR'), cString(`C${sqlState}`), cString(`M${text}`), new Uint8Array([0]));
 }
 
-/** A simple-protocol Query message. */
 export function query(text: string): Uint8Array {
   return message('Q', cString(text));
 }
