@@ -60,14 +60,14 @@ export class StatementNames {
 /**
  * BEGIN (with `opening` in the same round trip, see pg-opening.ts), fn, COMMIT; ROLLBACK when
  * anything throws. Calls `onBroken` when even the ROLLBACK failed: that connection is broken and
- * must leave the pool.
+ * must leave the pool (a lone Client has none to leave).
  */
 async function inTransaction<R>(
   client: PgClientLike,
-  fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>,
-  onBroken: () => void,
   names: StatementNames,
   opening: Statement | undefined,
+  fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>,
+  onBroken = () => {},
 ): Promise<R> {
   const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(names.config(text, params))).rows };
   // BEGIN itself may fail (a broken connection), or the opening statement in the transaction.
@@ -112,7 +112,7 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
       const client = await checkOut(pool);
       let broken = false;
       try {
-        return await inTransaction(client, fn, () => void (broken = true), names, opening);
+        return await inTransaction(client, names, opening, fn, () => void (broken = true));
       } finally {
         checkIn(client, broken);
       }
@@ -166,16 +166,7 @@ export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driv
     parallel: false,
     maxConnections: 1,
     query: (text, params) => serial(async () => (await client.query(names.config(text, params))).rows),
-    transaction: (fn, opening) =>
-      serial(() =>
-        inTransaction(
-          client,
-          (tx, opened) => guard.inside(() => fn(tx, opened)),
-          () => {},
-          names,
-          opening,
-        ),
-      ),
+    transaction: (fn, opening) => serial(() => inTransaction(client, names, opening, (tx, opened) => guard.inside(() => fn(tx, opened)))),
     async listen(channel, onNotify) {
       const onNotification = (message: { channel: string }) => {
         if (message.channel === channel) onNotify();

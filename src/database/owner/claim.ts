@@ -168,12 +168,11 @@ async function tryOwn(parts: NodeParts, dir: string, generation: number, gone: r
     await parts.fs.unlink(aside).catch(() => {});
   }
   const { ino } = await parts.fs.stat(path);
+  // A socket and the pid file beside it, gone.
+  const remove = (socket: string) => Promise.all([pidFile(socket), socket].map((file) => parts.fs.unlink(file).catch(() => {})));
   const release = async () => {
     const now = await parts.fs.stat(path).catch(() => undefined);
-    if (now?.ino === ino) {
-      await parts.fs.unlink(pidFile(path)).catch(() => {});
-      await parts.fs.unlink(path).catch(() => {});
-    }
+    if (now?.ino === ino) await remove(path);
     await close(server);
   };
   for (const rival of await generations(parts, dir)) {
@@ -189,10 +188,7 @@ async function tryOwn(parts: NodeParts, dir: string, generation: number, gone: r
   // The sockets of owners known gone: a later listing need not probe them again.
   for (const old of gone) {
     const oldPath = socketPath(dir, old);
-    if ((await probe(parts, oldPath)) === 'gone') {
-      await parts.fs.unlink(oldPath).catch(() => {});
-      await parts.fs.unlink(pidFile(oldPath)).catch(() => {});
-    }
+    if ((await probe(parts, oldPath)) === 'gone') await remove(oldPath);
   }
   return { role: 'owner', generation, server, release, opened: () => state('open'), closing: () => state('closing') };
 }

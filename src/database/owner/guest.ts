@@ -38,7 +38,6 @@ const CLOSING_OWNER_MS = 60_000;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class DirectoryGuest {
-  #generation: number;
   #settling: Promise<void> | undefined;
   #owned: { close(): Promise<void> } | undefined;
   #closed = false;
@@ -48,10 +47,10 @@ export class DirectoryGuest {
   constructor(
     private readonly parts: NodeParts,
     private readonly dir: string,
-    generation: number,
+    /** The generation (the socket's "port") of the owner this process last found serving, or is. */
+    private generation: number,
     private readonly becomeOwner: BecomeOwner,
   ) {
-    this.#generation = generation;
     this.watch = new OwnerWatch(parts, dir);
   }
 
@@ -64,11 +63,11 @@ export class DirectoryGuest {
     for (;;) {
       if (this.#settling !== undefined) await this.#settling;
       if (this.#closed) throw new Error(`the guest of the PGlite directory ${this.dir} is closed`);
-      const generation = this.#generation;
+      const generation = this.generation;
       if (this.#owned !== undefined) return generation;
       const answer = await askOwner(this.parts, socketPath(this.dir, generation));
       if (answer === 'serving') return generation;
-      if (generation === this.#generation)
+      if (generation === this.generation)
         this.#settling ??= this.#settle(answer === 'silent' ? generation : undefined).finally(() => {
           this.#settling = undefined;
         });
@@ -88,12 +87,12 @@ export class DirectoryGuest {
       const claim = await claimDirectory(this.parts, this.dir);
       if (claim.role === 'owner') {
         this.#owned = await this.becomeOwner(claim);
-        this.#generation = claim.generation;
+        this.generation = claim.generation;
         return;
       }
       const answer = await askOwner(this.parts, claim.path);
       if (answer === 'serving') {
-        this.#generation = claim.generation;
+        this.generation = claim.generation;
         return;
       }
       // Closing: its socket goes once its PGlite has closed. Loading or closing PGlite: that can hold
