@@ -46,16 +46,18 @@ export interface Driver extends Queryable {
   readonly sizedBy?: string;
 }
 
+/** Whether `value` has a method of each name: how a client handed over is told apart (none of them is imported). */
+export function hasMethods(value: unknown, names: readonly string[]): boolean {
+  return names.every((name) => typeof (value as Record<string, unknown> | null)?.[name] === 'function');
+}
+
 /** Serialises async work: a single connection must not interleave a query into a transaction. */
 export class Mutex {
   #tail: Promise<unknown> = Promise.resolve();
 
   run<R>(fn: () => Promise<R>): Promise<R> {
     const result = this.#tail.then(fn, fn);
-    this.#tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.#tail = result.catch(() => {});
     return result;
   }
 }

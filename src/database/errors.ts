@@ -57,13 +57,13 @@ function sqlState(error: unknown): string | undefined {
 
 const TRANSIENT = new Set(['25006', '57014', '40001', '40P01']);
 
-/** SQLSTATE classes that mean the connection, not the statement, failed. */
-function isConnectionState(state: string): boolean {
-  // 08: connection exception; 57P: operator intervention (terminated, shutting down); 53: resources
-  // (too many connections). Transient too: a read-only standby after a failover (25006), a statement
-  // timeout (57014), a serialization failure or deadlock (40001, 40P01): retrying later can succeed.
-  return state.startsWith('08') || state.startsWith('57P') || state.startsWith('53') || TRANSIENT.has(state);
-}
+/**
+ * SQLSTATE classes that mean the connection, not the statement, failed. 08: connection exception;
+ * 57P: operator intervention (terminated, shutting down); 53: resources (too many connections).
+ * Transient too: a read-only standby after a failover (25006), a statement timeout (57014), a
+ * serialization failure or deadlock (40001, 40P01): retrying later can succeed.
+ */
+const isConnectionState = (state: string) => /^(08|57P|53)/.test(state) || TRANSIENT.has(state);
 
 /** Turns a client's error into a WebhookInboxError that says what to do. */
 export function inboxError(error: unknown, table: string, doing: string): WebhookInboxError {

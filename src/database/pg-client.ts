@@ -2,11 +2,8 @@ import type { Row } from './driver.js';
 import type { PgPipelineClient, PgQueryConfig } from './pg-opening.js';
 
 /** The parts of node-postgres we use, typed structurally: `pg` is an optional peer. */
-export interface PgResult {
-  rows: Row[];
-}
 export interface PgClientLike extends PgPipelineClient {
-  query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<PgResult>;
+  query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<{ rows: Row[] }>;
   on(event: 'notification', listener: (message: { channel: string }) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   removeListener(event: string, listener: (...args: never[]) => void): unknown;
@@ -17,7 +14,7 @@ export interface PgPoolClientLike extends PgClientLike {
 export interface PgPoolLike {
   /** pg's own: `max` bounds the pool (default 10); `connectionTimeoutMillis` bounds a connect (default 0: never). */
   readonly options?: { readonly max?: number; readonly connectionTimeoutMillis?: number };
-  query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<PgResult>;
+  query(config: string | PgQueryConfig, params?: readonly unknown[]): Promise<{ rows: Row[] }>;
   connect(callback: (error: Error | undefined, client: PgPoolClientLike | undefined) => void): void;
   readonly totalCount: number;
 }
@@ -35,6 +32,16 @@ export function committedOrThrow(result: unknown): void {
     throw new Error(
       'the transaction was rolled back at COMMIT: a statement in it had failed (an error the handler caught and did not rethrow)',
     );
+}
+
+/** `work`, then a ROLLBACK when it throws; `onBroken` when even the ROLLBACK failed: that connection is broken. */
+export async function rollingBack<R>(client: PgClientLike, onBroken: () => void, work: () => Promise<R>): Promise<R> {
+  try {
+    return await work();
+  } catch (error) {
+    await client.query('ROLLBACK').catch(onBroken);
+    throw error;
+  }
 }
 
 /** A checked-out client's errors surface through its next query; unheard, they would end the process. */

@@ -1,10 +1,10 @@
 import type { Row } from './driver.js';
 
-/** A statement as pg takes it (pg-opening.ts's PgQueryConfig). */
-interface NamedStatement {
-  readonly name?: string;
-  readonly text: string;
-  readonly values?: readonly unknown[];
+/** A statement as pg takes it: a name (planned once per connection) or none, and its values as parameters. */
+export interface PgQueryConfig {
+  name?: string;
+  text: string;
+  values?: readonly unknown[];
 }
 
 /** The part of pg's connection a custom query (pg's `Submittable`, as pg-cursor's) writes through: the extended protocol's messages. */
@@ -69,14 +69,13 @@ export class OpeningExchange {
   #fields: readonly Field[] = [];
   #rows: Row[] = [];
   #failure: unknown;
-  #settled = false;
   readonly result: Promise<ExchangeResult>;
   #resolve!: (result: ExchangeResult) => void;
   #reject!: (error: ExchangeError) => void;
 
   constructor(
     private readonly client: PgExchangeClient,
-    private readonly opening: NamedStatement,
+    private readonly opening: PgQueryConfig,
     private readonly commitFirst: boolean,
   ) {
     this.result = new Promise<ExchangeResult>((resolve, reject) => {
@@ -127,24 +126,19 @@ export class OpeningExchange {
 
   handlePortalSuspended(): void {}
 
+  /** The first of it or handleError settles `result`: a promise settles once. */
   handleReadyForQuery(): void {
     if (this.#failure !== undefined) this.handleError(this.#failure);
-    else this.#settle(() => this.#resolve({ committed: this.#committed(), rows: this.#rows }));
+    else this.#resolve({ committed: this.#committed(), rows: this.#rows });
   }
 
   /** A server's error (it skipped the rest until the Sync), a lost connection, or pg's query_timeout. */
   handleError(error: unknown): void {
-    this.#settle(() => this.#reject(new ExchangeError(error, this.#committed())));
+    this.#reject(new ExchangeError(error, this.#committed()));
   }
 
   #committed(): CommandAnswer | undefined {
     return this.commitFirst ? this.#answers[0] : undefined;
-  }
-
-  #settle(settle: () => void): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    settle();
   }
 }
 

@@ -1,6 +1,6 @@
 import type { DriverTransaction, Row, Statement } from './driver.js';
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
-import { checkIn, checkOut, committedOrThrow, type PgPoolClientLike, type PgPoolLike } from './pg-client.js';
+import { checkIn, checkOut, committedOrThrow, rollingBack, type PgPoolClientLike, type PgPoolLike } from './pg-client.js';
 
 /** The most transactions one connection chains before it goes back to the pool, so that a pool's maxUses and maxLifetimeSeconds still see it. */
 const CHAIN_LENGTH = 100;
@@ -40,7 +40,8 @@ export class PgLanes {
         if (lane.chained >= CHAIN_LENGTH) lane.commitAlone();
         else {
           this.#waiting.push(lane);
-          nextTurn(() => {
+          // After the I/O callbacks of this turn.
+          setImmediate(() => {
             const at = this.#waiting.indexOf(lane);
             if (at < 0) return; // the next transaction took it
             this.#waiting.splice(at, 1);
@@ -125,13 +126,7 @@ class PgLane {
     }
     this.chained++;
     const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(this.rowsConfig(text, params))).rows };
-    let result: R;
-    try {
-      result = await fn(tx, opened);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(onBroken);
-      throw error;
-    }
+    const result = await rollingBack(client, onBroken, () => fn(tx, opened));
     const committed = new Promise<unknown>((resolve, reject) => {
       this.#held = {
         send: (sent) =>
@@ -147,6 +142,3 @@ class PgLane {
     return result;
   }
 }
-
-/** After the I/O callbacks of this turn. */
-const nextTurn = (fn: () => void): void => void setImmediate(fn);

@@ -1,12 +1,7 @@
 import type { Row, Statement } from './driver.js';
-import { ExchangeError, OpeningExchange, type PgExchangeClient } from './pg-exchange.js';
+import { ExchangeError, OpeningExchange, type PgExchangeClient, type PgQueryConfig } from './pg-exchange.js';
 
-/** A statement as pg takes it: a name (planned once per connection) or none, and its values as parameters. */
-export interface PgQueryConfig {
-  name?: string;
-  text: string;
-  values?: readonly unknown[];
-}
+export type { PgQueryConfig } from './pg-exchange.js';
 
 /** The part of a pg client this needs. `pipeline`: pg's own mode (8.23 and later), set where the client or its pool is made. */
 export interface PgPipelineClient {

@@ -1,24 +1,18 @@
-import { Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
+import { hasMethods, Mutex, type Driver, type DriverTransaction, type Row, type Statement } from './driver.js';
 import { PgLanes } from './pg-lane.js';
-import { checkIn, checkOut, committedOrThrow, type PgClientLike, type PgClientOnlyLike, type PgPoolLike } from './pg-client.js';
+import { checkIn, checkOut, committedOrThrow, rollingBack } from './pg-client.js';
+import type { PgClientLike, PgClientOnlyLike, PgPoolLike } from './pg-client.js';
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
 import { statementHash } from './statement-hash.js';
 import { ReentryGuard } from './reentry.js';
 import { quoteIdentifier as quote } from './quote-identifier.js';
 
 export function isPgPool(value: unknown): value is PgPoolLike {
-  const candidate = value as Partial<PgPoolLike> | null;
-  return typeof candidate?.query === 'function' && typeof candidate.connect === 'function' && typeof candidate.totalCount === 'number';
+  return hasMethods(value, ['query', 'connect']) && typeof (value as Partial<PgPoolLike>).totalCount === 'number';
 }
 
 export function isPgClient(value: unknown): value is PgClientOnlyLike {
-  const candidate = value as (Partial<PgClientOnlyLike> & { escapeIdentifier?: unknown }) | null;
-  return (
-    typeof candidate?.query === 'function' &&
-    typeof candidate.connect === 'function' &&
-    typeof candidate.on === 'function' &&
-    typeof candidate.escapeIdentifier === 'function'
-  );
+  return hasMethods(value, ['query', 'connect', 'on', 'escapeIdentifier']);
 }
 
 /**
@@ -42,61 +36,47 @@ export function statementName(text: string): string {
 const NAMES_KEPT = 256;
 
 export class StatementNames {
-  readonly #enabled: boolean;
   // The name of each text, computed once: hashing a statement of 600 characters on every query showed in profiles.
   readonly #names = new Map<string, string>();
 
-  constructor(enabled: boolean) {
-    this.#enabled = enabled;
-  }
+  constructor(private readonly enabled: boolean) {}
 
-  config(text: string, params: readonly unknown[] | undefined): string | PgQueryConfig {
-    return params === undefined ? text : this.statement(text, params);
-  }
+  readonly config = (text: string, params: readonly unknown[] | undefined): string | PgQueryConfig =>
+    params === undefined ? text : this.statement({ text, params });
 
   /** A named query (pg parses and plans it once per connection, then only binds), or an unnamed one with the prepare option off. */
-  statement(text: string, params: readonly unknown[]): PgQueryConfig {
+  readonly statement = ({ text, params }: Statement): PgQueryConfig => {
     // Unnamed: parsed and planned on every call, which PgBouncer before 1.21 needs. The values still go.
-    if (!this.#enabled) return { text, values: params };
+    if (!this.enabled) return { text, values: params };
     let name = this.#names.get(text);
     if (name === undefined) {
       if (this.#names.size >= NAMES_KEPT) this.#names.clear();
       this.#names.set(text, (name = statementName(text)));
     }
     return { name, text, values: params };
-  }
+  };
 }
 
 /**
  * BEGIN (with `opening` in the same round trip, see pg-opening.ts), fn, COMMIT; ROLLBACK when
  * anything throws. Calls `onBroken` when even the ROLLBACK failed: that connection is broken and
- * must leave the pool.
+ * must leave the pool (a lone Client has none to leave).
  */
 async function inTransaction<R>(
   client: PgClientLike,
-  fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>,
-  onBroken: () => void,
   names: StatementNames,
   opening: Statement | undefined,
+  fn: (tx: DriverTransaction, opened: Row[]) => Promise<R>,
+  onBroken = () => {},
 ): Promise<R> {
   const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(names.config(text, params))).rows };
-  let opened: Row[];
-  try {
-    opened = await beginWith(client, opening, (statement) => names.statement(statement.text, statement.params));
-  } catch (error) {
-    // BEGIN itself may have failed (a broken connection), or the opening statement in the transaction.
-    await client.query('ROLLBACK').catch(onBroken);
-    throw error;
-  }
-  let result: R;
-  try {
-    result = await fn(tx, opened);
+  // BEGIN itself may fail (a broken connection), or the opening statement in the transaction.
+  const opened = await rollingBack(client, onBroken, () => beginWith(client, opening, names.statement));
+  return rollingBack(client, onBroken, async () => {
+    const result = await fn(tx, opened);
     committedOrThrow(await client.query('COMMIT'));
-  } catch (error) {
-    await client.query('ROLLBACK').catch(onBroken);
-    throw error;
-  }
-  return result;
+    return result;
+  });
 }
 
 /**
@@ -107,9 +87,8 @@ async function inTransaction<R>(
  * connects, so such a pool is refused at start-up with the fix.
  */
 function requireConnectTimeout(pool: PgPoolLike): void {
-  const options = pool.options;
-  if (options === undefined || options === null) return;
-  const timeout = options.connectionTimeoutMillis;
+  if (!pool.options) return;
+  const timeout = pool.options.connectionTimeoutMillis;
   if (typeof timeout === 'number' && timeout > 0 && Number.isFinite(timeout)) return;
   throw new TypeError(
     `createInbox: this pg Pool has connectionTimeoutMillis ${String(timeout)}: a connect to a database that accepts connections ` +
@@ -121,11 +100,7 @@ function requireConnectTimeout(pool: PgPoolLike): void {
 export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
   requireConnectTimeout(pool);
   const names = new StatementNames(prepare);
-  const lanes = new PgLanes(
-    pool,
-    (statement) => names.statement(statement.text, statement.params),
-    (text, params) => names.config(text, params),
-  );
+  const lanes = new PgLanes(pool, names.statement, names.config);
   return {
     kind: 'pg',
     parallel: true,
@@ -137,15 +112,7 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
       const client = await checkOut(pool);
       let broken = false;
       try {
-        return await inTransaction(
-          client,
-          fn,
-          () => {
-            broken = true;
-          },
-          names,
-          opening,
-        );
+        return await inTransaction(client, names, opening, fn, () => void (broken = true));
       } finally {
         checkIn(client, broken);
       }
@@ -157,23 +124,22 @@ export function pgPoolDriver(pool: PgPoolLike, prepare: boolean): Driver {
         if (message.channel === channel) onNotify();
       };
       let released = false;
-      const onClientError = (error: Error) => {
-        if (released) return;
+      /** Out of the pool, once (true then); its 'error' listener stays on it, for any error after. */
+      const broken = () => {
+        if (released) return false;
         released = true;
         checkIn(client, true);
-        onError(error);
+        return true;
+      };
+      const onClientError = (error: Error) => {
+        if (broken()) onError(error);
       };
       client.on('notification', onNotification);
       client.on('error', onClientError);
-      try {
-        await client.query(`LISTEN ${quote(channel)}`);
-      } catch (error) {
-        if (!released) {
-          released = true;
-          checkIn(client, true);
-        }
+      await client.query(`LISTEN ${quote(channel)}`).catch((error: unknown) => {
+        broken();
         throw error;
-      }
+      });
       return async () => {
         if (released) return;
         released = true;
@@ -200,16 +166,7 @@ export function pgClientDriver(client: PgClientOnlyLike, prepare: boolean): Driv
     parallel: false,
     maxConnections: 1,
     query: (text, params) => serial(async () => (await client.query(names.config(text, params))).rows),
-    transaction: (fn, opening) =>
-      serial(() =>
-        inTransaction(
-          client,
-          (tx, opened) => guard.inside(() => fn(tx, opened)),
-          () => {},
-          names,
-          opening,
-        ),
-      ),
+    transaction: (fn, opening) => serial(() => inTransaction(client, names, opening, (tx, opened) => guard.inside(() => fn(tx, opened)))),
     async listen(channel, onNotify) {
       const onNotification = (message: { channel: string }) => {
         if (message.channel === channel) onNotify();

@@ -1,8 +1,8 @@
 import { WebhookInboxError } from './errors.js';
-import { openingFirst, type Driver, type Row } from './driver.js';
+import { hasMethods, openingFirst, type Driver, type Row } from './driver.js';
 import { claimDirectory } from './owner/claim.js';
 import { loadNodeParts, ownedInstances } from './owner/open.js';
-import { servePGlite, type ServablePGlite } from './owner/serve.js';
+import { closeServed, servePGlite, type ServablePGlite } from './owner/serve.js';
 import { ReentryGuard } from './reentry.js';
 
 /** The parts of PGlite we use, typed structurally: `@electric-sql/pglite` is an optional peer. */
@@ -19,14 +19,7 @@ export interface PGliteLike extends PGliteQueryable {
 }
 
 export function isPGlite(value: unknown): value is PGliteLike {
-  const candidate = value as Partial<PGliteLike> | null;
-  return typeof candidate?.query === 'function' && typeof candidate.exec === 'function' && typeof candidate.transaction === 'function';
-}
-
-function refused(error: unknown): WebhookInboxError {
-  return new WebhookInboxError('inbox_unavailable', `createInbox: ${error instanceof Error ? error.message : String(error)}`, {
-    cause: error,
-  });
+  return hasMethods(value, ['query', 'exec', 'transaction']);
 }
 
 let warned = false;
@@ -50,20 +43,22 @@ function holdDirectory(db: PGliteLike): Promise<void> | undefined {
     );
   }
   // One claim per instance, however many inboxes (tables) it is given to: the second would find the first's socket.
-  let claim = claims.get(db);
-  if (claim === undefined) claims.set(db, (claim = claimInstance(db, dir).catch((error: unknown) => Promise.reject(refused(error)))));
+  const claim =
+    claims.get(db) ??
+    claimInstance(db, dir).catch((error: unknown) => {
+      throw new WebhookInboxError('inbox_unavailable', `createInbox: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    });
+  claims.set(db, claim);
   return claim;
 }
 
 const claims = new WeakMap<object, Promise<void>>();
 
 async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
-  let node;
-  try {
-    node = await loadNodeParts();
-  } catch {
-    return; // not Node: no directory to claim
-  }
+  const node = await loadNodeParts().catch(() => undefined);
+  if (node === undefined) return; // not Node: no directory to claim
   const absolute = node.resolve(dir);
   await node.fs.mkdir(absolute, { recursive: true });
   const claim = await claimDirectory(node, absolute);
@@ -80,15 +75,7 @@ async function claimInstance(db: PGliteLike, dir: string): Promise<void> {
   Object.defineProperty(db, 'close', {
     configurable: true,
     writable: true,
-    value: async function closeAndRelease(): Promise<void> {
-      try {
-        await serving.close();
-        await claim.closing();
-        await close.call(db);
-      } finally {
-        await claim.release();
-      }
-    },
+    value: () => closeServed(serving, claim, () => close.call(db)),
   });
 }
 
@@ -107,8 +94,7 @@ export function fileSystemDir(dataDir: unknown): string | undefined {
  */
 const TURN_MS = 10;
 let lastTurn = 0;
-const nextTurn: (resolve: () => void) => void =
-  typeof setImmediate === 'function' ? (resolve) => setImmediate(resolve) : (resolve) => setTimeout(resolve, 0);
+const nextTurn = (resolve: () => void) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0));
 
 async function letTheEventLoopTurn(): Promise<void> {
   if (Date.now() - lastTurn < TURN_MS) return;
@@ -150,8 +136,7 @@ export function pgliteDriver(db: PGliteLike, { owned = false }: { owned?: boolea
     },
     async listen(channel, onNotify) {
       if (held !== undefined) await held;
-      const unlisten = await db.listen(channel, () => onNotify());
-      return () => unlisten();
+      return db.listen(channel, () => onNotify());
     },
   };
 }

@@ -1,4 +1,4 @@
-import { openingFirst, type Driver, type Row } from './driver.js';
+import { hasMethods, openingFirst, type Driver, type Row } from './driver.js';
 
 /** The parts of postgres.js (`postgres`) we use, typed structurally: it is an optional peer. */
 export interface PostgresJsLike {
@@ -11,8 +11,7 @@ export interface PostgresJsLike {
 
 export function isPostgresJs(value: unknown): value is PostgresJsLike {
   // postgres.js's `sql` is a tagged-template function with methods.
-  const candidate = value as { unsafe?: unknown; begin?: unknown } | null;
-  return typeof value === 'function' && typeof candidate?.unsafe === 'function' && typeof candidate.begin === 'function';
+  return typeof value === 'function' && hasMethods(value, ['unsafe', 'begin']);
 }
 
 /**

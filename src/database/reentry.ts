@@ -1,15 +1,9 @@
+import type { AsyncLocalStorage as AsyncContext } from 'node:async_hooks';
 import { WebhookInboxError } from './errors.js';
-
-interface AsyncContext {
-  run<R>(store: { active: boolean }, fn: () => R): R;
-  getStore(): { active: boolean } | undefined;
-}
-
-type AsyncLocalStorageClass = new () => AsyncContext;
 
 // Node, Bun and Deno have AsyncLocalStorage; elsewhere (PGlite in a browser) the guard is off.
 const AsyncLocalStorage = (
-  globalThis as { process?: { getBuiltinModule?: (name: string) => { AsyncLocalStorage?: AsyncLocalStorageClass } | undefined } }
+  globalThis as { process?: { getBuiltinModule?: (name: string) => { AsyncLocalStorage?: typeof AsyncContext } | undefined } }
 ).process?.getBuiltinModule?.('node:async_hooks')?.AsyncLocalStorage;
 
 /**
@@ -19,7 +13,7 @@ const AsyncLocalStorage = (
  * handler's attempt fails with, naming the fix.
  */
 export class ReentryGuard {
-  readonly #context: AsyncContext | undefined = AsyncLocalStorage === undefined ? undefined : new AsyncLocalStorage();
+  readonly #context: AsyncContext<{ active: boolean }> | undefined = AsyncLocalStorage && new AsyncLocalStorage();
 
   async inside<R>(fn: () => Promise<R>): Promise<R> {
     if (this.#context === undefined) return fn();

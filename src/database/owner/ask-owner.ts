@@ -4,7 +4,7 @@
  * socket still accepts (the kernel does that), so it is still the owner, nobody can take the
  * directory over, and its guests must fail in a bounded time with a reason that names it.
  */
-import { pidFile, type NodeParts } from './claim.js';
+import { connectOnce, pidFile, type NodeParts } from './claim.js';
 
 export type Answer = 'serving' | 'closing' | 'silent';
 
@@ -17,17 +17,11 @@ const SSL_REQUEST = new Uint8Array([0, 0, 0, 8, 4, 210, 22, 47]);
  * PGlite; an ErrorResponse from one that is closing; nothing from a socket gone or stuck.
  */
 export function askOwner(parts: NodeParts, path: string, timeoutMs = ASK_TIMEOUT_MS): Promise<Answer> {
-  return new Promise((resolve) => {
-    const socket = parts.net.connect(path);
-    const done = (answer: Answer) => {
-      socket.destroy();
-      resolve(answer);
-    };
+  return connectOnce<Answer>(parts, path, timeoutMs, 'silent', (socket, done) => {
     socket.once('connect', () => socket.write(SSL_REQUEST));
     socket.once('data', (chunk: Uint8Array) => done(chunk[0] === 78 ? 'serving' : chunk[0] === 69 ? 'closing' : 'silent'));
     socket.once('error', () => done('silent'));
     socket.once('close', () => done('silent'));
-    socket.setTimeout(timeoutMs, () => done('silent'));
   });
 }
 

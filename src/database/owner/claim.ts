@@ -59,24 +59,36 @@ async function generations(parts: NodeParts, dir: string): Promise<number[]> {
     .sort((a, b) => b - a);
 }
 
+/** A connection to `path`, destroyed once `listen` calls `done` or `timeoutMs` have passed (then `late`). */
+export function connectOnce<T>(
+  parts: NodeParts,
+  path: string,
+  timeoutMs: number,
+  late: T,
+  listen: (socket: NodeNet.Socket, done: (answer: T) => void) => void,
+): Promise<T> {
+  return new Promise((resolve) => {
+    const socket = parts.net.connect(path);
+    const done = (answer: T) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    listen(socket, done);
+    socket.setTimeout(timeoutMs, () => done(late));
+  });
+}
+
 /**
  * Whether something listens on the socket. A refusal or no file proves its owner gone; an owner
  * too busy to accept is still an owner. Any other failure (EACCES: the socket belongs to another
  * user) proves nothing either way: `unknown`, with its code, so the caller can say so.
  */
 export function probe(parts: NodeParts, path: string, timeoutMs = 2_000): Promise<'live' | 'gone' | { readonly unknown: string }> {
-  return new Promise((resolve) => {
-    const socket = parts.net.connect(path);
-    const done = (answer: 'live' | 'gone' | { readonly unknown: string }) => {
-      socket.destroy();
-      resolve(answer);
-    };
+  return connectOnce<'live' | 'gone' | { readonly unknown: string }>(parts, path, timeoutMs, 'live', (socket, done) => {
     socket.once('connect', () => done('live'));
-    socket.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNREFUSED' || error.code === 'ENOENT') done('gone');
-      else done({ unknown: error.code ?? error.message });
-    });
-    socket.setTimeout(timeoutMs, () => done('live'));
+    socket.once('error', ({ code, message }: NodeJS.ErrnoException) =>
+      done(code === 'ECONNREFUSED' || code === 'ENOENT' ? 'gone' : { unknown: code ?? message }),
+    );
   });
 }
 
@@ -156,12 +168,11 @@ async function tryOwn(parts: NodeParts, dir: string, generation: number, gone: r
     await parts.fs.unlink(aside).catch(() => {});
   }
   const { ino } = await parts.fs.stat(path);
+  // A socket and the pid file beside it, gone.
+  const remove = (socket: string) => Promise.all([pidFile(socket), socket].map((file) => parts.fs.unlink(file).catch(() => {})));
   const release = async () => {
     const now = await parts.fs.stat(path).catch(() => undefined);
-    if (now?.ino === ino) {
-      await parts.fs.unlink(pidFile(path)).catch(() => {});
-      await parts.fs.unlink(path).catch(() => {});
-    }
+    if (now?.ino === ino) await remove(path);
     await close(server);
   };
   for (const rival of await generations(parts, dir)) {
@@ -177,10 +188,7 @@ async function tryOwn(parts: NodeParts, dir: string, generation: number, gone: r
   // The sockets of owners known gone: a later listing need not probe them again.
   for (const old of gone) {
     const oldPath = socketPath(dir, old);
-    if ((await probe(parts, oldPath)) === 'gone') {
-      await parts.fs.unlink(oldPath).catch(() => {});
-      await parts.fs.unlink(pidFile(oldPath)).catch(() => {});
-    }
+    if ((await probe(parts, oldPath)) === 'gone') await remove(oldPath);
   }
   return { role: 'owner', generation, server, release, opened: () => state('open'), closing: () => state('closing') };
 }

@@ -63,7 +63,7 @@ function guard(nodefs: Nodefs, fs: typeof NodeFsSync): void {
 }
 
 /** `new PGlite(dir, options)`'s file system for the owner: PGlite's NodeFS, guarded. */
-export function durableFileSystem(NodeFS: NodeFSClass, dir: string, fs: typeof NodeFsSync): InstanceType<NodeFSClass> {
+function durableFileSystem(NodeFS: NodeFSClass, dir: string, fs: typeof NodeFsSync): InstanceType<NodeFSClass> {
   class DurableNodeFS extends NodeFS {
     override async init(pg: unknown, options: { preRun?: ((module: EmscriptenModule) => void)[] }) {
       const preRun = [...(options.preRun ?? []), (module: EmscriptenModule) => guard(module.NODEFS, fs)];
@@ -73,16 +73,12 @@ export function durableFileSystem(NodeFS: NodeFSClass, dir: string, fs: typeof N
   return new DurableNodeFS(dir);
 }
 
-/** PGlite's start parameters with fsync on, through fsync(2). */
-export function durableStartParams(defaults: readonly string[]): string[] {
-  return [...defaults.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
-}
-
 const load = (name: string): Promise<unknown> => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
 
 /**
- * The owner's `new PGlite(dir, options)` options: the guarded file system and fsync on. PGlite
- * versions without `defaultStartParams` keep their own start parameters (and fsync off).
+ * The owner's `new PGlite(dir, options)` options: the guarded file system, and PGlite's start
+ * parameters with fsync on, through fsync(2). PGlite versions without `defaultStartParams` keep
+ * their own start parameters (and fsync off).
  */
 export async function durableOptions(PGlite: { defaultStartParams?: readonly string[] }, dir: string): Promise<Record<string, unknown>> {
   const [{ NodeFS }, fs] = (await Promise.all([load('@electric-sql/pglite/nodefs'), load('node:fs')])) as [
@@ -90,7 +86,8 @@ export async function durableOptions(PGlite: { defaultStartParams?: readonly str
     typeof NodeFsSync,
   ];
   const defaults = PGlite.defaultStartParams;
-  return { fs: durableFileSystem(NodeFS, dir, fs), ...(defaults !== undefined && { startParams: durableStartParams(defaults) }) };
+  const startParams = defaults && [...defaults.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
+  return { fs: durableFileSystem(NodeFS, dir, fs), ...(startParams && { startParams }) };
 }
 
 /** fsync(2) on every file and directory under `dir`: what a new directory's initdb wrote is on disk. */

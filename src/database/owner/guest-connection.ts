@@ -4,39 +4,41 @@
  * are guest-session.ts's; its limits (idle in a transaction, holding PGlite) are enforced here.
  */
 import type * as NodeNet from 'node:net';
-import { GuestSession, refusalOf, type Refusal } from './guest-session.js';
+import { settleWithin } from '../../shared/timers.js';
+import { GuestSession, refusalOf, type ProtocolSession } from './guest-session.js';
 import {
-  concat,
   errorResponse,
   message,
   messageLength,
   query,
   readAnswer,
-  readStartup,
   readyForQuery,
   sessionReady,
+  startupKind,
   startupLength,
   statementText,
+  type TransactionStatus,
 } from './wire.js';
-import type { TransactionStatus } from './wire.js';
 
 /** The parts of PGlite the owner's socket uses, typed structurally (an optional peer). */
-export interface ServablePGlite {
+export interface ServablePGlite extends ProtocolSession {
   execProtocolRaw(message: Uint8Array, options?: { syncToFs?: boolean }): Promise<Uint8Array>;
-  query(text: string, params?: readonly unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
-  runExclusive<T>(fn: () => Promise<T>): Promise<T>;
+  query(text: string): Promise<{ rows: Record<string, unknown>[] }>;
   /** PGlite's own transaction queue: held too, so no owner transaction is open while a guest runs. */
   _runExclusiveTransaction?<T>(fn: () => Promise<T>): Promise<T>;
   _runExclusiveQuery?<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-/** Holds PGlite's queues for `hold`'s duration. */
-export type Exclusive = (hold: () => Promise<void>) => Promise<void>;
-
-/** PGlite once it is ready, with its queues (undefined: this PGlite cannot serve guests safely). */
-export interface Served {
-  readonly db: ServablePGlite;
-  readonly exclusive: Exclusive | undefined;
+/**
+ * Holds PGlite's queues for `hold`'s duration, which a guest must hold so that no owner transaction
+ * or statement interleaves with its own. They are PGlite's private methods: without them (undefined)
+ * guests are refused, not served unsafely.
+ */
+function exclusiveQueues(db: ServablePGlite): ((hold: () => Promise<void>) => Promise<void>) | undefined {
+  const transactionQueue = db._runExclusiveTransaction?.bind(db);
+  const statementQueue = db._runExclusiveQuery?.bind(db);
+  if (typeof transactionQueue !== 'function' || typeof statementQueue !== 'function') return undefined;
+  return (hold) => transactionQueue(() => statementQueue(hold));
 }
 
 export interface GuestLimits {
@@ -44,12 +46,9 @@ export interface GuestLimits {
   readonly holdMs: number;
 }
 
-const UNSERVABLE: Refusal = {
-  sqlState: '0A000',
-  message:
-    'this PGlite does not have the private _runExclusiveTransaction and _runExclusiveQuery methods the owner needs to serve guests ' +
-    "without mixing their statements into its own transactions: guests are refused; use the @electric-sql/pglite version this package's peerDependencies name",
-};
+const UNSERVABLE =
+  'this PGlite does not have the private _runExclusiveTransaction and _runExclusiveQuery methods the owner needs to serve guests ' +
+  "without mixing their statements into its own transactions: guests are refused; use the @electric-sql/pglite version this package's peerDependencies name";
 
 /** One connected process or thread. Its messages run one at a time, in order. */
 export class Guest {
@@ -69,7 +68,8 @@ export class Guest {
   #onIdle: (() => void) | undefined;
 
   constructor(
-    private readonly served: Promise<Served>,
+    /** PGlite once it is ready. */
+    private readonly opened: Promise<ServablePGlite>,
     private readonly socket: NodeNet.Socket,
     private readonly parameters: () => Promise<Record<string, string>>,
     private readonly limits: GuestLimits,
@@ -80,7 +80,7 @@ export class Guest {
   }
 
   #receive(chunk: Uint8Array): void {
-    this.#buffer = this.#buffer.length === 0 ? chunk : concat([this.#buffer, chunk]);
+    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
     for (;;) {
       const length = this.#started ? messageLength(this.#buffer) : startupLength(this.#buffer);
       if (length === 0) return;
@@ -88,7 +88,7 @@ export class Guest {
       const msg = this.#buffer.slice(0, length);
       this.#buffer = this.#buffer.subarray(length);
       const step = this.#started ? () => this.#handle(msg) : () => this.#preamble(msg);
-      if (!this.#started) this.#started = readStartup(msg).kind === 'startup';
+      if (!this.#started) this.#started = startupKind(msg) === 'startup';
       this.#waiting += 1;
       this.#queue = this.#queue
         .then(step)
@@ -118,25 +118,25 @@ export class Guest {
     }
     const refusal = refusalOf(statementText(msg));
     if (refusal !== undefined) {
-      this.socket.write(errorResponse(refusal.sqlState, refusal.message));
+      this.socket.write(errorResponse('0A000', refusal));
       if (type === 'Q') this.socket.write(readyForQuery(this.#status));
       else this.#skipUntilSync = true;
       return;
     }
-    const served = await this.served;
-    await this.#hold(served);
-    const answer = readAnswer(await served.db.execProtocolRaw(msg));
+    const db = await this.opened;
+    await this.#hold(db);
+    const answer = readAnswer(await db.execProtocolRaw(msg));
     if (!this.socket.destroyed) this.socket.write(answer.bytes);
     if (answer.status !== undefined) this.#status = answer.status;
     if (answer.status === 'I') await this.#letGo();
-    else {
-      const { idleInTransactionMs } = this.limits;
-      this.#idle = setTimeout(
-        () => this.#cutOff('25P03', `a guest of a PGlite directory may stay idle in a transaction at most ${idleInTransactionMs} ms`),
-        idleInTransactionMs,
-      );
-      this.#idle.unref?.();
-    }
+    else this.#idle = this.#limit('25P03', this.limits.idleInTransactionMs, 'stay idle in a transaction at most %d ms');
+  }
+
+  /** Cuts the guest off once `ms` have passed, unless the timer is cleared first; `may` says what it overstayed (%d: the ms). */
+  #limit(sqlState: string, ms: number, may: string): ReturnType<typeof setTimeout> {
+    const timer = setTimeout(() => this.#cutOff(sqlState, `a guest of a PGlite directory may ${may.replace('%d', String(ms))}`), ms);
+    timer.unref?.();
+    return timer;
   }
 
   /** Ends the guest with an error it can read; end() rolls back what it left open. */
@@ -149,27 +149,24 @@ export class Guest {
   /** SSLRequest / GSSENCRequest: no; CancelRequest: not served; StartupMessage: the session is ready. */
   async #preamble(packet: Uint8Array): Promise<void> {
     if (this.socket.destroyed) return;
-    const startup = readStartup(packet);
-    if (startup.kind === 'ssl' || startup.kind === 'gss') return void this.socket.write(new Uint8Array([78])); // 'N'
-    if (startup.kind !== 'startup') return void this.socket.destroy();
-    const { exclusive } = await this.served; // PGlite still loading: the guest waits for it
-    if (exclusive === undefined) return void this.socket.end(errorResponse(UNSERVABLE.sqlState, UNSERVABLE.message));
+    const kind = startupKind(packet);
+    if (kind === 'encryption') return void this.socket.write(new Uint8Array([78])); // 'N'
+    if (kind !== 'startup') return void this.socket.destroy();
+    const db = await this.opened; // PGlite still loading: the guest waits for it
+    if (exclusiveQueues(db) === undefined) return void this.socket.end(errorResponse('0A000', UNSERVABLE));
     this.socket.write(sessionReady(await this.parameters(), 1 + Math.floor(Math.random() * 2 ** 30), Math.floor(Math.random() * 2 ** 30)));
   }
 
   /** PGlite for this guest alone: the owner's transaction queue and its statement queue both held. */
-  async #hold({ db, exclusive }: Served): Promise<void> {
+  async #hold(db: ServablePGlite): Promise<void> {
     if (this.#release !== undefined) return;
-    if (exclusive === undefined) throw new Error(UNSERVABLE.message); // never started: preamble refused it
+    const exclusive = exclusiveQueues(db);
+    if (exclusive === undefined) throw new Error(UNSERVABLE); // never started: preamble refused it
     await new Promise<void>((held) => {
       const hold = () => new Promise<void>((release) => ((this.#release = release), held()));
       void exclusive(hold);
     });
-    this.#holding = setTimeout(
-      () => this.#cutOff('25P04', `a guest of a PGlite directory may hold it at most ${this.limits.holdMs} ms at a time`),
-      this.limits.holdMs,
-    );
-    this.#holding.unref?.();
+    this.#holding = this.#limit('25P04', this.limits.holdMs, 'hold it at most %d ms at a time');
     try {
       await (this.#session ??= new GuestSession(db)).note();
     } catch (error) {
@@ -202,14 +199,7 @@ export class Guest {
 
   /** The owner is closing: the guest finishes the statement or transaction it is in (at most `graceMs`), then ends. */
   async finish(graceMs: number): Promise<void> {
-    if (!this.#isIdle()) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await new Promise<void>((resolve) => {
-        this.#onIdle = resolve;
-        timer = setTimeout(resolve, graceMs);
-      });
-      clearTimeout(timer);
-    }
+    if (!this.#isIdle()) await settleWithin(new Promise<void>((resolve) => (this.#onIdle = resolve)), graceMs, () => undefined);
     await this.end();
   }
 
@@ -220,7 +210,7 @@ export class Guest {
       if (!this.socket.writableEnded) this.socket.destroy(); // a cut-off guest reads its error first
       await this.#queue;
       if (this.#release === undefined) return;
-      const { db } = await this.served;
+      const db = await this.opened;
       try {
         const synced = readAnswer(await db.execProtocolRaw(message('S')));
         if ((synced.status ?? this.#status) !== 'I') await db.execProtocolRaw(query('ROLLBACK'));

@@ -12,30 +12,23 @@
  */
 import { query } from './wire.js';
 
-/** The raw protocol PGlite speaks, as the owner's socket uses it. */
-export interface RawSession {
-  execProtocolRaw(message: Uint8Array, options?: { syncToFs?: boolean }): Promise<Uint8Array>;
-}
-
-/** A statement a guest may not run, with the SQLSTATE and message it is refused with. */
-export interface Refusal {
-  readonly sqlState: string;
-  readonly message: string;
+/** PGlite's protocol, parsed (its own `query` would wait for the queue the guest holds). */
+export interface ProtocolSession {
+  execProtocol(
+    message: Uint8Array,
+    options?: { syncToFs?: boolean },
+  ): Promise<{ readonly messages: readonly { readonly name: string; readonly fields?: readonly unknown[] }[] }>;
 }
 
 const LISTEN = /^\s*(un)?listen\b/i;
 const SLEEP = /\bpg_sleep(_for|_until)?\s*\(/i;
 
-/** Why a guest's statement is not run, or undefined when it may be. */
-export function refusalOf(statement: string | undefined): Refusal | undefined {
+/** Why a guest's statement is not run (it is refused with SQLSTATE 0A000), or undefined when it may be. */
+export function refusalOf(statement: string | undefined): string | undefined {
   if (statement === undefined) return undefined;
-  if (LISTEN.test(statement)) return { sqlState: '0A000', message: 'LISTEN is not served to guests of a PGlite directory: poll instead' };
+  if (LISTEN.test(statement)) return 'LISTEN is not served to guests of a PGlite directory: poll instead';
   if (SLEEP.test(statement)) {
-    return {
-      sqlState: '0A000',
-      message:
-        "pg_sleep is not served to guests of a PGlite directory: PGlite cannot interrupt it, and the owner's deliveries would wait for it",
-    };
+    return "pg_sleep is not served to guests of a PGlite directory: PGlite cannot interrupt it, and the owner's deliveries would wait for it";
   }
   return undefined;
 }
@@ -65,7 +58,7 @@ const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 export class GuestSession {
   #before: string | undefined;
 
-  constructor(private readonly db: RawSession) {}
+  constructor(private readonly db: ProtocolSession) {}
 
   /** Notes the session's state; PGlite must be idle ('I') and held for this guest. */
   async note(): Promise<void> {
@@ -91,14 +84,18 @@ export class GuestSession {
   }
 
   async #snapshot(): Promise<string> {
-    return firstText(await this.#run(SNAPSHOT));
+    const row = (await this.#run(SNAPSHOT)).find((message) => message.name === 'dataRow');
+    if (typeof row?.fields?.[0] !== 'string') throw new Error("reading the owner's session state: no row came back");
+    return row.fields[0];
   }
 
-  async #run(text: string): Promise<Uint8Array> {
-    const answer = await this.db.execProtocolRaw(query(text), { syncToFs: false });
-    const failure = errorText(answer);
-    if (failure !== undefined) throw new Error(`putting back the owner's session after a guest failed: ${failure}`);
-    return answer;
+  async #run(text: string) {
+    try {
+      return (await this.db.execProtocol(query(text), { syncToFs: false })).messages;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`putting back the owner's session after a guest failed: ${reason}`, { cause: error });
+    }
   }
 }
 
@@ -132,33 +129,4 @@ function dropTemporary(oids: readonly number[]): string {
           r.oid::regclass);
       END IF;
     END LOOP; END $rwt$`;
-}
-
-const decoder = new TextDecoder();
-
-function frames(bytes: Uint8Array): { type: string; body: Uint8Array }[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out: { type: string; body: Uint8Array }[] = [];
-  for (let offset = 0; offset + 5 <= bytes.length;) {
-    const end = offset + 1 + view.getInt32(offset + 1);
-    out.push({ type: String.fromCharCode(bytes[offset]!), body: bytes.subarray(offset + 5, end) });
-    offset = end;
-  }
-  return out;
-}
-
-/** The first column of the first DataRow, as text. */
-function firstText(bytes: Uint8Array): string {
-  const row = frames(bytes).find((frame) => frame.type === 'D');
-  if (row === undefined) throw new Error("reading the owner's session state: no row came back");
-  const view = new DataView(row.body.buffer, row.body.byteOffset, row.body.byteLength);
-  return decoder.decode(row.body.subarray(6, 6 + view.getInt32(2)));
-}
-
-/** The message of the first ErrorResponse in an answer, if any. */
-function errorText(bytes: Uint8Array): string | undefined {
-  const error = frames(bytes).find((frame) => frame.type === 'E');
-  if (error === undefined) return undefined;
-  const fields = decoder.decode(error.body).split('\0');
-  return fields.find((field) => field.startsWith('M'))?.slice(1) ?? 'unknown error';
 }

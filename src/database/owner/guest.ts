@@ -38,25 +38,20 @@ const CLOSING_OWNER_MS = 60_000;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class DirectoryGuest {
-  #generation: number;
   #settling: Promise<void> | undefined;
   #owned: { close(): Promise<void> } | undefined;
   #closed = false;
-  readonly #watch: OwnerWatch;
+  /** Watches the connections made to the owner (owner-watch.ts). */
+  readonly watch: OwnerWatch;
 
   constructor(
     private readonly parts: NodeParts,
     private readonly dir: string,
-    generation: number,
+    /** The generation (the socket's "port") of the owner this process last found serving, or is. */
+    private generation: number,
     private readonly becomeOwner: BecomeOwner,
   ) {
-    this.#generation = generation;
-    this.#watch = new OwnerWatch(parts, dir);
-  }
-
-  /** Watches a connection made to the owner of `generation` (owner-watch.ts); call the result once it has ended. */
-  watch(client: WatchedClient, generation: number): () => void {
-    return this.#watch.add(client, generation);
+    this.watch = new OwnerWatch(parts, dir);
   }
 
   get role(): 'owner' | 'guest' {
@@ -68,11 +63,11 @@ export class DirectoryGuest {
     for (;;) {
       if (this.#settling !== undefined) await this.#settling;
       if (this.#closed) throw new Error(`the guest of the PGlite directory ${this.dir} is closed`);
-      const generation = this.#generation;
+      const generation = this.generation;
       if (this.#owned !== undefined) return generation;
       const answer = await askOwner(this.parts, socketPath(this.dir, generation));
       if (answer === 'serving') return generation;
-      if (generation === this.#generation)
+      if (generation === this.generation)
         this.#settling ??= this.#settle(answer === 'silent' ? generation : undefined).finally(() => {
           this.#settling = undefined;
         });
@@ -92,12 +87,12 @@ export class DirectoryGuest {
       const claim = await claimDirectory(this.parts, this.dir);
       if (claim.role === 'owner') {
         this.#owned = await this.becomeOwner(claim);
-        this.#generation = claim.generation;
+        this.generation = claim.generation;
         return;
       }
       const answer = await askOwner(this.parts, claim.path);
       if (answer === 'serving') {
-        this.#generation = claim.generation;
+        this.generation = claim.generation;
         return;
       }
       // Closing: its socket goes once its PGlite has closed. Loading or closing PGlite: that can hold
@@ -114,7 +109,7 @@ export class DirectoryGuest {
   /** After the pool has ended: a takeover under way settles, and the PGlite this process took over closes. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#watch.close();
+    this.watch.close();
     await this.#settling?.catch(() => {});
     await this.#owned?.close();
   }
@@ -127,7 +122,7 @@ export function guestClient(Client: PgClientClass, guest: DirectoryGuest): PgCli
       const connecting = guest.target().then(async (generation) => {
         this.port = generation;
         const connected = await super.connect();
-        this.once('end', guest.watch(this, generation));
+        this.once('end', guest.watch.add(this, generation));
         return connected;
       });
       if (callback === undefined) return connecting;

@@ -9,8 +9,8 @@
 import { claimDirectory, type Claim, type NodeParts } from './claim.js';
 import { durableOptions, syncTree } from './durable-files.js';
 import { DirectoryGuest, guestClient, type PgModule } from './guest.js';
-import { checkDirectory, closeDirectory, makePrivate } from './permissions.js';
-import { servePGlite, type ServablePGlite } from './serve.js';
+import { checkDirectory, makePrivate } from './permissions.js';
+import { closeServed, servePGlite, type ServablePGlite } from './serve.js';
 
 /** A PGlite directory as this process holds it; pass it to `createInbox({ database })`. */
 export interface PGliteDirectory {
@@ -105,14 +105,10 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
   const node = await loadNodeParts();
   const absolute = node.resolve(dir);
   // A directory that is not there yet has no owner: this process will be it, so PGlite must load.
-  const exists = await node.fs.stat(absolute).then(
-    () => true,
-    () => false,
-  );
+  const exists = (await node.fs.stat(absolute).catch(() => undefined)) !== undefined;
   if (!exists) await loadPGlite();
   await node.fs.mkdir(absolute, { recursive: true, mode: 0o700 });
   await checkDirectory(node.fs, absolute, 'any');
-  await closeDirectory(node.fs, absolute);
   for (let attempt = 0; ; attempt++) {
     const claim = await claimDirectory(node, absolute);
     if (claim.role === 'owner') {
@@ -134,10 +130,8 @@ export async function openDirectory(dir: string, options: OpenPGliteOptions, bef
  * EPIPE (the startup message written to an owner that had just closed: a CLI run that ended made
  * an app starting beside it die at start-up), or 57P03 (the closing owner's answer).
  */
-function isConnectionLost(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'EPIPE' || code === '57P03';
-}
+const isConnectionLost = (error: unknown) => CONNECTION_LOST.has((error as { code?: unknown } | null)?.code);
+const CONNECTION_LOST = new Set<unknown>(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', '57P03']);
 
 interface PGliteClass {
   readonly defaultStartParams?: readonly string[];
@@ -151,76 +145,48 @@ const loadPGlite = async () =>
   (await loadPeer(
     PGLITE_PACKAGE,
     `openPGlite needs the ${PGLITE_PACKAGE} package, which is not installed: run npm install ${PGLITE_PACKAGE}`,
-    () => dynamicImport(PGLITE_PACKAGE),
   )) as { PGlite: PGliteClass };
-
-/** The directory's files as the owner sees them: `created` when this process made the directory (synced once). */
-interface OwnedFiles {
-  readonly fs: NodeParts['fs'];
-  readonly created: boolean;
-}
 
 /**
  * PGlite on a claimed directory, served on its socket from the moment the claim is made (a guest
  * that connects while PGlite loads waits for it). `close` closes PGlite and only then gives the
- * directory up: the socket that proves ownership outlives PGlite's open files, so no newcomer opens
- * them while they are still being written.
+ * directory up (serve.ts's closeServed). `created`: this process made the directory (synced once).
  */
 export async function openOwned(
   dir: string,
   claim: Claim & { role: 'owner' },
   options: OpenPGliteOptions,
   beforeOpen: ((dir: string) => void) | undefined,
-  files: OwnedFiles,
+  { fs, created }: { readonly fs: NodeParts['fs']; readonly created: boolean },
 ): Promise<{ readonly client: unknown; close(): Promise<void> }> {
   let ready!: (db: ServablePGlite) => void;
   let failed!: (error: unknown) => void;
   const opening = new Promise<ServablePGlite>((resolve, reject) => ((ready = resolve), (failed = reject)));
   const serving = servePGlite(opening, claim.server);
   let db: InstanceType<PGliteClass> | undefined;
-  const giveUp = async (error: unknown) => {
-    failed(error);
-    await serving.close();
-    if (db !== undefined && db.closed !== true) await db.close().catch(() => {});
-    await claim.release();
-  };
   try {
     beforeOpen?.(dir);
-    await checkDirectory(files.fs, dir, 'owner');
-    await makePrivate(files.fs, dir);
+    await checkDirectory(fs, dir, 'owner');
+    await makePrivate(fs, dir);
     const { PGlite } = await loadPGlite();
     db = new PGlite(dir, { ...(await durableOptions(PGlite, dir)), ...options.pglite });
+    ownedInstances.add(db);
+    await db.waitReady;
+    if (created) await syncTree(dir);
   } catch (error) {
-    await giveUp(error);
-    throw error;
-  }
-  const opened = db;
-  ownedInstances.add(opened);
-  try {
-    await opened.waitReady;
-    if (files.created) await syncTree(dir);
-  } catch (error) {
-    await giveUp(error);
+    failed(error);
+    const made = db;
+    await closeServed(serving, claim, async () => made !== undefined && made.closed !== true && made.close().catch(() => {}));
+    if (made === undefined) throw error;
     throw new Error(`cannot open the PGlite database in ${dir}: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
     });
   }
+  const opened = db;
   ready(opened);
   await claim.opened();
   let closing: Promise<void> | undefined;
-  return {
-    client: opened,
-    close: () =>
-      (closing ??= (async () => {
-        try {
-          await serving.close();
-          await claim.closing();
-          if (opened.closed !== true) await opened.close();
-        } finally {
-          await claim.release(); // only once PGlite's files are closed and consistent on disk
-        }
-      })()),
-  };
+  return { client: opened, close: () => (closing ??= closeServed(serving, claim, async () => opened.closed !== true && opened.close())) };
 }
 
 async function openAsGuest(
@@ -231,7 +197,7 @@ async function openAsGuest(
   node: NodeParts,
 ): Promise<PGliteDirectory> {
   const missing = `the PGlite database in ${dir} is owned by another process or thread, reached through its socket with the pg package, which is not installed: run npm install pg`;
-  const pg = (await loadPeer('pg', missing, () => dynamicImport('pg'))) as PgModule & { default?: PgModule };
+  const pg = (await loadPeer('pg', missing)) as PgModule & { default?: PgModule };
   const { Pool, Client } = pg.default ?? pg;
   const guest = new DirectoryGuest(node, dir, claim.generation, (taken) =>
     // A guest taking the directory over: its files exist, and are checked and made private as any owner's.
@@ -257,8 +223,8 @@ async function openAsGuest(
     await pool.query('SELECT 1');
   } catch (error) {
     await end();
-    if (isConnectionLost(error)) throw error; // gone meanwhile: the caller claims again
-    if ((error as { code?: unknown } | null)?.code === 'pglite_owner_unreachable') throw error; // says it all, with the owner's pid
+    // Gone meanwhile: the caller claims again; or unreachable, which says it all, with the owner's pid.
+    if (isConnectionLost(error) || (error as { code?: unknown } | null)?.code === 'pglite_owner_unreachable') throw error;
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(
       `the PGlite database in ${dir} is owned by a process that does not answer on ${claim.path} (${reason}): ` +
@@ -287,9 +253,9 @@ export class MissingPeerError extends Error {
   }
 }
 
-async function loadPeer(name: string, missing: string, load: () => Promise<unknown>): Promise<unknown> {
+async function loadPeer(name: string, missing: string): Promise<unknown> {
   try {
-    return await load();
+    return await dynamicImport(name);
   } catch (error) {
     const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
     if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && typeof message === 'string' && message.includes(`'${name}'`)) {

@@ -24,14 +24,8 @@ interface Watched {
   bytesRead: number | undefined;
 }
 
-export interface WatchTimes {
-  /** How long a statement waits with no byte back before the owner is asked. */
-  readonly waitMs: number;
-  /** How long the owner has to answer that question. */
-  readonly askMs: number;
-}
-
-const DEFAULT_TIMES: WatchTimes = { waitMs: 5_000, askMs: 5_000 };
+/** How long a statement waits with no byte back before the owner is asked (who then has ASK_TIMEOUT_MS to answer). */
+const WAIT_MS = 5_000;
 const TICK_MS = 500;
 
 export class OwnerWatch {
@@ -42,7 +36,6 @@ export class OwnerWatch {
   constructor(
     private readonly parts: NodeParts,
     private readonly dir: string,
-    private readonly times: WatchTimes = DEFAULT_TIMES,
   ) {}
 
   /** Watches `client`, connected to the owner of `generation`, until `stop` is called. */
@@ -69,7 +62,7 @@ export class OwnerWatch {
       if (watched.client.readyForQuery !== false) watched.waitingSince = undefined;
       else if (watched.waitingSince === undefined || read !== watched.bytesRead) watched.waitingSince = now; // new, or answering
       watched.bytesRead = read;
-      if (watched.waitingSince !== undefined && now - watched.waitingSince >= this.times.waitMs && !this.#asking.has(watched.generation)) {
+      if (watched.waitingSince !== undefined && now - watched.waitingSince >= WAIT_MS && !this.#asking.has(watched.generation)) {
         this.#asking.add(watched.generation);
         void this.#ask(watched.generation).finally(() => this.#asking.delete(watched.generation));
       }
@@ -79,10 +72,10 @@ export class OwnerWatch {
   async #ask(generation: number): Promise<void> {
     const path = socketPath(this.dir, generation);
     const askedAt = Date.now();
-    const answer = await askOwner(this.parts, path, this.times.askMs);
+    const answer = await askOwner(this.parts, path);
     const waiting = [...this.#watched].filter((watched) => watched.generation === generation && watched.waitingSince !== undefined);
     if (answer !== 'silent') {
-      // Busy, not stuck (or closing, and ending its guests itself): wait on, and ask again after waitMs.
+      // Busy, not stuck (or closing, and ending its guests itself): wait on, and ask again after WAIT_MS.
       for (const watched of waiting) watched.waitingSince = Math.max(watched.waitingSince!, askedAt);
       return;
     }

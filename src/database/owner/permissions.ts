@@ -11,21 +11,19 @@
  */
 import type * as NodeFs from 'node:fs/promises';
 
-/** What the checks need of the process; absent outside POSIX systems, where nothing is checked. */
-interface Identity {
-  readonly getuid?: () => number;
-}
-
-const identity = (): Identity => (globalThis as { process?: Identity }).process ?? {};
+/** The process's user; undefined outside POSIX systems, where nothing is checked. */
+const processUid = () => (globalThis as { process?: { getuid?: () => number } }).process?.getuid?.();
 
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
 
 /**
  * Refuses a directory other users can write (owner and guests alike: a guest must not trust a
- * socket someone else may have put there), and one the owner's process does not own.
+ * socket someone else may have put there), and one the owner's process does not own. Then makes the
+ * directory itself its user's alone, before any socket is made in it (a socket is reachable from
+ * the moment it listens, before a chmod): by whichever process owns the directory's files.
  */
 export async function checkDirectory(fs: typeof NodeFs, dir: string, role: 'owner' | 'any'): Promise<void> {
-  const uid = identity().getuid?.();
+  const uid = processUid();
   if (uid === undefined) return;
   const stat = await fs.stat(dir);
   if ((stat.mode & 0o022) !== 0) {
@@ -40,23 +38,12 @@ export async function checkDirectory(fs: typeof NodeFs, dir: string, role: 'owne
         'open it as the user that owns it, as PostgreSQL requires of its data directory',
     );
   }
-}
-
-/**
- * The directory itself made its user's alone, before any socket is made in it (a socket is
- * reachable from the moment it listens, before a chmod): by whichever process owns the directory's
- * files, owner or guest alike.
- */
-export async function closeDirectory(fs: typeof NodeFs, dir: string): Promise<void> {
-  const uid = identity().getuid?.();
-  if (uid === undefined) return;
-  const stat = await fs.stat(dir);
   if (stat.uid === uid && (stat.mode & 0o077) !== 0) await fs.chmod(dir, stat.mode & 0o700);
 }
 
 /** Takes group and other users' bits off the directory and everything in it (PGlite's files 0666 become 0600, directories 0700). */
 export async function makePrivate(fs: typeof NodeFs, dir: string): Promise<void> {
-  if (identity().getuid?.() === undefined) return;
+  if (processUid() === undefined) return;
   const pending = [dir];
   for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
     const stat = await fs.lstat(path);

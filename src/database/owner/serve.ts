@@ -16,72 +16,37 @@
  * Each guest is a guest-connection.ts `Guest`.
  */
 import type * as NodeNet from 'node:net';
-import { Guest, type Exclusive, type GuestLimits, type ServablePGlite, type Served } from './guest-connection.js';
+import type { Claim } from './claim.js';
+import { Guest, type GuestLimits, type ServablePGlite } from './guest-connection.js';
 import { errorResponse } from './wire.js';
 
 export type { ServablePGlite } from './guest-connection.js';
 
-export interface ServeOptions {
-  /** The longest a guest may leave its transaction idle, in ms. @defaultValue `5000` */
-  readonly idleInTransactionMs?: number;
-  /** The longest a guest may hold PGlite from its first statement to the end of its transaction, in ms. @defaultValue `10000` */
-  readonly holdMs?: number;
-  /** How long close() lets a guest finish the statement or transaction it is in before cutting it off. */
-  readonly closeGraceMs?: number;
-}
-
-/** Bounds well under storeRetry.maxWaitMs (20 s), which the owner's deliveries wait at most. */
-const GUEST_LIMITS: GuestLimits = { idleInTransactionMs: 5_000, holdMs: 10_000 };
-
-export interface Serving {
-  /**
-   * Refuses new guests, lets each guest finish what it is in (bounded), then rolls back and closes
-   * them; resolves once PGlite is the owner's alone. The server keeps listening: the socket is the
-   * proof of ownership, and it must outlive PGlite's open files (claim.release() ends it after).
-   */
-  close(): Promise<void>;
-}
-
 /**
- * PGlite's queues, which a guest must hold so that no owner transaction or statement interleaves
- * with its own. They are PGlite's private methods: without them guests are refused, not served unsafely.
+ * Bounds well under storeRetry.maxWaitMs (20 s), which the owner's deliveries wait at most: the
+ * longest a guest may leave its transaction idle, and hold PGlite from its first statement to the
+ * end of its transaction, in ms.
  */
-function exclusiveQueues(db: ServablePGlite): Exclusive | undefined {
-  const transactionQueue = db._runExclusiveTransaction?.bind(db);
-  const statementQueue = db._runExclusiveQuery?.bind(db);
-  if (typeof transactionQueue !== 'function' || typeof statementQueue !== 'function') return undefined;
-  return (hold) => transactionQueue(() => statementQueue(hold));
-}
+const GUEST_LIMITS: GuestLimits = { idleInTransactionMs: 5_000, holdMs: 10_000 };
+/** How long close() lets a guest finish the statement or transaction it is in before cutting it off. */
+const CLOSE_GRACE_MS = 5_000;
+/** What a session reports once ready, as PostgreSQL's ParameterStatus messages (pg reads them). */
+const SESSION_PARAMETERS = `SELECT current_setting('server_version') AS server_version, 'UTF8' AS server_encoding,
+  'UTF8' AS client_encoding, current_setting('DateStyle') AS "DateStyle", current_setting('TimeZone') AS "TimeZone",
+  'on' AS integer_datetimes, 'on' AS standard_conforming_strings`;
 
 /**
  * Serves `opened` (PGlite, once it is ready) on `server` from now on: a guest that connects while
  * PGlite still loads is held until it is ready (its own connect timeout bounds the wait), never
  * left without an answer. Call it as soon as the directory is claimed.
  */
-export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Server, options: ServeOptions = {}): Serving {
+export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Server, limits: Partial<GuestLimits> = {}) {
   const guests = new Set<Guest>();
   let closing = false;
-  // A PGlite that failed to open: its guests are cut off, the opener reports it.
-  const served: Promise<Served> = opened.then((db) => ({ db, exclusive: exclusiveQueues(db) }));
-  served.catch(() => {});
+  opened.catch(() => {}); // a PGlite that failed to open: its guests are cut off, the opener reports it
   let parameters: Promise<Record<string, string>> | undefined;
   const sessionParameters = () =>
-    (parameters ??= opened.then(async (db) => {
-      const { rows } = await db.query(
-        "SELECT current_setting('server_version') AS server_version, current_setting('TimeZone') AS timezone, current_setting('DateStyle') AS datestyle",
-      );
-      const row = rows[0] ?? {};
-      return {
-        server_version: String(row['server_version']),
-        server_encoding: 'UTF8',
-        client_encoding: 'UTF8',
-        DateStyle: String(row['datestyle']),
-        TimeZone: String(row['timezone']),
-        integer_datetimes: 'on',
-        standard_conforming_strings: 'on',
-      };
-    }));
-  const limits = { ...GUEST_LIMITS, ...definedLimits(options) };
+    (parameters ??= opened.then(async (db) => (await db.query(SESSION_PARAMETERS)).rows[0] as Record<string, string>));
   server.on('connection', (socket) => {
     // Closing: PGlite is about to close and the directory to change hands. A retryable answer
     // (SQLSTATE 57P03), told apart from a stuck owner's silence: the guest connects to the next owner.
@@ -93,19 +58,38 @@ export function servePGlite(opened: Promise<ServablePGlite>, server: NodeNet.Ser
         errorResponse('57P03', 'the owner of this PGlite directory is closing it: connect again to reach the next owner'),
       );
     }
-    const guest = new Guest(served, socket, sessionParameters, limits);
+    const guest = new Guest(opened, socket, sessionParameters, { ...GUEST_LIMITS, ...limits });
     guests.add(guest);
     socket.once('close', () => guests.delete(guest));
   });
   return {
-    async close() {
+    /**
+     * Refuses new guests, lets each guest finish what it is in (bounded), then rolls back and closes
+     * them; resolves once PGlite is the owner's alone. The server keeps listening: the socket is the
+     * proof of ownership, and it must outlive PGlite's open files (claim.release() ends it after).
+     */
+    async close(): Promise<void> {
       closing = true;
-      await Promise.all([...guests].map((guest) => guest.finish(options.closeGraceMs ?? 5_000)));
+      await Promise.all([...guests].map((guest) => guest.finish(CLOSE_GRACE_MS)));
     },
   };
 }
 
-function definedLimits(options: ServeOptions): Partial<GuestLimits> {
-  const { idleInTransactionMs, holdMs } = options;
-  return { ...(idleInTransactionMs !== undefined && { idleInTransactionMs }), ...(holdMs !== undefined && { holdMs }) };
+/**
+ * Ends what the owner serves on `claim`: its guests (servePGlite's close), then PGlite (`closePGlite`),
+ * and only then gives the directory up: the socket that proves ownership outlives PGlite's open
+ * files, so no newcomer opens them while they are still being written.
+ */
+export async function closeServed(
+  serving: ReturnType<typeof servePGlite>,
+  claim: Pick<Claim & { role: 'owner' }, 'closing' | 'release'>,
+  closePGlite: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await serving.close();
+    await claim.closing();
+    await closePGlite();
+  } finally {
+    await claim.release();
+  }
 }

@@ -186,8 +186,8 @@ describe('servePGlite', () => {
     await db.waitReady;
     const bare: ServablePGlite = {
       execProtocolRaw: (message, options) => db.execProtocolRaw(message, options),
-      query: (text, params) => db.query(text, params as unknown[]),
-      runExclusive: (fn) => db.runExclusive(fn),
+      execProtocol: (message, options) => db.execProtocol(message, options),
+      query: (text) => db.query(text),
     };
     const { client, serving } = await served(bare);
     await expect(client.connect()).rejects.toThrow(
