@@ -97,13 +97,25 @@ export class Incidents {
     return rows[0] === undefined ? undefined : this.toAlert(rows[0]);
   }
 
-  /** Keeps an open incident's summary and fields current (no alert). */
-  async refresh(id: string, finding: Finding): Promise<void> {
-    await this.#query(
-      `UPDATE ${this.#table} SET summary = $2, fields = $3 WHERE id = $1 AND resolved_at IS NULL`,
-      [id, finding.summary, JSON.stringify(finding.fields)],
-      'updating an incident',
-    );
+  /**
+   * Brings the incidents of `open` (one rule's, as read before) in line with what was found now: a
+   * finding with no open incident of its key opens one, one with an incident keeps its summary and
+   * fields current (no alert), and an open incident not found again resolves, unless `keep` says
+   * it stands.
+   */
+  async apply(open: readonly Row[], findings: readonly Finding[], now: Date, keep: (row: Row) => boolean = () => false): Promise<void> {
+    for (const finding of findings) {
+      const existing = open.find((row) => row['key'] === finding.key);
+      if (existing === undefined) await this.openFor(finding, now);
+      else
+        await this.#query(
+          `UPDATE ${this.#table} SET summary = $2, fields = $3 WHERE id = $1 AND resolved_at IS NULL`,
+          [existing['id'], finding.summary, JSON.stringify(finding.fields)],
+          'updating an incident',
+        );
+    }
+    const found = new Set(findings.map((finding) => finding.key));
+    for (const row of open) if (!found.has(String(row['key'])) && !keep(row)) await this.resolve(String(row['id']), now);
   }
 
   /** Resolves an open incident; `undefined` when it was resolved already. */

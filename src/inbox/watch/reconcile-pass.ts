@@ -10,9 +10,10 @@
 import { reconcile } from '../../reconcile/reconcile.js';
 import type { ReconcileInbox, ReconcileReport } from '../../reconcile/types.js';
 import type { Row } from '../../database/driver.js';
-import type { Finding, Incidents } from './incidents.js';
-import type { ResolvedReconcile } from './reconcile-options.js';
+import type { Incidents } from './incidents.js';
+import type { ResolvedReconcile } from './options.js';
 import { failureFinding, gapFinding, tokenFinding } from './rules/reconcile-gaps.js';
+import type { AlertRule } from './types.js';
 
 /** What one pass did: for the watcher's callers and tests. */
 export interface ReconcilePassOutcome {
@@ -23,8 +24,6 @@ export interface ReconcilePassOutcome {
   /** Why it failed, when it did. */
   readonly error?: unknown;
 }
-
-const RULES = new Set(['reconcile_gap', 'reconcile_failed', 'reconcile_token']);
 
 function fieldsOf(row: Row): Record<string, unknown> {
   try {
@@ -55,30 +54,20 @@ export class ReconcilePass {
     return this.#lastStartedMs === undefined || now.getTime() - this.#lastStartedMs >= this.options.everyMs;
   }
 
-  async #upsert(open: readonly Row[], finding: Finding, now: Date): Promise<void> {
-    const existing = open.find((row) => row['key'] === finding.key);
-    if (existing === undefined) await this.incidents.openFor(finding, now);
-    else await this.incidents.refresh(String(existing['id']), finding);
-  }
-
-  async #resolve(open: readonly Row[], keep: (row: Row) => boolean, now: Date): Promise<void> {
-    for (const row of open) if (!keep(row)) await this.incidents.resolve(String(row['id']), now);
-  }
-
   /** Runs one pass now and keeps its incidents (their alerts go out with the watcher's others). */
   async run(now: Date): Promise<ReconcilePassOutcome> {
     this.#lastStartedMs = now.getTime();
     const { client, windowMs, keepOpenMs, apps, expiryWarningMs } = this.options;
-    const open = (await this.incidents.open()).filter((row) => RULES.has(String(row['rule'])));
-    const gapsOpen = open.filter((row) => row['rule'] === 'reconcile_gap');
+    const open = await this.incidents.open();
+    const openOf = (rule: AlertRule) => open.filter((row) => row['rule'] === rule);
+    const gapsOpen = openOf('reconcile_gap');
     // Back to the oldest open gap's proof (so that a pass sees whether it arrived), never past keepOpenMs.
     const floorMs = now.getTime() - keepOpenMs;
     const oldestProof = Math.min(...gapsOpen.map((row) => proofMs(row) ?? Number.POSITIVE_INFINITY));
     const since = new Date(Math.max(floorMs, Math.min(now.getTime() - windowMs, oldestProof - 1)));
 
     const token = tokenFinding(client, now, expiryWarningMs);
-    if (token !== undefined) await this.#upsert(open, token, now);
-    else await this.#resolve(open, (row) => row['rule'] !== 'reconcile_token', now);
+    await this.incidents.apply(openOf('reconcile_token'), token === undefined ? [] : [token], now);
 
     let report: ReconcileReport;
     try {
@@ -88,31 +77,25 @@ export class ReconcilePass {
         ...(this.options.record ? { record: true } : {}),
       });
     } catch (error) {
-      await this.#upsert(open, failureFinding(error, client, now), now);
+      await this.incidents.apply(openOf('reconcile_failed'), [failureFinding(error, client, now)], now);
       return { since, error };
     }
-    await this.#resolve(open, (row) => row['rule'] !== 'reconcile_failed', now);
+    await this.incidents.apply(openOf('reconcile_failed'), [], now);
 
-    const found = new Set<string>();
-    for (const gap of report.gaps) {
-      const finding = gapFinding(gap, now);
-      found.add(finding.key);
-      await this.#upsert(open, finding, now);
-    }
     // Not found again: resolved, unless its app's lists did not reach back this time, or this
     // watcher no longer reads its app (then only keepOpenMs ends it). An app gone from the rack took its proof along.
     const uncovered = new Set(report.uncovered.map((list) => list.app));
     const unread = (app: string) => apps !== undefined && !apps.includes(app);
-    await this.#resolve(
+    await this.incidents.apply(
       gapsOpen,
+      report.gaps.map((gap) => gapFinding(gap, now)),
+      now,
       (row) => {
-        if (found.has(String(row['key']))) return true;
         const proof = proofMs(row);
         if (proof !== undefined && proof < floorMs) return false;
         const app = String(fieldsOf(row)['app']);
         return uncovered.has(app) || unread(app);
       },
-      now,
     );
     return { since, report };
   }

@@ -37,16 +37,12 @@ async function applyFindings(
       options.onError(new Error(`rule ${rule.name}: ${asError(error).message}`, { cause: error }));
       continue;
     }
-    const found = new Set<string>();
-    for (const finding of findings) {
-      found.add(finding.key);
-      const existing = open.find((row) => row['key'] === finding.key);
-      if (existing === undefined) await incidents.openFor(finding, now);
-      else await incidents.refresh(String(existing['id']), finding);
-    }
-    for (const row of open) {
-      if (row['rule'] === rule.name && !found.has(String(row['key']))) await incidents.resolve(String(row['id']), now);
-    }
+    // Every key starts with its rule's name: no other rule's incident has one of these keys.
+    await incidents.apply(
+      open.filter((row) => row['rule'] === rule.name),
+      findings,
+      now,
+    );
   }
 }
 
