@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Driver } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
+import { toDate } from '../rows.js';
 
 /** Refusals of one code, as `inbox.refusals()` and `health()` sum them. */
 export interface RefusalCount {
@@ -85,10 +86,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
         // A broken listener must not break the receiver's answer.
       }
     }
-    this.#timer ??= this.#after(() => {
-      this.#timer = undefined;
-      void this.flush();
-    });
+    this.#arm();
   }
 
   /** Refusals counted by this process since it started, per code (monotonic: an OpenTelemetry observable counter). */
@@ -128,10 +126,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
             if (held !== undefined || this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, (held ?? 0) + n);
             else this.#dropped += n;
           }
-          this.#timer ??= this.#after(() => {
-            this.#timer = undefined;
-            void this.flush();
-          });
+          this.#arm();
         },
       )
       .finally(() => {
@@ -140,9 +135,16 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
     await this.#flushing;
   }
 
-  // The flush timer never holds the process open: close() writes what is left.
-  #after(fn: () => void): () => void {
-    return this.clock.after(this.flushMs, fn, false);
+  /** A flush in `flushMs`, unless one is set already. The timer never holds the process open: close() writes what is left. */
+  #arm(): void {
+    this.#timer ??= this.clock.after(
+      this.flushMs,
+      () => {
+        this.#timer = undefined;
+        void this.flush();
+      },
+      false,
+    );
   }
 
   /** Stops the timer and writes what is left. */
@@ -172,7 +174,7 @@ export async function readRefusals(
         `SELECT minute, code, count::float8 AS n FROM ${names.refusals} WHERE minute >= $1 ORDER BY minute, code`,
         [sinceMinute.toISOString()],
       );
-      return rows.map((row) => ({ minute: new Date(row['minute'] as string | Date), code: String(row['code']), count: Number(row['n']) }));
+      return rows.map((row) => ({ minute: toDate(row['minute']), code: String(row['code']), count: Number(row['n']) }));
     }
     const rows = await driver.query(
       `SELECT code, sum(count)::float8 AS n FROM ${names.refusals} WHERE minute >= $1 GROUP BY code ORDER BY n DESC, code`,

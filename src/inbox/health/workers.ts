@@ -1,6 +1,7 @@
 import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
+import { toDate } from '../rows.js';
 
 /** A worker as its heartbeat row says (`inbox.workers()`, `health().workers`). */
 export interface WorkerInfo {
@@ -135,8 +136,8 @@ export function toWorkerInfo(row: Row): WorkerInfo {
     id: String(row['id']),
     host: String(row['host']),
     pid: Number(row['pid']),
-    startedAt: new Date(row['started_at'] as string | Date),
-    lastSeenAt: new Date(row['last_seen_at'] as string | Date),
+    startedAt: toDate(row['started_at']),
+    lastSeenAt: toDate(row['last_seen_at']),
     heartbeatMs: Number(row['beat_ms']),
     concurrency: Number(row['concurrency']),
     order: row['mode'] === 'per-app' ? 'per-app' : 'none',
