@@ -5,6 +5,7 @@
  * `inbox.health()` and the console's gaps view; a schema from before that table has none.
  */
 import { incidentFields, readOpenIncidents } from '../operate/open-incidents.js';
+import type { Row } from '../../database/driver.js';
 import type { Query } from '../operate/query.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { ReconciledEvidence } from '../types.js';
@@ -67,7 +68,8 @@ function evidenceOf(value: unknown): ReconcileGapEvidence {
   return { route: text(evidence['route']), field: text(evidence['field']), value: text(evidence['value']), at: text(evidence['at']) };
 }
 
-function recordedOf(value: unknown): { id: string } | null {
+/** The delivery a gap was recorded as (`recorded: { id }`), read defensively; `null` when none. */
+export function recordedOf(value: unknown): { id: string } | null {
   const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
   return typeof id === 'string' && id !== '' ? { id } : null;
 }
@@ -82,30 +84,36 @@ export async function readReconcileStatus(query: Query, names: TableNames): Prom
     'since, id',
   );
   if (rows === undefined) return undefined;
-  const gaps: OpenReconcileGap[] = [];
-  const problems: ReconcileProblem[] = [];
-  for (const row of rows) {
-    const fields = incidentFields(row);
-    if (row['rule'] === 'reconcile_gap')
-      gaps.push({
-        key: String(row['key']),
-        summary: String(row['summary']),
-        action: text(fields['action']),
-        app: text(fields['app']),
-        id: text(fields['id']),
-        status: typeof fields['status'] === 'string' ? fields['status'] : null,
-        evidence: evidenceOf(fields['evidence']),
-        recorded: recordedOf(fields['recorded']),
-        since: toDate(row['since']),
-        openedAt: toDate(row['opened_at']),
-      });
-    else
-      problems.push({
-        rule: row['rule'] === 'reconcile_failed' ? 'reconcile_failed' : 'reconcile_token',
-        summary: String(row['summary']),
-        code: typeof fields['code'] === 'string' ? fields['code'] : null,
-        since: toDate(row['since']),
-      });
-  }
-  return { gaps, problems };
+  const isGap = (row: Row) => row['rule'] === 'reconcile_gap';
+  return {
+    gaps: rows.filter(isGap).map(openGapOf),
+    problems: rows
+      .filter((row) => !isGap(row))
+      .map((row) => {
+        const code = incidentFields(row)['code'];
+        return {
+          rule: row['rule'] === 'reconcile_failed' ? 'reconcile_failed' : 'reconcile_token',
+          summary: String(row['summary']),
+          code: typeof code === 'string' ? code : null,
+          since: toDate(row['since']),
+        };
+      }),
+  };
+}
+
+/** A `reconcile_gap` incident's row (its fields read defensively): for health, and for the next pass of the watcher. */
+export function openGapOf(row: Row): OpenReconcileGap {
+  const fields = incidentFields(row);
+  return {
+    key: String(row['key']),
+    summary: String(row['summary']),
+    action: text(fields['action']),
+    app: text(fields['app']),
+    id: text(fields['id']),
+    status: typeof fields['status'] === 'string' ? fields['status'] : null,
+    evidence: evidenceOf(fields['evidence']),
+    recorded: recordedOf(fields['recorded']),
+    since: toDate(row['since']),
+    openedAt: toDate(row['opened_at']),
+  };
 }

@@ -26,15 +26,30 @@ export function formatTime(at: Date, now: Date): string {
   return iso.slice(0, 10) === now.toISOString().slice(0, 10) ? `${iso.slice(11, 19)} UTC` : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
+/** A statement whose failure is told as the inbox's error, saying what was being done. */
+export type GuardedQuery = (text: string, params: readonly unknown[], doing: string) => Promise<Row[]>;
+
+export const guardedQuery =
+  (driver: Driver, names: TableNames): GuardedQuery =>
+  async (text, params, doing) => {
+    try {
+      return await driver.query(text, params);
+    } catch (error) {
+      throw inboxError(error, names.display, doing);
+    }
+  };
+
 /** The incidents table: open incidents, their resolution, and which alerts onAlert has accepted. */
 export class Incidents {
   readonly #table: string;
+  readonly #query: GuardedQuery;
 
   constructor(
-    private readonly driver: Driver,
+    driver: Driver,
     private readonly names: TableNames,
   ) {
     this.#table = watchTables(names).incidents;
+    this.#query = guardedQuery(driver, names);
   }
 
   toAlert(row: Row): Alert {
@@ -54,14 +69,6 @@ export class Incidents {
       table: this.names.display,
       fields: JSON.parse(String(row['fields'])) as Record<string, unknown>,
     };
-  }
-
-  async #query(text: string, params: readonly unknown[], doing: string): Promise<Row[]> {
-    try {
-      return await this.driver.query(text, params);
-    } catch (error) {
-      throw inboxError(error, this.names.display, doing);
-    }
   }
 
   /** Open incidents, oldest first. */

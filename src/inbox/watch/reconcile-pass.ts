@@ -10,6 +10,7 @@
 import { reconcile } from '../../reconcile/reconcile.js';
 import type { ReconcileInbox, ReconcileReport } from '../../reconcile/types.js';
 import type { Row } from '../../database/driver.js';
+import { openGapOf } from '../health/reconcile-gaps.js';
 import type { Incidents } from './incidents.js';
 import type { ResolvedReconcile } from './options.js';
 import { failureFinding, gapFinding, tokenFinding } from './rules/reconcile-gaps.js';
@@ -25,18 +26,9 @@ export interface ReconcilePassOutcome {
   readonly error?: unknown;
 }
 
-function fieldsOf(row: Row): Record<string, unknown> {
-  try {
-    return JSON.parse(String(row['fields'])) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
-}
-
 /** The proof's time of an open gap's incident, in ms; undefined when unreadable. */
 function proofMs(row: Row): number | undefined {
-  const evidence = fieldsOf(row)['evidence'] as { at?: unknown } | undefined;
-  const ms = typeof evidence?.at === 'string' ? Date.parse(evidence.at) : Number.NaN;
+  const ms = Date.parse(openGapOf(row).evidence.at);
   return Number.isNaN(ms) ? undefined : ms;
 }
 
@@ -93,7 +85,7 @@ export class ReconcilePass {
       (row) => {
         const proof = proofMs(row);
         if (proof !== undefined && proof < floorMs) return false;
-        const app = String(fieldsOf(row)['app']);
+        const { app } = openGapOf(row);
         return uncovered.has(app) || unread(app);
       },
     );

@@ -36,12 +36,11 @@ const TOLD: Readonly<Record<LogGapRule, (gap: LogGap) => string>> = {
 };
 const release = (gap: LogGap) => (gap.id === '' ? `the app's creation (id "")` : `release ${gap.id}`);
 
-function findingOf(gap: LogGap, now: Date, options: NonNullable<ResolvedRules['logGaps']>): Finding {
+function findingOf(gap: LogGap, now: Date, options: NonNullable<ResolvedRules['logGaps']>): Omit<Finding, 'rule'> {
   const first = gap.evidence[0]!;
   const firstAt = new Date(Number((timestampNanos(first.eventTime) ?? 0n) / 1_000_000n));
   const more = gap.evidence.length > 1 ? ` and ${gap.evidence.length - 1} more` : '';
   return {
-    rule: 'log_gap',
     severity: gapIsCertain(gap.rules) ? 'critical' : 'warning',
     key: `log_gap:${gap.key}`,
     since: new Date(gap.sinceMs),

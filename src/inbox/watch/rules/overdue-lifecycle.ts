@@ -45,7 +45,6 @@ export function overdueLifecycleRule(options: NonNullable<ResolvedRules['overdue
         const countdown = lifecycle.tickId ?? lifecycle.since ?? lifecycle.expectedShutdownAt;
         return [
           {
-            rule: 'overdue_lifecycle' as const,
             severity: 'warning' as const,
             key: `overdue_lifecycle:${app.app}:${countdown}`,
             since: expected,

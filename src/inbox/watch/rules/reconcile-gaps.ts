@@ -6,24 +6,17 @@
 import type { RackClient } from '../../../rack-api/client.js';
 import type { ReconcileGap } from '../../../reconcile/types.js';
 import { describeThrown } from '../../../shared/thrown.js';
-import type { Finding } from '../incidents.js';
-import { formatDuration, formatTime } from '../incidents.js';
+import { recordedOf } from '../../health/reconcile-gaps.js';
+import { formatDuration, formatTime, type Finding } from '../incidents.js';
 
 /** A gap's incident key: one per missing event (action, app, id), so a gap found again is the same incident. */
 export const gapKey = (gap: Pick<ReconcileGap, 'action' | 'app' | 'id'>) => `reconcile_gap:${gap.app}:${gap.action}:${gap.id}`;
-
-/** The delivery a gap was recorded as, when reconcile stored it (`recorded: { id }`); read defensively. */
-function recordedId(gap: ReconcileGap): string | undefined {
-  const recorded = (gap as { recorded?: unknown }).recorded;
-  const id = typeof recorded === 'object' && recorded !== null ? (recorded as { id?: unknown }).id : undefined;
-  return typeof id === 'string' && id !== '' ? id : undefined;
-}
 
 export function gapFinding(gap: ReconcileGap, now: Date): Finding {
   const { route, field, value, at } = gap.evidence;
   const proofAt = new Date(at);
   const since = Number.isNaN(proofAt.getTime()) ? now : proofAt;
-  const recorded = recordedId(gap);
+  const recorded = recordedOf((gap as { recorded?: unknown }).recorded);
   const status = gap.status === undefined ? '' : ` (${gap.status})`;
   return {
     rule: 'reconcile_gap',
@@ -33,14 +26,14 @@ export function gapFinding(gap: ReconcileGap, now: Date): Finding {
     summary:
       `${gap.app}: ${gap.action}${status} ${gap.id} was sent by the rack at ${formatTime(since, now)} and never arrived ` +
       `(proof: GET ${route} ${field}=${value}); the rack never sends it again` +
-      (recorded === undefined ? ': run its handler by hand' : `; recorded as delivery ${recorded}`),
+      (recorded === null ? ': run its handler by hand' : `; recorded as delivery ${recorded.id}`),
     fields: {
       action: gap.action,
       app: gap.app,
       id: gap.id,
       ...(gap.status === undefined ? {} : { status: gap.status }),
       evidence: { route, field, value, at },
-      recorded: recorded === undefined ? null : { id: recorded },
+      recorded,
     },
   };
 }

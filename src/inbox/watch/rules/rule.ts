@@ -1,7 +1,6 @@
-import type { Driver, Row } from '../../../database/driver.js';
-import { inboxError } from '../../../database/errors.js';
+import type { Driver } from '../../../database/driver.js';
 import type { TableNames } from '../../schema/table-name.js';
-import type { Finding } from '../incidents.js';
+import { guardedQuery, type Finding, type GuardedQuery } from '../incidents.js';
 import type { AlertRule } from '../types.js';
 import { toDateOrNull } from '../../rows.js';
 
@@ -11,29 +10,21 @@ export interface RuleContext {
   readonly names: TableNames;
   /** The evaluation's instant: every bound is measured against it, never against the database's clock. */
   readonly now: Date;
-  query(text: string, params: readonly unknown[], doing: string): Promise<Row[]>;
+  readonly query: GuardedQuery;
 }
 
-/** One alert rule: the conditions that hold now, past their bounds (none: its incidents resolve). */
+/** One alert rule: the conditions that hold now, past their bounds (none: its incidents resolve); each its finding, of this rule. */
 export interface Rule {
   readonly name: AlertRule;
-  evaluate(context: RuleContext): Promise<Finding[]>;
+  evaluate(context: RuleContext): Promise<Omit<Finding, 'rule'>[]>;
 }
 
-export function ruleContext(driver: Driver, names: TableNames, now: Date): RuleContext {
-  return {
-    driver,
-    names,
-    now,
-    async query(text, params, doing) {
-      try {
-        return await driver.query(text, params);
-      } catch (error) {
-        throw inboxError(error, names.display, doing);
-      }
-    },
-  };
-}
+export const ruleContext = (driver: Driver, names: TableNames, now: Date): RuleContext => ({
+  driver,
+  names,
+  now,
+  query: guardedQuery(driver, names),
+});
 
 export const dateOf = (value: unknown): Date | undefined => toDateOrNull(value) ?? undefined;
 
