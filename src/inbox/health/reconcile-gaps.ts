@@ -61,7 +61,8 @@ export interface ReconcileStatus {
   readonly problems: readonly ReconcileProblem[];
 }
 
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const textOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const text = (value: unknown): string => textOrNull(value) ?? '';
 
 function evidenceOf(value: unknown): ReconcileGapEvidence {
   const evidence = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
@@ -84,21 +85,18 @@ export async function readReconcileStatus(query: Query, names: TableNames): Prom
     'since, id',
   );
   if (rows === undefined) return undefined;
-  const isGap = (row: Row) => row['rule'] === 'reconcile_gap';
-  return {
-    gaps: rows.filter(isGap).map(openGapOf),
-    problems: rows
-      .filter((row) => !isGap(row))
-      .map((row) => {
-        const code = incidentFields(row)['code'];
-        return {
-          rule: row['rule'] === 'reconcile_failed' ? 'reconcile_failed' : 'reconcile_token',
-          summary: String(row['summary']),
-          code: typeof code === 'string' ? code : null,
-          since: toDate(row['since']),
-        };
-      }),
-  };
+  const status = { gaps: [] as OpenReconcileGap[], problems: [] as ReconcileProblem[] };
+  for (const row of rows) {
+    if (row['rule'] === 'reconcile_gap') status.gaps.push(openGapOf(row));
+    else
+      status.problems.push({
+        rule: row['rule'] === 'reconcile_failed' ? 'reconcile_failed' : 'reconcile_token',
+        summary: String(row['summary']),
+        code: textOrNull(incidentFields(row)['code']),
+        since: toDate(row['since']),
+      });
+  }
+  return status;
 }
 
 /** A `reconcile_gap` incident's row (its fields read defensively): for health, and for the next pass of the watcher. */
@@ -110,7 +108,7 @@ export function openGapOf(row: Row): OpenReconcileGap {
     action: text(fields['action']),
     app: text(fields['app']),
     id: text(fields['id']),
-    status: typeof fields['status'] === 'string' ? fields['status'] : null,
+    status: textOrNull(fields['status']),
     evidence: evidenceOf(fields['evidence']),
     recorded: recordedOf(fields['recorded']),
     since: toDate(row['since']),

@@ -73,11 +73,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   count(code: string): void {
     const text = typeof code === 'string' && code !== '' ? code.slice(0, MAX_CODE_LENGTH) : 'unknown';
     const minute = Math.floor(this.clock.date().getTime() / MINUTE_MS) * MINUTE_MS;
-    const key = `${minute} ${text}`;
-    const held = this.#pending.get(key);
-    if (held !== undefined) this.#pending.set(key, held + 1);
-    else if (this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, 1);
-    else this.#dropped += 1;
+    this.#hold(`${minute} ${text}`, 1);
     this.#totals.set(text, (this.#totals.get(text) ?? 0) + 1);
     for (const listener of this.#listeners) {
       try {
@@ -87,6 +83,13 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
       }
     }
     this.#arm();
+  }
+
+  /** Adds `n` to a minute and code held for the next write; past {@link MAX_PENDING_KEYS} pairs, a new one is dropped. */
+  #hold(key: string, n: number): void {
+    const held = this.#pending.get(key);
+    if (held !== undefined || this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, (held ?? 0) + n);
+    else this.#dropped += n;
   }
 
   /** Refusals counted by this process since it started, per code (monotonic: an OpenTelemetry observable counter). */
@@ -120,12 +123,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
         () => undefined,
         () => {
           // Back into memory for the next write; the timer runs again.
-          for (const { m, c, n } of batch) {
-            const key = `${m} ${c}`;
-            const held = this.#pending.get(key);
-            if (held !== undefined || this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, (held ?? 0) + n);
-            else this.#dropped += n;
-          }
+          for (const { m, c, n } of batch) this.#hold(`${m} ${c}`, n);
           this.#arm();
         },
       )
