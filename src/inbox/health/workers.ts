@@ -54,12 +54,7 @@ function whereAmI(): { host: string; pid: number } {
   return { host: host ?? process?.env?.['HOSTNAME'] ?? 'unknown', pid: process?.pid ?? 0 };
 }
 
-export interface HeartbeatSettings {
-  readonly workerId: string;
-  readonly heartbeatMs: number;
-  readonly concurrency: number;
-  readonly order: 'none' | 'per-app';
-}
+type HeartbeatSettings = Pick<WorkerInfo, 'heartbeatMs' | 'concurrency' | 'order'> & { readonly workerId: string };
 
 /**
  * A worker's heartbeat row: announced at start, its `last_seen_at` moved every beat (one UPDATE

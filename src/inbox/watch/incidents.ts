@@ -39,6 +39,16 @@ export const guardedQuery =
     }
   };
 
+/** What every view of an incident shows, from its row (`fields` aside, which may be long). */
+export const incidentOf = (row: Row): Pick<Alert, 'rule' | 'severity' | 'key' | 'summary' | 'since' | 'openedAt'> => ({
+  rule: String(row['rule']) as AlertRule,
+  severity: String(row['severity']) as AlertSeverity,
+  key: String(row['key']),
+  summary: String(row['summary']),
+  since: toDate(row['since']),
+  openedAt: toDate(row['opened_at']),
+});
+
 /** The incidents table: open incidents, their resolution, and which alerts onAlert has accepted. */
 export class Incidents {
   readonly #table: string;
@@ -54,16 +64,15 @@ export class Incidents {
 
   toAlert(row: Row): Alert {
     const resolvedAt = toDateOrNull(row['resolved_at']);
-    const openedAt = toDate(row['opened_at']);
-    const summary = String(row['summary']);
+    const { rule, severity, key, summary, since, openedAt } = incidentOf(row);
     return {
       status: resolvedAt === null ? 'open' : 'resolved',
-      rule: String(row['rule']) as AlertRule,
-      severity: String(row['severity']) as AlertSeverity,
-      key: String(row['key']),
+      rule,
+      severity,
+      key,
       incidentId: String(row['id']),
       summary: resolvedAt === null ? summary : `resolved after ${formatDuration(resolvedAt.getTime() - openedAt.getTime())}: ${summary}`,
-      since: toDate(row['since']),
+      since,
       openedAt,
       resolvedAt,
       table: this.names.display,

@@ -7,11 +7,10 @@ import { inboxError } from '../../database/errors.js';
 import { readOpenIncidents } from '../operate/open-incidents.js';
 import type { Query } from '../operate/query.js';
 import type { TableNames } from '../schema/table-name.js';
-import { toDate } from '../rows.js';
-import type { Alert, AlertRule, AlertSeverity } from './types.js';
+import { incidentOf } from './incidents.js';
 
 /** One open incident, as a person reads it: no fields, which may be long (delivery ids). */
-export type OpenAlert = Pick<Alert, 'rule' | 'severity' | 'key' | 'summary' | 'since' | 'openedAt'>;
+export type OpenAlert = ReturnType<typeof incidentOf>;
 
 /** The open incidents, critical first, then oldest first; `undefined` when the schema has no incidents table. */
 export async function readOpenAlerts(query: Query, names: TableNames): Promise<OpenAlert[] | undefined> {
@@ -23,14 +22,7 @@ export async function readOpenAlerts(query: Query, names: TableNames): Promise<O
       'true',
       "severity = 'critical' DESC, id",
     );
-    return rows?.map((row) => ({
-      rule: String(row['rule']) as AlertRule,
-      severity: String(row['severity']) as AlertSeverity,
-      key: String(row['key']),
-      summary: String(row['summary']),
-      since: toDate(row['since']),
-      openedAt: toDate(row['opened_at']),
-    }));
+    return rows?.map(incidentOf);
   } catch (error) {
     throw inboxError(error, names.display, 'reading open alerts');
   }
