@@ -16,41 +16,24 @@ import type { ResolvedReconcile } from './options.js';
 import { failureFinding, gapFinding, tokenFinding } from './rules/reconcile-gaps.js';
 import type { AlertRule } from './types.js';
 
-/** What one pass did: for the watcher's callers and tests. */
-export interface ReconcilePassOutcome {
-  /** The window's start, as asked of reconcile(). */
-  readonly since: Date;
-  /** The report, when the pass succeeded. */
-  readonly report?: ReconcileReport;
-  /** Why it failed, when it did. */
-  readonly error?: unknown;
-}
-
 /** The proof's time of an open gap's incident, in ms; undefined when unreadable. */
 function proofMs(row: Row): number | undefined {
   const ms = Date.parse(openGapOf(row).evidence.at);
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-export class ReconcilePass {
-  #lastStartedMs: number | undefined;
-
-  constructor(
-    private readonly inbox: ReconcileInbox,
-    private readonly incidents: Incidents,
-    private readonly options: ResolvedReconcile,
-  ) {}
-
-  /** Whether a pass is due at `now`: none ran in this watcher yet, or the last began `everyMs` ago. */
-  due(now: Date): boolean {
-    return this.#lastStartedMs === undefined || now.getTime() - this.#lastStartedMs >= this.options.everyMs;
-  }
-
-  /** Runs one pass now and keeps its incidents (their alerts go out with the watcher's others). */
-  async run(now: Date): Promise<ReconcilePassOutcome> {
-    this.#lastStartedMs = now.getTime();
-    const { client, windowMs, keepOpenMs, apps, expiryWarningMs } = this.options;
-    const open = await this.incidents.open();
+/**
+ * Runs a pass when one is due at `now` (none ran in this watcher yet, or the last began `everyMs`
+ * ago) and keeps its incidents (their alerts go out with the watcher's others). It never throws
+ * for the rack: a failure is the `reconcile_failed` incident.
+ */
+export function scheduledReconcile(inbox: ReconcileInbox, incidents: Incidents, options: ResolvedReconcile): (now: Date) => Promise<void> {
+  let lastStartedMs: number | undefined;
+  return async (now) => {
+    if (lastStartedMs !== undefined && now.getTime() - lastStartedMs < options.everyMs) return;
+    lastStartedMs = now.getTime();
+    const { client, windowMs, keepOpenMs, apps, expiryWarningMs } = options;
+    const open = await incidents.open();
     const openOf = (rule: AlertRule) => open.filter((row) => row['rule'] === rule);
     const gapsOpen = openOf('reconcile_gap');
     // Back to the oldest open gap's proof (so that a pass sees whether it arrived), never past keepOpenMs.
@@ -59,26 +42,26 @@ export class ReconcilePass {
     const since = new Date(Math.max(floorMs, Math.min(now.getTime() - windowMs, oldestProof - 1)));
 
     const token = tokenFinding(client, now, expiryWarningMs);
-    await this.incidents.apply(openOf('reconcile_token'), token === undefined ? [] : [token], now);
+    await incidents.apply(openOf('reconcile_token'), token === undefined ? [] : [token], now);
 
     let report: ReconcileReport;
     try {
-      report = await reconcile(this.inbox, client, {
+      report = await reconcile(inbox, client, {
         since,
         ...(apps === undefined ? {} : { apps }),
-        ...(this.options.record ? { record: true } : {}),
+        ...(options.record ? { record: true } : {}),
       });
     } catch (error) {
-      await this.incidents.apply(openOf('reconcile_failed'), [failureFinding(error, client, now)], now);
-      return { since, error };
+      await incidents.apply(openOf('reconcile_failed'), [failureFinding(error, client, now)], now);
+      return;
     }
-    await this.incidents.apply(openOf('reconcile_failed'), [], now);
+    await incidents.apply(openOf('reconcile_failed'), [], now);
 
     // Not found again: resolved, unless its app's lists did not reach back this time, or this
     // watcher no longer reads its app (then only keepOpenMs ends it). An app gone from the rack took its proof along.
     const uncovered = new Set(report.uncovered.map((list) => list.app));
     const unread = (app: string) => apps !== undefined && !apps.includes(app);
-    await this.incidents.apply(
+    await incidents.apply(
       gapsOpen,
       report.gaps.map((gap) => gapFinding(gap, now)),
       now,
@@ -89,6 +72,5 @@ export class ReconcilePass {
         return uncovered.has(app) || unread(app);
       },
     );
-    return { since, report };
-  }
+  };
 }

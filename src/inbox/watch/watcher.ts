@@ -7,7 +7,7 @@ import type { ReconcileInbox } from '../../reconcile/types.js';
 import { Incidents, type Finding } from './incidents.js';
 import { watchLease } from './lease.js';
 import { resolveWatchOptions, type ResolvedWatchOptions } from './options.js';
-import { ReconcilePass } from './reconcile-pass.js';
+import { scheduledReconcile } from './reconcile-pass.js';
 import { buildRules } from './rules/index.js';
 import { ruleContext, type Rule, type RuleContext } from './rules/rule.js';
 import type { Alert, CheckResult, WatchOptions, Watcher } from './types.js';
@@ -68,7 +68,7 @@ export function startWatcher(
   const lease = watchLease(driver, names, options.watcherId, options.leaseMs);
   const incidents = new Incidents(driver, names);
   if (options.reconcile !== undefined && inbox === undefined) throw new TypeError('reconcile needs the inbox: call inbox.watch()');
-  const reconciling = options.reconcile === undefined ? undefined : new ReconcilePass(inbox!, incidents, options.reconcile);
+  const reconcileIfDue = options.reconcile === undefined ? undefined : scheduledReconcile(inbox!, incidents, options.reconcile);
   const rules = buildRules(options.rules, options.retention);
   let stopping = false;
   let cancelTick: (() => void) | undefined;
@@ -96,7 +96,7 @@ export function startWatcher(
     if (options.onAlert !== undefined) {
       await applyFindings(rules, ruleContext(driver, names, now), incidents, options.onError);
       // In this evaluation, so that its alerts go out with it; it fails into a reconcile_failed incident, never a throw.
-      if (reconciling?.due(now) === true) await reconciling.run(now);
+      await reconcileIfDue?.(now);
       alerts = await sendOwed(incidents, options);
     }
     const retention = options.retention;

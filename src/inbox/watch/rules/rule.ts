@@ -1,5 +1,7 @@
 import type { Driver } from '../../../database/driver.js';
+import { listDeliveries } from '../../operate/read.js';
 import type { TableNames } from '../../schema/table-name.js';
+import type { ListOptions, ListPage } from '../../types.js';
 import { guardedQuery, type Finding, type GuardedQuery } from '../incidents.js';
 import type { AlertRule } from '../types.js';
 import { toDateOrNull } from '../../rows.js';
@@ -25,6 +27,22 @@ export const ruleContext = (driver: Driver, names: TableNames, now: Date): RuleC
   now,
   query: guardedQuery(driver, names),
 });
+
+/** Pages of 1,000 deliveries that `filter` picks, with their events: at most 50, a bound on what one evaluation reads. */
+export async function* deliveryPages({ driver, names }: RuleContext, filter: ListOptions): AsyncGenerator<ListPage> {
+  let after: string | undefined;
+  for (let page = 0; page < 50; page++) {
+    const listed = await listDeliveries(driver, names, {
+      ...filter,
+      includeEvents: true,
+      limit: 1000,
+      ...(after === undefined ? {} : { after }),
+    });
+    yield listed;
+    if (listed.next === undefined) return;
+    after = listed.next;
+  }
+}
 
 export const dateOf = (value: unknown): Date | undefined => toDateOrNull(value) ?? undefined;
 
