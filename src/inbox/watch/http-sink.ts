@@ -57,12 +57,8 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
  * ```
  */
 export function httpAlertSink(url: string | URL, options: HttpAlertSinkOptions = {}): (alert: Alert) => Promise<void> {
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    throw new TypeError('httpAlertSink expects an http(s) URL');
-  }
+  if (!URL.canParse(url)) throw new TypeError('httpAlertSink expects an http(s) URL');
+  const target = new URL(url);
   if (target.protocol !== 'http:' && target.protocol !== 'https:')
     throw new TypeError(`httpAlertSink expects an http(s) URL, got ${target.protocol}`);
   const timeoutMs = nonNegative('timeoutMs', options.timeoutMs, 5000);
