@@ -35,7 +35,7 @@ export type RefusalListener = (code: string) => void;
 
 /** How often counted refusals are written, in ms; a refusal waits at most this long in memory. */
 export const REFUSAL_FLUSH_MS = 5_000;
-/** Distinct (minute, code) pairs held while the database is away; past it, new pairs are dropped (and counted as dropped). */
+/** Distinct (minute, code) pairs held while the database is away; past it, new pairs are dropped. */
 const MAX_PENDING_KEYS = 10_000;
 const MINUTE_MS = 60_000;
 // The SDK's codes are short words; anything else is cut so that a row stays small.
@@ -53,7 +53,6 @@ export class RefusalRecorder {
   readonly #listeners = new Set<RefusalListener>();
   #timer: (() => void) | undefined;
   #flushing: Promise<void> | undefined;
-  #dropped = 0;
   readonly #sql: string;
 
   constructor(
@@ -89,17 +88,11 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   #hold(key: string, n: number): void {
     const held = this.#pending.get(key);
     if (held !== undefined || this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, (held ?? 0) + n);
-    else this.#dropped += n;
   }
 
   /** Refusals counted by this process since it started, per code (monotonic: an OpenTelemetry observable counter). */
   totals(): ReadonlyMap<string, number> {
     return new Map(this.#totals);
-  }
-
-  /** Refusals not written because the database was away too long (more than 10,000 minute-and-code pairs held). */
-  get dropped(): number {
-    return this.#dropped;
   }
 
   subscribe(listener: RefusalListener): () => void {

@@ -126,7 +126,7 @@ ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, started
 const WORKER_COLUMNS = `id, host, pid, started_at, last_seen_at, beat_ms, concurrency, mode, running,
   last_seen_at > now() - beat_ms * ${MISSED_BEATS} * interval '1 millisecond' AS live`;
 
-export function toWorkerInfo(row: Row): WorkerInfo {
+function toWorkerInfo(row: Row): WorkerInfo {
   return {
     id: String(row['id']),
     host: String(row['host']),

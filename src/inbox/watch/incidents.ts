@@ -100,19 +100,6 @@ export class Incidents {
     });
   }
 
-  /** Opens an incident for `finding`; `undefined` when one with its key is open already. */
-  async openFor(finding: Finding, now: Date): Promise<Alert | undefined> {
-    const rows = await this.#query(
-      `INSERT INTO ${this.#table} (rule, key, severity, since, opened_at, summary, fields)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (key) WHERE resolved_at IS NULL DO NOTHING
-       RETURNING ${COLUMNS}`,
-      [finding.rule, finding.key, finding.severity, finding.since, now, finding.summary, JSON.stringify(finding.fields)],
-      'opening an incident',
-    );
-    return rows[0] === undefined ? undefined : this.toAlert(rows[0]);
-  }
-
   /**
    * Brings the incidents of `open` (one rule's, as read before) in line with what was found now: a
    * finding with no open incident of its key opens one, one with an incident keeps its summary and
@@ -122,7 +109,14 @@ export class Incidents {
   async apply(open: readonly Row[], findings: readonly Finding[], now: Date, keep: (row: Row) => boolean = () => false): Promise<void> {
     for (const finding of findings) {
       const existing = open.find((row) => row['key'] === finding.key);
-      if (existing === undefined) await this.openFor(finding, now);
+      // DO NOTHING when an incident of its key is open already.
+      if (existing === undefined)
+        await this.#query(
+          `INSERT INTO ${this.#table} (rule, key, severity, since, opened_at, summary, fields) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (key) WHERE resolved_at IS NULL DO NOTHING`,
+          [finding.rule, finding.key, finding.severity, finding.since, now, finding.summary, JSON.stringify(finding.fields)],
+          'opening an incident',
+        );
       else
         await this.#query(
           `UPDATE ${this.#table} SET summary = $2, fields = $3 WHERE id = $1 AND resolved_at IS NULL`,
@@ -131,17 +125,14 @@ export class Incidents {
         );
     }
     const found = new Set(findings.map((finding) => finding.key));
-    for (const row of open) if (!found.has(String(row['key'])) && !keep(row)) await this.resolve(String(row['id']), now);
-  }
-
-  /** Resolves an open incident; `undefined` when it was resolved already. */
-  async resolve(id: string, now: Date): Promise<Alert | undefined> {
-    const rows = await this.#query(
-      `UPDATE ${this.#table} SET resolved_at = $2 WHERE id = $1 AND resolved_at IS NULL RETURNING ${COLUMNS}`,
-      [id, now],
-      'resolving an incident',
-    );
-    return rows[0] === undefined ? undefined : this.toAlert(rows[0]);
+    for (const row of open) {
+      if (found.has(String(row['key'])) || keep(row)) continue;
+      await this.#query(
+        `UPDATE ${this.#table} SET resolved_at = $2 WHERE id = $1 AND resolved_at IS NULL`,
+        [row['id'], now],
+        'resolving an incident',
+      );
+    }
   }
 
   /** Records that onAlert accepted this alert, so it is never sent again. */

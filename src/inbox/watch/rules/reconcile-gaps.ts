@@ -9,9 +9,6 @@ import { describeThrown } from '../../../shared/thrown.js';
 import { recordedOf } from '../../health/reconcile-gaps.js';
 import { formatDuration, formatTime, type Finding } from '../incidents.js';
 
-/** A gap's incident key: one per missing event (action, app, id), so a gap found again is the same incident. */
-export const gapKey = (gap: Pick<ReconcileGap, 'action' | 'app' | 'id'>) => `reconcile_gap:${gap.app}:${gap.action}:${gap.id}`;
-
 export function gapFinding(gap: ReconcileGap, now: Date): Finding {
   const { route, field, value, at } = gap.evidence;
   const proofAt = new Date(at);
@@ -21,7 +18,8 @@ export function gapFinding(gap: ReconcileGap, now: Date): Finding {
   return {
     rule: 'reconcile_gap',
     severity: 'critical',
-    key: gapKey(gap),
+    // One per missing event (action, app, id), so a gap found again is the same incident.
+    key: `reconcile_gap:${gap.app}:${gap.action}:${gap.id}`,
     since,
     summary:
       `${gap.app}: ${gap.action}${status} ${gap.id} was sent by the rack at ${formatTime(since, now)} and never arrived ` +
@@ -75,9 +73,8 @@ export function tokenFinding(client: RackClient, now: Date, expiryWarningMs: num
     key: 'reconcile_token',
     since: now,
     summary:
-      leftMs > 0
-        ? `the rack token of the scheduled reconcile expires at ${formatTime(expiry, now)} (in ${formatDuration(leftMs)}): mint a new read token and restart the watcher with it`
-        : `the rack token of the scheduled reconcile expired at ${formatTime(expiry, now)}: mint a new read token and restart the watcher with it`,
+      `the rack token of the scheduled reconcile ${leftMs > 0 ? 'expires' : 'expired'} at ${formatTime(expiry, now)}` +
+      `${leftMs > 0 ? ` (in ${formatDuration(leftMs)})` : ''}: mint a new read token and restart the watcher with it`,
     fields: { expiresAt: expiry.toISOString(), expiryWarningMs, rack: client.baseUrl },
   };
 }
