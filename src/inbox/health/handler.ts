@@ -98,11 +98,10 @@ export interface HealthEndpoints {
   readonly health: HealthEndpoint;
 }
 
-/** A check's outcome, rendered per request: `summary` for anyone, `detail` for those the application lets see it. */
+/** A check's outcome: `body` for those the application lets see the detail, its status and checks for anyone. */
 interface Answer {
-  readonly status: number;
-  readonly summary: string;
-  readonly detail: string;
+  readonly code: number;
+  readonly body: { readonly status: string; readonly checks?: unknown };
 }
 
 const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -115,9 +114,8 @@ type DetailFor = (request: unknown) => Promise<boolean>;
 
 function endpoint(answer: () => Promise<Answer>, detailFor: DetailFor): HealthEndpoint {
   return (async (request?: unknown, res?: unknown) => {
-    const [found, detail] = await Promise.all([answer(), detailFor(request)]);
-    const { status } = found;
-    const body = detail ? found.detail : found.summary;
+    const [{ code: status, body: shown }, detail] = await Promise.all([answer(), detailFor(request)]);
+    const body = JSON.stringify(detail ? shown : { status: shown.status, checks: shown.checks });
     if (isNodeResponse(res)) {
       res.writeHead(status, HEADERS);
       res.end(body);
@@ -154,13 +152,12 @@ function detailFor(option: HealthHandlerOptions<never>['detail']): DetailFor {
 
 /** Readiness once the process is shutting down: no database query, and a status of its own for the logs. */
 const SHUTTING_DOWN: Promise<Answer> = Promise.resolve({
-  status: 503,
-  summary: '{"status":"shutting_down","checks":{"shutdown":"failing"}}',
-  detail: JSON.stringify({
+  code: 503,
+  body: {
     status: 'shutting_down',
     checks: { shutdown: 'failing' },
     reasons: ['this process is shutting down: it still answers the deliveries that reach it, and takes no more once its drain ends'],
-  }),
+  },
 });
 
 function acceptingFor(option: HealthHandlerOptions<never>['ready']): () => boolean {
@@ -223,11 +220,7 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
     // A source of its own may leave the checks out: unknown then.
     const checks = found.checks ?? unchecked;
     logReady(status, found.ready && found.reasons.length === 0, checks, found.reasons);
-    return {
-      status: found.ready ? 200 : 503,
-      summary: JSON.stringify({ status, checks }),
-      detail: JSON.stringify({ status, checks, reasons: found.reasons }),
-    };
+    return { code: found.ready ? 200 : 503, body: { status, checks, reasons: found.reasons } };
   });
   const health = cached(cacheMs, async () => {
     const report = await inbox.health(healthOptions).catch((error: unknown): Pick<InboxHealth, 'status' | 'ok' | 'reasons' | 'checks'> => ({
@@ -237,13 +230,9 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
       checks: checkStates(HEALTH_CHECKS, new Set(), []),
     }));
     logHealth(report.status, report.status === 'ok', report.checks, report.reasons);
-    return {
-      status: report.ok ? 200 : 503,
-      summary: JSON.stringify({ status: report.status, checks: report.checks }),
-      detail: JSON.stringify(report),
-    };
+    return { code: report.ok ? 200 : 503, body: report };
   });
-  const live = Promise.resolve({ status: 200, summary: '{"status":"live"}', detail: '{"status":"live"}' });
+  const live = Promise.resolve({ code: 200, body: { status: 'live' } });
   return {
     live: endpoint(() => live, detailFor(false)),
     ready: endpoint(() => (accepting() ? storeReady() : SHUTTING_DOWN), detail),

@@ -1,3 +1,4 @@
+import { describeThrown } from '../../shared/thrown.js';
 import type { Alert } from './types.js';
 
 /** Options of {@link httpAlertSink}. */
@@ -85,11 +86,11 @@ export function httpAlertSink(url: string | URL, options: HttpAlertSinkOptions =
           failure =
             error instanceof Error && error.name === 'TimeoutError'
               ? `no answer within ${timeoutMs} ms`
-              : `request failed (${error instanceof Error ? error.message : String(error)})`;
+              : `request failed (${describeThrown(error)})`;
         }
       }
     } catch (error) {
-      failure = `could not build the body (${error instanceof Error ? error.message : String(error)})`;
+      failure = `could not build the body (${describeThrown(error)})`;
     }
     try {
       onError(new Error(`alert ${alert.key} (${alert.status}) not delivered: ${failure}`), alert);

@@ -1,5 +1,6 @@
 import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
+import { incidentFields } from '../operate/open-incidents.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { Alert, AlertRule, AlertSeverity } from './types.js';
 import { toDate, toDateOrNull } from '../rows.js';
@@ -76,7 +77,7 @@ export class Incidents {
       openedAt,
       resolvedAt,
       table: this.names.display,
-      fields: JSON.parse(String(row['fields'])) as Record<string, unknown>,
+      fields: incidentFields(row),
     };
   }
 
