@@ -48,7 +48,8 @@ const MAX_CODE_LENGTH = 64;
  * A write that fails puts its counts back for the next one.
  */
 export class RefusalRecorder {
-  readonly #pending = new Map<string, number>();
+  /** The counts not written yet, by `minute code`: `m` the minute's first ms, `c` the code, `n` the count. */
+  readonly #pending = new Map<string, { m: number; c: string; n: number }>();
   readonly #totals = new Map<string, number>();
   readonly #listeners = new Set<RefusalListener>();
   #timer: (() => void) | undefined;
@@ -72,7 +73,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   count(code: string): void {
     const text = typeof code === 'string' && code !== '' ? code.slice(0, MAX_CODE_LENGTH) : 'unknown';
     const minute = Math.floor(this.clock.date().getTime() / MINUTE_MS) * MINUTE_MS;
-    this.#hold(`${minute} ${text}`, 1);
+    this.#hold(minute, text, 1);
     this.#totals.set(text, (this.#totals.get(text) ?? 0) + 1);
     for (const listener of this.#listeners) {
       try {
@@ -85,9 +86,10 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   }
 
   /** Adds `n` to a minute and code held for the next write; past {@link MAX_PENDING_KEYS} pairs, a new one is dropped. */
-  #hold(key: string, n: number): void {
-    const held = this.#pending.get(key);
-    if (held !== undefined || this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, (held ?? 0) + n);
+  #hold(m: number, c: string, n: number): void {
+    const held = this.#pending.get(`${m} ${c}`);
+    if (held !== undefined) held.n += n;
+    else if (this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(`${m} ${c}`, { m, c, n });
   }
 
   /** Refusals counted by this process since it started, per code (monotonic: an OpenTelemetry observable counter). */
@@ -105,10 +107,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   async flush(): Promise<void> {
     while (this.#flushing !== undefined) await this.#flushing;
     if (this.#pending.size === 0) return;
-    const batch = [...this.#pending].map(([key, n]) => {
-      const space = key.indexOf(' ');
-      return { m: Number(key.slice(0, space)), c: key.slice(space + 1), n };
-    });
+    const batch = [...this.#pending.values()];
     this.#pending.clear();
     this.#flushing = this.driver
       .query(this.#sql, [JSON.stringify(batch)])
@@ -116,7 +115,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
         () => undefined,
         () => {
           // Back into memory for the next write; the timer runs again.
-          for (const { m, c, n } of batch) this.#hold(`${m} ${c}`, n);
+          for (const { m, c, n } of batch) this.#hold(m, c, n);
           this.#arm();
         },
       )

@@ -53,14 +53,12 @@ export const incidentOf = (row: Row): Pick<Alert, 'rule' | 'severity' | 'key' | 
 /** The incidents table: open incidents, their resolution, and which alerts onAlert has accepted. */
 export class Incidents {
   readonly #table: string;
-  readonly #query: GuardedQuery;
 
   constructor(
-    driver: Driver,
+    private readonly query: GuardedQuery,
     private readonly names: TableNames,
   ) {
     this.#table = watchTables(names).incidents;
-    this.#query = guardedQuery(driver, names);
   }
 
   toAlert(row: Row): Alert {
@@ -83,12 +81,12 @@ export class Incidents {
 
   /** Open incidents, oldest first. */
   async open(): Promise<Row[]> {
-    return this.#query(`SELECT ${COLUMNS} FROM ${this.#table} WHERE resolved_at IS NULL ORDER BY id`, [], 'reading open incidents');
+    return this.query(`SELECT ${COLUMNS} FROM ${this.#table} WHERE resolved_at IS NULL ORDER BY id`, [], 'reading open incidents');
   }
 
   /** Alerts onAlert has not accepted yet (it threw, or the process stopped before it was called). */
   async unsent(): Promise<Alert[]> {
-    const rows = await this.#query(
+    const rows = await this.query(
       `SELECT ${COLUMNS} FROM ${this.#table} WHERE NOT open_sent OR (resolved_at IS NOT NULL AND NOT resolve_sent) ORDER BY id`,
       [],
       'reading unsent alerts',
@@ -112,14 +110,14 @@ export class Incidents {
       const existing = open.find((row) => row['key'] === finding.key);
       // DO NOTHING when an incident of its key is open already.
       if (existing === undefined)
-        await this.#query(
+        await this.query(
           `INSERT INTO ${this.#table} (rule, key, severity, since, opened_at, summary, fields) VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT (key) WHERE resolved_at IS NULL DO NOTHING`,
           [finding.rule, finding.key, finding.severity, finding.since, now, finding.summary, JSON.stringify(finding.fields)],
           'opening an incident',
         );
       else
-        await this.#query(
+        await this.query(
           `UPDATE ${this.#table} SET summary = $2, fields = $3 WHERE id = $1 AND resolved_at IS NULL`,
           [existing['id'], finding.summary, JSON.stringify(finding.fields)],
           'updating an incident',
@@ -128,7 +126,7 @@ export class Incidents {
     const found = new Set(findings.map((finding) => finding.key));
     for (const row of open) {
       if (found.has(String(row['key'])) || keep(row)) continue;
-      await this.#query(
+      await this.query(
         `UPDATE ${this.#table} SET resolved_at = $2 WHERE id = $1 AND resolved_at IS NULL`,
         [row['id'], now],
         'resolving an incident',
@@ -139,6 +137,6 @@ export class Incidents {
   /** Records that onAlert accepted this alert, so it is never sent again. */
   async sent(alert: Alert): Promise<void> {
     const column = alert.status === 'open' ? 'open_sent' : 'resolve_sent';
-    await this.#query(`UPDATE ${this.#table} SET ${column} = true WHERE id = $1`, [alert.incidentId], 'recording a sent alert');
+    await this.query(`UPDATE ${this.#table} SET ${column} = true WHERE id = $1`, [alert.incidentId], 'recording a sent alert');
   }
 }

@@ -1,6 +1,5 @@
-import type { Driver } from '../../database/driver.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
-import { guardedQuery } from './incidents.js';
+import type { GuardedQuery } from './incidents.js';
 
 /**
  * A lease row names the one watcher that evaluates and prunes. Taking it is one upsert that
@@ -8,9 +7,8 @@ import { guardedQuery } from './incidents.js';
  * on PostgreSQL as on PGlite, without holding a connection (as a session advisory lock would).
  * Times come from the watcher's clock, so a test clock drives expiry too.
  */
-export function watchLease(driver: Driver, names: TableNames, holder: string, durationMs: number) {
+export function watchLease(query: GuardedQuery, names: TableNames, holder: string, durationMs: number) {
   const table = watchTables(names).leases;
-  const query = guardedQuery(driver, names);
   return {
     /** Takes or renews the lease; resolves whether this watcher holds it until `now + durationMs`. */
     async take(now: Date): Promise<boolean> {
@@ -26,7 +24,7 @@ export function watchLease(driver: Driver, names: TableNames, holder: string, du
     },
     /** Gives the lease up, so that another watcher takes over at its next evaluation. */
     async release(): Promise<void> {
-      await driver.query(`DELETE FROM ${table} WHERE name = $1 AND holder = $2`, ['watch', holder]);
+      await query(`DELETE FROM ${table} WHERE name = $1 AND holder = $2`, ['watch', holder], 'giving the watch lease up');
     },
   };
 }

@@ -4,12 +4,12 @@ import { runRetentionPass } from '../retention/prune-pass.js';
 import type { RetentionResult } from '../retention/options.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { ReconcileInbox } from '../../reconcile/types.js';
-import { Incidents, type Finding } from './incidents.js';
+import { guardedQuery, Incidents, type Finding } from './incidents.js';
 import { watchLease } from './lease.js';
 import { resolveWatchOptions, type ResolvedWatchOptions } from './options.js';
 import { scheduledReconcile } from './reconcile-pass.js';
 import { buildRules } from './rules/index.js';
-import { ruleContext, type Rule, type RuleContext } from './rules/rule.js';
+import type { Rule, RuleContext } from './rules/rule.js';
 import type { Alert, CheckResult, WatchOptions, Watcher } from './types.js';
 
 const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
@@ -65,8 +65,9 @@ export function startWatcher(
   inbox?: ReconcileInbox,
 ): Watcher {
   const options = resolveWatchOptions(watchOptions, clock);
-  const lease = watchLease(driver, names, options.watcherId, options.leaseMs);
-  const incidents = new Incidents(driver, names);
+  const query = guardedQuery(driver, names);
+  const lease = watchLease(query, names, options.watcherId, options.leaseMs);
+  const incidents = new Incidents(query, names);
   if (options.reconcile !== undefined && inbox === undefined) throw new TypeError('reconcile needs the inbox: call inbox.watch()');
   const reconcileIfDue = options.reconcile === undefined ? undefined : scheduledReconcile(inbox!, incidents, options.reconcile);
   const rules = buildRules(options.rules, options.retention);
@@ -94,7 +95,7 @@ export function startWatcher(
     if (stopping || !(await lease.take(now))) return { evaluated: false, alerts: [] };
     let alerts: Alert[] = [];
     if (options.onAlert !== undefined) {
-      await applyFindings(rules, ruleContext(driver, names, now), incidents, options.onError);
+      await applyFindings(rules, { driver, names, now, query }, incidents, options.onError);
       // In this evaluation, so that its alerts go out with it; it fails into a reconcile_failed incident, never a throw.
       await reconcileIfDue?.(now);
       alerts = await sendOwed(incidents, options);

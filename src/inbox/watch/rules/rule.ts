@@ -2,7 +2,7 @@ import type { Driver } from '../../../database/driver.js';
 import { listDeliveries } from '../../operate/read.js';
 import type { TableNames } from '../../schema/table-name.js';
 import type { ListOptions, ListPage } from '../../types.js';
-import { guardedQuery, type Finding, type GuardedQuery } from '../incidents.js';
+import type { Finding, GuardedQuery } from '../incidents.js';
 import type { AlertRule } from '../types.js';
 import { toDateOrNull } from '../../rows.js';
 
@@ -20,13 +20,6 @@ export interface Rule {
   readonly name: AlertRule;
   evaluate(context: RuleContext): Promise<Omit<Finding, 'rule'>[]>;
 }
-
-export const ruleContext = (driver: Driver, names: TableNames, now: Date): RuleContext => ({
-  driver,
-  names,
-  now,
-  query: guardedQuery(driver, names),
-});
 
 /** Pages of 1,000 deliveries that `filter` picks, with their events: at most 50, a bound on what one evaluation reads. */
 export async function* deliveryPages({ driver, names }: RuleContext, filter: ListOptions): AsyncGenerator<ListPage> {
