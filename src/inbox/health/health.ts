@@ -180,11 +180,10 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
   if (schema.version === null || schema.version < 4)
     return verdict({ ...emptyHealth(checkedAt, schema), database: { reachable: true } }, new Set(['database', 'schema']), findings);
 
-  let stats: InboxStats, list: WorkerInfo[], byCode: RefusalCount[], gaps: OpenLogGap[] | undefined;
-  let reconciled: ReconcileStatus | undefined;
   const query = (text: string, params?: readonly unknown[]) => driver.query(text, params ?? []);
+  let read;
   try {
-    [stats, list, byCode, gaps, reconciled] = await Promise.all([
+    read = await Promise.all([
       deliveryStats(driver, names),
       listWorkers(driver, names),
       readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }, clock) as Promise<RefusalCount[]>,
@@ -194,6 +193,7 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
   } catch (error) {
     return failed(error, findings);
   }
+  const [stats, list, byCode, gaps, reconciled] = read;
   const live = list.filter((worker) => worker.live).length;
   const total = byCode.reduce((sum, refusal) => sum + refusal.count, 0);
   const found = (check: HealthCheckName, severity: CheckFinding['severity'], text: string) => findings.push({ check, severity, text });

@@ -1,6 +1,7 @@
 import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
-import { incidentFields } from '../operate/open-incidents.js';
+import { incidentFields, readOpenIncidents } from '../operate/open-incidents.js';
+import type { Query } from '../operate/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { Alert, AlertRule, AlertSeverity } from './types.js';
 import { toDate, toDateOrNull } from '../rows.js';
@@ -40,8 +41,11 @@ export const guardedQuery =
     }
   };
 
-/** What every view of an incident shows, from its row (`fields` aside, which may be long). */
-export const incidentOf = (row: Row): Pick<Alert, 'rule' | 'severity' | 'key' | 'summary' | 'since' | 'openedAt'> => ({
+/** One open incident, as a person reads it: no fields, which may be long (delivery ids). */
+export type OpenAlert = Pick<Alert, 'rule' | 'severity' | 'key' | 'summary' | 'since' | 'openedAt'>;
+
+/** What every view of an incident shows, from its row. */
+const incidentOf = (row: Row): OpenAlert => ({
   rule: String(row['rule']) as AlertRule,
   severity: String(row['severity']) as AlertSeverity,
   key: String(row['key']),
@@ -49,6 +53,20 @@ export const incidentOf = (row: Row): Pick<Alert, 'rule' | 'severity' | 'key' | 
   since: toDate(row['since']),
   openedAt: toDate(row['opened_at']),
 });
+
+/**
+ * The alerts open now, read without a running watcher (any process's watcher opened them), for
+ * `rack-webhooks inbox stats` and the console's stats view: critical first, then oldest first;
+ * `undefined` when the schema is from before the incidents table (version 6).
+ */
+export async function readOpenAlerts(query: Query, names: TableNames): Promise<OpenAlert[] | undefined> {
+  try {
+    const columns = 'rule, key, severity, summary, since, opened_at';
+    return (await readOpenIncidents(query, names, columns, 'true', "severity = 'critical' DESC, id"))?.map(incidentOf);
+  } catch (error) {
+    throw inboxError(error, names.display, 'reading open alerts');
+  }
+}
 
 /** The incidents table: open incidents, their resolution, and which alerts onAlert has accepted. */
 export class Incidents {
