@@ -37,7 +37,8 @@ export type { RetainedState, RetentionOptions, RetentionResult } from './inbox/r
 export { DEFAULT_TABLE } from './inbox/schema/table-name.js';
 export { healthHandler } from './inbox/health/handler.js';
 export type { HealthEndpoint, HealthEndpoints, HealthHandlerOptions, HealthSource, NodeResponse } from './inbox/health/handler.js';
-export type { HealthOptions, HealthStatus, InboxHealth, InboxReadiness } from './inbox/health/health.js';
+export type { HealthOptions, HealthStatus, InboxHealth } from './inbox/health/health.js';
+export type { InboxReadiness } from './inbox/health/readiness.js';
 export type { HealthCheckName, HealthCheckState, HealthChecks, ReadinessCheckName, ReadinessChecks } from './inbox/health/checks.js';
 export type { HealthLogger, HealthLogRecord } from './inbox/health/probe-log.js';
 export type { LogGapEvidence, OpenLogGap } from './inbox/health/log-gaps.js';

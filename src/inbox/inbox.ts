@@ -4,7 +4,8 @@
  */
 import type { DeliveryInbox } from '../receiver/inbox-contract.js';
 import type { Receiver } from '../receiver/types.js';
-import type { HealthOptions, InboxHealth, InboxReadiness } from './health/health.js';
+import type { HealthOptions, InboxHealth } from './health/health.js';
+import type { InboxReadiness } from './health/readiness.js';
 import type { RefusalCount, RefusalListener, RefusalMinute, RefusalQuery } from './health/refusals.js';
 import type { WorkerInfo } from './health/workers.js';
 import type { DeliveryFilter, InboxStats, ListOptions, ListPage, MigrateResult, StoredDeliveryDetail } from './types.js';

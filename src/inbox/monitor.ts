@@ -5,7 +5,8 @@
  */
 import type { Clock } from './clock.js';
 import type { Driver } from '../database/driver.js';
-import { checkHealth, checkReadiness } from './health/health.js';
+import { checkHealth } from './health/health.js';
+import { checkReadiness } from './health/readiness.js';
 import { readLogGaps, type OpenLogGap } from './health/log-gaps.js';
 import { readRefusals, type RefusalQuery, type RefusalRecorder } from './health/refusals.js';
 import { listWorkers } from './health/workers.js';

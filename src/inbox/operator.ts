@@ -2,7 +2,7 @@
  * The operator port: what a person operating an inbox reads and changes, and all that the CLI and
  * the console use of it (through src/inbox/facade/). Its statements live in operate/, the one
  * folder of statements over deliveries (health/ and watch/ read through it too); the open
- * alerts are the incidents the watcher keeps (watch/open-alerts.ts), read without a watcher.
+ * alerts are the incidents the watcher keeps (watch/incidents.ts), read without a watcher.
  */
 import type { Driver } from '../database/driver.js';
 import type { Inbox } from './inbox.js';
@@ -12,7 +12,7 @@ import { readHistory, type HistorySpan, type InboxHistory } from './operate/hist
 import type { Query } from './operate/query.js';
 import { deliveryStats, getDelivery, listDeliveries } from './operate/read.js';
 import type { TableNames } from './schema/table-name.js';
-import { readOpenAlerts, type OpenAlert } from './watch/open-alerts.js';
+import { readOpenAlerts, type OpenAlert } from './watch/incidents.js';
 
 /** The public `Inbox`'s reads and changes (documented there), and what the tools read besides. */
 export type InboxOperator = Pick<Inbox, 'table' | 'list' | 'get' | 'retry' | 'replay' | 'stats' | 'prune'> & {

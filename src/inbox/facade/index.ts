@@ -39,7 +39,7 @@ export type { ReconcileStatus } from '../health/reconcile-gaps.js';
 export type { RefusalCount } from '../health/refusals.js';
 export type { WorkerInfo } from '../health/workers.js';
 export { formatTime } from '../watch/incidents.js';
-export type { OpenAlert } from '../watch/open-alerts.js';
+export type { OpenAlert } from '../watch/incidents.js';
 
 // The inbox's clock, for the console's polls (a test drives them).
 export { systemClock, type Clock } from '../clock.js';

@@ -50,14 +50,8 @@ export function checkStates<Name extends HealthCheckName>(
 ): Record<Name, HealthCheckState> {
   const states = {} as Record<Name, HealthCheckState>;
   for (const name of names) {
-    const own = findings.filter((finding) => finding.check === name);
-    states[name] = own.some((finding) => finding.severity === 'failing')
-      ? 'failing'
-      : own.length > 0
-        ? 'warning'
-        : ran.has(name)
-          ? 'ok'
-          : 'unknown';
+    const own = findings.filter((finding) => finding.check === name).map((finding) => finding.severity);
+    states[name] = own.includes('failing') ? 'failing' : own.length > 0 ? 'warning' : ran.has(name) ? 'ok' : 'unknown';
   }
   return states;
 }

@@ -1,6 +1,6 @@
-import { boundedReadiness } from './bounded-readiness.js';
-import { checkStates, HEALTH_CHECKS, READINESS_CHECKS, type HealthCheckState } from './checks.js';
-import type { HealthOptions, InboxHealth, InboxReadiness } from './health.js';
+import { checkStates, HEALTH_CHECKS, READINESS_CHECKS } from './checks.js';
+import { boundMs, maxPendingAge, type HealthOptions, type InboxHealth } from './health.js';
+import { boundedReadiness, type InboxReadiness } from './readiness.js';
 import { verdictLog, type HealthLogger } from './probe-log.js';
 
 /** What {@link healthHandler} needs of an inbox. */
@@ -98,11 +98,10 @@ export interface HealthEndpoints {
   readonly health: HealthEndpoint;
 }
 
-/** A check's outcome, rendered per request: `summary` for anyone, `detail` for those the application lets see it. */
+/** A check's outcome: `body` for those the application lets see the detail, its status and checks for anyone. */
 interface Answer {
-  readonly status: number;
-  readonly summary: string;
-  readonly detail: string;
+  readonly code: number;
+  readonly body: { readonly status: string; readonly checks?: unknown };
 }
 
 const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -115,9 +114,8 @@ type DetailFor = (request: unknown) => Promise<boolean>;
 
 function endpoint(answer: () => Promise<Answer>, detailFor: DetailFor): HealthEndpoint {
   return (async (request?: unknown, res?: unknown) => {
-    const [found, detail] = await Promise.all([answer(), detailFor(request)]);
-    const { status } = found;
-    const body = detail ? found.detail : found.summary;
+    const [{ code: status, body: shown }, detail] = await Promise.all([answer(), detailFor(request)]);
+    const body = JSON.stringify(detail ? shown : { status: shown.status, checks: shown.checks });
     if (isNodeResponse(res)) {
       res.writeHead(status, HEADERS);
       res.end(body);
@@ -152,17 +150,14 @@ function detailFor(option: HealthHandlerOptions<never>['detail']): DetailFor {
       );
 }
 
-const UNKNOWN: HealthCheckState = 'unknown';
-
 /** Readiness once the process is shutting down: no database query, and a status of its own for the logs. */
 const SHUTTING_DOWN: Promise<Answer> = Promise.resolve({
-  status: 503,
-  summary: '{"status":"shutting_down","checks":{"shutdown":"failing"}}',
-  detail: JSON.stringify({
+  code: 503,
+  body: {
     status: 'shutting_down',
     checks: { shutdown: 'failing' },
     reasons: ['this process is shutting down: it still answers the deliveries that reach it, and takes no more once its drain ends'],
-  }),
+  },
 });
 
 function acceptingFor(option: HealthHandlerOptions<never>['ready']): () => boolean {
@@ -204,16 +199,10 @@ function acceptingFor(option: HealthHandlerOptions<never>['ready']): () => boole
 export function healthHandler<Request = unknown>(inbox: HealthSource, options: HealthHandlerOptions<Request> = {}): HealthEndpoints {
   if (typeof inbox?.health !== 'function' || typeof inbox.readiness !== 'function')
     throw new TypeError('healthHandler expects an inbox from createInbox()');
-  const cacheMs = options.cacheMs ?? 1000;
-  if (!(cacheMs >= 0) || !Number.isFinite(cacheMs))
-    throw new RangeError(`cacheMs must be a finite number of ms >= 0, got ${String(cacheMs)}`);
-  const readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
-  if (!(readyTimeoutMs > 0) || !Number.isFinite(readyTimeoutMs))
-    throw new RangeError(`readyTimeoutMs must be a finite number of ms > 0, got ${String(readyTimeoutMs)}`);
+  const cacheMs = boundMs('cacheMs', options.cacheMs, 1000, true);
+  const readyTimeoutMs = boundMs('readyTimeoutMs', options.readyTimeoutMs, 15_000);
   const { cacheMs: _cache, readyTimeoutMs: _bound, detail: _detail, logger: _logger, ready: _ready, ...healthOptions } = options;
-  const maxPendingAgeMs = healthOptions.maxPendingAgeMs;
-  if (maxPendingAgeMs !== undefined && (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs)))
-    throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(maxPendingAgeMs)}`);
+  maxPendingAge(healthOptions);
   const detail = detailFor(options.detail as HealthHandlerOptions<never>['detail']);
   const logReady = verdictLog('ready', options.logger);
   const logHealth = verdictLog('health', options.logger);
@@ -221,19 +210,17 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
   const accepting = acceptingFor(options.ready);
   const readiness = boundedReadiness(() => inbox.readiness(), readyTimeoutMs);
   const storeReady = cached(cacheMs, async () => {
+    const unchecked = checkStates(READINESS_CHECKS, new Set(), []);
     const found = await readiness().catch((error: unknown): InboxReadiness => ({
       ready: false,
       reasons: [error instanceof Error ? error.message : 'the readiness check failed'],
-      checks: checkStates(READINESS_CHECKS, new Set(), []),
+      checks: unchecked,
     }));
     const status = found.ready ? 'ready' : 'not_ready';
-    const checks = found.checks ?? { database: UNKNOWN, schema: UNKNOWN };
+    // A source of its own may leave the checks out: unknown then.
+    const checks = found.checks ?? unchecked;
     logReady(status, found.ready && found.reasons.length === 0, checks, found.reasons);
-    return {
-      status: found.ready ? 200 : 503,
-      summary: JSON.stringify({ status, checks }),
-      detail: JSON.stringify({ status, checks, reasons: found.reasons }),
-    };
+    return { code: found.ready ? 200 : 503, body: { status, checks, reasons: found.reasons } };
   });
   const health = cached(cacheMs, async () => {
     const report = await inbox.health(healthOptions).catch((error: unknown): Pick<InboxHealth, 'status' | 'ok' | 'reasons' | 'checks'> => ({
@@ -243,18 +230,11 @@ export function healthHandler<Request = unknown>(inbox: HealthSource, options: H
       checks: checkStates(HEALTH_CHECKS, new Set(), []),
     }));
     logHealth(report.status, report.status === 'ok', report.checks, report.reasons);
-    return {
-      status: report.ok ? 200 : 503,
-      summary: JSON.stringify({ status: report.status, checks: report.checks }),
-      detail: JSON.stringify(report),
-    };
+    return { code: report.ok ? 200 : 503, body: report };
   });
-  const live = Promise.resolve({ status: 200, summary: '{"status":"live"}', detail: '{"status":"live"}' });
+  const live = Promise.resolve({ code: 200, body: { status: 'live' } });
   return {
-    live: endpoint(
-      () => live,
-      () => Promise.resolve(false),
-    ),
+    live: endpoint(() => live, detailFor(false)),
     ready: endpoint(() => (accepting() ? storeReady() : SHUTTING_DOWN), detail),
     health: endpoint(health, detail),
   };

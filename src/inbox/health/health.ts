@@ -5,16 +5,9 @@ import { deliveryStats } from '../operate/read.js';
 import { LATEST_VERSION } from '../schema/migrations.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { InboxStats } from '../types.js';
-import {
-  checkStates,
-  HEALTH_CHECKS,
-  READINESS_CHECKS,
-  type CheckFinding,
-  type HealthCheckName,
-  type HealthChecks,
-  type ReadinessChecks,
-} from './checks.js';
+import { checkStates, HEALTH_CHECKS, type CheckFinding, type HealthCheckName, type HealthChecks } from './checks.js';
 import { readLogGaps, type OpenLogGap } from './log-gaps.js';
+import { schemaReasons, schemaVersion } from './readiness.js';
 import { readReconcileStatus, type ReconcileStatus } from './reconcile-gaps.js';
 import { readRefusals, type RefusalCount } from './refusals.js';
 import { listWorkers, type WorkerInfo } from './workers.js';
@@ -105,17 +98,17 @@ export interface InboxHealth {
   readonly reconcile: ReconcileStatus | null;
 }
 
-/** What `inbox.readiness()` answers. */
-export interface InboxReadiness {
-  /** The database answers and the schema is this package's. */
-  readonly ready: boolean;
-  /** Why not, one sentence each; empty when ready. */
-  readonly reasons: readonly string[];
-  /** The state of `database` and `schema`: what `healthHandler`'s readiness shows anyone. */
-  readonly checks: ReadinessChecks;
+const DEFAULT_MAX_PENDING_AGE_MS = 15 * 60_000;
+
+/** A bound in ms: `fallback` when left out, else a finite number above 0 (or from 0, with `zero`). */
+export function boundMs(name: string, value: number | undefined, fallback: number, zero = false): number {
+  const resolved = value ?? fallback;
+  if (!(zero ? resolved >= 0 : resolved > 0) || !Number.isFinite(resolved))
+    throw new RangeError(`${name} must be a finite number of ms ${zero ? '>=' : '>'} 0, got ${String(resolved)}`);
+  return resolved;
 }
 
-const DEFAULT_MAX_PENDING_AGE_MS = 15 * 60_000;
+export const maxPendingAge = (options: HealthOptions) => boundMs('maxPendingAgeMs', options.maxPendingAgeMs, DEFAULT_MAX_PENDING_AGE_MS);
 
 function minutes(ms: number): string {
   if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
@@ -127,60 +120,12 @@ function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** The schema version recorded in the migrations table; null when there is none. */
-async function schemaVersion(driver: Driver, names: TableNames): Promise<number | null> {
-  try {
-    const [row] = await driver.query(`SELECT max(version) AS version FROM ${names.migrations}`);
-    return row?.['version'] === null || row?.['version'] === undefined ? null : Number(row['version']);
-  } catch (error) {
-    if (inboxError(error, names.display, 'reading the schema version').code === 'inbox_not_migrated') return null;
-    throw error;
-  }
-}
-
-/** A cheap check for readiness probes: the database answers and the schema is this package's. */
-export async function checkReadiness(driver: Driver, names: TableNames): Promise<InboxReadiness> {
-  let version: number | null;
-  try {
-    version = await schemaVersion(driver, names);
-  } catch (error) {
-    const text = inboxError(error, names.display, 'checking readiness').message;
-    return {
-      ready: false,
-      reasons: [text],
-      checks: checkStates(READINESS_CHECKS, new Set(), [{ check: 'database', severity: 'failing', text }]),
-    };
-  }
-  const findings = schemaReasons(names, version);
-  const failing = findings.filter((finding) => finding.severity === 'failing');
-  return {
-    ready: failing.length === 0,
-    reasons: failing.map((finding) => finding.text),
-    checks: checkStates(READINESS_CHECKS, new Set(READINESS_CHECKS), findings),
-  };
-}
-
-function schemaReasons(names: TableNames, version: number | null): CheckFinding[] {
-  const migrate = 'run inbox.migrate() or rack-webhooks inbox migrate';
-  const found = (severity: CheckFinding['severity'], text: string): CheckFinding[] => [{ check: 'schema', severity, text }];
-  if (version === null) return found('failing', `the inbox table ${names.display} was never migrated: ${migrate}`);
-  if (version < LATEST_VERSION)
-    return found('failing', `the schema is at version ${version}, this package needs ${LATEST_VERSION}: ${migrate}`);
-  if (version > LATEST_VERSION)
-    return found(
-      'warning',
-      `the schema is at version ${version}, newer than this package's ${LATEST_VERSION}: upgrade rack-webhooks in this process`,
-    );
-  return [];
-}
-
 /** The parts of a report that no check filled in. */
 function emptyHealth(checkedAt: Date, schema: InboxHealth['schema']) {
-  const none = { live: 0, gone: 0, list: [] };
   return {
     checkedAt,
     schema,
-    workers: none,
+    workers: { live: 0, gone: 0, list: [] },
     stats: null,
     oldestPendingAgeMs: null,
     dead: 0,
@@ -211,12 +156,9 @@ export function failedHealth(
 }
 
 export async function checkHealth(driver: Driver, names: TableNames, options: HealthOptions, clock: Clock): Promise<InboxHealth> {
-  const maxPendingAgeMs = options.maxPendingAgeMs ?? DEFAULT_MAX_PENDING_AGE_MS;
-  if (!(maxPendingAgeMs > 0) || !Number.isFinite(maxPendingAgeMs))
-    throw new RangeError(`maxPendingAgeMs must be a finite number of ms > 0, got ${String(options.maxPendingAgeMs)}`);
+  const maxPendingAgeMs = maxPendingAge(options);
   const checkedAt = clock.date();
   const schema = { version: null as number | null, expected: LATEST_VERSION, current: false, newerThanPackage: false };
-  const empty = emptyHealth(checkedAt, schema);
   const failed = (error: unknown, found: readonly CheckFinding[] = []): InboxHealth => {
     const wrapped = inboxError(error, names.display, 'checking health');
     return failedHealth(wrapped.message, wrapped.code !== 'inbox_unavailable', {
@@ -236,31 +178,50 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
   const findings = schemaReasons(names, schema.version);
   // Version 4 brought the workers and refusals tables: below it (or unmigrated) there is nothing more to read.
   if (schema.version === null || schema.version < 4)
-    return verdict({ ...empty, database: { reachable: true } }, new Set(['database', 'schema']), findings);
+    return verdict({ ...emptyHealth(checkedAt, schema), database: { reachable: true } }, new Set(['database', 'schema']), findings);
 
-  let stats: InboxStats, list: WorkerInfo[], byCode: RefusalCount[], gaps: OpenLogGap[] | undefined;
-  let reconciled: ReconcileStatus | undefined;
+  const query = (text: string, params?: readonly unknown[]) => driver.query(text, params ?? []);
+  let read;
   try {
-    [stats, list, byCode, gaps, reconciled] = await Promise.all([
+    read = await Promise.all([
       deliveryStats(driver, names),
       listWorkers(driver, names),
       readRefusals(driver, names, { since: new Date(checkedAt.getTime() - 3_600_000) }, clock) as Promise<RefusalCount[]>,
-      readLogGaps((text, params) => driver.query(text, params ?? []), names),
-      readReconcileStatus((text, params) => driver.query(text, params ?? []), names),
+      readLogGaps(query, names),
+      readReconcileStatus(query, names),
     ]);
   } catch (error) {
     return failed(error, findings);
   }
+  const [stats, list, byCode, gaps, reconciled] = read;
   const live = list.filter((worker) => worker.live).length;
   const total = byCode.reduce((sum, refusal) => sum + refusal.count, 0);
-  findings.push(...activityFindings(stats, live, byCode, maxPendingAgeMs));
+  const found = (check: HealthCheckName, severity: CheckFinding['severity'], text: string) => findings.push({ check, severity, text });
+  const waiting = stats.pending + stats.running;
+  const oldest = stats.oldestPendingAgeMs;
+  // What the rows say: workers, backlog, dead deliveries, refusals.
+  if (live === 0 && waiting > 0)
+    found('workers', 'failing', `${plural(waiting, 'delivery', 'deliveries')} waiting and no worker is running`);
+  if (oldest !== null && oldest > maxPendingAgeMs)
+    found('backlog', 'failing', `the oldest pending delivery has waited ${minutes(oldest)} (more than ${minutes(maxPendingAgeMs)})`);
+  if (live === 0 && waiting === 0) found('workers', 'warning', 'no worker is running: new deliveries will wait until one starts');
+  if (stats.dead > 0)
+    found('dead', 'warning', `${plural(stats.dead, 'dead delivery', 'dead deliveries')}: retry with inbox.retry() once fixed`);
+  if (total > 0) {
+    const codes = byCode.map((r) => `${r.code} ${r.count}`).join(', ');
+    found('refusals', 'warning', `${plural(total, 'refused delivery', 'refused deliveries')} in the last hour (${codes})`);
+  }
   if (gaps !== undefined && gaps.length > 0)
-    findings.push({
-      check: 'gaps',
-      severity: 'warning',
-      text: `${plural(gaps.length, 'event')} the rack sent never arrived: ${gaps[0]!.summary}`,
-    });
-  findings.push(...reconcileFindings(reconciled));
+    found('gaps', 'warning', `${plural(gaps.length, 'event')} the rack sent never arrived: ${gaps[0]!.summary}`);
+  // The scheduled reconcile's gaps and troubles, under the `gaps` check too: events lost, or no longer looked for.
+  for (const problem of reconciled?.problems ?? []) found('gaps', 'warning', problem.summary);
+  const proven = reconciled?.gaps ?? [];
+  if (proven.length > 0)
+    found(
+      'gaps',
+      'warning',
+      `${plural(proven.length, 'event')} the rack's API proves it sent never arrived (scheduled reconcile): ${proven[0]!.summary}`,
+    );
   return verdict(
     {
       checkedAt,
@@ -268,7 +229,7 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
       database: { reachable: true },
       workers: { live, gone: list.length - live, list },
       stats,
-      oldestPendingAgeMs: stats.oldestPendingAgeMs,
+      oldestPendingAgeMs: oldest,
       dead: stats.dead,
       refusalsLastHour: { total, byCode },
       logGaps: gaps ?? null,
@@ -277,53 +238,6 @@ export async function checkHealth(driver: Driver, names: TableNames, options: He
     new Set(HEALTH_CHECKS.filter((check) => check !== 'gaps' || gaps !== undefined)),
     findings,
   );
-}
-
-/** The scheduled reconcile's gaps and troubles, under the `gaps` check: events lost, or no longer looked for. */
-function reconcileFindings(status: ReconcileStatus | undefined): CheckFinding[] {
-  if (status === undefined) return [];
-  const findings: CheckFinding[] = status.problems.map((problem) => ({ check: 'gaps', severity: 'warning', text: problem.summary }));
-  if (status.gaps.length > 0)
-    findings.push({
-      check: 'gaps',
-      severity: 'warning',
-      text: `${plural(status.gaps.length, 'event')} the rack's API proves it sent never arrived (scheduled reconcile): ${status.gaps[0]!.summary}`,
-    });
-  return findings;
-}
-
-/** What the rows say: workers, backlog, dead deliveries, refusals. */
-function activityFindings(stats: InboxStats, live: number, byCode: readonly RefusalCount[], maxPendingAgeMs: number): CheckFinding[] {
-  const findings: CheckFinding[] = [];
-  const waiting = stats.pending + stats.running;
-  const total = byCode.reduce((sum, refusal) => sum + refusal.count, 0);
-  if (live === 0 && waiting > 0)
-    findings.push({
-      check: 'workers',
-      severity: 'failing',
-      text: `${plural(waiting, 'delivery', 'deliveries')} waiting and no worker is running`,
-    });
-  if (stats.oldestPendingAgeMs !== null && stats.oldestPendingAgeMs > maxPendingAgeMs)
-    findings.push({
-      check: 'backlog',
-      severity: 'failing',
-      text: `the oldest pending delivery has waited ${minutes(stats.oldestPendingAgeMs)} (more than ${minutes(maxPendingAgeMs)})`,
-    });
-  if (live === 0 && waiting === 0)
-    findings.push({ check: 'workers', severity: 'warning', text: 'no worker is running: new deliveries will wait until one starts' });
-  if (stats.dead > 0)
-    findings.push({
-      check: 'dead',
-      severity: 'warning',
-      text: `${plural(stats.dead, 'dead delivery', 'dead deliveries')}: retry with inbox.retry() once fixed`,
-    });
-  if (total > 0)
-    findings.push({
-      check: 'refusals',
-      severity: 'warning',
-      text: `${plural(total, 'refused delivery', 'refused deliveries')} in the last hour (${byCode.map((r) => `${r.code} ${r.count}`).join(', ')})`,
-    });
-  return findings;
 }
 
 function verdict(

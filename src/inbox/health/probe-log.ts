@@ -29,10 +29,8 @@ export function maskPasswords(text: string): string {
 }
 
 /** The default: one line on stderr (container logs), written only when a verdict changes. */
-function consoleLogger(record: HealthLogRecord): void {
-  const write = record.level === 'warn' ? console.warn : console.info;
-  write(`[rack-webhooks] ${record.message}`);
-}
+const consoleLogger = (record: HealthLogRecord) =>
+  (record.level === 'warn' ? console.warn : console.info)(`[rack-webhooks] ${record.message}`);
 
 /**
  * Logs a probe's verdict when it changes (status or a check's state), not on every probe: a probe
@@ -44,11 +42,9 @@ export function verdictLog(probe: 'ready' | 'health', logger: HealthLogger | und
   let last: string | undefined;
   return (status: string, allOk: boolean, checks: Readonly<Record<string, HealthCheckState>>, reasons: readonly string[]): void => {
     const signature = `${status} ${JSON.stringify(checks)}`;
-    if (write === undefined || signature === last || (last === undefined && allOk)) {
-      last = signature;
-      return;
-    }
+    const unchanged = signature === last || (last === undefined && allOk);
     last = signature;
+    if (write === undefined || unchanged) return;
     const masked = reasons.map(maskPasswords);
     const failing = Object.entries(checks)
       .filter(([, state]) => state !== 'ok')

@@ -5,6 +5,7 @@
  * `inbox.health()` and the console's gaps view; a schema from before that table has none.
  */
 import { incidentFields, readOpenIncidents } from '../operate/open-incidents.js';
+import type { Row } from '../../database/driver.js';
 import type { Query } from '../operate/query.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { ReconciledEvidence } from '../types.js';
@@ -60,14 +61,16 @@ export interface ReconcileStatus {
   readonly problems: readonly ReconcileProblem[];
 }
 
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const textOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const text = (value: unknown): string => textOrNull(value) ?? '';
 
 function evidenceOf(value: unknown): ReconcileGapEvidence {
   const evidence = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   return { route: text(evidence['route']), field: text(evidence['field']), value: text(evidence['value']), at: text(evidence['at']) };
 }
 
-function recordedOf(value: unknown): { id: string } | null {
+/** The delivery a gap was recorded as (`recorded: { id }`), read defensively; `null` when none. */
+export function recordedOf(value: unknown): { id: string } | null {
   const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
   return typeof id === 'string' && id !== '' ? { id } : null;
 }
@@ -82,30 +85,33 @@ export async function readReconcileStatus(query: Query, names: TableNames): Prom
     'since, id',
   );
   if (rows === undefined) return undefined;
-  const gaps: OpenReconcileGap[] = [];
-  const problems: ReconcileProblem[] = [];
+  const status = { gaps: [] as OpenReconcileGap[], problems: [] as ReconcileProblem[] };
   for (const row of rows) {
-    const fields = incidentFields(row);
-    if (row['rule'] === 'reconcile_gap')
-      gaps.push({
-        key: String(row['key']),
-        summary: String(row['summary']),
-        action: text(fields['action']),
-        app: text(fields['app']),
-        id: text(fields['id']),
-        status: typeof fields['status'] === 'string' ? fields['status'] : null,
-        evidence: evidenceOf(fields['evidence']),
-        recorded: recordedOf(fields['recorded']),
-        since: toDate(row['since']),
-        openedAt: toDate(row['opened_at']),
-      });
+    if (row['rule'] === 'reconcile_gap') status.gaps.push(openGapOf(row));
     else
-      problems.push({
+      status.problems.push({
         rule: row['rule'] === 'reconcile_failed' ? 'reconcile_failed' : 'reconcile_token',
         summary: String(row['summary']),
-        code: typeof fields['code'] === 'string' ? fields['code'] : null,
+        code: textOrNull(incidentFields(row)['code']),
         since: toDate(row['since']),
       });
   }
-  return { gaps, problems };
+  return status;
+}
+
+/** A `reconcile_gap` incident's row (its fields read defensively): for health, and for the next pass of the watcher. */
+export function openGapOf(row: Row): OpenReconcileGap {
+  const fields = incidentFields(row);
+  return {
+    key: String(row['key']),
+    summary: String(row['summary']),
+    action: text(fields['action']),
+    app: text(fields['app']),
+    id: text(fields['id']),
+    status: textOrNull(fields['status']),
+    evidence: evidenceOf(fields['evidence']),
+    recorded: recordedOf(fields['recorded']),
+    since: toDate(row['since']),
+    openedAt: toDate(row['opened_at']),
+  };
 }

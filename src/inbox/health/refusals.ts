@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Driver } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
+import { toDate } from '../rows.js';
 
 /** Refusals of one code, as `inbox.refusals()` and `health()` sum them. */
 export interface RefusalCount {
@@ -34,7 +35,7 @@ export type RefusalListener = (code: string) => void;
 
 /** How often counted refusals are written, in ms; a refusal waits at most this long in memory. */
 export const REFUSAL_FLUSH_MS = 5_000;
-/** Distinct (minute, code) pairs held while the database is away; past it, new pairs are dropped (and counted as dropped). */
+/** Distinct (minute, code) pairs held while the database is away; past it, new pairs are dropped. */
 const MAX_PENDING_KEYS = 10_000;
 const MINUTE_MS = 60_000;
 // The SDK's codes are short words; anything else is cut so that a row stays small.
@@ -47,12 +48,12 @@ const MAX_CODE_LENGTH = 64;
  * A write that fails puts its counts back for the next one.
  */
 export class RefusalRecorder {
-  readonly #pending = new Map<string, number>();
+  /** The counts not written yet, by `minute code`: `m` the minute's first ms, `c` the code, `n` the count. */
+  readonly #pending = new Map<string, { m: number; c: string; n: number }>();
   readonly #totals = new Map<string, number>();
   readonly #listeners = new Set<RefusalListener>();
   #timer: (() => void) | undefined;
   #flushing: Promise<void> | undefined;
-  #dropped = 0;
   readonly #sql: string;
 
   constructor(
@@ -72,11 +73,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   count(code: string): void {
     const text = typeof code === 'string' && code !== '' ? code.slice(0, MAX_CODE_LENGTH) : 'unknown';
     const minute = Math.floor(this.clock.date().getTime() / MINUTE_MS) * MINUTE_MS;
-    const key = `${minute} ${text}`;
-    const held = this.#pending.get(key);
-    if (held !== undefined) this.#pending.set(key, held + 1);
-    else if (this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, 1);
-    else this.#dropped += 1;
+    this.#hold(minute, text, 1);
     this.#totals.set(text, (this.#totals.get(text) ?? 0) + 1);
     for (const listener of this.#listeners) {
       try {
@@ -85,20 +82,19 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
         // A broken listener must not break the receiver's answer.
       }
     }
-    this.#timer ??= this.#after(() => {
-      this.#timer = undefined;
-      void this.flush();
-    });
+    this.#arm();
+  }
+
+  /** Adds `n` to a minute and code held for the next write; past {@link MAX_PENDING_KEYS} pairs, a new one is dropped. */
+  #hold(m: number, c: string, n: number): void {
+    const held = this.#pending.get(`${m} ${c}`);
+    if (held !== undefined) held.n += n;
+    else if (this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(`${m} ${c}`, { m, c, n });
   }
 
   /** Refusals counted by this process since it started, per code (monotonic: an OpenTelemetry observable counter). */
   totals(): ReadonlyMap<string, number> {
     return new Map(this.#totals);
-  }
-
-  /** Refusals not written because the database was away too long (more than 10,000 minute-and-code pairs held). */
-  get dropped(): number {
-    return this.#dropped;
   }
 
   subscribe(listener: RefusalListener): () => void {
@@ -111,10 +107,7 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
   async flush(): Promise<void> {
     while (this.#flushing !== undefined) await this.#flushing;
     if (this.#pending.size === 0) return;
-    const batch = [...this.#pending].map(([key, n]) => {
-      const space = key.indexOf(' ');
-      return { m: Number(key.slice(0, space)), c: key.slice(space + 1), n };
-    });
+    const batch = [...this.#pending.values()];
     this.#pending.clear();
     this.#flushing = this.driver
       .query(this.#sql, [JSON.stringify(batch)])
@@ -122,16 +115,8 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
         () => undefined,
         () => {
           // Back into memory for the next write; the timer runs again.
-          for (const { m, c, n } of batch) {
-            const key = `${m} ${c}`;
-            const held = this.#pending.get(key);
-            if (held !== undefined || this.#pending.size < MAX_PENDING_KEYS) this.#pending.set(key, (held ?? 0) + n);
-            else this.#dropped += n;
-          }
-          this.#timer ??= this.#after(() => {
-            this.#timer = undefined;
-            void this.flush();
-          });
+          for (const { m, c, n } of batch) this.#hold(m, c, n);
+          this.#arm();
         },
       )
       .finally(() => {
@@ -140,9 +125,16 @@ ON CONFLICT (minute, code) DO UPDATE SET count = ${r}.count + excluded.count`;
     await this.#flushing;
   }
 
-  // The flush timer never holds the process open: close() writes what is left.
-  #after(fn: () => void): () => void {
-    return this.clock.after(this.flushMs, fn, false);
+  /** A flush in `flushMs`, unless one is set already. The timer never holds the process open: close() writes what is left. */
+  #arm(): void {
+    this.#timer ??= this.clock.after(
+      this.flushMs,
+      () => {
+        this.#timer = undefined;
+        void this.flush();
+      },
+      false,
+    );
   }
 
   /** Stops the timer and writes what is left. */
@@ -172,7 +164,7 @@ export async function readRefusals(
         `SELECT minute, code, count::float8 AS n FROM ${names.refusals} WHERE minute >= $1 ORDER BY minute, code`,
         [sinceMinute.toISOString()],
       );
-      return rows.map((row) => ({ minute: new Date(row['minute'] as string | Date), code: String(row['code']), count: Number(row['n']) }));
+      return rows.map((row) => ({ minute: toDate(row['minute']), code: String(row['code']), count: Number(row['n']) }));
     }
     const rows = await driver.query(
       `SELECT code, sum(count)::float8 AS n FROM ${names.refusals} WHERE minute >= $1 GROUP BY code ORDER BY n DESC, code`,

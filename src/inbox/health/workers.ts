@@ -1,6 +1,7 @@
 import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
 import type { TableNames } from '../schema/table-name.js';
+import { toDate } from '../rows.js';
 
 /** A worker as its heartbeat row says (`inbox.workers()`, `health().workers`). */
 export interface WorkerInfo {
@@ -53,12 +54,7 @@ function whereAmI(): { host: string; pid: number } {
   return { host: host ?? process?.env?.['HOSTNAME'] ?? 'unknown', pid: process?.pid ?? 0 };
 }
 
-export interface HeartbeatSettings {
-  readonly workerId: string;
-  readonly heartbeatMs: number;
-  readonly concurrency: number;
-  readonly order: 'none' | 'per-app';
-}
+type HeartbeatSettings = Pick<WorkerInfo, 'heartbeatMs' | 'concurrency' | 'order'> & { readonly workerId: string };
 
 /**
  * A worker's heartbeat row: announced at start, its `last_seen_at` moved every beat (one UPDATE
@@ -130,13 +126,13 @@ ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, started
 const WORKER_COLUMNS = `id, host, pid, started_at, last_seen_at, beat_ms, concurrency, mode, running,
   last_seen_at > now() - beat_ms * ${MISSED_BEATS} * interval '1 millisecond' AS live`;
 
-export function toWorkerInfo(row: Row): WorkerInfo {
+function toWorkerInfo(row: Row): WorkerInfo {
   return {
     id: String(row['id']),
     host: String(row['host']),
     pid: Number(row['pid']),
-    startedAt: new Date(row['started_at'] as string | Date),
-    lastSeenAt: new Date(row['last_seen_at'] as string | Date),
+    startedAt: toDate(row['started_at']),
+    lastSeenAt: toDate(row['last_seen_at']),
     heartbeatMs: Number(row['beat_ms']),
     concurrency: Number(row['concurrency']),
     order: row['mode'] === 'per-app' ? 'per-app' : 'none',

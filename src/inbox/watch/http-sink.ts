@@ -1,3 +1,4 @@
+import { describeThrown } from '../../shared/thrown.js';
 import type { Alert } from './types.js';
 
 /** Options of {@link httpAlertSink}. */
@@ -57,12 +58,8 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
  * ```
  */
 export function httpAlertSink(url: string | URL, options: HttpAlertSinkOptions = {}): (alert: Alert) => Promise<void> {
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    throw new TypeError('httpAlertSink expects an http(s) URL');
-  }
+  if (!URL.canParse(url)) throw new TypeError('httpAlertSink expects an http(s) URL');
+  const target = new URL(url);
   if (target.protocol !== 'http:' && target.protocol !== 'https:')
     throw new TypeError(`httpAlertSink expects an http(s) URL, got ${target.protocol}`);
   const timeoutMs = nonNegative('timeoutMs', options.timeoutMs, 5000);
@@ -89,11 +86,11 @@ export function httpAlertSink(url: string | URL, options: HttpAlertSinkOptions =
           failure =
             error instanceof Error && error.name === 'TimeoutError'
               ? `no answer within ${timeoutMs} ms`
-              : `request failed (${error instanceof Error ? error.message : String(error)})`;
+              : `request failed (${describeThrown(error)})`;
         }
       }
     } catch (error) {
-      failure = `could not build the body (${error instanceof Error ? error.message : String(error)})`;
+      failure = `could not build the body (${describeThrown(error)})`;
     }
     try {
       onError(new Error(`alert ${alert.key} (${alert.status}) not delivered: ${failure}`), alert);

@@ -1,5 +1,7 @@
 import type { Driver, Row } from '../../database/driver.js';
 import { inboxError } from '../../database/errors.js';
+import { incidentFields, readOpenIncidents } from '../operate/open-incidents.js';
+import type { Query } from '../operate/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { Alert, AlertRule, AlertSeverity } from './types.js';
 import { toDate, toDateOrNull } from '../rows.js';
@@ -26,12 +28,52 @@ export function formatTime(at: Date, now: Date): string {
   return iso.slice(0, 10) === now.toISOString().slice(0, 10) ? `${iso.slice(11, 19)} UTC` : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
+/** A statement whose failure is told as the inbox's error, saying what was being done. */
+export type GuardedQuery = (text: string, params: readonly unknown[], doing: string) => Promise<Row[]>;
+
+export const guardedQuery =
+  (driver: Driver, names: TableNames): GuardedQuery =>
+  async (text, params, doing) => {
+    try {
+      return await driver.query(text, params);
+    } catch (error) {
+      throw inboxError(error, names.display, doing);
+    }
+  };
+
+/** One open incident, as a person reads it: no fields, which may be long (delivery ids). */
+export type OpenAlert = Pick<Alert, 'rule' | 'severity' | 'key' | 'summary' | 'since' | 'openedAt'>;
+
+/** What every view of an incident shows, from its row. */
+const incidentOf = (row: Row): OpenAlert => ({
+  rule: String(row['rule']) as AlertRule,
+  severity: String(row['severity']) as AlertSeverity,
+  key: String(row['key']),
+  summary: String(row['summary']),
+  since: toDate(row['since']),
+  openedAt: toDate(row['opened_at']),
+});
+
+/**
+ * The alerts open now, read without a running watcher (any process's watcher opened them), for
+ * `rack-webhooks inbox stats` and the console's stats view: critical first, then oldest first;
+ * `undefined` when the schema is from before the incidents table (version 6).
+ */
+export async function readOpenAlerts(query: Query, names: TableNames): Promise<OpenAlert[] | undefined> {
+  try {
+    const columns = 'rule, key, severity, summary, since, opened_at';
+    return (await readOpenIncidents(query, names, columns, 'true', "severity = 'critical' DESC, id"))?.map(incidentOf);
+  } catch (error) {
+    throw inboxError(error, names.display, 'reading open alerts');
+  }
+}
+
 /** The incidents table: open incidents, their resolution, and which alerts onAlert has accepted. */
 export class Incidents {
   readonly #table: string;
 
   constructor(
-    private readonly driver: Driver,
+    private readonly query: GuardedQuery,
     private readonly names: TableNames,
   ) {
     this.#table = watchTables(names).incidents;
@@ -39,39 +81,30 @@ export class Incidents {
 
   toAlert(row: Row): Alert {
     const resolvedAt = toDateOrNull(row['resolved_at']);
-    const openedAt = toDate(row['opened_at']);
-    const summary = String(row['summary']);
+    const { rule, severity, key, summary, since, openedAt } = incidentOf(row);
     return {
       status: resolvedAt === null ? 'open' : 'resolved',
-      rule: String(row['rule']) as AlertRule,
-      severity: String(row['severity']) as AlertSeverity,
-      key: String(row['key']),
+      rule,
+      severity,
+      key,
       incidentId: String(row['id']),
       summary: resolvedAt === null ? summary : `resolved after ${formatDuration(resolvedAt.getTime() - openedAt.getTime())}: ${summary}`,
-      since: toDate(row['since']),
+      since,
       openedAt,
       resolvedAt,
       table: this.names.display,
-      fields: JSON.parse(String(row['fields'])) as Record<string, unknown>,
+      fields: incidentFields(row),
     };
-  }
-
-  async #query(text: string, params: readonly unknown[], doing: string): Promise<Row[]> {
-    try {
-      return await this.driver.query(text, params);
-    } catch (error) {
-      throw inboxError(error, this.names.display, doing);
-    }
   }
 
   /** Open incidents, oldest first. */
   async open(): Promise<Row[]> {
-    return this.#query(`SELECT ${COLUMNS} FROM ${this.#table} WHERE resolved_at IS NULL ORDER BY id`, [], 'reading open incidents');
+    return this.query(`SELECT ${COLUMNS} FROM ${this.#table} WHERE resolved_at IS NULL ORDER BY id`, [], 'reading open incidents');
   }
 
   /** Alerts onAlert has not accepted yet (it threw, or the process stopped before it was called). */
   async unsent(): Promise<Alert[]> {
-    const rows = await this.#query(
+    const rows = await this.query(
       `SELECT ${COLUMNS} FROM ${this.#table} WHERE NOT open_sent OR (resolved_at IS NOT NULL AND NOT resolve_sent) ORDER BY id`,
       [],
       'reading unsent alerts',
@@ -84,41 +117,44 @@ export class Incidents {
     });
   }
 
-  /** Opens an incident for `finding`; `undefined` when one with its key is open already. */
-  async openFor(finding: Finding, now: Date): Promise<Alert | undefined> {
-    const rows = await this.#query(
-      `INSERT INTO ${this.#table} (rule, key, severity, since, opened_at, summary, fields)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (key) WHERE resolved_at IS NULL DO NOTHING
-       RETURNING ${COLUMNS}`,
-      [finding.rule, finding.key, finding.severity, finding.since, now, finding.summary, JSON.stringify(finding.fields)],
-      'opening an incident',
-    );
-    return rows[0] === undefined ? undefined : this.toAlert(rows[0]);
-  }
-
-  /** Keeps an open incident's summary and fields current (no alert). */
-  async refresh(id: string, finding: Finding): Promise<void> {
-    await this.#query(
-      `UPDATE ${this.#table} SET summary = $2, fields = $3 WHERE id = $1 AND resolved_at IS NULL`,
-      [id, finding.summary, JSON.stringify(finding.fields)],
-      'updating an incident',
-    );
-  }
-
-  /** Resolves an open incident; `undefined` when it was resolved already. */
-  async resolve(id: string, now: Date): Promise<Alert | undefined> {
-    const rows = await this.#query(
-      `UPDATE ${this.#table} SET resolved_at = $2 WHERE id = $1 AND resolved_at IS NULL RETURNING ${COLUMNS}`,
-      [id, now],
-      'resolving an incident',
-    );
-    return rows[0] === undefined ? undefined : this.toAlert(rows[0]);
+  /**
+   * Brings the incidents of `open` (one rule's, as read before) in line with what was found now: a
+   * finding with no open incident of its key opens one, one with an incident keeps its summary and
+   * fields current (no alert), and an open incident not found again resolves, unless `keep` says
+   * it stands.
+   */
+  async apply(open: readonly Row[], findings: readonly Finding[], now: Date, keep: (row: Row) => boolean = () => false): Promise<void> {
+    for (const finding of findings) {
+      const existing = open.find((row) => row['key'] === finding.key);
+      // DO NOTHING when an incident of its key is open already.
+      if (existing === undefined)
+        await this.query(
+          `INSERT INTO ${this.#table} (rule, key, severity, since, opened_at, summary, fields) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (key) WHERE resolved_at IS NULL DO NOTHING`,
+          [finding.rule, finding.key, finding.severity, finding.since, now, finding.summary, JSON.stringify(finding.fields)],
+          'opening an incident',
+        );
+      else
+        await this.query(
+          `UPDATE ${this.#table} SET summary = $2, fields = $3 WHERE id = $1 AND resolved_at IS NULL`,
+          [existing['id'], finding.summary, JSON.stringify(finding.fields)],
+          'updating an incident',
+        );
+    }
+    const found = new Set(findings.map((finding) => finding.key));
+    for (const row of open) {
+      if (found.has(String(row['key'])) || keep(row)) continue;
+      await this.query(
+        `UPDATE ${this.#table} SET resolved_at = $2 WHERE id = $1 AND resolved_at IS NULL`,
+        [row['id'], now],
+        'resolving an incident',
+      );
+    }
   }
 
   /** Records that onAlert accepted this alert, so it is never sent again. */
   async sent(alert: Alert): Promise<void> {
     const column = alert.status === 'open' ? 'open_sent' : 'resolve_sent';
-    await this.#query(`UPDATE ${this.#table} SET ${column} = true WHERE id = $1`, [alert.incidentId], 'recording a sent alert');
+    await this.query(`UPDATE ${this.#table} SET ${column} = true WHERE id = $1`, [alert.incidentId], 'recording a sent alert');
   }
 }

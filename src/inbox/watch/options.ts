@@ -1,86 +1,80 @@
 import type { Clock } from '../clock.js';
+import type { RackClient } from '../../rack-api/client.js';
 import { MAX_TIMER_MS } from '../../shared/timers.js';
-import { resolveRetention, type ResolvedRetention } from '../retention/options.js';
-import { resolveReconcile, type ResolvedReconcile } from './reconcile-options.js';
-import type { Alert, AlertRules, WatchOptions } from './types.js';
+import { resolveRetention } from '../retention/options.js';
+import type { AlertRules, WatchOptions, WatchReconcileOptions } from './types.js';
 import { wholeNumber } from '../whole-number.js';
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+/** reconcile()'s grace period: proofs this recent are not judged yet, so a window must reach past it. */
+const RECONCILE_GRACE_MS = MINUTE;
 
-export interface ResolvedRules {
-  readonly dead?: { readonly windowMs: number };
-  readonly backlog?: { readonly afterMs: number };
-  readonly noWorker?: { readonly afterMs: number };
-  readonly refusals?: { readonly threshold: number; readonly byCode: Readonly<Record<string, number>>; readonly windowMs: number };
-  readonly silence?: { readonly afterMs: number; readonly lookbackMs: number; readonly minDeliveries: number };
-  readonly overdueLifecycle?: { readonly graceMs: number; readonly lookbackMs: number };
-  readonly logGaps?: { readonly graceMs: number; readonly promoteOutcomeMs: number; readonly lookbackMs: number };
-}
+/** Each rule's bounds as `[default, least]`, in the order they are checked (the docs of types.ts give the defaults). */
+const RULE_BOUNDS = {
+  dead: { windowMs: [60 * MINUTE, 1] },
+  backlog: { afterMs: [5 * MINUTE, 1] },
+  noWorker: { afterMs: [2 * MINUTE, 1] },
+  refusals: { threshold: [10, 0], windowMs: [5 * MINUTE, MINUTE] },
+  silence: { afterMs: [15 * MINUTE, 1], lookbackMs: [60 * MINUTE, 1], minDeliveries: [3, 1] },
+  overdueLifecycle: { graceMs: [30 * MINUTE, 0], lookbackMs: [2 * DAY, 1] },
+  logGaps: { graceMs: [10 * MINUTE, 0], promoteOutcomeMs: [120 * MINUTE, 0], lookbackMs: [2 * DAY, 1] },
+} satisfies Record<keyof AlertRules, Record<string, readonly [number, number]>>;
 
-export interface ResolvedWatchOptions {
-  readonly onAlert: ((alert: Alert) => void | Promise<void>) | undefined;
-  readonly rules: ResolvedRules;
-  readonly retention: ResolvedRetention | undefined;
-  readonly intervalMs: number;
-  readonly leaseMs: number;
-  readonly watcherId: string;
-  readonly onError: (error: Error) => void;
-  readonly now: () => Date;
-  readonly reconcile: ResolvedReconcile | undefined;
-}
+/** The rules turned on, every bound filled in; a rule turned off (`false`) is absent. */
+export type ResolvedRules = { readonly [R in keyof AlertRules]?: Readonly<Required<Exclude<AlertRules[R], false | undefined>>> };
 
-/** A rule's options object, `undefined` when turned off (`false`). */
-function ruleOptions<T extends object>(rules: AlertRules, name: keyof AlertRules): Partial<T> | undefined {
-  const given = rules[name];
-  if (given === false) return undefined;
-  if (given !== undefined && (typeof given !== 'object' || given === null))
-    throw new TypeError(`rules.${name} must be an options object or false, got ${String(given)}`);
-  return (given ?? {}) as Partial<T>;
-}
+export type ResolvedWatchOptions = ReturnType<typeof resolveWatchOptions>;
+
+export type ResolvedReconcile = NonNullable<ReturnType<typeof resolveReconcile>>;
 
 function resolveRules(rules: AlertRules | undefined): ResolvedRules {
   if (rules !== undefined && (typeof rules !== 'object' || rules === null))
     throw new TypeError('rules must be an object such as { silence: false }');
-  const given = rules ?? {};
-  const resolved: { -readonly [K in keyof ResolvedRules]: ResolvedRules[K] } = {};
-  const dead = ruleOptions<{ windowMs: number }>(given, 'dead');
-  if (dead) resolved.dead = { windowMs: wholeNumber('rules.dead.windowMs', dead.windowMs, 60 * MINUTE) };
-  const backlog = ruleOptions<{ afterMs: number }>(given, 'backlog');
-  if (backlog) resolved.backlog = { afterMs: wholeNumber('rules.backlog.afterMs', backlog.afterMs, 5 * MINUTE) };
-  const noWorker = ruleOptions<{ afterMs: number }>(given, 'noWorker');
-  if (noWorker) resolved.noWorker = { afterMs: wholeNumber('rules.noWorker.afterMs', noWorker.afterMs, 2 * MINUTE) };
-  const refusals = ruleOptions<{ threshold: number; byCode: Record<string, number>; windowMs: number }>(given, 'refusals');
-  if (refusals) {
-    const byCode: Record<string, number> = {};
-    for (const [code, value] of Object.entries(refusals.byCode ?? {}))
-      byCode[code] = wholeNumber(`rules.refusals.byCode.${code}`, value, 0, 0);
-    resolved.refusals = {
-      threshold: wholeNumber('rules.refusals.threshold', refusals.threshold, 10, 0),
-      byCode,
-      windowMs: wholeNumber('rules.refusals.windowMs', refusals.windowMs, 5 * MINUTE, MINUTE),
-    };
+  const resolved: Record<string, Record<string, unknown>> = {};
+  for (const [rule, bounds] of Object.entries(RULE_BOUNDS)) {
+    const given: unknown = rules?.[rule as keyof AlertRules];
+    if (given === false) continue;
+    if (given !== undefined && (typeof given !== 'object' || given === null))
+      throw new TypeError(`rules.${rule} must be an options object or false, got ${String(given)}`);
+    const options = (given ?? {}) as Record<string, unknown>;
+    const own: Record<string, unknown> = (resolved[rule] = {});
+    if (rule === 'refusals') {
+      const byCode = Object.entries(options['byCode'] ?? {});
+      own['byCode'] = Object.fromEntries(byCode.map(([code, value]) => [code, wholeNumber(`rules.refusals.byCode.${code}`, value, 0, 0)]));
+    }
+    for (const [name, [fallback, min]] of Object.entries(bounds))
+      own[name] = wholeNumber(`rules.${rule}.${name}`, options[name], fallback, min);
   }
-  const silence = ruleOptions<{ afterMs: number; lookbackMs: number; minDeliveries: number }>(given, 'silence');
-  if (silence)
-    resolved.silence = {
-      afterMs: wholeNumber('rules.silence.afterMs', silence.afterMs, 15 * MINUTE),
-      lookbackMs: wholeNumber('rules.silence.lookbackMs', silence.lookbackMs, 60 * MINUTE),
-      minDeliveries: wholeNumber('rules.silence.minDeliveries', silence.minDeliveries, 3),
-    };
-  const overdue = ruleOptions<{ graceMs: number; lookbackMs: number }>(given, 'overdueLifecycle');
-  if (overdue)
-    resolved.overdueLifecycle = {
-      graceMs: wholeNumber('rules.overdueLifecycle.graceMs', overdue.graceMs, 30 * MINUTE, 0),
-      lookbackMs: wholeNumber('rules.overdueLifecycle.lookbackMs', overdue.lookbackMs, 48 * 60 * MINUTE),
-    };
-  const gaps = ruleOptions<{ graceMs: number; promoteOutcomeMs: number; lookbackMs: number }>(given, 'logGaps');
-  if (gaps)
-    resolved.logGaps = {
-      graceMs: wholeNumber('rules.logGaps.graceMs', gaps.graceMs, 10 * MINUTE, 0),
-      promoteOutcomeMs: wholeNumber('rules.logGaps.promoteOutcomeMs', gaps.promoteOutcomeMs, 120 * MINUTE, 0),
-      lookbackMs: wholeNumber('rules.logGaps.lookbackMs', gaps.lookbackMs, 48 * 60 * MINUTE),
-    };
   return resolved;
+}
+
+const reconcileMs = (name: string, value: unknown, fallback: number, min: number, max: number) =>
+  wholeNumber(`reconcile.${name}`, value, fallback, min, max, ' of ms');
+
+/** Checks the `reconcile` option of inbox.watch(); throws a `TypeError` or `RangeError` naming what is wrong. */
+function resolveReconcile(given: WatchReconcileOptions | undefined) {
+  if (given === undefined) return undefined;
+  if (typeof given !== 'object' || given === null)
+    throw new TypeError('reconcile must be an object such as { client: createRackClient({ url, token }) }');
+  const client = given.client as Partial<RackClient> | undefined;
+  if (typeof client !== 'object' || client === null || typeof client.apps !== 'function' || typeof client.baseUrl !== 'string')
+    throw new TypeError('reconcile.client must be a client of the rack API, from createRackClient({ url, token })');
+  const everyMs = reconcileMs('everyMs', given.everyMs, 15 * MINUTE, MINUTE, DAY);
+  const windowMs = reconcileMs('windowMs', given.windowMs, 2 * everyMs, everyMs + RECONCILE_GRACE_MS, 31 * DAY);
+  const apps = given.apps;
+  if (apps !== undefined && (!Array.isArray(apps) || apps.some((app) => typeof app !== 'string' || app === '')))
+    throw new TypeError('reconcile.apps must be a list of app names');
+  if (given.record !== undefined && typeof given.record !== 'boolean') throw new TypeError('reconcile.record must be true or false');
+  return {
+    client: client as RackClient,
+    everyMs,
+    windowMs,
+    apps: apps === undefined || apps.length === 0 ? undefined : [...apps],
+    record: given.record === true,
+    expiryWarningMs: reconcileMs('expiryWarningMs', given.expiryWarningMs, 7 * DAY, 0, 365 * DAY),
+    keepOpenMs: reconcileMs('keepOpenMs', given.keepOpenMs, 7 * DAY, windowMs, 365 * DAY),
+  };
 }
 
 /** One line on stderr per distinct failure in a row: an outage is told once, not every interval. */
@@ -94,7 +88,7 @@ function defaultOnError(): (error: Error) => void {
 }
 
 /** Checks every option; throws a `TypeError` or `RangeError` naming the one that is wrong. */
-export function resolveWatchOptions(options: WatchOptions | undefined, clock: Clock): ResolvedWatchOptions {
+export function resolveWatchOptions(options: WatchOptions | undefined, clock: Clock) {
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError('inbox.watch expects options such as { onAlert: (alert) => ... }');
   const given = options ?? {};
@@ -120,7 +114,7 @@ export function resolveWatchOptions(options: WatchOptions | undefined, clock: Cl
     leaseMs: Math.max(3 * intervalMs, 30_000),
     watcherId,
     onError: given.onError ?? defaultOnError(),
-    now: given.now ?? (() => clock.date()),
+    now: given.now ?? ((): Date => clock.date()),
     reconcile,
   };
 }

@@ -4,12 +4,12 @@ import { runRetentionPass } from '../retention/prune-pass.js';
 import type { RetentionResult } from '../retention/options.js';
 import type { TableNames } from '../schema/table-name.js';
 import type { ReconcileInbox } from '../../reconcile/types.js';
-import { Incidents } from './incidents.js';
-import { Lease } from './lease.js';
+import { guardedQuery, Incidents, type Finding } from './incidents.js';
+import { watchLease } from './lease.js';
 import { resolveWatchOptions, type ResolvedWatchOptions } from './options.js';
-import { ReconcilePass } from './reconcile-pass.js';
+import { scheduledReconcile } from './reconcile-pass.js';
 import { buildRules } from './rules/index.js';
-import { ruleContext, type Rule } from './rules/rule.js';
+import type { Rule, RuleContext } from './rules/rule.js';
 import type { Alert, CheckResult, WatchOptions, Watcher } from './types.js';
 
 const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
@@ -19,34 +19,19 @@ const asError = (error: unknown) => (error instanceof Error ? error : new Error(
  * opens one, an open incident its rule no longer finds resolves. A rule that failed to evaluate
  * leaves its incidents as they are: an unreachable table is no resolution.
  */
-async function applyFindings(
-  driver: Driver,
-  names: TableNames,
-  rules: readonly Rule[],
-  incidents: Incidents,
-  options: ResolvedWatchOptions,
-  now: Date,
-) {
+async function applyFindings(rules: readonly Rule[], context: RuleContext, incidents: Incidents, onError: (error: Error) => void) {
   const open = await incidents.open();
-  const context = ruleContext(driver, names, now);
   for (const rule of rules) {
-    let findings;
+    let findings: Finding[];
     try {
-      findings = await rule.evaluate(context);
+      findings = (await rule.evaluate(context)).map((finding) => ({ ...finding, rule: rule.name }));
     } catch (error) {
-      options.onError(new Error(`rule ${rule.name}: ${asError(error).message}`, { cause: error }));
+      onError(new Error(`rule ${rule.name}: ${asError(error).message}`, { cause: error }));
       continue;
     }
-    const found = new Set<string>();
-    for (const finding of findings) {
-      found.add(finding.key);
-      const existing = open.find((row) => row['key'] === finding.key);
-      if (existing === undefined) await incidents.openFor(finding, now);
-      else await incidents.refresh(String(existing['id']), finding);
-    }
-    for (const row of open) {
-      if (row['rule'] === rule.name && !found.has(String(row['key']))) await incidents.resolve(String(row['id']), now);
-    }
+    // Every key starts with its rule's name: no other rule's incident has one of these keys.
+    const own = open.filter((row) => row['rule'] === rule.name);
+    await incidents.apply(own, findings, context.now);
   }
 }
 
@@ -61,11 +46,8 @@ async function sendOwed(incidents: Incidents, options: ResolvedWatchOptions): Pr
       await options.onAlert!(alert);
     } catch (error) {
       failed.add(alert.incidentId);
-      options.onError(
-        new Error(
-          `onAlert threw for ${alert.key} (${alert.status}); it is offered again at the next evaluation: ${asError(error).message}`,
-        ),
-      );
+      const reason = asError(error).message;
+      options.onError(new Error(`onAlert threw for ${alert.key} (${alert.status}); it is offered again at the next evaluation: ${reason}`));
       continue;
     }
     await incidents.sent(alert);
@@ -83,10 +65,11 @@ export function startWatcher(
   inbox?: ReconcileInbox,
 ): Watcher {
   const options = resolveWatchOptions(watchOptions, clock);
-  const lease = new Lease(driver, names, options.watcherId, options.leaseMs);
-  const incidents = new Incidents(driver, names);
+  const query = guardedQuery(driver, names);
+  const lease = watchLease(query, names, options.watcherId, options.leaseMs);
+  const incidents = new Incidents(query, names);
   if (options.reconcile !== undefined && inbox === undefined) throw new TypeError('reconcile needs the inbox: call inbox.watch()');
-  const reconciling = options.reconcile === undefined ? undefined : new ReconcilePass(inbox!, incidents, options.reconcile);
+  const reconcileIfDue = options.reconcile === undefined ? undefined : scheduledReconcile(inbox!, incidents, options.reconcile);
   const rules = buildRules(options.rules, options.retention);
   let stopping = false;
   let cancelTick: (() => void) | undefined;
@@ -95,15 +78,12 @@ export function startWatcher(
   let pruning: Promise<RetentionResult> | undefined;
   let lastPassAt: number | undefined;
 
-  const pass = (): Promise<RetentionResult> =>
-    runRetentionPass(driver, names, options.retention!, options.now(), {
-      keepGoing: async () => !stopping && (await lease.take(options.now())),
-      pause: (ms) => pause(clock, ms),
-    });
-
   function startPass(): Promise<RetentionResult> {
     lastPassAt = options.now().getTime();
-    const running = pass().finally(() => {
+    const running = runRetentionPass(driver, names, options.retention!, options.now(), {
+      keepGoing: async () => !stopping && (await lease.take(options.now())),
+      pause: (ms) => pause(clock, ms),
+    }).finally(() => {
       if (pruning === running) pruning = undefined;
     });
     pruning = running;
@@ -115,9 +95,9 @@ export function startWatcher(
     if (stopping || !(await lease.take(now))) return { evaluated: false, alerts: [] };
     let alerts: Alert[] = [];
     if (options.onAlert !== undefined) {
-      await applyFindings(driver, names, rules, incidents, options, now);
+      await applyFindings(rules, { driver, names, now, query }, incidents, options.onError);
       // In this evaluation, so that its alerts go out with it; it fails into a reconcile_failed incident, never a throw.
-      if (reconciling?.due(now) === true) await reconciling.run(now);
+      await reconcileIfDue?.(now);
       alerts = await sendOwed(incidents, options);
     }
     const retention = options.retention;

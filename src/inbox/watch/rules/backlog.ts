@@ -23,7 +23,6 @@ export function backlogRule(options: NonNullable<ResolvedRules['backlog']>): Rul
       const due = Number(row!['due']);
       return [
         {
-          rule: 'backlog',
           severity: 'warning',
           key: 'backlog',
           since: oldestDue,

@@ -33,7 +33,6 @@ export function deadRule(options: NonNullable<ResolvedRules['dead']>): Rule {
       const apps = [...new Set(rows.map((row) => row['app']).filter((app): app is string => typeof app === 'string'))].sort();
       return [
         {
-          rule: 'dead',
           severity: 'critical',
           key: 'dead',
           since: first,

@@ -1,10 +1,10 @@
 import { timestampNanos } from '../../../events/compare.js';
 import { findLogGaps, gapIsCertain, type LogGap, type LogGapRule, type LoggedEvent } from '../../../state/log-gaps.js';
-import { listDeliveries } from '../../operate/read.js';
+import type { ListPage } from '../../types.js';
 import type { Finding } from '../incidents.js';
 import { formatDuration, formatTime } from '../incidents.js';
 import type { ResolvedRules } from '../options.js';
-import type { Rule } from './rule.js';
+import { deliveryPages, type Rule } from './rule.js';
 
 const SHUTDOWN = 'app:budget:auto-shutdown:';
 /** The actions the rules read: evidence and partners; never the high-volume `:noop`. */
@@ -18,9 +18,6 @@ const GAP_ACTIONS = [
   'app:create',
   ...['armed', 'fired', 'failed', 'cancelled', 'restored', 'expired'].map((name) => SHUTDOWN + name),
 ];
-/** Pages of 1,000, newest first: past the bound, what was read sets the horizon. */
-const MAX_PAGES = 50;
-const PAGE = 1000;
 
 /** What each rule says went missing, for people. */
 const TOLD: Readonly<Record<LogGapRule, (gap: LogGap) => string>> = {
@@ -36,12 +33,11 @@ const TOLD: Readonly<Record<LogGapRule, (gap: LogGap) => string>> = {
 };
 const release = (gap: LogGap) => (gap.id === '' ? `the app's creation (id "")` : `release ${gap.id}`);
 
-function findingOf(gap: LogGap, now: Date, options: NonNullable<ResolvedRules['logGaps']>): Finding {
+function findingOf(gap: LogGap, now: Date, options: NonNullable<ResolvedRules['logGaps']>): Omit<Finding, 'rule'> {
   const first = gap.evidence[0]!;
   const firstAt = new Date(Number((timestampNanos(first.eventTime) ?? 0n) / 1_000_000n));
   const more = gap.evidence.length > 1 ? ` and ${gap.evidence.length - 1} more` : '';
   return {
-    rule: 'log_gap',
     severity: gapIsCertain(gap.rules) ? 'critical' : 'warning',
     key: `log_gap:${gap.key}`,
     since: new Date(gap.sinceMs),
@@ -69,34 +65,23 @@ function findingOf(gap: LogGap, now: Date, options: NonNullable<ResolvedRules['l
 export function logGapsRule(options: NonNullable<ResolvedRules['logGaps']>, keptMs: number | undefined): Rule {
   return {
     name: 'log_gap',
-    async evaluate({ driver, names, now }) {
+    async evaluate(context) {
+      const { now } = context;
       const lookbackMs = keptMs === undefined ? options.lookbackMs : Math.min(options.lookbackMs, keptMs - options.graceMs);
       // Retention shorter than the grace period: nothing stays long enough to be judged.
       if (lookbackMs <= 0) return [];
       let horizonMs = now.getTime() - lookbackMs;
       const events: LoggedEvent[] = [];
-      let after: string | undefined;
-      for (let page = 0; ; page++) {
-        const { deliveries, next } = await listDeliveries(driver, names, {
-          action: GAP_ACTIONS,
-          from: new Date(horizonMs),
-          includeEvents: true,
-          order: 'desc',
-          limit: PAGE,
-          ...(after === undefined ? {} : { after }),
-        });
-        for (const delivery of deliveries) {
+      let last: ListPage | undefined;
+      for await (const page of deliveryPages(context, { action: GAP_ACTIONS, from: new Date(horizonMs), order: 'desc' })) {
+        for (const delivery of page.deliveries) {
           if (delivery.event !== undefined)
             events.push({ event: delivery.event, deliveryId: delivery.id, receivedAtMs: delivery.receivedAt.getTime() });
         }
-        if (next === undefined) break;
-        if (page === MAX_PAGES - 1) {
-          // Not read further back: what is older than the oldest read may hold a partner.
-          horizonMs = Number(deliveries[deliveries.length - 1]!.eventNanos / 1_000_000n) + 1;
-          break;
-        }
-        after = next;
+        last = page;
       }
+      // The bound cut the reading short, newest first: what is older than the oldest read may hold a partner.
+      if (last?.next !== undefined) horizonMs = Number(last.deliveries.at(-1)!.eventNanos / 1_000_000n) + 1;
       const gaps = findLogGaps(events, {
         nowMs: now.getTime(),
         horizonMs,

@@ -34,7 +34,6 @@ export function noWorkerRule(options: NonNullable<ResolvedRules['noWorker']>): R
       const lastSeen = dateOf(row?.['last_seen']);
       return [
         {
-          rule: 'no_worker',
           severity: 'critical',
           key: 'no_worker',
           since: noneSince,

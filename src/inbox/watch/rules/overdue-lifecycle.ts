@@ -1,15 +1,12 @@
 import { createRackState } from '../../../state/create-rack-state.js';
-import { listDeliveries } from '../../operate/read.js';
 import { formatDuration, formatTime } from '../incidents.js';
 import type { ResolvedRules } from '../options.js';
-import type { Rule } from './rule.js';
+import { deliveryPages, type Rule } from './rule.js';
 
 /** The events that move an auto-shutdown lifecycle (not the high-volume `:noop`, nor information-only ones). */
 const LIFECYCLE_ACTIONS = ['armed', 'fired', 'failed', 'cancelled', 'restored', 'expired', 'dismissed'].map(
   (name) => `app:budget:auto-shutdown:${name}`,
 );
-/** Pages of 1,000: a bound on what one evaluation reads. */
-const MAX_PAGES = 50;
 
 /**
  * An armed countdown that the rack state says should have ended: no `:fired`, `:failed` or
@@ -20,21 +17,12 @@ const MAX_PAGES = 50;
 export function overdueLifecycleRule(options: NonNullable<ResolvedRules['overdueLifecycle']>): Rule {
   return {
     name: 'overdue_lifecycle',
-    async evaluate({ driver, names, now }) {
+    async evaluate(context) {
+      const { now } = context;
       const state = createRackState();
-      let after: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const { deliveries, next } = await listDeliveries(driver, names, {
-          action: LIFECYCLE_ACTIONS,
-          from: new Date(now.getTime() - options.lookbackMs),
-          includeEvents: true,
-          limit: 1000,
-          ...(after === undefined ? {} : { after }),
-        });
+      const from = new Date(now.getTime() - options.lookbackMs);
+      for await (const { deliveries } of deliveryPages(context, { action: LIFECYCLE_ACTIONS, from }))
         for (const delivery of deliveries) if (delivery.event !== undefined) state.apply(delivery.event);
-        if (next === undefined) break;
-        after = next;
-      }
       return state.apps().flatMap((app) => {
         const lifecycle = app.autoShutdown;
         if (lifecycle.phase !== 'armed' || lifecycle.expectedShutdownAt === undefined) return [];
@@ -45,7 +33,6 @@ export function overdueLifecycleRule(options: NonNullable<ResolvedRules['overdue
         const countdown = lifecycle.tickId ?? lifecycle.since ?? lifecycle.expectedShutdownAt;
         return [
           {
-            rule: 'overdue_lifecycle' as const,
             severity: 'warning' as const,
             key: `overdue_lifecycle:${app.app}:${countdown}`,
             since: expected,

@@ -35,7 +35,6 @@ export function refusalsRule(options: NonNullable<ResolvedRules['refusals']>): R
         const cause = LIKELY_CAUSE[code];
         return [
           {
-            rule: 'refusals' as const,
             severity: 'critical' as const,
             key: `refusals:${code}`,
             since: dateOf(row['first']) ?? now,

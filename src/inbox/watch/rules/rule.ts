@@ -1,7 +1,8 @@
-import type { Driver, Row } from '../../../database/driver.js';
-import { inboxError } from '../../../database/errors.js';
+import type { Driver } from '../../../database/driver.js';
+import { listDeliveries } from '../../operate/read.js';
 import type { TableNames } from '../../schema/table-name.js';
-import type { Finding } from '../incidents.js';
+import type { ListOptions, ListPage } from '../../types.js';
+import type { Finding, GuardedQuery } from '../incidents.js';
 import type { AlertRule } from '../types.js';
 import { toDateOrNull } from '../../rows.js';
 
@@ -11,28 +12,29 @@ export interface RuleContext {
   readonly names: TableNames;
   /** The evaluation's instant: every bound is measured against it, never against the database's clock. */
   readonly now: Date;
-  query(text: string, params: readonly unknown[], doing: string): Promise<Row[]>;
+  readonly query: GuardedQuery;
 }
 
-/** One alert rule: the conditions that hold now, past their bounds (none: its incidents resolve). */
+/** One alert rule: the conditions that hold now, past their bounds (none: its incidents resolve); each its finding, of this rule. */
 export interface Rule {
   readonly name: AlertRule;
-  evaluate(context: RuleContext): Promise<Finding[]>;
+  evaluate(context: RuleContext): Promise<Omit<Finding, 'rule'>[]>;
 }
 
-export function ruleContext(driver: Driver, names: TableNames, now: Date): RuleContext {
-  return {
-    driver,
-    names,
-    now,
-    async query(text, params, doing) {
-      try {
-        return await driver.query(text, params);
-      } catch (error) {
-        throw inboxError(error, names.display, doing);
-      }
-    },
-  };
+/** Pages of 1,000 deliveries that `filter` picks, with their events: at most 50, a bound on what one evaluation reads. */
+export async function* deliveryPages({ driver, names }: RuleContext, filter: ListOptions): AsyncGenerator<ListPage> {
+  let after: string | undefined;
+  for (let page = 0; page < 50; page++) {
+    const listed = await listDeliveries(driver, names, {
+      ...filter,
+      includeEvents: true,
+      limit: 1000,
+      ...(after === undefined ? {} : { after }),
+    });
+    yield listed;
+    if (listed.next === undefined) return;
+    after = listed.next;
+  }
 }
 
 export const dateOf = (value: unknown): Date | undefined => toDateOrNull(value) ?? undefined;

@@ -27,7 +27,6 @@ export function silenceRule(options: NonNullable<ResolvedRules['silence']>): Rul
       if (sentBefore < options.minDeliveries) return [];
       return [
         {
-          rule: 'silence',
           severity: 'warning',
           key: 'silence',
           since: last,
