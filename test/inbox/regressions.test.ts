@@ -61,6 +61,10 @@ describe.each(SCENARIO_KINDS)('regression: retry/replay narrow by the filter sta
     expect(await harness.inbox.replay({ state: 'dead' })).toBe(0);
     // ...and retry() overrode it with 'dead' and retried the dead row.
     expect(await harness.inbox.retry({ state: 'pending' })).toBe(0);
+    // A state that is not a state name is the filter's RangeError, as in list() (a TypeError from inside it before).
+    await expect(harness.inbox.retry({ state: 42 as never })).rejects.toThrow(
+      new RangeError('state must be one of pending, running, done, dead, ignored, duplicate, got 42'),
+    );
     await within(worker.drain(), 10_000, 'drain after the no-op replay');
     expect(runs).toEqual([]);
     expect(await harness.count(`state = 'done'`)).toBe(2);
