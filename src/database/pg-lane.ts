@@ -1,6 +1,6 @@
 import type { DriverTransaction, Row, Statement } from './driver.js';
 import { beginWith, type PgQueryConfig } from './pg-opening.js';
-import { checkIn, checkOut, committedOrThrow, rollingBack, type PgPoolClientLike, type PgPoolLike } from './pg-client.js';
+import { checkIn, checkOut, committedOrThrow, type PgPoolClientLike, type PgPoolLike } from './pg-client.js';
 
 /** The most transactions one connection chains before it goes back to the pool, so that a pool's maxUses and maxLifetimeSeconds still see it. */
 const CHAIN_LENGTH = 100;
@@ -126,7 +126,14 @@ class PgLane {
     }
     this.chained++;
     const tx: DriverTransaction = { client, query: async (text, params) => (await client.query(this.rowsConfig(text, params))).rows };
-    const result = await rollingBack(client, onBroken, () => fn(tx, opened));
+    // Inline, not rollingBack(): this is every delivery's path, and a helper costs it a promise turn.
+    let result: R;
+    try {
+      result = await fn(tx, opened);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(onBroken);
+      throw error;
+    }
     const committed = new Promise<unknown>((resolve, reject) => {
       this.#held = {
         send: (sent) =>

@@ -42,10 +42,12 @@ export class StatementNames {
   constructor(private readonly enabled: boolean) {}
 
   readonly config = (text: string, params: readonly unknown[] | undefined): string | PgQueryConfig =>
-    params === undefined ? text : this.statement({ text, params });
+    params === undefined ? text : this.#named(text, params);
+
+  readonly statement = ({ text, params }: Statement): PgQueryConfig => this.#named(text, params);
 
   /** A named query (pg parses and plans it once per connection, then only binds), or an unnamed one with the prepare option off. */
-  readonly statement = ({ text, params }: Statement): PgQueryConfig => {
+  #named(text: string, params: readonly unknown[]): PgQueryConfig {
     // Unnamed: parsed and planned on every call, which PgBouncer before 1.21 needs. The values still go.
     if (!this.enabled) return { text, values: params };
     let name = this.#names.get(text);
@@ -54,7 +56,7 @@ export class StatementNames {
       this.#names.set(text, (name = statementName(text)));
     }
     return { name, text, values: params };
-  };
+  }
 }
 
 /**

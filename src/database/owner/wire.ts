@@ -84,21 +84,25 @@ export type TransactionStatus = 'I' | 'T' | 'E';
  * ReadyForQuery's transaction status, when the answer holds one.
  */
 export function readAnswer(bytes: Uint8Array): { readonly bytes: Uint8Array; readonly status: TransactionStatus | undefined } {
+  // The runs between notifications, collected only once there is one: most answers have none.
   const kept: Uint8Array[] = [];
+  const lengths = view(bytes);
   let status: TransactionStatus | undefined;
-  let notified = false;
   let offset = 0;
+  let keptFrom = 0;
   while (offset + 5 <= bytes.length) {
-    const end = offset + 1 + view(bytes).getInt32(offset + 1);
+    const end = offset + 1 + lengths.getInt32(offset + 1);
     if (end > bytes.length) break;
     if (bytes[offset] === 90) status = String.fromCharCode(bytes[offset + 5]!) as TransactionStatus; // 'Z'
-    if (bytes[offset] === 65)
-      notified = true; // 'A'
-    else kept.push(bytes.subarray(offset, end));
+    if (bytes[offset] === 65) {
+      // 'A'
+      kept.push(bytes.subarray(keptFrom, offset));
+      keptFrom = end;
+    }
     offset = end;
   }
-  if (!notified) return { bytes, status };
-  return { bytes: Buffer.concat([...kept, bytes.subarray(offset)]), status };
+  if (kept.length === 0) return { bytes, status };
+  return { bytes: Buffer.concat([...kept, bytes.subarray(keptFrom)]), status };
 }
 
 function view(bytes: Uint8Array): DataView {

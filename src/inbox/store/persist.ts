@@ -22,6 +22,16 @@ export function createPersistStep({ inbox, runtime, customClock }: ReceiverConne
   // duration gained the time between the two readings (751 ms for an outage of 750 on the inbox's).
   const log = runtime.logging ? (record: ReceiverLogRecord) => runtime.log(record) : undefined;
   const storeDelivery = (delivery: DeliveryToStore) => inbox.storeDelivery(delivery, { log });
+  // The outcome's info record, with the delivery's context. Absent without a logger, so that
+  // `info?.(...)` builds nothing: not the record, not its context.
+  const info = runtime.logging
+    ? (
+        record: Pick<ReceiverLogRecord, 'event' | 'message' | 'deliveryId' | 'duplicateOf'>,
+        event: Parameters<typeof logContext>[0],
+        verified: Parameters<typeof logContext>[1],
+        started: number,
+      ) => runtime.log({ level: 'info', ...record, ...logContext(event, verified) }, started)
+    : undefined;
   return async ({ raw, verified, header }, { event, ignored, known }, started) => {
     const { bodyKey, eventKey } = await deliveryKeys(raw, event);
     const recordOnly = ignored || !known;
@@ -52,32 +62,38 @@ export function createPersistStep({ inbox, runtime, customClock }: ReceiverConne
       );
       throw error;
     }
-    // The outcome's info record, with the delivery's context: built only when a logger listens.
-    const info = (record: Pick<ReceiverLogRecord, 'event' | 'message' | 'deliveryId' | 'duplicateOf'>) => {
-      if (runtime.logging) runtime.log({ level: 'info', ...record, ...logContext(event, verified) }, started);
-    };
     if (stored === undefined) {
-      info({ event: 'duplicate', message: 'duplicate delivery: a copy with the same bytes is already stored' });
+      info?.({ event: 'duplicate', message: 'duplicate delivery: a copy with the same bytes is already stored' }, event, verified, started);
       return { outcome: 'duplicate', event };
     }
     const { id, duplicateOf } = stored;
     if (duplicateOf !== undefined) {
       // Kept as its own row (the log keeps every distinct body), but no handler runs for it.
-      info({
-        event: 'duplicate',
-        message: `the same event as delivery ${duplicateOf} (it differs only in time); stored as a duplicate, no handler runs`,
-        deliveryId: id,
-        duplicateOf,
-      });
+      info?.(
+        {
+          event: 'duplicate',
+          message: `the same event as delivery ${duplicateOf} (it differs only in time); stored as a duplicate, no handler runs`,
+          deliveryId: id,
+          duplicateOf,
+        },
+        event,
+        verified,
+        started,
+      );
       return { outcome: 'duplicate', event, id, duplicateOf };
     }
-    info({
-      event: recordOnly ? 'ignored' : 'accepted',
-      message: recordOnly
-        ? 'delivery stored as ignored (unknown action or ignore option)'
-        : 'delivery stored; a worker will run its handlers',
-      deliveryId: id,
-    });
+    info?.(
+      {
+        event: recordOnly ? 'ignored' : 'accepted',
+        message: recordOnly
+          ? 'delivery stored as ignored (unknown action or ignore option)'
+          : 'delivery stored; a worker will run its handlers',
+        deliveryId: id,
+      },
+      event,
+      verified,
+      started,
+    );
     return { outcome: recordOnly ? 'ignored' : 'accepted', event, id };
   };
 }

@@ -89,9 +89,21 @@ function tokenFinding(client: RackClient, now: Date, expiryWarningMs: number): F
   };
 }
 
+/**
+ * An open gap's incident as health reads it, or undefined when its stored fields are not JSON (a
+ * hand edit, another writer): one unreadable row must not stop every later pass.
+ */
+function readableGap(row: Row): ReturnType<typeof openGapOf> | undefined {
+  try {
+    return openGapOf(row);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The proof's time of an open gap's incident, in ms; undefined when unreadable. */
-function proofMs(row: Row): number | undefined {
-  const ms = Date.parse(openGapOf(row).evidence.at);
+function proofMs(gap: ReturnType<typeof openGapOf> | undefined): number | undefined {
+  const ms = Date.parse(gap?.evidence.at ?? '');
   return Number.isNaN(ms) ? undefined : ms;
 }
 
@@ -111,7 +123,7 @@ export function scheduledReconcile(inbox: ReconcileInbox, incidents: Incidents, 
     const gapsOpen = openOf('reconcile_gap');
     // Back to the oldest open gap's proof (so that a pass sees whether it arrived), never past keepOpenMs.
     const floorMs = now.getTime() - keepOpenMs;
-    const oldestProof = Math.min(...gapsOpen.map((row) => proofMs(row) ?? Number.POSITIVE_INFINITY));
+    const oldestProof = Math.min(...gapsOpen.map((row) => proofMs(readableGap(row)) ?? Number.POSITIVE_INFINITY));
     const since = new Date(Math.max(floorMs, Math.min(now.getTime() - windowMs, oldestProof - 1)));
 
     const token = tokenFinding(client, now, expiryWarningMs);
@@ -139,9 +151,10 @@ export function scheduledReconcile(inbox: ReconcileInbox, incidents: Incidents, 
       report.gaps.map((gap) => gapFinding(gap, now)),
       now,
       (row) => {
-        const proof = proofMs(row);
+        const gap = readableGap(row);
+        const proof = proofMs(gap);
         if (proof !== undefined && proof < floorMs) return false;
-        const { app } = openGapOf(row);
+        const app = gap?.app ?? '';
         return uncovered.has(app) || unread(app);
       },
     );

@@ -180,6 +180,23 @@ describe('inbox.watch({ reconcile })', () => {
     expect((await s.inbox.health()).reconcile).toEqual({ gaps: [], problems: [] });
   });
 
+  it('an open gap whose stored fields are not JSON does not stop the pass: a failing rack is still told', async () => {
+    const s = await scenario();
+    await s.rack.api.createApp('web', { at: ago(72 * 60 * MINUTE) });
+    // A hand edit or another writer: the fields column is text, not jsonb.
+    await db.query(
+      `INSERT INTO ${s.table}_incidents (rule, key, severity, since, opened_at, summary, fields, open_sent)
+       VALUES ('reconcile_gap', 'reconcile_gap:web:build:create:B1', 'critical', now(), now(), 'a gap', '{not json', true)`,
+    );
+    const { client, state } = rackClient(s);
+    state.broken = true;
+    const clock = new TestClock();
+    const { alerts, errors } = await watchRack(s, clock, { reconcile: { client, everyMs: 10 * MINUTE } });
+    expect(told(alerts)).toEqual(['reconcile_failed open']);
+    expect(state.passes).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
   it('warns once ahead of the token lapsing', async () => {
     const s = await scenario();
     await s.rack.api.createApp('web', { at: ago(72 * 60 * MINUTE) });
