@@ -103,9 +103,11 @@ describe('httpAlertSink', () => {
   it('gives up on an endpoint that never answers after timeoutMs per attempt', async () => {
     const { received, url } = await endpoint(['hang']);
     const errors: Error[] = [];
-    await httpAlertSink(url, { timeoutMs: 100, retries: 1, retryDelayMs: 10, onError: (error) => errors.push(error) })(alert);
+    // 1 s, not 100 ms: on a loaded machine a request can take longer than 100 ms to reach the server,
+    // and the attempt then ends before the endpoint counts it.
+    await httpAlertSink(url, { timeoutMs: 1000, retries: 1, retryDelayMs: 10, onError: (error) => errors.push(error) })(alert);
     expect(received).toHaveLength(2);
-    expect(errors.map((e) => e.message)).toEqual(['alert refusals:signature_mismatch (open) not delivered: no answer within 100 ms']);
+    expect(errors.map((e) => e.message)).toEqual(['alert refusals:signature_mismatch (open) not delivered: no answer within 1000 ms']);
   });
 
   it('refuses a URL that is not http(s) at once, and bad bounds', () => {
