@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../shared/timers.js';
+import { MAX_TIMER_MS, settleWithin } from '../shared/timers.js';
 
 /**
  * The inbox's one clock: every duration it measures, every date it stores or compares and every
@@ -35,7 +35,10 @@ export function pause(clock: Clock, ms: number, keepAlive = true): Promise<void>
 
 /** True when `work` settled within `ms` on `clock`; false when the time ran out first (`work` goes on). */
 export function settledWithin(clock: Clock, work: Promise<unknown>, ms: number): Promise<boolean> {
-  let cancel = () => {};
-  const timedOut = new Promise<boolean>((resolve) => (cancel = clock.after(ms, () => resolve(false), true)));
-  return Promise.race([work.then(() => true), timedOut]).finally(() => cancel());
+  return settleWithin(
+    work.then(() => true),
+    ms,
+    () => false,
+    (wait, fire) => clock.after(wait, fire, true),
+  );
 }

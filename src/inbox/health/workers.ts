@@ -1,5 +1,5 @@
 import type { Driver, Row } from '../../database/driver.js';
-import { inboxError } from '../../database/errors.js';
+import { failingAs } from '../operate/query.js';
 import type { TableNames } from '../schema/table-name.js';
 import { toDate } from '../rows.js';
 
@@ -143,10 +143,8 @@ function toWorkerInfo(row: Row): WorkerInfo {
 
 /** Every worker with a row: live ones first, then by when they were last seen, newest first. */
 export async function listWorkers(driver: Driver, names: TableNames): Promise<WorkerInfo[]> {
-  try {
-    const rows = await driver.query(`SELECT ${WORKER_COLUMNS} FROM ${names.workers} ORDER BY live DESC, last_seen_at DESC, id`);
-    return rows.map(toWorkerInfo);
-  } catch (error) {
-    throw inboxError(error, names.display, 'reading the workers');
-  }
+  const rows = await failingAs(names.display, 'reading the workers', () =>
+    driver.query(`SELECT ${WORKER_COLUMNS} FROM ${names.workers} ORDER BY live DESC, last_seen_at DESC, id`),
+  );
+  return rows.map(toWorkerInfo);
 }

@@ -21,5 +21,16 @@ export async function readOpenIncidents(
   return query(`SELECT ${columns} FROM ${table} WHERE resolved_at IS NULL AND ${where} ORDER BY ${orderBy}`);
 }
 
-/** An incident's `fields`, stored as JSON text. */
-export const incidentFields = (row: Row): Record<string, unknown> => JSON.parse(String(row['fields'])) as Record<string, unknown>;
+/**
+ * An incident's `fields`, stored as JSON text (a text column, not jsonb); `{}` when they are not a
+ * JSON object (a hand edit, another writer): one such row must not stop health(), the alerts or
+ * the scheduled reconcile, which read every open incident.
+ */
+export function incidentFields(row: Row): Record<string, unknown> {
+  try {
+    const fields: unknown = JSON.parse(String(row['fields']));
+    return typeof fields === 'object' && fields !== null && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

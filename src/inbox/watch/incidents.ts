@@ -1,7 +1,6 @@
 import type { Driver, Row } from '../../database/driver.js';
-import { inboxError } from '../../database/errors.js';
 import { incidentFields, readOpenIncidents } from '../operate/open-incidents.js';
-import type { Query } from '../operate/query.js';
+import { failingAs, type Query } from '../operate/query.js';
 import { watchTables, type TableNames } from '../schema/table-name.js';
 import type { Alert, AlertRule, AlertSeverity } from './types.js';
 import { toDate, toDateOrNull } from '../rows.js';
@@ -33,13 +32,8 @@ export type GuardedQuery = (text: string, params: readonly unknown[], doing: str
 
 export const guardedQuery =
   (driver: Driver, names: TableNames): GuardedQuery =>
-  async (text, params, doing) => {
-    try {
-      return await driver.query(text, params);
-    } catch (error) {
-      throw inboxError(error, names.display, doing);
-    }
-  };
+  (text, params, doing) =>
+    failingAs(names.display, doing, () => driver.query(text, params));
 
 /** One open incident, as a person reads it: no fields, which may be long (delivery ids). */
 export type OpenAlert = Pick<Alert, 'rule' | 'severity' | 'key' | 'summary' | 'since' | 'openedAt'>;
@@ -60,12 +54,11 @@ const incidentOf = (row: Row): OpenAlert => ({
  * `undefined` when the schema is from before the incidents table (version 6).
  */
 export async function readOpenAlerts(query: Query, names: TableNames): Promise<OpenAlert[] | undefined> {
-  try {
-    const columns = 'rule, key, severity, summary, since, opened_at';
-    return (await readOpenIncidents(query, names, columns, 'true', "severity = 'critical' DESC, id"))?.map(incidentOf);
-  } catch (error) {
-    throw inboxError(error, names.display, 'reading open alerts');
-  }
+  const columns = 'rule, key, severity, summary, since, opened_at';
+  const rows = await failingAs(names.display, 'reading open alerts', () =>
+    readOpenIncidents(query, names, columns, 'true', "severity = 'critical' DESC, id"),
+  );
+  return rows?.map(incidentOf);
 }
 
 /** The incidents table: open incidents, their resolution, and which alerts onAlert has accepted. */

@@ -89,21 +89,9 @@ function tokenFinding(client: RackClient, now: Date, expiryWarningMs: number): F
   };
 }
 
-/**
- * An open gap's incident as health reads it, or undefined when its stored fields are not JSON (a
- * hand edit, another writer): one unreadable row must not stop every later pass.
- */
-function readableGap(row: Row): ReturnType<typeof openGapOf> | undefined {
-  try {
-    return openGapOf(row);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The proof's time of an open gap's incident, in ms; undefined when unreadable. */
-function proofMs(gap: ReturnType<typeof openGapOf> | undefined): number | undefined {
-  const ms = Date.parse(gap?.evidence.at ?? '');
+function proofMs(row: Row): number | undefined {
+  const ms = Date.parse(openGapOf(row).evidence.at);
   return Number.isNaN(ms) ? undefined : ms;
 }
 
@@ -123,7 +111,7 @@ export function scheduledReconcile(inbox: ReconcileInbox, incidents: Incidents, 
     const gapsOpen = openOf('reconcile_gap');
     // Back to the oldest open gap's proof (so that a pass sees whether it arrived), never past keepOpenMs.
     const floorMs = now.getTime() - keepOpenMs;
-    const oldestProof = Math.min(...gapsOpen.map((row) => proofMs(readableGap(row)) ?? Number.POSITIVE_INFINITY));
+    const oldestProof = Math.min(...gapsOpen.map((row) => proofMs(row) ?? Number.POSITIVE_INFINITY));
     const since = new Date(Math.max(floorMs, Math.min(now.getTime() - windowMs, oldestProof - 1)));
 
     const token = tokenFinding(client, now, expiryWarningMs);
@@ -151,10 +139,9 @@ export function scheduledReconcile(inbox: ReconcileInbox, incidents: Incidents, 
       report.gaps.map((gap) => gapFinding(gap, now)),
       now,
       (row) => {
-        const gap = readableGap(row);
-        const proof = proofMs(gap);
+        const proof = proofMs(row);
         if (proof !== undefined && proof < floorMs) return false;
-        const app = gap?.app ?? '';
+        const { app } = openGapOf(row);
         return uncovered.has(app) || unread(app);
       },
     );

@@ -180,7 +180,7 @@ describe('inbox.watch({ reconcile })', () => {
     expect((await s.inbox.health()).reconcile).toEqual({ gaps: [], problems: [] });
   });
 
-  it('an open gap whose stored fields are not JSON does not stop the pass: a failing rack is still told', async () => {
+  it('an open gap whose stored fields are not JSON stops neither the pass nor health(): a failing rack is still told', async () => {
     const s = await scenario();
     await s.rack.api.createApp('web', { at: ago(72 * 60 * MINUTE) });
     // A hand edit or another writer: the fields column is text, not jsonb.
@@ -195,6 +195,11 @@ describe('inbox.watch({ reconcile })', () => {
     expect(told(alerts)).toEqual(['reconcile_failed open']);
     expect(state.passes).toBe(1);
     expect(errors).toEqual([]);
+    // health() reads every open incident too: the row is listed, its unreadable fields empty.
+    const health = await s.inbox.health();
+    expect(health.reconcile!.gaps.map((gap) => [gap.key, gap.app, gap.evidence.at])).toEqual([
+      ['reconcile_gap:web:build:create:B1', '', ''],
+    ]);
   });
 
   it('warns once ahead of the token lapsing', async () => {
